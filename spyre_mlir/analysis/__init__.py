@@ -1,0 +1,1 @@
+"""Analyses shared by passes: stick addressing and kernel iteration spaces."""

@@ -1,0 +1,94 @@
+"""Stick addressing shared by the passes: which stick of one layout holds the elements that
+a stick of another layout holds.
+
+Kernels iterate over the non-lane device dims of a *driving* layout (the output's): one
+iteration is one stick. For an operand in another layout, `operand_strides` gives, per
+driving dim, the operand's stick stride for the same elements (0 where the operand
+broadcasts), so that one strided DMA/SFP loop nest addresses both:
+
+    driving stick  c = (c_0, ..., c_n)  at  sum_j c_j * out_stride_j
+    operand stick                       at  sum_j c_j * operand_strides[j]
+
+It fails (None) when the operand's sticks do not hold the same elements, i.e. its stick
+runs along another host dim (a transpose: restickify with block transposes) or its digits
+do not nest within the driving ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from spyre_mlir.layout import Layout
+
+
+@dataclass(frozen=True)
+class LoopDim:
+    """A non-lane device dim: which host dim it steps (None: synthetic), by how many elements."""
+
+    device_dim: int
+    host_dim: int | None
+    weight: int
+    size: int
+    stick_stride: int
+
+
+def loop_dims(layout: Layout) -> list[LoopDim]:
+    """The non-lane device dims of a layout, outer first, with their stick strides."""
+    strides = layout.stick_strides
+    dims = []
+    for j in range(len(layout.device_size) - 1):
+        owner = layout.host_dim_of(j)
+        h, q = owner if owner is not None else (None, 0)
+        dims.append(LoopDim(j, h, q, layout.device_size[j], strides[j]))
+    return dims
+
+
+def broadcast_dim_map(out_shape: Sequence[int], in_shape: Sequence[int]) -> list[int | None]:
+    """For each output dim, the input dim it reads (numpy broadcasting), None if broadcast."""
+    offset = len(out_shape) - len(in_shape)
+    result: list[int | None] = []
+    for i, n in enumerate(out_shape):
+        j = i - offset
+        result.append(j if j >= 0 and in_shape[j] == n and n > 1 else None)
+    return result
+
+
+def operand_strides(out: Layout, operand: Layout, dim_map: Sequence[int | None]) -> list[int] | None:
+    """Operand stick stride per non-lane device dim of `out` (see module docstring).
+
+    `dim_map[h]` is the operand host dim that output host dim h reads, or None (broadcast).
+    """
+    out_lane = out.stick_dim
+    if out_lane is None or operand.element_bytes != out.element_bytes:
+        return None
+    op_lane = dim_map[out_lane]
+    if op_lane is None:
+        # the operand is constant along the output's sticks: fine only if it is one element
+        # per stick broadcast to all lanes, which the SFP cannot do yet
+        return None
+    if operand.stick_dim != op_lane:
+        return None
+    op_digits = operand.digits
+    op_strides = operand.stick_strides
+    lane_dev = len(operand.device_size) - 1
+    result = []
+    for d in loop_dims(out):
+        if d.host_dim is None:
+            result.append(0)
+            continue
+        oh = dim_map[d.host_dim]
+        if oh is None:
+            result.append(0)
+            continue
+        match = None
+        for k, od in enumerate(op_digits[oh]):
+            top = k == len(op_digits[oh]) - 1
+            if od.weight <= d.weight < od.weight * od.size and d.weight % od.weight == 0:
+                if d.weight * d.size <= od.weight * od.size or top:
+                    match = od
+                break
+        if match is None or match.device_dim == lane_dev:
+            return None
+        result.append(op_strides[match.device_dim] * (d.weight // match.weight))
+    return result

@@ -1,0 +1,247 @@
+"""Iteration spaces of kernels and how they are cut: over cores (spyre-divide-work) and into
+sequential chunks per core (spyre-plan-scratchpad). convert-spyre-to-isa reads the same
+model, so the three passes agree on what a split or a chunk means.
+
+    matmul       m (rows), n (output sticks), k (contraction sticks; never split over cores)
+    pointwise    d0 ... d{r-1}: the output's non-lane device dims (one step = one stick)
+    restickify   d0 ... : the result's non-lane device dims; when the stick moves to another
+                 host dim (a transpose), the dim of the old stick dim advances in blocks of 64
+
+A split `#spyre.split<m = 4, n = 8>` cuts each named dim into that many near-equal parts
+(ceil(size / parts) units each, the last part ragged); cores take the parts in row-major
+order of the dims, and cores beyond the product stay idle.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.ir import Operation
+
+from spyre_mlir.analysis.sticks import loop_dims, operand_strides
+from spyre_mlir.dialects import spyre
+from spyre_mlir.layout import Layout
+
+Box = dict[str, tuple[int, int]]
+"""Half-open range per iteration dim, in units of the dim."""
+
+
+@dataclass(frozen=True)
+class IterDim:
+    name: str
+    size: int
+    """Extent in units."""
+    parallel: bool = True
+    """May be split over cores."""
+
+
+def iteration_dims(op: Operation) -> list[IterDim]:
+    if isinstance(op, spyre.MatmulOp):
+        a, b = spyre.device_layout(op.lhs.type), spyre.device_layout(op.rhs.type)
+        m, k = a.shape[-2:]
+        n = b.shape[-1]
+        return [IterDim("n", math.ceil(n / 64)), IterDim("m", m), IterDim("k", math.ceil(k / 64), parallel=False)]
+    if isinstance(op, spyre.PointwiseOp):
+        out = spyre.device_layout(op.result.type)
+        return [IterDim(f"d{d.device_dim}", d.size) for d in loop_dims(out)]
+    if isinstance(op, spyre.RestickifyOp):
+        src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
+        row = transpose_row_dim(src, dst)
+        return [
+            IterDim(f"d{d.device_dim}", math.ceil(d.size / 64) if d.device_dim == row else d.size)
+            for d in loop_dims(dst)
+        ]
+    raise ValueError(f"'{op.name}' is not a kernel compute op")
+
+
+def transpose_row_dim(src: Layout, dst: Layout) -> int | None:
+    """For a restickify that moves the stick to another host dim: the result's device dim
+    that steps the source's stick dim one element at a time (it advances in 64-blocks).
+    None when the sticks hold the same elements (a pure stick permutation)."""
+    if operand_strides(dst, src, list(range(len(dst.host_shape)))) is not None:
+        return None
+    hs = src.stick_dim
+    for d in loop_dims(dst):
+        if d.host_dim == hs and d.weight == 1:
+            return d.device_dim
+    return None
+
+
+def even_split(dims: Sequence[IterDim], cores: int) -> dict[str, int]:
+    """Parts per dim: repeatedly double the parallel dim with the most units per part,
+    while the product of parts fits the cores; parts are then trimmed so none is empty."""
+    counts = {d.name: 1 for d in dims}
+    while True:
+        best = None
+        for d in dims:
+            if not d.parallel:
+                continue
+            c = counts[d.name]
+            per = math.ceil(d.size / c)
+            nxt = min(d.size, c * 2)
+            if per <= 1 or math.prod(counts.values()) // c * nxt > cores:
+                continue
+            if best is None or per > best[1]:
+                best = (d, per, nxt)
+        if best is None:
+            break
+        counts[best[0].name] = best[2]
+    return {d.name: math.ceil(d.size / math.ceil(d.size / counts[d.name])) for d in dims}
+
+
+def parts(size: int, count: int) -> list[tuple[int, int]]:
+    """Near-equal consecutive parts of range(size): ceil(size / count) units each."""
+    per = math.ceil(size / count)
+    return [(lo, min(size, lo + per)) for lo in range(0, size, per)]
+
+
+def core_boxes(dims: Sequence[IterDim], split: dict[str, int], cores: int) -> list[Box | None]:
+    """The box of each core (None: idle)."""
+    per_dim = [parts(d.size, split.get(d.name, 1)) for d in dims]
+    boxes: list[Box | None] = []
+    for combo in itertools.product(*per_dim):
+        boxes.append({d.name: r for d, r in zip(dims, combo)})
+    if len(boxes) > cores:
+        raise ValueError(f"split {split} needs {len(boxes)} cores, the device has {cores}")
+    return boxes + [None] * (cores - len(boxes))
+
+
+def chunk_boxes(box: Box, dims: Sequence[IterDim], chunks: dict[str, int]) -> list[Box]:
+    """The sequential chunks of one core's box, in loop order (dims order, last fastest)."""
+    per_dim = []
+    for d in dims:
+        lo, hi = box[d.name]
+        per_dim.append([(lo + a, lo + b) for a, b in parts(hi - lo, chunks.get(d.name, 1))])
+    return [{d.name: r for d, r in zip(dims, combo)} for combo in itertools.product(*per_dim)]
+
+
+def max_chunk(dims: Sequence[IterDim], boxes: Sequence[Box | None], chunks: dict[str, int]) -> dict[str, int]:
+    """The largest chunk extent per dim over all cores (what LX buffers must hold)."""
+    out = {d.name: 0 for d in dims}
+    for box in boxes:
+        if box is None:
+            continue
+        for d in dims:
+            lo, hi = box[d.name]
+            out[d.name] = max(out[d.name], math.ceil((hi - lo) / chunks.get(d.name, 1)))
+    return out
+
+
+# region Buffers
+
+
+@dataclass(frozen=True)
+class SfpStep:
+    """One SFP instruction of a pointwise body: dst = fn(srcs...) (an f32 immediate may stand
+    for the second source). Locations: ("in", i) input tile, ("t", j) f32 temporary,
+    ("out", 0) the f16 output tile."""
+
+    fn: str
+    dst: tuple[str, int]
+    srcs: tuple[tuple[str, int], ...]
+    imm: float | None = None
+
+
+_COMMUTATIVE = frozenset({"add", "mul", "max", "min"})
+
+
+def pointwise_program(op: spyre.PointwiseOp) -> tuple[list[SfpStep], int]:
+    """The SFP steps of a pointwise body and the number of f32 temporaries they need.
+
+    Constants become immediates; a temporary is reused once its value is dead; the yielded
+    value is written straight to the output tile when nothing else reads it."""
+    from xdsl.dialects import arith
+
+    block = op.body.block
+    loc: dict = {a: ("in", i) for i, a in enumerate(block.args)}
+    consts: dict = {}
+    yielded = block.last_op.values[0]  # type: ignore[union-attr]
+    ops = [o for o in block.ops if not isinstance(o, spyre.YieldOp)]
+    last_use: dict = {}
+    for idx, o in enumerate(ops):
+        for v in o.operands:
+            last_use[v] = idx
+    free: list[int] = []
+    n_temps = 0
+    steps: list[SfpStep] = []
+    for idx, o in enumerate(ops):
+        fn = spyre.POINTWISE_BODY_OPS[o.name]
+        if fn == "constant":
+            assert isinstance(o, arith.ConstantOp)
+            consts[o.result] = float(o.value.value.data)  # type: ignore[union-attr]
+            continue
+        srcs = list(o.operands)
+        imm = None
+        if len(srcs) == 2 and any(s in consts for s in srcs):
+            if srcs[0] in consts and srcs[1] in consts:
+                raise ValueError(f"'{o.name}' on two constants should have been folded")
+            if srcs[0] in consts:
+                if fn not in _COMMUTATIVE:
+                    raise ValueError(f"'{o.name}' with a constant first operand has no SFP form")
+                srcs = [srcs[1], srcs[0]]
+            imm = consts[srcs[1]]
+            srcs = srcs[:1]
+        for s in srcs:  # operands dying here free their temporaries (in-place reuse)
+            if last_use.get(s) == idx and loc[s][0] == "t" and loc[s][1] not in free:
+                free.append(loc[s][1])
+        result = o.results[0]
+        if result is yielded and not any(u.operation is not block.last_op for u in result.uses):
+            dst = ("out", 0)
+        else:
+            if free:
+                j = free.pop(0)
+            else:
+                j, n_temps = n_temps, n_temps + 1
+            dst = ("t", j)
+        loc[result] = dst
+        steps.append(SfpStep(fn, dst, tuple(loc[s] for s in srcs), imm))
+    if loc.get(yielded, None) != ("out", 0):
+        if yielded in consts:
+            raise ValueError("a pointwise body yielding a constant has no SFP form")
+        steps.append(SfpStep("copy", ("out", 0), (loc[yielded],)))
+    return steps, n_temps
+
+
+def kernel_buffers(op: Operation, ext: dict[str, int]) -> dict[str, int]:
+    """LX sticks each buffer of a kernel needs for a chunk of extent `ext` (units per dim)."""
+    if isinstance(op, spyre.MatmulOp):
+        m, n, k = ext["m"], ext["n"], ext["k"]
+        return {"lhs": m * k, "rhs": 64 * k * n, "acc": 2 * m * n, "out": m * n}
+    if isinstance(op, spyre.PointwiseOp):
+        out = spyre.device_layout(op.result.type)
+        dims = loop_dims(out)
+        vectors = math.prod(ext[f"d{d.device_dim}"] for d in dims)
+        bufs = {}
+        for i, v in enumerate(op.inputs):
+            strides = pointwise_operand_strides(op, i)
+            bufs[f"in{i}"] = math.prod(ext[f"d{d.device_dim}"] for d, s in zip(dims, strides) if s != 0)
+        bufs["out"] = vectors
+        _, temps = pointwise_program(op)
+        for j in range(temps):
+            bufs[f"t{j}"] = 2 * vectors
+        return bufs
+    if isinstance(op, spyre.RestickifyOp):
+        src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
+        units = math.prod(ext.values())
+        if transpose_row_dim(src, dst) is None:
+            return {"tile": units}
+        return {"src": 64 * units, "dst": 64 * units}
+    raise ValueError(f"'{op.name}' is not a kernel compute op")
+
+
+def pointwise_operand_strides(op: spyre.PointwiseOp, i: int) -> list[int]:
+    """Stick strides of input i per output loop dim (0 where it broadcasts)."""
+    from spyre_mlir.analysis.sticks import broadcast_dim_map
+
+    out = spyre.device_layout(op.result.type)
+    lay = spyre.device_layout(op.inputs[i].type)
+    strides = operand_strides(out, lay, broadcast_dim_map(out.shape, lay.shape))
+    if strides is None:
+        raise ValueError(f"input {i} of shape {lay.shape} does not share the output's sticks")
+    return strides
+
+
+# endregion

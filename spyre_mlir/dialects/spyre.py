@@ -1,0 +1,640 @@
+"""The `spyre` dialect: value-semantics tensor programs on the Spyre device.
+
+A device tensor is a builtin tensor whose encoding is a `#spyre.layout`: where each logical
+element sits in the device's 128-byte sticks (see `spyre_mlir.layout` for the exact
+meaning of `device_size` and `stride_map`). Host tensors carry no encoding. Device tensors
+hold 16-bit floats, typed `f16`; the runtime's numerics mode decides their bits (DL16 by
+default, IEEE fp16 on request).
+
+    %d = spyre.to_device %x : tensor<100x256xf32> -> tensor<100x256xf16, #spyre.layout<...>>
+    %c = spyre.matmul %a, %b : (...) -> tensor<100x512xf16, #spyre.layout<...>>
+    %y = spyre.from_device %c : tensor<100x512xf16, #spyre.layout<...>> -> tensor<100x512xf32>
+
+Views (`spyre.permute`, `spyre.reshape`) are free by construction: their result layout
+describes the very same device bytes, and their verifiers insist on it. Data moves only in
+`spyre.restickify` (same logical tensor, another layout) and in compute ops. After kernel
+formation, `spyre.kernel` groups ops into one device program launch and carries its core
+split and scratchpad plan.
+
+This file defines; lowering lives in `spyre_mlir.lowering`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    Float16Type,
+    Float32Type,
+    IntAttr,
+    NoneAttr,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from spyre_mlir.layout import Layout, LayoutError
+
+# region Attributes
+
+
+def _parse_int_list(parser: AttrParser) -> list[int]:
+    return parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+    )
+
+
+@irdl_attr_definition
+class IntListAttr(ParametrizedAttribute):
+    """A list of integers printed as `[1, 0]` (permutations, loop sizes, strides)."""
+
+    name = "spyre.ints"
+    values: ArrayAttr[IntAttr]
+
+    def __init__(self, values: Sequence[int]):
+        super().__init__(ArrayAttr(IntAttr(v) for v in values))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        return (ArrayAttr(IntAttr(v) for v in _parse_int_list(parser)),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("[" + ", ".join(str(v.data) for v in self.values) + "]")
+
+    def as_tuple(self) -> tuple[int, ...]:
+        return tuple(v.data for v in self.values)
+
+
+@irdl_attr_definition
+class LayoutAttr(ParametrizedAttribute):
+    """`#spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>`.
+
+    device_size: the row-major device array; the last dim is the 128-byte stick.
+    stride_map:  host elements stepped per device dim (-1: padding/synthetic dim).
+    Its meaning for a given logical shape is `spyre_mlir.layout.Layout`.
+    """
+
+    name = "spyre.layout"
+    device_size: ArrayAttr[IntAttr]
+    stride_map: ArrayAttr[IntAttr]
+
+    def __init__(self, device_size: Sequence[int], stride_map: Sequence[int]):
+        super().__init__(
+            ArrayAttr(IntAttr(v) for v in device_size), ArrayAttr(IntAttr(v) for v in stride_map)
+        )
+
+    @staticmethod
+    def from_layout(layout: Layout) -> LayoutAttr:
+        return LayoutAttr(layout.device_size, layout.stride_map)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            parser.parse_keyword("device_size")
+            parser.parse_punctuation("=")
+            size = _parse_int_list(parser)
+            parser.parse_punctuation(",")
+            parser.parse_keyword("stride_map")
+            parser.parse_punctuation("=")
+            strides = _parse_int_list(parser)
+        return (ArrayAttr(IntAttr(v) for v in size), ArrayAttr(IntAttr(v) for v in strides))
+
+    def print_parameters(self, printer: Printer) -> None:
+        size = ", ".join(str(v.data) for v in self.device_size)
+        strides = ", ".join(str(v.data) for v in self.stride_map)
+        printer.print_string(f"<device_size = [{size}], stride_map = [{strides}]>")
+
+    def verify(self) -> None:
+        size = [v.data for v in self.device_size]
+        strides = [v.data for v in self.stride_map]
+        if len(size) != len(strides):
+            raise VerifyException(
+                f"#spyre.layout: device_size has {len(size)} dims but stride_map has {len(strides)}"
+            )
+        if not size:
+            raise VerifyException("#spyre.layout: needs at least the stick dim")
+        if any(n < 1 for n in size):
+            raise VerifyException(f"#spyre.layout: device_size {size} has a dim < 1")
+        if any(s < -1 or s == 0 for s in strides):
+            raise VerifyException(f"#spyre.layout: stride_map {strides} has a stride that is neither > 0 nor -1")
+
+    def layout_for(self, shape: Sequence[int], element_bytes: int) -> Layout:
+        return Layout(
+            tuple(shape),
+            element_bytes,
+            tuple(v.data for v in self.device_size),
+            tuple(v.data for v in self.stride_map),
+        )
+
+
+class _NamedIntsAttr(ParametrizedAttribute):
+    """Base of `#spyre.split<m = 4, n = 8>`-style attributes: ordered name = int pairs."""
+
+    names: ArrayAttr[StringAttr]
+    values: ArrayAttr[IntAttr]
+
+    def __init__(self, items: dict[str, int] | Sequence[tuple[str, int]]):
+        pairs = list(items.items()) if isinstance(items, dict) else list(items)
+        super().__init__(
+            ArrayAttr(StringAttr(k) for k, _ in pairs), ArrayAttr(IntAttr(v) for _, v in pairs)
+        )
+
+    def as_dict(self) -> dict[str, int]:
+        return {k.data: v.data for k, v in zip(self.names, self.values)}
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        def item() -> tuple[str, int]:
+            key = parser.parse_identifier()
+            parser.parse_punctuation("=")
+            return key, parser.parse_integer(allow_boolean=False)
+
+        pairs = parser.parse_comma_separated_list(parser.Delimiter.ANGLE, item)
+        return (ArrayAttr(StringAttr(k) for k, _ in pairs), ArrayAttr(IntAttr(v) for _, v in pairs))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<" + ", ".join(f"{k} = {v}" for k, v in self.as_dict().items()) + ">")
+
+    def verify(self) -> None:
+        if len(self.names) != len(self.values):
+            raise VerifyException(f"#{self.name}: {len(self.names)} names but {len(self.values)} values")
+        keys = [k.data for k in self.names]
+        if len(set(keys)) != len(keys):
+            raise VerifyException(f"#{self.name}: repeated name in {keys}")
+
+
+@irdl_attr_definition
+class SplitAttr(_NamedIntsAttr):
+    """`#spyre.split<m = 4, n = 8>`: parts per iteration dim (divide-work: over cores;
+    plan-scratchpad: sequential chunks per core). Every count is >= 1."""
+
+    name = "spyre.split"
+
+    def verify(self) -> None:
+        super().verify()
+        if any(v.data < 1 for v in self.values):
+            raise VerifyException(f"#spyre.split: every count must be >= 1, got {self.as_dict()}")
+
+
+@irdl_attr_definition
+class LxPlanAttr(_NamedIntsAttr):
+    """`#spyre.lx<in0 = 0, in1 = 12800, out0 = 25600>`: byte offset of each buffer in every
+    core's LX scratchpad (128-byte aligned)."""
+
+    name = "spyre.lx"
+
+    def verify(self) -> None:
+        super().verify()
+        bad = {k: v for k, v in self.as_dict().items() if v < 0 or v % 128}
+        if bad:
+            raise VerifyException(f"#spyre.lx: offsets must be >= 0 and 128-byte aligned, got {bad}")
+
+
+# endregion
+# region Type helpers
+
+DEVICE_ELEMENT_TYPES = (Float16Type,)
+"""Element types a device tensor may hold today (16-bit floats: DL16 or IEEE fp16)."""
+
+
+def element_bytes(t: Attribute) -> int:
+    if isinstance(t, Float16Type):
+        return 2
+    if isinstance(t, Float32Type):
+        return 4
+    raise VerifyException(f"no device element size for {t}")
+
+
+def is_device_tensor(t: Attribute) -> bool:
+    return isinstance(t, TensorType) and isinstance(t.encoding, LayoutAttr)
+
+
+def device_layout(t: Attribute) -> Layout:
+    """The verified Layout of a device tensor type (raises VerifyException)."""
+    if not is_device_tensor(t):
+        raise VerifyException(f"expected a device tensor with a #spyre.layout encoding, got {t}")
+    assert isinstance(t, TensorType) and isinstance(t.encoding, LayoutAttr)
+    if not isinstance(t.element_type, DEVICE_ELEMENT_TYPES):
+        raise VerifyException(f"device tensors hold f16 (DL16) elements, got {t.element_type} in {t}")
+    layout = t.encoding.layout_for(t.get_shape(), element_bytes(t.element_type))
+    try:
+        layout.verify()
+    except LayoutError as e:
+        raise VerifyException(f"layout of {t} is invalid: {e}") from None
+    return layout
+
+
+def device_tensor_type(shape: Sequence[int], layout: Layout | None = None) -> TensorType:
+    """tensor<shape x f16, #spyre.layout<...>> (generic stick layout unless given)."""
+    layout = layout or Layout.generic(tuple(shape), 2)
+    return TensorType(Float16Type(), shape, LayoutAttr.from_layout(layout))
+
+
+def _host_tensor(op: Operation, v: SSAValue, what: str) -> TensorType:
+    t = v.type
+    if not isinstance(t, TensorType) or t.encoding != NoneAttr():
+        raise VerifyException(f"'{op.name}': {what} must be a host tensor (no encoding), got {t}")
+    return t
+
+
+# endregion
+# region Transfers
+
+
+@irdl_op_definition
+class ToDeviceOp(IRDLOperation):
+    """Copy a host tensor into device memory in the result's layout.
+
+        y = reshape(permute(x, permutation), result.shape)   # optional, free on the host
+        for c in device coords of y:            # one DMA descriptor loop nest on the real runtime
+            dev[c] = round_to_device(y.flat[host_offset(c)]) if valid(c) else 0
+    """
+
+    name = "spyre.to_device"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    permutation = opt_prop_def(IntListAttr)
+    traits = traits_def(Pure())
+    assembly_format = "$input (`permutation` $permutation^)? attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, result_type: TensorType, permutation: Sequence[int] | None = None):
+        super().__init__(
+            operands=[input],
+            result_types=[result_type],
+            properties={"permutation": IntListAttr(permutation) if permutation is not None else None},
+        )
+
+    def verify_(self) -> None:
+        src = _host_tensor(self, self.input, "the input")
+        device_layout(self.result.type)
+        shape = src.get_shape()
+        if self.permutation is not None:
+            perm = self.permutation.as_tuple()
+            if sorted(perm) != list(range(len(shape))):
+                raise VerifyException(f"'spyre.to_device': {list(perm)} is not a permutation of rank {len(shape)}")
+            shape = tuple(shape[p] for p in perm)
+        res = self.result.type
+        assert isinstance(res, TensorType)
+        if math.prod(res.get_shape()) != math.prod(shape):
+            raise VerifyException(
+                f"'spyre.to_device': result shape {res.get_shape()} does not hold the {math.prod(shape)} elements of {shape}"
+            )
+
+
+@irdl_op_definition
+class FromDeviceOp(IRDLOperation):
+    """Copy a device tensor back to host memory, in the host element type.
+
+        for c in device coords of x where valid(c):
+            y.flat[host_offset(c)] = convert(dev[c], y.element_type)
+    """
+
+    name = "spyre.from_device"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, result_type: TensorType):
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_(self) -> None:
+        device_layout(self.input.type)
+        res = _host_tensor(self, self.result, "the result")
+        src = self.input.type
+        assert isinstance(src, TensorType)
+        if res.get_shape() != src.get_shape():
+            raise VerifyException(f"'spyre.from_device': result shape {res.get_shape()} != input shape {src.get_shape()}")
+
+
+# endregion
+# region Compute
+
+
+@irdl_op_definition
+class MatmulOp(IRDLOperation):
+    """Batched matrix product on the PT array, fp32 partial sums.
+
+        c[..., m, n] = round(sum_k a[..., m, k] * b[..., k, n])      (products of device values, fp32 sums)
+
+    Layout contract (established by spyre-propagate-layouts): a sticked on K, b and c on N;
+    b's padding along K reads as zero.
+    """
+
+    name = "spyre.matmul"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type($result)"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute):
+        super().__init__(operands=[lhs, rhs], result_types=[result_type])
+
+    def verify_(self) -> None:
+        for v in (self.lhs, self.rhs, self.result):
+            device_layout(v.type)
+        a, b, c = (v.type.get_shape() for v in (self.lhs, self.rhs, self.result))  # type: ignore[union-attr]
+        if len(a) < 2 or len(b) != len(a) or len(c) != len(a):
+            raise VerifyException(f"'spyre.matmul': operands must have the same rank >= 2, got {a}, {b} -> {c}")
+        if a[:-2] != b[:-2] or a[:-2] != c[:-2]:
+            raise VerifyException(f"'spyre.matmul': batch dims differ: {a}, {b} -> {c}")
+        if a[-1] != b[-2]:
+            raise VerifyException(f"'spyre.matmul': contracting dims differ: {a} @ {b}")
+        if c[-2:] != (a[-2], b[-1]):
+            raise VerifyException(f"'spyre.matmul': result shape {c} != {(*a[:-2], a[-2], b[-1])}")
+
+
+POINTWISE_BODY_OPS: dict[str, str] = {
+    "arith.addf": "add",
+    "arith.subf": "sub",
+    "arith.mulf": "mul",
+    "arith.divf": "div",
+    "arith.maximumf": "max",
+    "arith.minimumf": "min",
+    "arith.negf": "neg",
+    "math.exp": "exp",
+    "math.erf": "erf",
+    "math.tanh": "tanh",
+    "arith.constant": "constant",
+}
+"""Scalar ops a `spyre.pointwise` body may hold, and the SFP function each one becomes."""
+
+
+@irdl_op_definition
+class PointwiseOp(IRDLOperation):
+    """Element-wise computation on the SFP: the body is a scalar f32 function of the
+    inputs' elements, inputs broadcast to the result shape (right-aligned, numpy rules).
+
+        for idx in result.shape:
+            r[idx] = round(body(inputs[0][bcast(idx)], inputs[1][bcast(idx)], ...))
+
+    One op with a body (rather than one op per function) so that fusing pointwise chains is
+    concatenating bodies; each body op becomes one SFP instruction.
+    """
+
+    name = "spyre.pointwise"
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+    body = region_def("single_block")
+    traits = traits_def(Pure())
+    assembly_format = "$inputs attr-dict `:` functional-type($inputs, $result) $body"
+
+    def __init__(self, inputs: Sequence[SSAValue], result_type: Attribute, body: Region):
+        super().__init__(operands=[inputs], result_types=[result_type], regions=[body])
+
+    def verify_(self) -> None:
+        out = self.result.type
+        device_layout(out)
+        assert isinstance(out, TensorType)
+        shape = out.get_shape()
+        for i, v in enumerate(self.inputs):
+            device_layout(v.type)
+            s = v.type.get_shape()  # type: ignore[union-attr]
+            if len(s) > len(shape) or any(a not in (1, b) for a, b in zip(reversed(s), reversed(shape))):
+                raise VerifyException(f"'spyre.pointwise': input {i} of shape {s} does not broadcast to {shape}")
+        block = self.body.block
+        if len(block.args) != len(self.inputs) or any(not isinstance(a.type, Float32Type) for a in block.args):
+            raise VerifyException(
+                f"'spyre.pointwise': the body takes one f32 argument per input ({len(self.inputs)}), "
+                f"got ({', '.join(str(a.type) for a in block.args)})"
+            )
+        for op in block.ops:
+            if isinstance(op, YieldOp):
+                if len(op.values) != 1 or not isinstance(op.values[0].type, Float32Type):
+                    raise VerifyException("'spyre.pointwise': the body must yield exactly one f32")
+            elif op.name not in POINTWISE_BODY_OPS:
+                raise VerifyException(
+                    f"'spyre.pointwise': '{op.name}' has no SFP instruction "
+                    f"(supported: {', '.join(sorted(POINTWISE_BODY_OPS))})"
+                )
+            elif any(not isinstance(r.type, Float32Type) for r in op.results):
+                raise VerifyException(f"'spyre.pointwise': body op '{op.name}' must compute f32")
+        if not isinstance(block.last_op, YieldOp):
+            raise VerifyException("'spyre.pointwise': the body must end with spyre.yield")
+
+
+# endregion
+# region Views and relayout
+
+
+@irdl_op_definition
+class PermuteOp(IRDLOperation):
+    """A free transposition: the same device bytes read through permuted coordinates.
+
+        r[i_perm[0], ..., i_perm[n-1]] = x[i_0, ..., i_n-1]       (no data moves)
+
+    The result layout must be exactly `Layout.permuted(permutation)` of the input's.
+    """
+
+    name = "spyre.permute"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    permutation = prop_def(IntListAttr)
+    traits = traits_def(Pure())
+    assembly_format = "$input `permutation` $permutation attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, permutation: Sequence[int], result_type: Attribute):
+        super().__init__(
+            operands=[input], result_types=[result_type], properties={"permutation": IntListAttr(permutation)}
+        )
+
+    def verify_(self) -> None:
+        src = device_layout(self.input.type)
+        res = device_layout(self.result.type)
+        perm = self.permutation.as_tuple()
+        if sorted(perm) != list(range(len(src.shape))):
+            raise VerifyException(f"'spyre.permute': {list(perm)} is not a permutation of rank {len(src.shape)}")
+        expect = src.permuted(perm).canonical()
+        if res.canonical() != expect:
+            raise VerifyException(
+                f"'spyre.permute' is a free view: its result must be {expect.shape} with "
+                f"device_size = {list(expect.device_size)}, stride_map = {list(expect.stride_map)}"
+            )
+
+
+@irdl_op_definition
+class ReshapeOp(IRDLOperation):
+    """A free reshape: the same device bytes read with another logical shape.
+
+        r.flat[i] = x.flat[i]     (row-major; no data moves)
+
+    The result layout must be exactly `Layout.reshaped(shape)` of the input's; a reshape that
+    would move padding or split a stick is not a view (spyre.restickify first).
+    """
+
+    name = "spyre.reshape"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, result_type: Attribute):
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_(self) -> None:
+        src = device_layout(self.input.type)
+        res = device_layout(self.result.type)
+        try:
+            expect = src.reshaped(res.shape)
+        except LayoutError as e:
+            raise VerifyException(f"'spyre.reshape': {e}") from None
+        if expect is None:
+            raise VerifyException(
+                f"'spyre.reshape': {src.shape} -> {res.shape} is not a free view of this layout "
+                f"(it would move padding or split a stick)"
+            )
+        if res.canonical() != expect:
+            raise VerifyException(
+                f"'spyre.reshape' is a free view: its result layout must be device_size = "
+                f"{list(expect.device_size)}, stride_map = {list(expect.stride_map)}"
+            )
+
+
+@irdl_op_definition
+class RestickifyOp(IRDLOperation):
+    """Move a tensor into another layout (data moves: DDR -> LX -> shuffle -> DDR).
+
+        for idx in x.shape: r[idx] = x[idx]          (only the placement changes)
+    """
+
+    name = "spyre.restickify"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, result_type: Attribute):
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_(self) -> None:
+        src = device_layout(self.input.type)
+        res = device_layout(self.result.type)
+        if src.shape != res.shape:
+            raise VerifyException(f"'spyre.restickify': shapes differ: {src.shape} -> {res.shape}")
+
+
+# endregion
+# region Kernels
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """One device program launch: the region's ops run on the cores, reading inputs from
+    and writing results to DDR.
+
+        split:  parts per iteration dim over the cores       (spyre-divide-work)
+        chunks: sequential chunks per core per dim           (spyre-plan-scratchpad)
+        lx:     LX byte offset of each buffer, on every core (spyre-plan-scratchpad)
+    """
+
+    name = "spyre.kernel"
+    sym_name = prop_def(StringAttr)
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    body = region_def("single_block")
+    split = opt_prop_def(SplitAttr)
+    chunks = opt_prop_def(SplitAttr)
+    lx = opt_prop_def(LxPlanAttr)
+    traits = traits_def(IsolatedFromAbove())
+    assembly_format = (
+        "$sym_name `(` $inputs `)` (`split` $split^)? (`chunks` $chunks^)? (`lx` $lx^)? attr-dict "
+        "`:` functional-type($inputs, $outputs) $body"
+    )
+
+    def __init__(self, name: str, inputs: Sequence[SSAValue], output_types: Sequence[Attribute], body: Region):
+        super().__init__(
+            operands=[inputs],
+            result_types=[output_types],
+            regions=[body],
+            properties={"sym_name": StringAttr(name)},
+        )
+
+    @property
+    def compute_op(self) -> Operation:
+        """The kernel's single compute op (kernels hold one until spyre-fuse grows them)."""
+        ops = [op for op in self.body.block.ops if not isinstance(op, YieldOp | PermuteOp | ReshapeOp)]
+        assert len(ops) == 1, f"kernel {self.sym_name.data} holds {len(ops)} compute ops"
+        return ops[0]
+
+    def verify_(self) -> None:
+        block: Block = self.body.block
+        if [a.type for a in block.args] != [v.type for v in self.inputs]:
+            raise VerifyException(f"'spyre.kernel' @{self.sym_name.data}: block arguments must match the inputs' types")
+        for v in (*self.inputs, *self.outputs):
+            device_layout(v.type)
+        term = block.last_op
+        if not isinstance(term, YieldOp) or [v.type for v in term.values] != [r.type for r in self.outputs]:
+            raise VerifyException(f"'spyre.kernel' @{self.sym_name.data}: must end with spyre.yield of the result types")
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminator of `spyre.pointwise` bodies and `spyre.kernel` regions."""
+
+    name = "spyre.yield"
+    values = var_operand_def()
+    traits = traits_def(IsTerminator(), Pure(), HasParent(PointwiseOp, KernelOp))
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[values])
+
+# endregion
+
+Spyre = Dialect(
+    "spyre",
+    [
+        ToDeviceOp,
+        FromDeviceOp,
+        MatmulOp,
+        PointwiseOp,
+        YieldOp,
+        PermuteOp,
+        ReshapeOp,
+        RestickifyOp,
+        KernelOp,
+    ],
+    [IntListAttr, LayoutAttr, SplitAttr, LxPlanAttr],
+)
+
+__all__ = [
+    "Spyre",
+    "IntListAttr",
+    "LayoutAttr",
+    "SplitAttr",
+    "LxPlanAttr",
+    "ToDeviceOp",
+    "FromDeviceOp",
+    "MatmulOp",
+    "PointwiseOp",
+    "YieldOp",
+    "PermuteOp",
+    "ReshapeOp",
+    "RestickifyOp",
+    "KernelOp",
+    "POINTWISE_BODY_OPS",
+    "device_layout",
+    "device_tensor_type",
+    "is_device_tensor",
+    "element_bytes",
+]

@@ -1,0 +1,762 @@
+"""The `spyre_isa` dialect: per-core instruction streams, one op per instruction.
+
+A kernel is a `spyre_isa.program` whose block arguments are its DDR tensors (inputs first,
+then outputs; the runtime patches their addresses at launch, so one program serves every
+call). The program holds `spyre_isa.stream`s: SPMD instruction lists that a set of cores
+runs in lockstep, as the real SuperDSC descriptors do. Within a stream, everything that
+differs between cores is a compile-time table indexed by the core's position in the stream
+(`[0, 4, 8, 12]`, or `[0 step 4]` for the affine case); cores whose work diverges (a ragged
+last tile) get their own stream. Every address, stride and size is in sticks (128 bytes):
+
+    spyre_isa.dma_load %a[[0 step 400], strides = [100, 1]] -> lx[0, strides = [25, 1]] sizes [4, 25]
+
+Engines (one family each): DMA (DDR <-> LX, whole sticks, N-D strides), PT (the systolic
+array: 16-bit products, fp32 partial sums in LX), SFP (the vector unit: 64 lanes per step,
+element-wise functions and stick transposes), sync (tokens and barriers between cores).
+LX operands name an element type: `f16` (the device's 16-bit format, the default and
+omitted) or `f32` (32 lanes per stick; an SFP vector of 64 lanes spans two sticks).
+
+This file defines; `spyre_mlir.lowering.convert_spyre_to_isa` produces these ops and
+`spyre_mlir.runtime` executes them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    Float16Type,
+    Float32Type,
+    FloatAttr,
+    I64,
+    IntAttr,
+    IntegerAttr,
+    StringAttr,
+    SymbolRefAttr,
+    TensorType,
+    UnitAttr,
+    f32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, IsolatedFromAbove, NoTerminator, SymbolOpInterface, SymbolTable
+from xdsl.utils.exceptions import VerifyException
+
+from spyre_mlir.dialects.spyre import IntListAttr, device_layout
+
+# region Attributes
+
+
+@irdl_attr_definition
+class PerCoreAttr(ParametrizedAttribute):
+    """An integer per core of a stream: `5` (all cores), `[0, 4, 9]`, or `[0 step 4]`
+    (value_i = 0 + 4 * i for the stream's i-th core)."""
+
+    name = "spyre_isa.per_core"
+    values: ArrayAttr[IntAttr]
+
+    def __init__(self, values: Sequence[int] | int):
+        vals = [values] if isinstance(values, int) else list(values)
+        super().__init__(ArrayAttr(IntAttr(v) for v in vals))
+
+    def table(self, n: int) -> list[int]:
+        """The value for each of n cores."""
+        v = [x.data for x in self.values]
+        return v * n if len(v) == 1 else v
+
+    @property
+    def is_uniform(self) -> bool:
+        return len(self.values) == 1
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        if parser.parse_optional_punctuation("[") is None:
+            return (ArrayAttr([IntAttr(parser.parse_integer(allow_boolean=False))]),)
+        first = parser.parse_integer(allow_boolean=False)
+        if parser.parse_optional_keyword("step") is not None:
+            step = parser.parse_integer(allow_boolean=False)
+            parser.parse_keyword("x")
+            count = parser.parse_integer(allow_boolean=False, allow_negative=False)
+            parser.parse_punctuation("]")
+            return (ArrayAttr(IntAttr(first + step * i) for i in range(count)),)
+        vals = [first]
+        while parser.parse_optional_punctuation(",") is not None:
+            vals.append(parser.parse_integer(allow_boolean=False))
+        parser.parse_punctuation("]")
+        return (ArrayAttr(IntAttr(v) for v in vals),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        v = [x.data for x in self.values]
+        if len(v) == 1:
+            printer.print_string(str(v[0]))
+        elif len(v) > 2 and all(v[i + 1] - v[i] == v[1] - v[0] for i in range(len(v) - 1)):
+            printer.print_string(f"[{v[0]} step {v[1] - v[0]} x {len(v)}]")
+        else:
+            printer.print_string("[" + ", ".join(map(str, v)) + "]")
+
+
+@irdl_attr_definition
+class AccessAttr(ParametrizedAttribute):
+    """A strided window of sticks: `[base, strides = [s0, s1]]` or `[base, strides = [..], f32]`.
+
+    Along the instruction's loop nest `sizes`, iteration (i0, i1, ...) touches
+        stick(i) = base[core] + i0 * s0 + i1 * s1 + ...
+    of the named memory (one stick per step for f16, two consecutive sticks for f32 in SFP).
+    """
+
+    name = "spyre_isa.access"
+    base: PerCoreAttr
+    strides: IntListAttr
+    element_type: Attribute
+
+    def __init__(self, base: PerCoreAttr | Sequence[int] | int, strides: Sequence[int], element_type: Attribute = Float16Type()):
+        if not isinstance(base, PerCoreAttr):
+            base = PerCoreAttr(base)
+        super().__init__(base, IntListAttr(strides), element_type)
+
+    @property
+    def is_f32(self) -> bool:
+        return isinstance(self.element_type, Float32Type)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        parser.parse_punctuation("[")
+        base = PerCoreAttr.new(PerCoreAttr.parse_parameters(parser))
+        parser.parse_punctuation(",")
+        parser.parse_keyword("strides")
+        parser.parse_punctuation("=")
+        strides = IntListAttr.new(IntListAttr.parse_parameters(parser))
+        elt: Attribute = Float16Type()
+        if parser.parse_optional_punctuation(",") is not None:
+            elt = parser.parse_type()
+        parser.parse_punctuation("]")
+        return (base, strides, elt)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("[")
+        self.base.print_parameters(printer)
+        printer.print_string(", strides = ")
+        self.strides.print_parameters(printer)
+        if not isinstance(self.element_type, Float16Type):
+            printer.print_string(", ")
+            printer.print_attribute(self.element_type)
+        printer.print_string("]")
+
+    def verify(self) -> None:
+        if not isinstance(self.element_type, Float16Type | Float32Type):
+            raise VerifyException(f"#spyre_isa.access: element type must be f16 or f32, got {self.element_type}")
+        if any(v.data < 0 for v in self.base.values):
+            raise VerifyException(f"#spyre_isa.access: negative base stick in {self.base.table(1)}")
+        if any(v < 0 for v in self.strides.as_tuple()):
+            raise VerifyException(f"#spyre_isa.access: negative stride in {list(self.strides.as_tuple())}")
+
+
+@irdl_attr_definition
+class CoreSetAttr(ParametrizedAttribute):
+    """The cores a stream runs on: `[0 to 30]`, `[31]`, `[0 to 3, 8 to 11]` (inclusive)."""
+
+    name = "spyre_isa.cores"
+    cores: ArrayAttr[IntAttr]
+
+    def __init__(self, cores: Sequence[int]):
+        super().__init__(ArrayAttr(IntAttr(c) for c in cores))
+
+    def as_tuple(self) -> tuple[int, ...]:
+        return tuple(c.data for c in self.cores)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        def item() -> list[int]:
+            lo = parser.parse_integer(allow_boolean=False, allow_negative=False)
+            if parser.parse_optional_keyword("to") is not None:
+                hi = parser.parse_integer(allow_boolean=False, allow_negative=False)
+                return list(range(lo, hi + 1))
+            return [lo]
+
+        groups = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, item)
+        return (ArrayAttr(IntAttr(c) for g in groups for c in g),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        cores = self.as_tuple()
+        runs: list[str] = []
+        i = 0
+        while i < len(cores):
+            j = i
+            while j + 1 < len(cores) and cores[j + 1] == cores[j] + 1:
+                j += 1
+            runs.append(f"{cores[i]} to {cores[j]}" if j > i else str(cores[i]))
+            i = j + 1
+        printer.print_string("[" + ", ".join(runs) + "]")
+
+    def verify(self) -> None:
+        cores = self.as_tuple()
+        if not cores:
+            raise VerifyException("#spyre_isa.cores: a stream needs at least one core")
+        if list(cores) != sorted(set(cores)):
+            raise VerifyException(f"#spyre_isa.cores: cores must be increasing and distinct, got {list(cores)}")
+
+
+# endregion
+# region Program structure
+
+
+@irdl_op_definition
+class ProgramOp(IRDLOperation):
+    """One device program (a kernel launch): its DDR tensors are the block arguments,
+    `inputs` of them read, the rest written; its body holds the streams of the cores.
+
+        for each stream s, concurrently on its cores: run s's instructions in order
+    """
+
+    name = "spyre_isa.program"
+    sym_name = prop_def(StringAttr)
+    num_inputs = prop_def(IntAttr)
+    body = region_def("single_block")
+    traits = traits_def(SymbolOpInterface(), IsolatedFromAbove(), NoTerminator())
+
+    def __init__(self, name: str, arg_types: Sequence[Attribute], num_inputs: int, body: Region | None = None):
+        super().__init__(
+            properties={"sym_name": StringAttr(name), "num_inputs": IntAttr(num_inputs)},
+            regions=[body or Region(Block(arg_types=arg_types))],
+        )
+
+    @property
+    def args(self):
+        return self.body.block.args
+
+    @property
+    def streams(self) -> list[StreamOp]:
+        return [op for op in self.body.block.ops if isinstance(op, StreamOp)]
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ProgramOp:
+        name = parser.parse_symbol_name().data
+        args = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_argument)
+        parser.parse_keyword("inputs")
+        n = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        body = parser.parse_region(args)
+        op = cls.create(
+            properties={"sym_name": StringAttr(name), "num_inputs": IntAttr(n)},
+            regions=[body],
+            attributes=attrs.data if attrs else {},
+        )
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" @{self.sym_name.data}(")
+        printer.print_list(self.body.block.args, printer.print_block_argument)
+        printer.print_string(f") inputs {self.num_inputs.data}")
+        if self.attributes:
+            printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    def verify_(self) -> None:
+        n_args = len(self.body.block.args)
+        if not 0 <= self.num_inputs.data <= n_args:
+            raise VerifyException(f"'spyre_isa.program' @{self.sym_name.data}: inputs = {self.num_inputs.data} but it has {n_args} arguments")
+        for a in self.body.block.args:
+            device_layout(a.type)
+        seen: set[int] = set()
+        for op in self.body.block.ops:
+            if not isinstance(op, StreamOp):
+                raise VerifyException(f"'spyre_isa.program' @{self.sym_name.data}: only streams may appear at its top level, found '{op.name}'")
+            overlap = seen.intersection(op.core_list)
+            if overlap:
+                raise VerifyException(f"'spyre_isa.program' @{self.sym_name.data}: core {min(overlap)} is in two streams")
+            seen.update(op.core_list)
+
+
+@irdl_op_definition
+class StreamOp(IRDLOperation):
+    """The instruction list that a set of cores runs in lockstep (SPMD); per-core operands
+    are tables over `cores` in order."""
+
+    name = "spyre_isa.stream"
+    cores = prop_def(CoreSetAttr)
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator(), HasParent(ProgramOp))
+    assembly_format = "`cores` $cores attr-dict-with-keyword $body"
+
+    def __init__(self, cores: Sequence[int], instructions: Sequence[Operation] = ()):
+        super().__init__(properties={"cores": CoreSetAttr(cores)}, regions=[Region(Block(instructions))])
+
+    @property
+    def core_list(self) -> tuple[int, ...]:
+        return self.cores.as_tuple()
+
+
+# endregion
+# region Instruction bases
+
+
+class IsaInstruction(IRDLOperation, ABC):
+    """An instruction of a stream; `ENGINE` names the unit that executes it."""
+
+    ENGINE: ClassVar[str]
+
+    def n_cores(self) -> int:
+        parent = self.parent_op()
+        if not isinstance(parent, StreamOp):
+            raise VerifyException(f"'{self.name}' must be inside a spyre_isa.stream")
+        return len(parent.core_list)
+
+    def _check_table(self, what: str, pc: PerCoreAttr) -> None:
+        n = self.n_cores()
+        if len(pc.values) not in (1, n):
+            raise VerifyException(f"'{self.name}': {what} has {len(pc.values)} entries for a stream of {n} cores")
+
+    def _check_access(self, what: str, acc: AccessAttr, sizes: Sequence[int]) -> None:
+        self._check_table(f"{what} base", acc.base)
+        if len(acc.strides.values) != len(sizes):
+            raise VerifyException(
+                f"'{self.name}': {what} has {len(acc.strides.values)} strides for a loop nest of {len(sizes)} dims"
+            )
+
+    @staticmethod
+    def _check_sizes(op: Operation, sizes: Sequence[int]) -> None:
+        if not sizes or any(s < 1 for s in sizes):
+            raise VerifyException(f"'{op.name}': loop sizes must be >= 1, got {list(sizes)}")
+
+
+def _print_access(printer: Printer, memory: str, acc: AccessAttr) -> None:
+    printer.print_string(memory + " ")
+    acc.print_parameters(printer)
+
+
+def _parse_access(parser: Parser) -> AccessAttr:
+    parser.parse_keyword("lx")
+    return AccessAttr.new(AccessAttr.parse_parameters(parser))
+
+
+def span(acc: AccessAttr, sizes: Sequence[int], base: int) -> tuple[int, int]:
+    """[first, last] stick an access touches for one core's base (f32 SFP steps add one)."""
+    last = base + sum((n - 1) * s for n, s in zip(sizes, acc.strides.as_tuple()))
+    return base, last
+
+
+# endregion
+# region DMA
+
+
+class DmaOp(IsaInstruction, ABC):
+    """Move whole sticks between a DDR tensor and LX along a loop nest.
+
+        for i in ndindex(sizes):
+            lx_stick(ddr-access/lx-access per direction)        # 128 bytes per step
+    """
+
+    ENGINE: ClassVar[str] = "dma"
+    ddr = operand_def(TensorType)
+    ddr_access = prop_def(AccessAttr)
+    lx_access = prop_def(AccessAttr)
+    sizes = prop_def(IntListAttr)
+
+    def __init__(self, ddr: SSAValue, ddr_access: AccessAttr, lx_access: AccessAttr, sizes: Sequence[int]):
+        super().__init__(
+            operands=[ddr],
+            properties={"ddr_access": ddr_access, "lx_access": lx_access, "sizes": IntListAttr(sizes)},
+        )
+
+    def verify_(self) -> None:
+        sizes = self.sizes.as_tuple()
+        self._check_sizes(self, sizes)
+        self._check_access("the DDR access", self.ddr_access, sizes)
+        self._check_access("the LX access", self.lx_access, sizes)
+        layout = device_layout(self.ddr.type)
+        for base in self.ddr_access.base.table(1 if self.ddr_access.base.is_uniform else self.n_cores()):
+            _, last = span(self.ddr_access, sizes, base)
+            if last >= layout.num_sticks:
+                raise VerifyException(
+                    f"'{self.name}': DDR sticks up to {last} are outside the tensor "
+                    f"({layout.num_sticks} sticks of {self.ddr.type})"
+                )
+
+
+@irdl_op_definition
+class DmaLoadOp(DmaOp):
+    """DDR -> LX.  for i in ndindex(sizes): lx[lx.base + i.lx.strides] = ddr[ddr.base + i.ddr.strides]"""
+
+    name = "spyre_isa.dma_load"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> DmaLoadOp:
+        pos = parser.pos
+        ddr = parser.parse_unresolved_operand()
+        ddr_acc = AccessAttr.new(AccessAttr.parse_parameters(parser))
+        parser.parse_punctuation("->")
+        lx = _parse_access(parser)
+        parser.parse_keyword("sizes")
+        sizes = IntListAttr.new(IntListAttr.parse_parameters(parser))
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        (operand,) = parser.resolve_operands([ddr], [t], pos)
+        return cls.create(operands=[operand], properties={"ddr_access": ddr_acc, "lx_access": lx, "sizes": sizes})
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.ddr)
+        self.ddr_access.print_parameters(printer)
+        printer.print_string(" -> ")
+        _print_access(printer, "lx", self.lx_access)
+        printer.print_string(" sizes ")
+        self.sizes.print_parameters(printer)
+        printer.print_string(" : ")
+        printer.print_attribute(self.ddr.type)
+
+
+@irdl_op_definition
+class DmaStoreOp(DmaOp):
+    """LX -> DDR.  for i in ndindex(sizes): ddr[ddr.base + i.ddr.strides] = lx[lx.base + i.lx.strides]"""
+
+    name = "spyre_isa.dma_store"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> DmaStoreOp:
+        pos = parser.pos
+        lx = _parse_access(parser)
+        parser.parse_punctuation("->")
+        ddr = parser.parse_unresolved_operand()
+        ddr_acc = AccessAttr.new(AccessAttr.parse_parameters(parser))
+        parser.parse_keyword("sizes")
+        sizes = IntListAttr.new(IntListAttr.parse_parameters(parser))
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        (operand,) = parser.resolve_operands([ddr], [t], pos)
+        return cls.create(operands=[operand], properties={"ddr_access": ddr_acc, "lx_access": lx, "sizes": sizes})
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _print_access(printer, "lx", self.lx_access)
+        printer.print_string(" -> ")
+        printer.print_operand(self.ddr)
+        self.ddr_access.print_parameters(printer)
+        printer.print_string(" sizes ")
+        self.sizes.print_parameters(printer)
+        printer.print_string(" : ")
+        printer.print_attribute(self.ddr.type)
+
+
+# endregion
+# region PT
+
+
+@irdl_op_definition
+class PtMatmulOp(IsaInstruction):
+    """Matrix product on the PT systolic array, 16-bit inputs, fp32 partial sums in LX.
+
+        A[m, k] = lx16[lhs.base + m*lhs.s0 + (k // 64)*lhs.s1][k % 64]
+        B[k, n] = lx16[rhs.base + k*rhs.s0 + (n // 64)*rhs.s1][n % 64]
+        C[m, n] = lx32[acc.base + m*acc.s0 + (n // 64)*acc.s1 + (n % 64) // 32][n % 32]
+                                  (a 64-lane f32 vector is two consecutive sticks, as in the SFP)
+        C = (C if accumulate else 0) + A @ B           # exact products, fp32 sums
+    """
+
+    name = "spyre_isa.pt_matmul"
+    ENGINE: ClassVar[str] = "pt"
+    lhs = prop_def(AccessAttr)
+    rhs = prop_def(AccessAttr)
+    acc = prop_def(AccessAttr)
+    m = prop_def(IntegerAttr[I64])
+    n = prop_def(IntegerAttr[I64])
+    k = prop_def(IntegerAttr[I64])
+    accumulate = opt_prop_def(UnitAttr)
+    assembly_format = (
+        "`lx` $lhs `,` `lx` $rhs `->` `lx` $acc `m` `=` $m `n` `=` $n `k` `=` $k (`accumulate` $accumulate^)? attr-dict"
+    )
+
+    def __init__(self, lhs: AccessAttr, rhs: AccessAttr, acc: AccessAttr, m: int, n: int, k: int, accumulate: bool):
+        super().__init__(
+            properties={
+                "lhs": lhs,
+                "rhs": rhs,
+                "acc": acc,
+                "m": IntegerAttr(m, i64),
+                "n": IntegerAttr(n, i64),
+                "k": IntegerAttr(k, i64),
+                "accumulate": UnitAttr() if accumulate else None,
+            }
+        )
+
+    def verify_(self) -> None:
+        if min(self.m.value.data, self.n.value.data, self.k.value.data) < 1:
+            raise VerifyException(f"'{self.name}': m, n, k must be >= 1, got {self.m.value.data}, {self.n.value.data}, {self.k.value.data}")
+        for what, acc, f32_ in (("lhs", self.lhs, False), ("rhs", self.rhs, False), ("acc", self.acc, True)):
+            self._check_table(f"{what} base", acc.base)
+            if len(acc.strides.values) != 2:
+                raise VerifyException(f"'{self.name}': {what} needs 2 strides (row, stick), got {len(acc.strides.values)}")
+            if acc.is_f32 != f32_:
+                raise VerifyException(f"'{self.name}': {what} must be {'f32' if f32_ else 'f16'}")
+
+
+# endregion
+# region SFP
+
+
+SFP_TRANSCENDENTAL = frozenset({"exp", "erf", "tanh"})
+"""SFP functions that take the transcendental (multi-cycle) path."""
+
+
+class SfpUnaryOp(IsaInstruction, ABC):
+    """dst = f(src) on 64-lane vectors along the loop nest `sizes`."""
+
+    ENGINE: ClassVar[str] = "sfp"
+    FUNCTION: ClassVar[str]
+    src = prop_def(AccessAttr)
+    dst = prop_def(AccessAttr)
+    sizes = prop_def(IntListAttr)
+    assembly_format = "`lx` $src `->` `lx` $dst `sizes` $sizes attr-dict"
+
+    def __init__(self, src: AccessAttr, dst: AccessAttr, sizes: Sequence[int]):
+        super().__init__(properties={"src": src, "dst": dst, "sizes": IntListAttr(sizes)})
+
+    def verify_(self) -> None:
+        sizes = self.sizes.as_tuple()
+        self._check_sizes(self, sizes)
+        self._check_access("src", self.src, sizes)
+        self._check_access("dst", self.dst, sizes)
+
+
+class SfpBinaryOp(IsaInstruction, ABC):
+    """dst = f(lhs, rhs) on 64-lane vectors; `rhs` is an LX access or an f32 immediate."""
+
+    ENGINE: ClassVar[str] = "sfp"
+    FUNCTION: ClassVar[str]
+    lhs = prop_def(AccessAttr)
+    rhs = opt_prop_def(AccessAttr)
+    imm = opt_prop_def(FloatAttr)
+    dst = prop_def(AccessAttr)
+    sizes = prop_def(IntListAttr)
+
+    def __init__(self, lhs: AccessAttr, rhs: AccessAttr | float, dst: AccessAttr, sizes: Sequence[int]):
+        props: dict[str, Attribute | None] = {"lhs": lhs, "dst": dst, "sizes": IntListAttr(sizes)}
+        if isinstance(rhs, AccessAttr):
+            props["rhs"] = rhs
+        else:
+            props["imm"] = FloatAttr(float(rhs), f32)
+        super().__init__(properties=props)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> SfpBinaryOp:
+        lhs = _parse_access(parser)
+        parser.parse_punctuation(",")
+        props: dict[str, Attribute] = {"lhs": lhs}
+        if parser.parse_optional_keyword("lx") is not None:
+            props["rhs"] = AccessAttr.new(AccessAttr.parse_parameters(parser))
+        else:
+            props["imm"] = FloatAttr(parser.parse_float(), f32)
+        parser.parse_punctuation("->")
+        props["dst"] = _parse_access(parser)
+        parser.parse_keyword("sizes")
+        props["sizes"] = IntListAttr.new(IntListAttr.parse_parameters(parser))
+        return cls.create(properties=props)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _print_access(printer, "lx", self.lhs)
+        printer.print_string(", ")
+        if self.rhs is not None:
+            _print_access(printer, "lx", self.rhs)
+        else:
+            assert self.imm is not None
+            printer.print_float(self.imm.value.data, f32)
+        printer.print_string(" -> ")
+        _print_access(printer, "lx", self.dst)
+        printer.print_string(" sizes ")
+        self.sizes.print_parameters(printer)
+
+    def verify_(self) -> None:
+        sizes = self.sizes.as_tuple()
+        self._check_sizes(self, sizes)
+        self._check_access("lhs", self.lhs, sizes)
+        self._check_access("dst", self.dst, sizes)
+        if (self.rhs is None) == (self.imm is None):
+            raise VerifyException(f"'{self.name}': needs exactly one of an LX rhs and an immediate")
+        if self.rhs is not None:
+            self._check_access("rhs", self.rhs, sizes)
+
+
+def _unary(name: str, fn: str, doc: str) -> type[SfpUnaryOp]:
+    cls = type(
+        f"Sfp{fn.capitalize()}Op",
+        (SfpUnaryOp,),
+        {"name": name, "FUNCTION": fn, "__annotations__": {"FUNCTION": ClassVar[str]}, "__doc__": doc, "__module__": __name__},
+    )
+    return irdl_op_definition(cls)
+
+
+def _binary(name: str, fn: str, doc: str) -> type[SfpBinaryOp]:
+    cls = type(
+        f"Sfp{fn.capitalize()}Op",
+        (SfpBinaryOp,),
+        {"name": name, "FUNCTION": fn, "__annotations__": {"FUNCTION": ClassVar[str]}, "__doc__": doc, "__module__": __name__},
+    )
+    return irdl_op_definition(cls)
+
+
+SfpCopyOp = _unary("spyre_isa.sfp_copy", "copy", "dst = src   (converts between f32 and f16 on the way)")
+SfpNegOp = _unary("spyre_isa.sfp_neg", "neg", "dst = -src")
+SfpExpOp = _unary("spyre_isa.sfp_exp", "exp", "dst = exp(src)   (transcendental path)")
+SfpErfOp = _unary("spyre_isa.sfp_erf", "erf", "dst = erf(src)   (transcendental path)")
+SfpTanhOp = _unary("spyre_isa.sfp_tanh", "tanh", "dst = tanh(src)   (transcendental path)")
+SfpAddOp = _binary("spyre_isa.sfp_add", "add", "dst = lhs + rhs")
+SfpSubOp = _binary("spyre_isa.sfp_sub", "sub", "dst = lhs - rhs")
+SfpMulOp = _binary("spyre_isa.sfp_mul", "mul", "dst = lhs * rhs")
+SfpDivOp = _binary("spyre_isa.sfp_div", "div", "dst = lhs / rhs")
+SfpMaxOp = _binary("spyre_isa.sfp_max", "max", "dst = max(lhs, rhs)   (NaN-propagating)")
+SfpMinOp = _binary("spyre_isa.sfp_min", "min", "dst = min(lhs, rhs)   (NaN-propagating)")
+
+SFP_UNARY: dict[str, type[SfpUnaryOp]] = {
+    c.FUNCTION: c for c in (SfpCopyOp, SfpNegOp, SfpExpOp, SfpErfOp, SfpTanhOp)
+}
+SFP_BINARY: dict[str, type[SfpBinaryOp]] = {
+    c.FUNCTION: c for c in (SfpAddOp, SfpSubOp, SfpMulOp, SfpDivOp, SfpMaxOp, SfpMinOp)
+}
+
+
+@irdl_op_definition
+class SfpTransposeOp(IsaInstruction):
+    """Transpose 64 x 64 blocks of 16-bit lanes (a stick shuffle through the SFP).
+
+        for b in range(sizes[0]):
+            for i, j in 64 x 64:
+                lx16[dst.base + b*dst.s0 + j*dst.s1][i] = lx16[src.base + b*src.s0 + i*src.s1][j]
+    `rows` (<= 64) source sticks per block are read; missing rows read as 0.
+    """
+
+    name = "spyre_isa.sfp_transpose"
+    ENGINE: ClassVar[str] = "sfp"
+    src = prop_def(AccessAttr)
+    dst = prop_def(AccessAttr)
+    blocks = prop_def(IntegerAttr[I64])
+    rows = prop_def(IntegerAttr[I64])
+    cols = prop_def(IntegerAttr[I64])
+    assembly_format = "`lx` $src `->` `lx` $dst `blocks` `=` $blocks `rows` `=` $rows `cols` `=` $cols attr-dict"
+
+    def __init__(self, src: AccessAttr, dst: AccessAttr, blocks: int, rows: int = 64, cols: int = 64):
+        super().__init__(
+            properties={"src": src, "dst": dst, "blocks": IntegerAttr(blocks, i64), "rows": IntegerAttr(rows, i64), "cols": IntegerAttr(cols, i64)}
+        )
+
+    def verify_(self) -> None:
+        if self.blocks.value.data < 1 or not 1 <= self.rows.value.data <= 64 or not 1 <= self.cols.value.data <= 64:
+            raise VerifyException(
+                f"'{self.name}': need blocks >= 1 and 1 <= rows, cols <= 64, got "
+                f"{self.blocks.value.data}, {self.rows.value.data}, {self.cols.value.data}"
+            )
+        for what, acc in (("src", self.src), ("dst", self.dst)):
+            self._check_table(f"{what} base", acc.base)
+            if len(acc.strides.values) != 2 or acc.is_f32:
+                raise VerifyException(f"'{self.name}': {what} must be f16 with 2 strides (block, row)")
+
+
+# endregion
+# region Sync
+
+
+@irdl_op_definition
+class BarrierOp(IsaInstruction):
+    """Wait until every core of the program has reached this barrier (as many times)."""
+
+    name = "spyre_isa.barrier"
+    ENGINE: ClassVar[str] = "sync"
+    assembly_format = "attr-dict"
+
+
+@irdl_op_definition
+class SignalOp(IsaInstruction):
+    """tokens[token] += 1   (program-wide counter; releases a matching wait)."""
+
+    name = "spyre_isa.signal"
+    ENGINE: ClassVar[str] = "sync"
+    token = prop_def(IntegerAttr[I64])
+    assembly_format = "$token attr-dict"
+
+
+@irdl_op_definition
+class WaitOp(IsaInstruction):
+    """Block until tokens[token] >= count, then tokens[token] -= count."""
+
+    name = "spyre_isa.wait"
+    ENGINE: ClassVar[str] = "sync"
+    token = prop_def(IntegerAttr[I64])
+    count = prop_def(IntegerAttr[I64])
+    assembly_format = "$token `count` $count attr-dict"
+
+    def verify_(self) -> None:
+        if self.count.value.data < 1:
+            raise VerifyException(f"'{self.name}': count must be >= 1, got {self.count.value.data}")
+
+
+# endregion
+# region Host side
+
+
+@irdl_op_definition
+class LaunchOp(IRDLOperation):
+    """Run a program on the device (host side): allocate its outputs in DDR, patch its
+    DDR arguments to the tensors given, execute its streams, return the outputs."""
+
+    name = "spyre_isa.launch"
+    program = prop_def(SymbolRefAttr)
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    assembly_format = "$program `(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs)"
+
+    def __init__(self, program: str, inputs: Sequence[SSAValue], output_types: Sequence[Attribute]):
+        super().__init__(
+            operands=[inputs], result_types=[output_types], properties={"program": SymbolRefAttr(program)}
+        )
+
+    def verify_(self) -> None:
+        prog = SymbolTable.lookup_symbol(self, self.program)
+        if not isinstance(prog, ProgramOp):
+            raise VerifyException(f"'{self.name}': no spyre_isa.program named {self.program}")
+        want = [a.type for a in prog.args]
+        have = [v.type for v in (*self.inputs, *self.outputs)]
+        if want != have or len(self.inputs) != prog.num_inputs.data:
+            raise VerifyException(
+                f"'{self.name}': {self.program} takes {prog.num_inputs.data} inputs and "
+                f"{len(want) - prog.num_inputs.data} outputs of types ({', '.join(map(str, want))})"
+            )
+
+
+# endregion
+
+SpyreISA = Dialect(
+    "spyre_isa",
+    [
+        ProgramOp,
+        StreamOp,
+        DmaLoadOp,
+        DmaStoreOp,
+        PtMatmulOp,
+        *SFP_UNARY.values(),
+        *SFP_BINARY.values(),
+        SfpTransposeOp,
+        BarrierOp,
+        SignalOp,
+        WaitOp,
+        LaunchOp,
+    ],
+    [PerCoreAttr, AccessAttr, CoreSetAttr],
+)

@@ -1,0 +1,383 @@
+"""Stick-layout arithmetic: the meaning of `#spyre.layout<device_size, stride_map>`.
+
+A device tensor is a row-major array of shape `device_size` whose last dimension is the
+*stick*: 128 bytes, i.e. `S = 128 // element_bytes` lanes (64 for 16-bit, 32 for f32, 128
+for 8-bit). `stride_map[j]` is the number of *host* elements (row-major elements of the
+logical tensor) that one step along device dim `j` advances; `-1` marks a padding/synthetic
+dim whose only meaningful coordinate is 0.
+
+    host_offset(c)  = sum_j c[j] * stride_map[j]            (over dims with stride >= 0)
+    valid(c)        = every host coordinate is inside the logical shape, and c[j] == 0 on -1 dims
+
+Every device dim with stride s > 0 and size > 1 belongs to exactly one host dim `h`: the
+one whose row-major stride `hs[h]` satisfies `hs[h] <= s < hs[h] * shape[h]` and divides s;
+it contributes `c[j] * (s // hs[h])` to the coordinate along `h` (its *digit weight* q).
+The digits of one host dim form a mixed radix (weights 1, n0, n0*n1, ...); the top digit may
+overhang the host extent — that overhang is the *padding* (masked lanes: -inf for max,
++inf for min, 0 otherwise; the runtime writes 0).
+
+The generic stick layout maps host dims `[d0 ... dn-1]` to device dims
+`[d1, ..., dn-2, ceil(dn-1 / S), d0, S]`; for (5, 100, 150) f16 that is
+device_size [100, 3, 5, 64], stride_map [150, 64, 15000, 1], the stick dim padded 150 -> 192.
+
+This module is pure arithmetic on tuples: the dialect (`spyre_mlir.dialects.spyre`), the
+passes and the runtime all use it, so the layout has one meaning everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+STICK_BYTES = 128
+"""Bytes per stick (torch-spyre RFC 0047): the unit of every DMA transfer and LX address."""
+
+
+class LayoutError(ValueError):
+    """A device_size/stride_map pair that does not describe the logical tensor."""
+
+
+def lanes_for(element_bytes: int) -> int:
+    """Elements per stick for an element size in bytes (64 for f16, 32 for f32, 128 for i8)."""
+    return STICK_BYTES // element_bytes
+
+
+def row_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = strides[i + 1] * shape[i + 1]
+    return tuple(strides)
+
+
+@dataclass(frozen=True)
+class Digit:
+    """One device dim's contribution to a host dim: coordinate += c * weight."""
+
+    device_dim: int
+    weight: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A logical shape placed on the device by `device_size` and `stride_map`.
+
+    Rank-0 tensors are laid out as shape (1,) (one element in lane 0 of one stick).
+    """
+
+    shape: tuple[int, ...]
+    element_bytes: int
+    device_size: tuple[int, ...]
+    stride_map: tuple[int, ...]
+
+    # ------------------------------------------------------------------ construction
+    @staticmethod
+    def generic(shape: tuple[int, ...], element_bytes: int) -> Layout:
+        """The generic stick layout (see module docstring)."""
+        shape = tuple(shape)
+        lanes = lanes_for(element_bytes)
+        host = shape if shape else (1,)
+        hs = row_major_strides(host)
+        n = len(host)
+        lane_stride = 1 if host[-1] > 1 else -1  # an extent-1 stick dim holds lane 0 only
+        if n == 1:
+            size = (math.ceil(host[0] / lanes), lanes)
+            stride = (lanes, lane_stride)
+        else:
+            size = (*host[1:-1], math.ceil(host[-1] / lanes), host[0], lanes)
+            stride = (*hs[1:-1], lanes, hs[0], lane_stride)
+        return Layout(shape, element_bytes, size, stride)
+
+    # ------------------------------------------------------------------ derived facts
+    @property
+    def lanes(self) -> int:
+        return lanes_for(self.element_bytes)
+
+    @property
+    def host_shape(self) -> tuple[int, ...]:
+        return self.shape if self.shape else (1,)
+
+    @property
+    def host_strides(self) -> tuple[int, ...]:
+        return row_major_strides(self.host_shape)
+
+    @property
+    def num_sticks(self) -> int:
+        """Sticks the tensor occupies on the device (padding included)."""
+        return math.prod(self.device_size[:-1])
+
+    @property
+    def nbytes(self) -> int:
+        return self.num_sticks * STICK_BYTES
+
+    @property
+    def stick_strides(self) -> tuple[int, ...]:
+        """Row-major stride, in sticks, of each device dim except the lane dim."""
+        outer = self.device_size[:-1]
+        return row_major_strides(outer) if outer else ()
+
+    def host_dim_of(self, device_dim: int) -> tuple[int, int] | None:
+        """(host dim, digit weight) of a device dim, or None for a synthetic dim.
+
+        Host dims of extent 1 are never stepped (their coordinate is always 0), which keeps
+        the mapping unambiguous: among the other host dims the ranges
+        [hs[h], hs[h] * shape[h]) are disjoint."""
+        s, n = self.stride_map[device_dim], self.device_size[device_dim]
+        if s == -1 or n == 1:
+            return None
+        shape, hs = self.host_shape, self.host_strides
+        for h in range(len(shape)):
+            if shape[h] == 1:
+                continue
+            if hs[h] <= s < hs[h] * shape[h] and s % hs[h] == 0:
+                return h, s // hs[h]
+        raise LayoutError(
+            f"device dim {device_dim} (size {n}, stride {s}) does not step along any dim of shape {self.shape}"
+        )
+
+    @cached_property
+    def digits(self) -> tuple[tuple[Digit, ...], ...]:
+        """For each host dim, its digits sorted by weight (validated mixed radix)."""
+        per_host: list[list[Digit]] = [[] for _ in self.host_shape]
+        for j in range(len(self.device_size)):
+            owner = self.host_dim_of(j)
+            if owner is not None:
+                h, q = owner
+                per_host[h].append(Digit(j, q, self.device_size[j]))
+        return tuple(tuple(sorted(d, key=lambda x: x.weight)) for d in per_host)
+
+    @property
+    def stick_dim(self) -> int | None:
+        """Host dim whose consecutive elements share a stick (None: sparse layout)."""
+        owner = self.host_dim_of(len(self.device_size) - 1)
+        if owner is None:
+            return None
+        return owner[0]
+
+    @property
+    def is_sparse(self) -> bool:
+        return self.stride_map[-1] == -1
+
+    def padded_extent(self, h: int) -> int:
+        """Extent of host dim h on the device (the top digit may overhang the shape)."""
+        d = self.digits[h]
+        if not d:
+            return 1
+        return d[-1].weight * d[-1].size
+
+    # ------------------------------------------------------------------ verification
+    def verify(self) -> None:
+        """Raise LayoutError unless this is a faithful placement of `shape`."""
+        if len(self.device_size) != len(self.stride_map):
+            raise LayoutError(
+                f"device_size has {len(self.device_size)} dims but stride_map has {len(self.stride_map)}"
+            )
+        if not self.device_size:
+            raise LayoutError("a layout needs at least the stick dim")
+        if any(n < 1 for n in self.device_size):
+            raise LayoutError(f"device_size {list(self.device_size)} has a dim < 1")
+        if any(s < -1 or s == 0 for s in self.stride_map):
+            raise LayoutError(f"stride_map {list(self.stride_map)} has a stride that is neither > 0 nor -1")
+        if any(d < 0 for d in self.shape):
+            raise LayoutError(f"shape {self.shape} is not static")
+        if self.device_size[-1] != self.lanes:
+            raise LayoutError(
+                f"the last device dim is the stick: it must hold {self.lanes} elements of "
+                f"{self.element_bytes} bytes, not {self.device_size[-1]}"
+            )
+        lane = self.host_dim_of(len(self.device_size) - 1)
+        if lane is not None and lane[1] != 1:
+            raise LayoutError(
+                f"the stick (last device dim) must step one element along host dim {lane[0]}, not {lane[1]}"
+            )
+        digits = self.digits  # raises on strides that fit no host dim
+        for h, (extent, ds) in enumerate(zip(self.host_shape, digits)):
+            if extent == 1:
+                continue
+            if not ds:
+                raise LayoutError(f"host dim {h} (extent {extent}) is not mapped by any device dim")
+            expect = 1
+            for d in ds:
+                if d.weight != expect:
+                    raise LayoutError(
+                        f"host dim {h}: device dim {d.device_dim} steps {d.weight} elements, "
+                        f"expected {expect} (digits must form a mixed radix without gaps or overlaps)"
+                    )
+                expect *= d.size
+            top = ds[-1]
+            is_lane = top.device_dim == len(self.device_size) - 1
+            if not is_lane and top.weight * (top.size - 1) >= extent:
+                raise LayoutError(
+                    f"host dim {h}: device dim {top.device_dim} has whole slices of padding "
+                    f"({top.size} x {top.weight} for extent {extent})"
+                )
+            if expect < extent:
+                raise LayoutError(f"host dim {h}: device dims cover {expect} of {extent} elements")
+
+    # ------------------------------------------------------------------ element maps
+    def index_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(host flat offset, valid mask), each of shape `device_size` (vectorised)."""
+        nd = len(self.device_size)
+        offset = np.zeros(self.device_size, dtype=np.int64)
+        valid = np.ones(self.device_size, dtype=bool)
+        coords: list[np.ndarray] = []
+        for j, n in enumerate(self.device_size):
+            shp = [1] * nd
+            shp[j] = n
+            coords.append(np.arange(n, dtype=np.int64).reshape(shp))
+        for j, s in enumerate(self.stride_map):
+            if s == -1:
+                valid &= coords[j] == 0
+            else:
+                offset = offset + coords[j] * s
+        for h, ds in enumerate(self.digits):
+            if not ds:
+                continue
+            x = sum(coords[d.device_dim] * d.weight for d in ds)
+            valid &= x < self.host_shape[h]
+        return offset, valid
+
+    # ------------------------------------------------------------------ views
+    def permuted(self, perm: tuple[int, ...]) -> Layout:
+        """Layout of `x.permute(perm)` over the same device bytes (a free view)."""
+        new_shape = tuple(self.shape[p] for p in perm)
+        new_hs = row_major_strides(new_shape) if new_shape else (1,)
+        strides = []
+        for j, s in enumerate(self.stride_map):
+            owner = self.host_dim_of(j)
+            if owner is None:  # synthetic dims keep their stride
+                strides.append(s)
+            else:
+                h, q = owner
+                strides.append(q * new_hs[perm.index(h)])
+        return Layout(new_shape, self.element_bytes, self.device_size, tuple(strides))
+
+    def reshaped(self, new_shape: tuple[int, ...]) -> Layout | None:
+        """Layout of `x.reshape(new_shape)` over the same device bytes, or None if the
+        reshape cannot be a free view (it would move padding or split a stick)."""
+        new_shape = tuple(new_shape)
+        if math.prod(new_shape) != math.prod(self.shape):
+            raise LayoutError(f"cannot reshape {self.shape} to {new_shape}")
+        new_host = new_shape if new_shape else (1,)
+        new_hs = row_major_strides(new_host)
+        old_hs = self.host_strides
+        # a host dim with padding must survive unchanged (same extent and stride)
+        for h, extent in enumerate(self.host_shape):
+            if self.padded_extent(h) > extent:
+                if not any(e == extent and s == old_hs[h] for e, s in zip(new_host, new_hs)):
+                    return None
+        sizes: list[int] = []
+        strides: list[int] = []
+        for j, (n, s) in enumerate(zip(self.device_size, self.stride_map)):
+            if s == -1 or n == 1:
+                sizes.append(n)
+                strides.append(s)
+                continue
+            h, _ = self.host_dim_of(j)
+            if self.padded_extent(h) > self.host_shape[h] and self.digits[h][-1].device_dim == j:
+                pieces = [(n, s)]  # the overhanging top digit stays with its (surviving) host dim
+            else:
+                pieces = _split_digit(n, s, new_host, new_hs)
+            if pieces is None:
+                return None
+            if j == len(self.device_size) - 1 and len(pieces) != 1:
+                return None  # the stick would straddle host dims
+            for pn, ps in pieces:
+                sizes.append(pn)
+                strides.append(ps)
+        out = Layout(new_shape, self.element_bytes, tuple(sizes), tuple(strides))
+        try:
+            out.verify()
+        except LayoutError:
+            return None
+        return out.canonical()
+
+    def canonical(self) -> Layout:
+        """The same placement with adjacent device dims merged where they are one row-major
+        run along one host dim (outer stride == inner stride * inner size); the lane dim and
+        size-1 dims are kept. Two layouts place a tensor identically iff their canonical
+        forms are equal."""
+        sizes, strides = list(self.device_size[:-1]), list(self.stride_map[:-1])
+        j = 0
+        while j + 1 < len(sizes):
+            a, b = j, j + 1
+            if (
+                sizes[a] > 1
+                and sizes[b] > 1
+                and strides[a] > 0
+                and strides[b] > 0
+                and strides[a] == strides[b] * sizes[b]
+                and self._same_host_dim(strides[a], strides[b])
+            ):
+                sizes[a : b + 1] = [sizes[a] * sizes[b]]
+                strides[a : b + 1] = [strides[b]]
+            else:
+                j += 1
+        return Layout(
+            self.shape,
+            self.element_bytes,
+            (*sizes, self.device_size[-1]),
+            (*strides, self.stride_map[-1]),
+        )
+
+    def _same_host_dim(self, s1: int, s2: int) -> bool:
+        shape, hs = self.host_shape, self.host_strides
+
+        def owner(s: int) -> int | None:
+            return next((h for h in range(len(shape)) if shape[h] > 1 and hs[h] <= s < hs[h] * shape[h]), None)
+
+        return owner(s1) is not None and owner(s1) == owner(s2)
+
+    # ------------------------------------------------------------------ boxes
+    def box_to_device(self, box: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...] | None:
+        """Device-coordinate ranges (all dims but the lane dim) holding the logical box
+        `[(lo, hi), ...]`, or None if the box does not align with whole digits/sticks."""
+        host_box = box if self.shape else ((0, 1),)
+        ranges: list[tuple[int, int]] = [(0, n) for n in self.device_size[:-1]]
+        last = len(self.device_size) - 1
+        for h, ((lo, hi), ds) in enumerate(zip(host_box, self.digits)):
+            extent = self.host_shape[h]
+            if not ds:
+                if (lo, hi) != (0, extent):
+                    return None
+                continue
+            for d in ds[:-1]:
+                span = d.weight * d.size
+                if lo % span or (hi % span and hi != extent):
+                    return None
+            top = ds[-1]
+            if lo % top.weight or (hi % top.weight and hi != extent):
+                return None
+            if top.device_dim != last:
+                ranges[top.device_dim] = (lo // top.weight, -(-hi // top.weight))
+            elif (lo, hi) != (0, extent):
+                return None
+        for j, s in enumerate(self.stride_map[:-1]):
+            if s == -1:
+                ranges[j] = (0, 1)
+        return tuple(ranges)
+
+
+def _split_digit(n: int, s: int, shape: tuple[int, ...], hs: tuple[int, ...]) -> list[tuple[int, int]] | None:
+    """Split device dim (size n, stride s) into row-major pieces that each step along one
+    host dim of `shape`; pieces are returned outer first."""
+    pieces: list[tuple[int, int]] = []
+    while n > 1:
+        h = next(
+            (h for h in range(len(shape)) if shape[h] > 1 and hs[h] <= s < hs[h] * shape[h]),
+            None,
+        )
+        if h is None or s % hs[h]:
+            return None
+        if s * n <= hs[h] * shape[h]:  # fits inside host dim h
+            pieces.append((n, s))
+            break
+        room, rest = divmod(hs[h] * shape[h], s)  # steps of s that stay inside host dim h
+        if rest or room < 2 or n % room:
+            return None
+        pieces.append((room, s))
+        n, s = n // room, s * room
+    return list(reversed(pieces)) if pieces else [(1, s)]

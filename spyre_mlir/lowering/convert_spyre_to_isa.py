@@ -1,0 +1,380 @@
+"""`convert-spyre-to-isa`: each planned `spyre.kernel` becomes a `spyre_isa.program`, and the
+kernel op a `spyre_isa.launch` of it.
+
+For every core, the kernel's chunks are walked in order and each chunk is spelled out as
+instructions, all addresses fixed at compile time:
+
+    matmul      per chunk: DMA A tile, DMA B tile (skipped when unchanged), PT into the fp32
+                accumulator (accumulating over k chunks); after the last k chunk an SFP copy
+                rounds the accumulator into the output tile and a DMA stores it
+    pointwise   per chunk: DMA each input tile (broadcast dims not loaded), one SFP
+                instruction per body op (f32 temporaries), DMA the output tile out
+    restickify  same elements per stick: DMA in through the source layout, DMA out through
+                the result layout; stick moved to another dim: DMA 64 x 64 blocks in, SFP
+                block transposes, DMA out
+
+Then cores with the same instruction sequence (up to addresses) are folded into one SPMD
+`spyre_isa.stream` whose per-core addresses are tables; a ragged last tile gives its core(s)
+their own stream. Views between kernels stay on the host side (they move no data).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import Float16Type, Float32Type, ModuleOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+from spyre_mlir.analysis.sticks import loop_dims, operand_strides
+from spyre_mlir.analysis.work import (
+    core_boxes,
+    chunk_boxes,
+    iteration_dims,
+    pointwise_operand_strides,
+    pointwise_program,
+    transpose_row_dim,
+)
+from spyre_mlir.dialects import spyre, spyre_isa
+from spyre_mlir.layout import STICK_BYTES, Layout
+from spyre_mlir.runtime.config import DEFAULT_CONFIG
+
+F16, F32 = Float16Type(), Float32Type()
+
+# region Per-core instruction records
+
+
+@dataclass(frozen=True)
+class Ins:
+    """One instruction of one core: `key` is what must match for cores to share a stream,
+    `bases` what may differ (becomes a per-core table)."""
+
+    key: tuple
+    bases: tuple[int, ...]
+
+
+def _compact(sizes: Sequence[int], unit: int = 1) -> list[int]:
+    """Row-major strides of a dense tile of `sizes` (each step `unit` sticks)."""
+    strides = [unit] * len(sizes)
+    for i in range(len(sizes) - 2, -1, -1):
+        strides[i] = strides[i + 1] * sizes[i + 1]
+    return strides
+
+
+def load(arg: int, ddr_base: int, ddr_strides: Sequence[int], lx_base: int, lx_strides: Sequence[int], sizes: Sequence[int]) -> Ins:
+    return Ins(("load", arg, tuple(ddr_strides), tuple(lx_strides), tuple(sizes)), (ddr_base, lx_base))
+
+
+def store(arg: int, lx_base: int, lx_strides: Sequence[int], ddr_base: int, ddr_strides: Sequence[int], sizes: Sequence[int]) -> Ins:
+    return Ins(("store", arg, tuple(ddr_strides), tuple(lx_strides), tuple(sizes)), (ddr_base, lx_base))
+
+
+def sfp(fn: str, srcs: Sequence[tuple[int, Sequence[int], bool]], dst: tuple[int, Sequence[int], bool], sizes: Sequence[int], imm: float | None = None) -> Ins:
+    key = ("sfp", fn, tuple((tuple(s), f) for _, s, f in srcs), (tuple(dst[1]), dst[2]), tuple(sizes), imm)
+    return Ins(key, tuple(b for b, _, _ in srcs) + (dst[0],))
+
+
+def pt(lhs: tuple[int, Sequence[int]], rhs: tuple[int, Sequence[int]], acc: tuple[int, Sequence[int]], m: int, n: int, k: int, accumulate: bool) -> Ins:
+    key = ("pt", tuple(lhs[1]), tuple(rhs[1]), tuple(acc[1]), m, n, k, accumulate)
+    return Ins(key, (lhs[0], rhs[0], acc[0]))
+
+
+def transpose(src: tuple[int, Sequence[int]], dst: tuple[int, Sequence[int]], blocks: int, rows: int, cols: int) -> Ins:
+    return Ins(("transpose", tuple(src[1]), tuple(dst[1]), blocks, rows, cols), (src[0], dst[0]))
+
+
+def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue]) -> Operation:
+    """The xDSL op for an instruction shared by a stream, with per-core base tables."""
+    kind = ins.key[0]
+    if kind in ("load", "store"):
+        _, arg, ddr_s, lx_s, sizes = ins.key
+        ddr = spyre_isa.AccessAttr(tables[0], ddr_s)
+        lx = spyre_isa.AccessAttr(tables[1], lx_s)
+        cls = spyre_isa.DmaLoadOp if kind == "load" else spyre_isa.DmaStoreOp
+        return cls(args[arg], ddr, lx, sizes)
+    if kind == "sfp":
+        _, fn, srcs, (dst_s, dst_f), sizes, imm = ins.key
+        accs = [spyre_isa.AccessAttr(t, s, F32 if f else F16) for t, (s, f) in zip(tables, srcs)]
+        dst = spyre_isa.AccessAttr(tables[len(srcs)], dst_s, F32 if dst_f else F16)
+        if fn in spyre_isa.SFP_UNARY:
+            return spyre_isa.SFP_UNARY[fn](accs[0], dst, sizes)
+        return spyre_isa.SFP_BINARY[fn](accs[0], accs[1] if len(accs) > 1 else imm, dst, sizes)
+    if kind == "pt":
+        _, ls, rs, cs, m, n, k, accumulate = ins.key
+        return spyre_isa.PtMatmulOp(
+            spyre_isa.AccessAttr(tables[0], ls),
+            spyre_isa.AccessAttr(tables[1], rs),
+            spyre_isa.AccessAttr(tables[2], cs, F32),
+            m,
+            n,
+            k,
+            accumulate,
+        )
+    if kind == "transpose":
+        _, ss, ds, blocks, rows, cols = ins.key
+        return spyre_isa.SfpTransposeOp(spyre_isa.AccessAttr(tables[0], ss), spyre_isa.AccessAttr(tables[1], ds), blocks, rows, cols)
+    raise AssertionError(kind)
+
+
+def fold_streams(per_core: list[list[Ins] | None], args: Sequence[SSAValue]) -> list[spyre_isa.StreamOp]:
+    """Group cores with the same instruction keys into SPMD streams."""
+    groups: dict[tuple, list[int]] = {}
+    for core, prog in enumerate(per_core):
+        if prog:
+            groups.setdefault(tuple(i.key for i in prog), []).append(core)
+    streams = []
+    for cores in sorted(groups.values()):
+        progs = [per_core[c] for c in cores]
+        ops = []
+        for pos in range(len(progs[0])):  # type: ignore[arg-type]
+            column = [p[pos] for p in progs]  # type: ignore[index]
+            tables = []
+            for b in range(len(column[0].bases)):
+                vals = [ins.bases[b] for ins in column]
+                tables.append(spyre_isa.PerCoreAttr(vals[0] if len(set(vals)) == 1 else vals))
+            ops.append(build(column[0], tables, args))
+        streams.append(spyre_isa.StreamOp(cores, ops))
+    return streams
+
+
+# endregion
+# region Kernel code generation
+
+
+class KernelCodegen:
+    """Instructions of one kernel for each core."""
+
+    def __init__(self, kernel: spyre.KernelOp, cores: int):
+        self.kernel = kernel
+        self.name = kernel.sym_name.data
+        if kernel.split is None or kernel.chunks is None or kernel.lx is None:
+            raise PassFailedException(
+                f"kernel {self.name}: run spyre-divide-work and spyre-plan-scratchpad first (split, chunks and lx are needed)"
+            )
+        self.compute = kernel.compute_op
+        self.dims = iteration_dims(self.compute)
+        self.boxes = core_boxes(self.dims, kernel.split.as_dict(), cores)
+        self.chunks = kernel.chunks.as_dict()
+        self.lx = {k: v // STICK_BYTES for k, v in kernel.lx.as_dict().items()}
+        args = list(kernel.body.block.args)
+        self.arg_index = {a: i for i, a in enumerate(args)}
+        self.n_inputs = len(args)
+
+    def arg(self, v: SSAValue) -> int:
+        """Program argument index of a kernel value (inputs, then the output)."""
+        if v in self.arg_index:
+            return self.arg_index[v]
+        return self.n_inputs  # the kernel's single result
+
+    def per_core(self) -> list[list[Ins] | None]:
+        gen: Callable[[dict], list[Ins]]
+        if isinstance(self.compute, spyre.MatmulOp):
+            gen = self.matmul
+        elif isinstance(self.compute, spyre.PointwiseOp):
+            gen = self.pointwise
+        else:
+            gen = self.restickify
+        return [None if box is None else gen(box) for box in self.boxes]
+
+    # -------------------------------------------------------------- matmul
+    def matmul(self, box: dict) -> list[Ins]:
+        op = self.compute
+        assert isinstance(op, spyre.MatmulOp)
+        a, b = spyre.device_layout(op.lhs.type), spyre.device_layout(op.rhs.type)
+        M, K = a.shape
+        N = b.shape[1]
+        A, B, C = self.arg(op.lhs), self.arg(op.rhs), self.arg(op.result)
+        lx = self.lx
+        out: list[Ins] = []
+        loaded_a = loaded_b = None
+        kt_total = math.ceil(K / 64)
+        for ch in chunk_boxes(box, self.dims, self.chunks):
+            (n0, n1), (m0, m1), (k0, k1) = ch["n"], ch["m"], ch["k"]
+            mr, nst, kst = m1 - m0, n1 - n0, k1 - k0
+            r0, r1 = k0 * 64, min(K, k1 * 64)
+            ncols = min(N, n1 * 64) - n0 * 64
+            if loaded_a != (m0, m1, k0, k1):  # A (M,K) generic: stick(kt, m) = kt*M + m
+                out.append(load(A, k0 * M + m0, [M, 1], lx["lhs"], [mr, 1], [kst, mr]))
+                loaded_a = (m0, m1, k0, k1)
+            if loaded_b != (n0, n1, k0, k1):  # B (K,N) generic: stick(nt, k) = nt*K + k
+                out.append(load(B, n0 * K + r0, [K, 1], lx["rhs"], [r1 - r0, 1], [nst, r1 - r0]))
+                loaded_b = (n0, n1, k0, k1)
+            out.append(pt((lx["lhs"], [1, mr]), (lx["rhs"], [1, r1 - r0]), (lx["acc"], [2, 2 * mr]), mr, ncols, r1 - r0, k0 > 0))
+            if k1 == kt_total:  # round the fp32 sums into the output tile, then store it
+                out.append(sfp("copy", [(lx["acc"], [2 * mr, 2], True)], (lx["out"], [mr, 1], False), [nst, mr]))
+                out.append(store(C, lx["out"], [mr, 1], n0 * M + m0, [M, 1], [nst, mr]))
+        return out
+
+    # -------------------------------------------------------------- pointwise
+    def pointwise(self, box: dict) -> list[Ins]:
+        op = self.compute
+        assert isinstance(op, spyre.PointwiseOp)
+        out_l = spyre.device_layout(op.result.type)
+        dims = loop_dims(out_l)
+        strides_in = [pointwise_operand_strides(op, i) for i in range(len(op.inputs))]
+        steps, _ = pointwise_program(op)
+        lx = self.lx
+        result: list[Ins] = []
+        for ch in chunk_boxes(box, self.dims, self.chunks):
+            lo = [ch[f"d{d.device_dim}"][0] for d in dims]
+            ext = [ch[f"d{d.device_dim}"][1] - ch[f"d{d.device_dim}"][0] for d in dims]
+            tile = _compact(ext)
+            access: dict[tuple[str, int], tuple[int, list[int], bool]] = {("out", 0): (lx["out"], tile, False)}
+            for i, v in enumerate(op.inputs):
+                s = strides_in[i]
+                kept = [j for j in range(len(dims)) if s[j] != 0]
+                in_tile = _compact([ext[j] for j in kept])
+                base = sum(lo[j] * s[j] for j in range(len(dims)))
+                if kept:
+                    result.append(load(self.arg(v), base, [s[j] for j in kept], lx[f"in{i}"], in_tile, [ext[j] for j in kept]))
+                else:  # a single stick broadcast everywhere
+                    result.append(load(self.arg(v), base, [1], lx[f"in{i}"], [1], [1]))
+                full = [0] * len(dims)
+                for pos, j in enumerate(kept):
+                    full[j] = in_tile[pos]
+                access[("in", i)] = (lx[f"in{i}"], full, False)
+            for name, base in lx.items():
+                if name.startswith("t"):
+                    access[("t", int(name[1:]))] = (base, [2 * s for s in tile], True)
+            for st in steps:
+                result.append(sfp(st.fn, [access[s] for s in st.srcs], access[st.dst], ext, st.imm))
+            out_base = sum(l * d.stick_stride for l, d in zip(lo, dims))
+            result.append(store(self.arg(op.result), lx["out"], tile, out_base, [d.stick_stride for d in dims], ext))
+        return result
+
+    # -------------------------------------------------------------- restickify
+    def restickify(self, box: dict) -> list[Ins]:
+        op = self.compute
+        assert isinstance(op, spyre.RestickifyOp)
+        src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
+        if transpose_row_dim(src, dst) is None:
+            return self._stick_permutation(box, src, dst)
+        return self._block_transpose(box, src, dst)
+
+    def _stick_permutation(self, box: dict, src: Layout, dst: Layout) -> list[Ins]:
+        op = self.compute
+        dims = loop_dims(dst)
+        s = operand_strides(dst, src, list(range(len(dst.host_shape))))
+        assert s is not None
+        out: list[Ins] = []
+        for ch in chunk_boxes(box, self.dims, self.chunks):
+            lo = [ch[f"d{d.device_dim}"][0] for d in dims]
+            ext = [ch[f"d{d.device_dim}"][1] - ch[f"d{d.device_dim}"][0] for d in dims]
+            tile = _compact(ext)
+            out.append(load(self.arg(op.input), sum(l * x for l, x in zip(lo, s)), s, self.lx["tile"], tile, ext))
+            out.append(store(self.arg(op.result), self.lx["tile"], tile, sum(l * d.stick_stride for l, d in zip(lo, dims)), [d.stick_stride for d in dims], ext))
+        return out
+
+    def _block_transpose(self, box: dict, src: Layout, dst: Layout) -> list[Ins]:
+        op = self.compute
+        hs, hd = src.stick_dim, dst.stick_dim
+        row_dim = transpose_row_dim(src, dst)
+        err = PassFailedException(
+            f"kernel {self.name}: restickify {src.shape} from device_size {list(src.device_size)}, stride_map "
+            f"{list(src.stride_map)} to {list(dst.device_size)}, {list(dst.stride_map)} is not supported yet"
+        )
+        if hs is None or hd is None or row_dim is None:
+            raise err
+        src_hd, src_hs, dst_hs = src.digits[hd], src.digits[hs], dst.digits[hs]
+        if len(src_hd) != 1 or len(dst_hs) != 1 or len(src_hs) > 2 or (len(src_hs) == 2 and src_hs[1].weight != 64):
+            raise err
+        Xs, Xd = src.host_shape[hs], dst.host_shape[hd]
+        st_src = src.stick_strides
+        sr_hd = st_src[src_hd[0].device_dim]
+        sr_tile = st_src[src_hs[1].device_dim] if len(src_hs) == 2 else 0
+        dims = loop_dims(dst)
+        tile_dim = next(d.device_dim for d in dims if d.host_dim == hd and d.weight == 64) if any(
+            d.host_dim == hd and d.weight == 64 for d in dims
+        ) else None
+        others = [d for d in dims if d.device_dim not in (row_dim, tile_dim)]
+        src_other = []
+        for d in others:
+            if d.host_dim is None:
+                src_other.append(0)
+                continue
+            match = next((od for od in src.digits[d.host_dim] if od.weight <= d.weight < od.weight * od.size and d.weight % od.weight == 0), None)
+            if match is None:
+                raise err
+            src_other.append(st_src[match.device_dim] * (d.weight // match.weight))
+        by_dim = {d.device_dim: d for d in dims}
+        st_R = by_dim[row_dim].stick_stride
+        st_T = by_dim[tile_dim].stick_stride if tile_dim is not None else 0
+        out: list[Ins] = []
+        for ch in chunk_boxes(box, self.dims, self.chunks):
+            o_lo = [ch[f"d{d.device_dim}"][0] for d in others]
+            o_ext = [ch[f"d{d.device_dim}"][1] - ch[f"d{d.device_dim}"][0] for d in others]
+            a0, a1 = ch[f"d{row_dim}"]
+            b0, b1 = ch[f"d{tile_dim}"] if tile_dim is not None else (0, 1)
+            a_parts = _ragged_split(a0, a1, Xs)  # (lo, hi, cols) per uniform part
+            b_parts = _ragged_split(b0, b1, Xd)  # (lo, hi, rows)
+            for (pa0, pa1, cols) in a_parts:
+                for (pb0, pb1, rows) in b_parts:
+                    blk = [*o_ext, pa1 - pa0, pb1 - pb0]
+                    blocks = math.prod(blk)
+                    lx_blk = _compact(blk, 64)
+                    base_o_src = sum(l * s for l, s in zip(o_lo, src_other))
+                    base_o_dst = sum(l * d.stick_stride for l, d in zip(o_lo, others))
+                    out.append(load(
+                        self.arg(op.input),
+                        base_o_src + pa0 * sr_tile + pb0 * 64 * sr_hd,
+                        [*src_other, sr_tile, 64 * sr_hd, sr_hd],
+                        self.lx["src"], [*lx_blk, 1], [*blk, rows],
+                    ))
+                    out.append(transpose((self.lx["src"], [64, 1]), (self.lx["dst"], [64, 1]), blocks, rows, cols))
+                    out.append(store(
+                        self.arg(op.result), self.lx["dst"], [*lx_blk, 1],
+                        base_o_dst + pa0 * 64 * st_R + pb0 * st_T,
+                        [*[d.stick_stride for d in others], 64 * st_R, st_T, st_R],
+                        [*blk, cols],
+                    ))
+        return out
+
+
+def _ragged_split(lo: int, hi: int, extent: int) -> list[tuple[int, int, int]]:
+    """Blocks [lo, hi) of 64 along a dim of `extent`: the full blocks, then the short last one."""
+    full_hi = min(hi, extent // 64)
+    parts = []
+    if full_hi > lo:
+        parts.append((lo, full_hi, 64))
+    if hi > full_hi:
+        parts.append((max(lo, full_hi), hi, extent - 64 * max(lo, full_hi)))
+    return parts
+
+
+# endregion
+
+
+@dataclass(frozen=True)
+class ConvertSpyreToIsaPass(ModulePass):
+    """Lower planned spyre.kernel ops to spyre_isa programs and launches."""
+
+    name = "convert-spyre-to-isa"
+
+    cores: int = DEFAULT_CONFIG.cores
+    """Cores of the device (must match spyre-divide-work)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        kernels = [k for k in op.walk() if isinstance(k, spyre.KernelOp)]
+        first_func = next((f for f in op.ops if isinstance(f, func.FuncOp)), None)
+        for kernel in kernels:
+            gen = KernelCodegen(kernel, self.cores)
+            arg_types = [v.type for v in kernel.inputs] + [r.type for r in kernel.outputs]
+            block = Block(arg_types=arg_types)
+            for a, name in zip(block.args, [f"in{i}" for i in range(len(kernel.inputs))] + ["out"]):
+                a.name_hint = name
+            streams = fold_streams(gen.per_core(), block.args)
+            for s in streams:
+                block.add_op(s)
+            prog = spyre_isa.ProgramOp(gen.name, arg_types, len(kernel.inputs), Region(block))
+            if first_func is not None:
+                Rewriter.insert_op(prog, InsertPoint.before(first_func))
+            else:
+                op.body.block.add_op(prog)
+            launch = spyre_isa.LaunchOp(gen.name, list(kernel.inputs), [r.type for r in kernel.outputs])
+            Rewriter.replace_op(kernel, launch)

@@ -1,0 +1,126 @@
+"""The Spyre device as data: every hardware parameter the compiler and the device model use.
+
+Nothing else in the project hard-codes a hardware number; each field names its source
+(see docs/hardware.md for the sources, where they disagree, and what is assumed).
+Run with another device: `DeviceConfig(cores=8, ddr_bytes_per_s=128e9)` or, from the tools,
+`--config key=value`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from spyre_mlir.layout import STICK_BYTES
+
+
+@dataclass(frozen=True)
+class DeviceConfig:
+    cores: int = 32
+    """Cores on one card, on a bidirectional ring (IBM Spyre announcement; torch-spyre docs)."""
+
+    corelets_per_core: int = 2
+    """Corelets per core (torch-spyre docs)."""
+
+    corelets_used: int = 1
+    """Corelets the compiler drives per core (torch-spyre uses one by default)."""
+
+    lx_bytes: int = 2 * 1024 * 1024
+    """LX scratchpad per core: 2 MiB (torch-spyre scratchpad planning)."""
+
+    lx_planner_fraction: float = 0.8
+    """Share of LX the planner may fill; the back end reserves the rest (torch-spyre)."""
+
+    stick_bytes: int = STICK_BYTES
+    """The DMA/LX unit: 128 bytes = 64 f16 / 32 f32 / 128 i8 (torch-spyre RFC 0047)."""
+
+    clock_hz: float = 1.5e9
+    """Core clock, derived: 1.536 TMAC/s per core / (2 corelets x 8 x 64 MAC per cycle)."""
+
+    pt_rows: int = 8
+    """PT array rows per corelet: output rows produced per pass (torch-spyre docs, cost model)."""
+
+    pt_lanes: int = 64
+    """PT array lanes per corelet: output columns per pass, one stick (torch-spyre cost model)."""
+
+    sfp_vectors_per_cycle: float = 1.0
+    """SFP throughput per corelet: one 64-lane vector per cycle (ktir-cpu latency model)."""
+
+    sfp_transcendental_factor: float = 4.0
+    """Cycles per vector on exp/erf/tanh relative to simple ops. ktir-cpu's placeholder; no
+    public measurement (assumption, see docs/hardware.md)."""
+
+    ddr_bytes_per_s: float = 204.8e9
+    """LPDDR5 bandwidth, shared by all cores (torch-spyre cost model)."""
+
+    ddr_capacity_bytes: int = 128 * 1024**3
+    """LPDDR5 capacity per card (IBM Spyre docs)."""
+
+    ddr_usable_bytes: int = 112 * 1024**3
+    """DDR the runtime may allocate (IBM Spyre docs: 112 GB usable)."""
+
+    ddr_latency_cycles: int = 150
+    """Fixed cost of one DMA instruction: ~100 ns LPDDR5 access latency (assumption)."""
+
+    ring_bytes_per_cycle: int = 128
+    """Data ring: bytes per cycle per direction per hop (torch-spyre docs)."""
+
+    lx_port_bytes_per_cycle: int = 128
+    """LX port per core, shared by DMA, PT and SFP (third-party measurement notes)."""
+
+    per_core_span_bytes: int = 256 * 1024**2
+    """Largest contiguous DDR span one core may address in one tensor (torch-spyre work division)."""
+
+    launch_overhead_s: float = 1.0e-6
+    """Host-side cost of one kernel launch (assumption; no public figure)."""
+
+    numerics: str = "dl16"
+    """Device 16-bit format: "dl16" (IBM DLFloat16, the hardware's) or "ieee-fp16"."""
+
+    # ------------------------------------------------------------------ derived
+    @property
+    def lx_sticks(self) -> int:
+        return self.lx_bytes // self.stick_bytes
+
+    @property
+    def planner_lx_bytes(self) -> int:
+        """LX bytes the scratchpad planner may use on each core (stick-aligned)."""
+        return int(self.lx_bytes * self.lx_planner_fraction) // self.stick_bytes * self.stick_bytes
+
+    @property
+    def pt_macs_per_cycle(self) -> int:
+        """MACs per cycle per core with the corelets the compiler drives."""
+        return self.pt_rows * self.pt_lanes * self.corelets_used
+
+    @property
+    def pt_peak_macs_per_s(self) -> float:
+        """Per-core PT peak with every corelet: 1.536e12 MAC/s by default."""
+        return self.pt_rows * self.pt_lanes * self.corelets_per_core * self.clock_hz
+
+    def replace(self, **changes) -> DeviceConfig:
+        return dataclasses.replace(self, **changes)
+
+    def validate(self) -> None:
+        if self.numerics not in ("dl16", "ieee-fp16"):
+            raise ValueError(f"numerics must be 'dl16' or 'ieee-fp16', got {self.numerics!r}")
+        if self.cores < 1 or self.lx_bytes < self.stick_bytes:
+            raise ValueError(f"a device needs >= 1 core and >= 1 stick of LX, got {self.cores}, {self.lx_bytes}")
+
+    @staticmethod
+    def from_overrides(pairs: list[str] | None) -> DeviceConfig:
+        """DeviceConfig from `key=value` strings (the tools' `--config`)."""
+        cfg = DeviceConfig()
+        fields = {f.name: f for f in dataclasses.fields(DeviceConfig)}
+        changes = {}
+        for pair in pairs or []:
+            key, sep, value = pair.partition("=")
+            if not sep or key not in fields:
+                raise ValueError(f"unknown device parameter {key!r}; known: {', '.join(fields)}")
+            kind = type(getattr(cfg, key))
+            changes[key] = value if kind is str else kind(float(value)) if kind is int else kind(value)
+        cfg = cfg.replace(**changes)
+        cfg.validate()
+        return cfg
+
+
+DEFAULT_CONFIG = DeviceConfig()

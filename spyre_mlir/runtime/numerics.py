@@ -1,0 +1,111 @@
+"""Device number formats: DL16 (the hardware's) and IEEE fp16 (for comparison).
+
+DL16 — IBM's DLFloat16, "SEN169": 1 sign, 6 exponent, 9 fraction bits, bias 31.
+
+    bits            value
+    0x0000 / 0x8000 +0 / -0
+    0x7FFF / 0xFFFF NaN (the single "not a number / infinity" pattern, NINF)
+    otherwise       (-1)^s * 2^(e - 31) * (1 + f / 512)        e in 0..63, f in 0..511
+    largest         0x7FFE = (2 - 2^-8) * 2^32  ~ 8.573e9
+    smallest        0x0001 = (1 + 2^-9) * 2^-31 ~ 4.66e-10     (no subnormals)
+
+The bit-level decode follows IBM's published NNP1 conversion (onnx-mlir,
+src/Accelerators/NNPA/Support/Stickify/DLF16Conversion.hpp). Encoding (fp32 -> DL16), as
+the device model applies it on every store to LX or DDR:
+
+    NaN                      -> NaN pattern
+    round to nearest, ties to even, at 9 fraction bits
+    |rounded| > largest      -> +-largest            (saturate; +-inf too)
+    exponent below 2^-31     -> +-0                  (flush; fp32 subnormals too)
+
+IBM's NNP1 software conversion differs in two corner cases, recorded in docs/numerics.md:
+it rounds ties away from zero and maps overflow to the NaN pattern; DESIGN.md specifies
+round-to-nearest-even and saturation for the device, and that is what is modelled here.
+
+Unit roundoff (the relative error bound of one store in the normal range) is 2^-10 for DL16
+and 2^-11 for IEEE fp16; tests derive their tolerances from `Numerics.unit_roundoff`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+DL16_BIAS = 31
+DL16_NAN = 0x7FFF
+DL16_MAX_BITS = 0x7FFE
+DL16_MAX = float(np.float32((1 + 510 / 512) * 2.0**32))
+DL16_MIN = float(np.float32((1 + 1 / 512) * 2.0**-31))
+
+
+def dl16_encode(x: np.ndarray) -> np.ndarray:
+    """fp32 values -> DL16 bit patterns (uint16), vectorised."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.int64)
+    sign = (bits >> 16) & 0x8000
+    mag = bits & 0x7FFFFFFF
+    is_nan = mag > 0x7F800000
+    lsb = (mag >> 14) & 1
+    rounded = (mag + 0x1FFF + lsb) >> 14  # fp32 exponent (8 bits) : fraction (9 bits), RNE
+    exp = (rounded >> 9) - 127 + DL16_BIAS
+    frac = rounded & 0x1FF
+    out = (exp << 9) | frac
+    out = np.where((exp > 63) | ((exp == 63) & (frac == 0x1FF)), DL16_MAX_BITS, out)
+    out = np.where(exp < 0, 0, out)
+    out = np.where(is_nan, DL16_NAN, out)
+    return (out | sign).astype(np.uint16)
+
+
+def dl16_decode(b: np.ndarray) -> np.ndarray:
+    """DL16 bit patterns (uint16) -> fp32 values, vectorised."""
+    b = np.asarray(b, dtype=np.uint16).astype(np.uint32)
+    sign = (b & 0x8000) << 16
+    mag = b & 0x7FFF
+    exp = mag >> 9
+    frac = mag & 0x1FF
+    bits = sign | ((exp + (127 - DL16_BIAS)) << 23) | (frac << 14)
+    bits = np.where(mag == 0, sign, bits)
+    bits = np.where(mag == DL16_NAN, np.uint32(0x7FC00000), bits)
+    return bits.astype(np.uint32).view(np.float32)
+
+
+def fp16_encode(x: np.ndarray) -> np.ndarray:
+    """fp32 -> IEEE binary16 bits (round to nearest even, overflow to inf, subnormals kept)."""
+    with np.errstate(over="ignore"):
+        return np.asarray(x, dtype=np.float32).astype(np.float16).view(np.uint16)
+
+
+def fp16_decode(b: np.ndarray) -> np.ndarray:
+    return np.asarray(b, dtype=np.uint16).view(np.float16).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class Numerics:
+    """One 16-bit device format: how values are stored, and how precise a store is."""
+
+    name: str
+    unit_roundoff: float
+    """Relative error bound of one rounding in the normal range."""
+    max_value: float
+    min_normal: float
+
+    def encode(self, x: np.ndarray) -> np.ndarray:
+        return dl16_encode(x) if self.name == "dl16" else fp16_encode(x)
+
+    def decode(self, b: np.ndarray) -> np.ndarray:
+        return dl16_decode(b) if self.name == "dl16" else fp16_decode(b)
+
+    def round(self, x: np.ndarray) -> np.ndarray:
+        """The fp32 value a store of x leaves in device memory."""
+        return self.decode(self.encode(x))
+
+
+DL16 = Numerics("dl16", 2.0**-10, DL16_MAX, DL16_MIN)
+IEEE_FP16 = Numerics("ieee-fp16", 2.0**-11, 65504.0, 2.0**-14)
+
+
+def get_numerics(name: str) -> Numerics:
+    try:
+        return {"dl16": DL16, "ieee-fp16": IEEE_FP16}[name]
+    except KeyError:
+        raise ValueError(f"unknown numerics {name!r}: use 'dl16' or 'ieee-fp16'") from None

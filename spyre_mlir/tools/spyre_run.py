@@ -1,0 +1,122 @@
+"""`spyre-run FILE.mlir`: run a module on the device model.
+
+The module may be at any level: torch (it is compiled with the spyre-pipeline first),
+spyre, or spyre_isa. Inputs are seeded random normals, or `.npy` files in argument order.
+
+    spyre-run mlp.mlir                        # outputs' summary and the profile table
+    spyre-run mlp.mlir --input x.npy --save-output y.npy
+    spyre-run mlp.mlir --reference            # torch level: compare with the numpy reference
+    spyre-run mlp.mlir --config cores=8 --config numerics=ieee-fp16
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+
+from spyre_mlir.dialects.torch import make_context
+from spyre_mlir.pipeline import run_pipeline
+from spyre_mlir.runtime.config import DeviceConfig
+from spyre_mlir.runtime.interpreter import DeviceModel, Executable
+from spyre_mlir.runtime.memory import DeviceError
+from spyre_mlir.runtime.numerics import get_numerics
+
+
+def _entry(module: ModuleOp, name: str) -> func.FuncOp:
+    fn = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name), None)
+    if fn is None:
+        raise DeviceError(f"no function @{name} in the module")
+    return fn
+
+
+def _input_shapes(fn: func.FuncOp) -> list[tuple[int, ...]]:
+    shapes = []
+    for t in fn.function_type.inputs.data:
+        if isinstance(t, TensorType):
+            shapes.append(t.get_shape())
+        elif hasattr(t, "get_shape"):
+            shapes.append(t.get_shape())
+        else:
+            raise DeviceError(f"@{fn.sym_name.data} takes {t}; spyre-run feeds tensors only")
+    return shapes
+
+
+def _summary(name: str, y: np.ndarray) -> str:
+    flat = y.reshape(-1)
+    head = ", ".join(f"{v:.6g}" for v in flat[:4])
+    return (
+        f"{name}: shape {tuple(y.shape)} {y.dtype}  min {flat.min():.6g}  max {flat.max():.6g}  "
+        f"mean {flat.mean():.6g}  [{head}{', ...' if flat.size > 4 else ''}]"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="spyre-run", description=__doc__.splitlines()[0])
+    ap.add_argument("file", help="an .mlir module (torch, spyre or spyre_isa level)")
+    ap.add_argument("--input", action="append", default=[], help=".npy input, once per function argument")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    ap.add_argument("--entry", default="main", help="function to run (default main)")
+    ap.add_argument("--config", action="append", default=[], metavar="KEY=VALUE", help="device parameter override")
+    ap.add_argument("--reference", action="store_true", help="compare with the numpy reference (torch-level input)")
+    ap.add_argument("--save-output", action="append", default=[], help=".npy file per output")
+    ap.add_argument("--no-profile", action="store_true", help="do not print the profile table")
+    args = ap.parse_args(argv)
+    try:
+        config = DeviceConfig.from_overrides(args.config)
+        ctx = make_context()
+        with open(args.file) as f:
+            text = f.read()
+        module = Parser(ctx, text, name=args.file).parse_module()
+        module.verify()
+        fn = _entry(module, args.entry)
+        shapes = _input_shapes(fn)
+        if args.input:
+            if len(args.input) != len(shapes):
+                raise DeviceError(f"@{args.entry} takes {len(shapes)} inputs, {len(args.input)} given")
+            inputs = [np.load(p).astype(np.float32) for p in args.input]
+        else:
+            rng = np.random.default_rng(args.seed)
+            inputs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+        torch_level = any(op.name.startswith("torch.") for op in module.walk())
+        reference = None
+        if args.reference:
+            if not torch_level:
+                raise DeviceError("--reference needs a torch-level module")
+            from spyre_mlir.runtime.reference import evaluate
+
+            reference = evaluate(module, inputs, get_numerics(config.numerics), ctx, args.entry)
+        run_pipeline(ctx, module, config)
+        model = DeviceModel(config)
+        outputs = Executable(module, ctx, model, args.entry)(*inputs)
+    except (DiagnosticException, ParseError, DeviceError, ValueError, OSError) as e:
+        print(f"spyre-run: error: {e}", file=sys.stderr)
+        return 1
+    for i, y in enumerate(outputs):
+        print(_summary(f"output {i}", y))
+        if i < len(args.save_output):
+            np.save(args.save_output[i], y)
+    status = 0
+    if reference is not None:
+        values, bounds = reference
+        for i, (y, ref, bound) in enumerate(zip(outputs, values, bounds)):
+            err = np.abs(y.astype(np.float64) - ref)
+            ok = bool(np.all(err <= bound))
+            print(
+                f"output {i} vs reference: max |error| {err.max():.3g}, max bound {bound.max():.3g}, "
+                f"within the {config.numerics} bound: {'yes' if ok else 'NO'}"
+            )
+            status |= 0 if ok else 2
+    if not args.no_profile:
+        print(model.profile.table())
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""Pass registry: every spyre-mlir pass by name, imported lazily (fast `spyre-opt` start-up).
+
+Same-level rewrites live in this package (file = snake_case twin of the pass name);
+level-crossing conversions live in `spyre_mlir.lowering`.
+"""
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+
+def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    def convert_torch_to_spyre():
+        from spyre_mlir.lowering.convert_torch_to_spyre import ConvertTorchToSpyrePass
+
+        return ConvertTorchToSpyrePass
+
+    def spyre_propagate_layouts():
+        from spyre_mlir.transforms.spyre_propagate_layouts import SpyrePropagateLayoutsPass
+
+        return SpyrePropagateLayoutsPass
+
+    def spyre_fuse():
+        from spyre_mlir.transforms.spyre_fuse import SpyreFusePass
+
+        return SpyreFusePass
+
+    def spyre_divide_work():
+        from spyre_mlir.transforms.spyre_divide_work import SpyreDivideWorkPass
+
+        return SpyreDivideWorkPass
+
+    def spyre_plan_scratchpad():
+        from spyre_mlir.transforms.spyre_plan_scratchpad import SpyrePlanScratchpadPass
+
+        return SpyrePlanScratchpadPass
+
+    def convert_spyre_to_isa():
+        from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
+
+        return ConvertSpyreToIsaPass
+
+    def spyre_pipeline():
+        from spyre_mlir.pipeline import SpyrePipelinePass
+
+        return SpyrePipelinePass
+
+    return {
+        "convert-torch-to-spyre": convert_torch_to_spyre,
+        "spyre-propagate-layouts": spyre_propagate_layouts,
+        "spyre-fuse": spyre_fuse,
+        "spyre-divide-work": spyre_divide_work,
+        "spyre-plan-scratchpad": spyre_plan_scratchpad,
+        "convert-spyre-to-isa": convert_spyre_to_isa,
+        "spyre-pipeline": spyre_pipeline,
+    }

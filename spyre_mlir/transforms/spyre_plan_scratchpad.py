@@ -1,0 +1,80 @@
+"""`spyre-plan-scratchpad`: place each kernel's buffers in every core's LX, chunking the
+core's work until its buffers fit the planner's budget (80% of 2 MiB by default).
+
+    footprint(chunk) = sum of kernel_buffers(op, largest chunk over cores)   (sticks)
+    while footprint > budget: double the chunks of the dim that shrinks it most
+    offsets: buffers placed one after another, 128-byte aligned
+
+    spyre.kernel "k0" (...) split <...>  ->  ... split <...> chunks <k = 2> lx <lhs = 0, rhs = 16384, ...>
+
+A kernel whose smallest chunk still does not fit is an error naming the kernel and the
+bytes. Tensors larger than LX stream through it chunk by chunk (DMA in, compute, DMA out).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from spyre_mlir.analysis.work import core_boxes, iteration_dims, kernel_buffers, max_chunk
+from spyre_mlir.dialects import spyre
+from spyre_mlir.layout import STICK_BYTES
+from spyre_mlir.runtime.config import DEFAULT_CONFIG
+
+
+@dataclass(frozen=True)
+class SpyrePlanScratchpadPass(ModulePass):
+    """Chunk each kernel's per-core work to fit LX and give every buffer its LX offset."""
+
+    name = "spyre-plan-scratchpad"
+
+    budget_bytes: int = DEFAULT_CONFIG.planner_lx_bytes
+    """LX bytes per core the plan may use."""
+
+    cores: int = DEFAULT_CONFIG.cores
+    """Cores of the device (must match spyre-divide-work)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in op.walk():
+            if isinstance(kernel, spyre.KernelOp) and kernel.lx is None:
+                self.plan(kernel)
+
+    def plan(self, kernel: spyre.KernelOp) -> None:
+        if kernel.split is None:
+            raise PassFailedException(f"kernel {kernel.sym_name.data}: run spyre-divide-work first (no split)")
+        compute = kernel.compute_op
+        dims = iteration_dims(compute)
+        boxes = core_boxes(dims, kernel.split.as_dict(), self.cores)
+        chunks = {d.name: 1 for d in dims}
+
+        def footprint(ch: dict[str, int]) -> int:
+            return sum(kernel_buffers(compute, max_chunk(dims, boxes, ch)).values()) * STICK_BYTES
+
+        size = footprint(chunks)
+        while size > self.budget_bytes:
+            best = None
+            for d in dims:
+                ext = max_chunk(dims, boxes, chunks)[d.name]
+                if ext <= 1:
+                    continue
+                trial = dict(chunks, **{d.name: min(chunks[d.name] * 2, d.size)})
+                got = footprint(trial)
+                if best is None or got < best[1]:
+                    best = (trial, got)
+            if best is None:
+                raise PassFailedException(
+                    f"kernel {kernel.sym_name.data}: its smallest chunk needs {size} bytes of LX per core, "
+                    f"the planner's budget is {self.budget_bytes}"
+                )
+            chunks, size = best
+        offsets = {}
+        at = 0
+        for name, sticks in kernel_buffers(compute, max_chunk(dims, boxes, chunks)).items():
+            offsets[name] = at * STICK_BYTES
+            at += max(1, sticks)
+        kernel.chunks = spyre.SplitAttr({k: v for k, v in chunks.items()})
+        kernel.lx = spyre.LxPlanAttr(offsets)
