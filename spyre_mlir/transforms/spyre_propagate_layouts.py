@@ -45,7 +45,7 @@ def _generic(v: SSAValue) -> Layout:
 def _restickify_operand(op: Operation, index: int, target: Layout, rewriter: PatternRewriter) -> None:
     v = op.operands[index]
     r = spyre.RestickifyOp(v, spyre.device_tensor_type(target.shape, target))
-    rewriter.insert_op(r, InsertPoint.before(op))
+    rewriter.insert(r, InsertPoint.before(op))
     op.operands[index] = r.result
 
 

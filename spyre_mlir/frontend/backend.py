@@ -1,0 +1,152 @@
+"""`torch.compile(model, backend="spyre")`: Dynamo -> aot_autograd (core-ATen decompositions,
+inference) -> FX importer -> spyre-pipeline -> the reference device model.
+
+    torch.compile(model, backend="spyre", options={
+        "strict": False,          # True: an unsupported op raises, naming it
+        "numerics": "dl16",       # or "ieee-fp16"
+        "cores": 32,              # any DeviceConfig field may be set here
+        "dump_ir": "dir",         # IR after each stage (also SPYRE_DUMP_IR=dir)
+    })
+
+Each graph is compiled once (Dynamo caches per graph and guards; `STATS.compiles` counts our
+compilations). Parameters stay resident on the device model after the first call: their
+device copies are keyed by tensor identity and version, so an in-place update re-sends them.
+Outputs come back in the dtype eager PyTorch would give.
+
+A graph the device path cannot take runs eagerly on the CPU instead, with one warning naming
+the ops and why (graph partitioning comes later); `strict=True` raises instead.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from xdsl.utils.exceptions import DiagnosticException
+
+from spyre_mlir.frontend.fx_importer import UnsupportedGraphError, import_fx_graph
+from spyre_mlir.pipeline import run_pipeline
+from spyre_mlir.runtime.config import DeviceConfig
+from spyre_mlir.runtime.interpreter import DeviceModel, Executable
+
+
+class SpyreCompileError(RuntimeError):
+    """The device path cannot take this graph (strict mode); the message names the op."""
+
+
+@dataclass
+class CompileStats:
+    compiles: int = 0
+    """Graphs compiled by the spyre backend (a cached call adds nothing)."""
+    fallbacks: int = 0
+    """Graphs that ran on the CPU because the device path could not take them."""
+
+
+STATS = CompileStats()
+_DEVICES: dict[DeviceConfig, DeviceModel] = {}
+
+
+def get_device(config: DeviceConfig | None = None) -> DeviceModel:
+    """The process-wide device model for a configuration (shared by every compiled graph)."""
+    config = config or DeviceConfig()
+    if config not in _DEVICES:
+        _DEVICES[config] = DeviceModel(config)
+    return _DEVICES[config]
+
+
+def _parse_options(options: dict[str, Any] | None) -> tuple[DeviceConfig, bool, str | None]:
+    opts = dict(options or {})
+    strict = bool(opts.pop("strict", False))
+    dump_ir = opts.pop("dump_ir", None)
+    fields = {f.name for f in dataclasses.fields(DeviceConfig)}
+    unknown = sorted(set(opts) - fields)
+    if unknown:
+        raise SpyreCompileError(f"unknown spyre backend option(s) {unknown}; known: strict, dump_ir, {', '.join(sorted(fields))}")
+    config = DeviceConfig().replace(**opts)
+    config.validate()
+    return config, strict, dump_ir
+
+
+def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], config: DeviceConfig, strict: bool, dump_ir: str | None) -> Callable[..., Any]:
+    """Compile one aot_autograd inference graph for the device model."""
+    STATS.compiles += 1
+    eager = gm.forward
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    keep = [i for i, n in enumerate(placeholders) if n.users or isinstance(n.meta.get("val"), torch.Tensor)]
+    if len(keep) < len(placeholders):  # unused size symbols of a specialised dynamic graph
+        gm = copy.deepcopy(gm)
+        for i, n in enumerate([n for n in gm.graph.nodes if n.op == "placeholder"]):
+            if i not in keep:
+                gm.graph.erase_node(n)
+        gm.recompile()
+    try:
+        module, info = import_fx_graph(gm)
+        run_pipeline(info.ctx, module, config, dump_ir)
+    except (UnsupportedGraphError, DiagnosticException) as e:
+        if strict:
+            raise SpyreCompileError(f"spyre (strict): {e}") from None
+        STATS.fallbacks += 1
+        warnings.warn(f"spyre: this graph runs on the CPU instead of the device: {e}", stacklevel=2)
+        return eager
+    exe = Executable(module, info.ctx, get_device(config))
+    out_dtypes = [o.dtype for o in info.outputs]
+
+    def run(*all_args: Any) -> tuple[torch.Tensor, ...]:
+        args = [all_args[i] for i in keep]
+        host = [np.ascontiguousarray(a.detach().to(torch.float32).cpu().numpy()) for a in args]
+        keys = [(id(a), a._version) if isinstance(a, torch.nn.Parameter) else None for a in args]
+        outs = exe(*host, arg_keys=keys)
+        return tuple(torch.from_numpy(np.ascontiguousarray(o)).to(dt) for o, dt in zip(outs, out_dtypes))
+
+    run.module = module  # type: ignore[attr-defined]  # the compiled IR, for inspection
+    return run
+
+
+def _training_unsupported(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+    raise SpyreCompileError("the spyre backend compiles inference only: call the model under torch.no_grad()")
+
+
+def spyre_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], options: dict[str, Any] | None = None, **_: Any) -> Callable[..., Any]:
+    """The `torch_dynamo_backends` entry point named "spyre"."""
+    from torch._decomp import core_aten_decompositions
+    from torch._dynamo.backends.common import aot_autograd
+
+    config, strict, dump_ir = _parse_options(options)
+
+    def fw_compiler(fx: torch.fx.GraphModule, inputs: Sequence[Any]) -> Callable[..., Any]:
+        return compile_graph(fx, inputs, config, strict, dump_ir)
+
+    def compile_for(inputs: Sequence[Any]) -> Callable[..., Any]:
+        return aot_autograd(
+            fw_compiler=fw_compiler,
+            bw_compiler=_training_unsupported,
+            decompositions=core_aten_decompositions(),
+        )(gm, list(inputs))
+
+    if not any(_is_symbolic(x) for x in example_inputs):
+        return compile_for(example_inputs)
+
+    # Dynamo generalised a shape (it saw a second size): programs are compiled for static
+    # shapes, so compile once per concrete signature, at the first call with it.
+    by_signature: dict[tuple, Callable[..., Any]] = {}
+
+    def specialized(*args: Any) -> Any:
+        key = tuple((tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else a for a in args)
+        fn = by_signature.get(key)
+        if fn is None:
+            fn = by_signature[key] = compile_for(args)
+        return fn(*args)
+
+    return specialized
+
+
+def _is_symbolic(x: Any) -> bool:
+    if isinstance(x, torch.SymInt | torch.SymFloat):
+        return True
+    return isinstance(x, torch.Tensor) and any(isinstance(d, torch.SymInt) for d in x.shape)

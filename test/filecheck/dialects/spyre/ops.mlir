@@ -1,0 +1,184 @@
+// RUN: SPYRE_ROUNDTRIP
+// RUN: SPYRE_GENERIC_ROUNDTRIP
+
+// Every spyre attribute and op, pretty and generic. The layouts are computed with
+// spyre_mlir.layout (Layout.generic(shape, 2), .permuted(perm), .reshaped(shape)), so each
+// one verifies against its tensor's shape.
+
+// Attributes (the layouts are the DESIGN example, generic (5, 100, 150), and the sparse
+// generic layout of (4, 1): its stick dim has extent 1, so only lane 0 is used, stride -1).
+"test.op"() {ints = #spyre.ints[1, 0], no_ints = #spyre.ints[], dense = #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>, sparse = #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 1, -1]>, split = #spyre.split<m = 4, n = 8, k = 1>, lx = #spyre.lx<in0 = 0, in1 = 12800, out0 = 25600>} : () -> ()
+// CHECK:         "test.op"() {ints = #spyre.ints[1, 0], no_ints = #spyre.ints[], dense = #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>, sparse = #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 1, -1]>, split = #spyre.split<m = 4, n = 8, k = 1>, lx = #spyre.lx<in0 = 0, in1 = 12800, out0 = 25600>} : () -> ()
+// CHECK-GENERIC: "test.op"() {ints = #spyre.ints[1, 0], no_ints = #spyre.ints[], dense = #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>, sparse = #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 1, -1]>, split = #spyre.split<m = 4, n = 8, k = 1>, lx = #spyre.lx<in0 = 0, in1 = 12800, out0 = 25600>} : () -> ()
+
+// -----
+
+// Transfers.
+%x, %xp, %xr, %xs = "test.op"() : () -> (tensor<5x100x150xf32>, tensor<150x5x100xf32>, tensor<4x100xf32>, tensor<4x1xf32>)
+// CHECK:         %x, %xp, %xr, %xs = "test.op"() : () -> (tensor<5x100x150xf32>, tensor<150x5x100xf32>, tensor<4x100xf32>, tensor<4x1xf32>)
+// CHECK-GENERIC: %x, %xp, %xr, %xs = "test.op"() : () -> (tensor<5x100x150xf32>, tensor<150x5x100xf32>, tensor<4x100xf32>, tensor<4x1xf32>)
+
+%d = spyre.to_device %x : tensor<5x100x150xf32> -> tensor<5x100x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>>
+// CHECK-NEXT:         %d = spyre.to_device %x : tensor<5x100x150xf32> -> tensor<5x100x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>>
+// CHECK-GENERIC-NEXT: %d = "spyre.to_device"(%x) : (tensor<5x100x150xf32>) -> tensor<5x100x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>>
+
+// y = x.permute(1, 2, 0): (150, 5, 100) -> (5, 100, 150)
+%dp = spyre.to_device %xp permutation [1, 2, 0] : tensor<150x5x100xf32> -> tensor<5x100x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>>
+// CHECK-NEXT:         %dp = spyre.to_device %xp permutation [1, 2, 0] : tensor<150x5x100xf32> -> tensor<5x100x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>>
+// CHECK-GENERIC-NEXT: %dp = "spyre.to_device"(%xp) <{permutation = #spyre.ints[1, 2, 0]}> : (tensor<150x5x100xf32>) -> tensor<5x100x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>>
+
+// A reshape (same element count) on the way: (4, 100) -> (400,), and permuted first.
+%dr = spyre.to_device %xr : tensor<4x100xf32> -> tensor<400xf16, #spyre.layout<device_size = [7, 64], stride_map = [64, 1]>>
+// CHECK-NEXT:         %dr = spyre.to_device %xr : tensor<4x100xf32> -> tensor<400xf16, #spyre.layout<device_size = [7, 64], stride_map = [64, 1]>>
+// CHECK-GENERIC-NEXT: %dr = "spyre.to_device"(%xr) : (tensor<4x100xf32>) -> tensor<400xf16, #spyre.layout<device_size = [7, 64], stride_map = [64, 1]>>
+%drp = spyre.to_device %xr permutation [1, 0] : tensor<4x100xf32> -> tensor<400xf16, #spyre.layout<device_size = [7, 64], stride_map = [64, 1]>>
+// CHECK-NEXT:         %drp = spyre.to_device %xr permutation [1, 0] : tensor<4x100xf32> -> tensor<400xf16, #spyre.layout<device_size = [7, 64], stride_map = [64, 1]>>
+// CHECK-GENERIC-NEXT: %drp = "spyre.to_device"(%xr) <{permutation = #spyre.ints[1, 0]}> : (tensor<4x100xf32>) -> tensor<400xf16, #spyre.layout<device_size = [7, 64], stride_map = [64, 1]>>
+
+// The sparse layout: one element per stick.
+%ds = spyre.to_device %xs : tensor<4x1xf32> -> tensor<4x1xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 1, -1]>>
+// CHECK-NEXT:         %ds = spyre.to_device %xs : tensor<4x1xf32> -> tensor<4x1xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 1, -1]>>
+// CHECK-GENERIC-NEXT: %ds = "spyre.to_device"(%xs) : (tensor<4x1xf32>) -> tensor<4x1xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 1, -1]>>
+
+%y = spyre.from_device %d : tensor<5x100x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>> -> tensor<5x100x150xf32>
+// CHECK-NEXT:         %y = spyre.from_device %d : tensor<5x100x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>> -> tensor<5x100x150xf32>
+// CHECK-GENERIC-NEXT: %y = "spyre.from_device"(%d) : (tensor<5x100x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>>) -> tensor<5x100x150xf32>
+%ys = spyre.from_device %ds : tensor<4x1xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 1, -1]>> -> tensor<4x1xf16>
+// CHECK-NEXT:         %ys = spyre.from_device %ds : tensor<4x1xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 1, -1]>> -> tensor<4x1xf16>
+// CHECK-GENERIC-NEXT: %ys = "spyre.from_device"(%ds) : (tensor<4x1xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 1, -1]>>) -> tensor<4x1xf16>
+
+// -----
+
+// Compute.
+%a, %b, %v, %s, %ba, %bb = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>, tensor<4x1xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 1, -1]>>, tensor<2x4x128xf16, #spyre.layout<device_size = [4, 2, 2, 64], stride_map = [128, 64, 512, 1]>>, tensor<2x128x64xf16, #spyre.layout<device_size = [128, 1, 2, 64], stride_map = [64, 64, 8192, 1]>>)
+// CHECK:         %a, %b, %v, %s, %ba, %bb = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>, tensor<4x1xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 1, -1]>>, tensor<2x4x128xf16, #spyre.layout<device_size = [4, 2, 2, 64], stride_map = [128, 64, 512, 1]>>, tensor<2x128x64xf16, #spyre.layout<device_size = [128, 1, 2, 64], stride_map = [64, 64, 8192, 1]>>)
+// CHECK-GENERIC: %a, %b, %v, %s, %ba, %bb = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>, tensor<4x1xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 1, -1]>>, tensor<2x4x128xf16, #spyre.layout<device_size = [4, 2, 2, 64], stride_map = [128, 64, 512, 1]>>, tensor<2x128x64xf16, #spyre.layout<device_size = [128, 1, 2, 64], stride_map = [64, 64, 8192, 1]>>)
+
+%c = spyre.matmul %a, %b : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+// CHECK-NEXT:         %c = spyre.matmul %a, %b : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+// CHECK-GENERIC-NEXT: %c = "spyre.matmul"(%a, %b) : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+
+// Batched: (2, 4, 128) @ (2, 128, 64).
+%bc = spyre.matmul %ba, %bb : (tensor<2x4x128xf16, #spyre.layout<device_size = [4, 2, 2, 64], stride_map = [128, 64, 512, 1]>>, tensor<2x128x64xf16, #spyre.layout<device_size = [128, 1, 2, 64], stride_map = [64, 64, 8192, 1]>>) -> tensor<2x4x64xf16, #spyre.layout<device_size = [4, 1, 2, 64], stride_map = [64, 64, 256, 1]>>
+// CHECK-NEXT:         %bc = spyre.matmul %ba, %bb : (tensor<2x4x128xf16, #spyre.layout<device_size = [4, 2, 2, 64], stride_map = [128, 64, 512, 1]>>, tensor<2x128x64xf16, #spyre.layout<device_size = [128, 1, 2, 64], stride_map = [64, 64, 8192, 1]>>) -> tensor<2x4x64xf16, #spyre.layout<device_size = [4, 1, 2, 64], stride_map = [64, 64, 256, 1]>>
+// CHECK-GENERIC-NEXT: %bc = "spyre.matmul"(%ba, %bb) : (tensor<2x4x128xf16, #spyre.layout<device_size = [4, 2, 2, 64], stride_map = [128, 64, 512, 1]>>, tensor<2x128x64xf16, #spyre.layout<device_size = [128, 1, 2, 64], stride_map = [64, 64, 8192, 1]>>) -> tensor<2x4x64xf16, #spyre.layout<device_size = [4, 1, 2, 64], stride_map = [64, 64, 256, 1]>>
+
+// Every body op the SFP implements; %v (512,) and %s (4, 1) broadcast to (4, 512).
+%p = spyre.pointwise %c, %v, %s : (tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>, tensor<4x1xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 1, -1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
+^bb0(%e0: f32, %e1: f32, %e2: f32):
+  %half = arith.constant 5.000000e-01 : f32
+  %t0 = arith.addf %e0, %e1 : f32
+  %t1 = arith.subf %t0, %half : f32
+  %t2 = arith.mulf %t1, %e2 : f32
+  %t3 = arith.divf %t2, %e1 : f32
+  %t4 = arith.maximumf %t3, %half : f32
+  %t5 = arith.minimumf %t4, %e0 : f32
+  %t6 = arith.negf %t5 : f32
+  %t7 = math.exp %t6 : f32
+  %t8 = math.erf %t7 : f32
+  %t9 = math.tanh %t8 : f32
+  spyre.yield %t9 : f32
+}
+// CHECK-NEXT:         %p = spyre.pointwise %c, %v, %s : (tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>, tensor<4x1xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 1, -1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
+// CHECK-NEXT:         ^bb0(%e0: f32, %e1: f32, %e2: f32):
+// CHECK-NEXT:           %half = arith.constant 5.000000e-01 : f32
+// CHECK-NEXT:           %t0 = arith.addf %e0, %e1 : f32
+// CHECK-NEXT:           %t1 = arith.subf %t0, %half : f32
+// CHECK-NEXT:           %t2 = arith.mulf %t1, %e2 : f32
+// CHECK-NEXT:           %t3 = arith.divf %t2, %e1 : f32
+// CHECK-NEXT:           %t4 = arith.maximumf %t3, %half : f32
+// CHECK-NEXT:           %t5 = arith.minimumf %t4, %e0 : f32
+// CHECK-NEXT:           %t6 = arith.negf %t5 : f32
+// CHECK-NEXT:           %t7 = math.exp %t6 : f32
+// CHECK-NEXT:           %t8 = math.erf %t7 : f32
+// CHECK-NEXT:           %t9 = math.tanh %t8 : f32
+// CHECK-NEXT:           spyre.yield %t9 : f32
+// CHECK-NEXT:         }
+// CHECK-GENERIC-NEXT: %p = "spyre.pointwise"(%c, %v, %s) ({
+// CHECK-GENERIC-NEXT: ^bb0(%e0: f32, %e1: f32, %e2: f32):
+// CHECK-GENERIC-NEXT:   %half = "arith.constant"() <{value = 5.000000e-01 : f32}> : () -> f32
+// CHECK-GENERIC-NEXT:   %t0 = "arith.addf"(%e0, %e1) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32
+// CHECK-GENERIC-NEXT:   %t1 = "arith.subf"(%t0, %half) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32
+// CHECK-GENERIC-NEXT:   %t2 = "arith.mulf"(%t1, %e2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32
+// CHECK-GENERIC-NEXT:   %t3 = "arith.divf"(%t2, %e1) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32
+// CHECK-GENERIC-NEXT:   %t4 = "arith.maximumf"(%t3, %half) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32
+// CHECK-GENERIC-NEXT:   %t5 = "arith.minimumf"(%t4, %e0) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32
+// CHECK-GENERIC-NEXT:   %t6 = "arith.negf"(%t5) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32
+// CHECK-GENERIC-NEXT:   %t7 = "math.exp"(%t6) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32
+// CHECK-GENERIC-NEXT:   %t8 = "math.erf"(%t7) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32
+// CHECK-GENERIC-NEXT:   %t9 = "math.tanh"(%t8) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32
+// CHECK-GENERIC-NEXT:   "spyre.yield"(%t9) : (f32) -> ()
+// CHECK-GENERIC-NEXT: }) : (tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>, tensor<4x1xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 1, -1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+
+// -----
+
+// Views and relayout.
+%a, %d = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<5x100x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>>)
+// CHECK:         %a, %d = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<5x100x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>>)
+// CHECK-GENERIC: %a, %d = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<5x100x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>>)
+
+%at = spyre.permute %a permutation [1, 0] : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<256x4xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [256, 1, 4]>>
+// CHECK-NEXT:         %at = spyre.permute %a permutation [1, 0] : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<256x4xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [256, 1, 4]>>
+// CHECK-GENERIC-NEXT: %at = "spyre.permute"(%a) <{permutation = #spyre.ints[1, 0]}> : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> tensor<256x4xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [256, 1, 4]>>
+%dp = spyre.permute %d permutation [2, 0, 1] : tensor<5x100x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>> -> tensor<150x5x100xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [1, 32000, 100, 500]>>
+// CHECK-NEXT:         %dp = spyre.permute %d permutation [2, 0, 1] : tensor<5x100x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>> -> tensor<150x5x100xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [1, 32000, 100, 500]>>
+// CHECK-GENERIC-NEXT: %dp = "spyre.permute"(%d) <{permutation = #spyre.ints[2, 0, 1]}> : (tensor<5x100x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>>) -> tensor<150x5x100xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [1, 32000, 100, 500]>>
+
+// Splitting the unpadded dim 1 of (4, 256), flattening it, and merging (5, 100) in front of the padded stick dim.
+%a3 = spyre.reshape %a : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<4x4x64xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+// CHECK-NEXT:         %a3 = spyre.reshape %a : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<4x4x64xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+// CHECK-GENERIC-NEXT: %a3 = "spyre.reshape"(%a) : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> tensor<4x4x64xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+%a1 = spyre.reshape %a : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<1024xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+// CHECK-NEXT:         %a1 = spyre.reshape %a : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<1024xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+// CHECK-GENERIC-NEXT: %a1 = "spyre.reshape"(%a) : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> tensor<1024xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+%dr = spyre.reshape %d : tensor<5x100x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>> -> tensor<500x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>>
+// CHECK-NEXT:         %dr = spyre.reshape %d : tensor<5x100x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>> -> tensor<500x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>>
+// CHECK-GENERIC-NEXT: %dr = "spyre.reshape"(%d) : (tensor<5x100x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>>) -> tensor<500x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>>
+
+// Same logical tensors, sticks along another dim.
+%as = spyre.restickify %a : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<4x256xf16, #spyre.layout<device_size = [1, 256, 64], stride_map = [64, 1, 256]>>
+// CHECK-NEXT:         %as = spyre.restickify %a : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<4x256xf16, #spyre.layout<device_size = [1, 256, 64], stride_map = [64, 1, 256]>>
+// CHECK-GENERIC-NEXT: %as = "spyre.restickify"(%a) : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> tensor<4x256xf16, #spyre.layout<device_size = [1, 256, 64], stride_map = [64, 1, 256]>>
+%ds = spyre.restickify %d : tensor<5x100x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>> -> tensor<5x100x150xf16, #spyre.layout<device_size = [150, 2, 5, 64], stride_map = [1, 9600, 15000, 150]>>
+// CHECK-NEXT:         %ds = spyre.restickify %d : tensor<5x100x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>> -> tensor<5x100x150xf16, #spyre.layout<device_size = [150, 2, 5, 64], stride_map = [1, 9600, 15000, 150]>>
+// CHECK-GENERIC-NEXT: %ds = "spyre.restickify"(%d) : (tensor<5x100x150xf16, #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>>) -> tensor<5x100x150xf16, #spyre.layout<device_size = [150, 2, 5, 64], stride_map = [1, 9600, 15000, 150]>>
+
+// -----
+
+// Kernels: with the plan of spyre-divide-work and spyre-plan-scratchpad, and without.
+%a, %b, %v = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>)
+// CHECK:         %a, %b, %v = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>)
+// CHECK-GENERIC: %a, %b, %v = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>)
+
+%c = spyre.kernel "k0"(%a, %b) split <n = 8, m = 4, k = 1> chunks <n = 1, m = 1, k = 1> lx <lhs = 0, rhs = 512, acc = 33280, out = 33536> : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
+^bb0(%ka: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %kb: tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>):
+  %kc = spyre.matmul %ka, %kb : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+  spyre.yield %kc : tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+}
+// CHECK-NEXT:         %c = spyre.kernel "k0"(%a, %b) split <n = 8, m = 4, k = 1> chunks <n = 1, m = 1, k = 1> lx <lhs = 0, rhs = 512, acc = 33280, out = 33536> : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
+// CHECK-NEXT:         ^bb0(%ka: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %kb: tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>):
+// CHECK-NEXT:           %kc = spyre.matmul %ka, %kb : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+// CHECK-NEXT:           spyre.yield %kc : tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+// CHECK-NEXT:         }
+// CHECK-GENERIC-NEXT: %c = "spyre.kernel"(%a, %b) <{sym_name = "k0", split = #spyre.split<n = 8, m = 4, k = 1>, chunks = #spyre.split<n = 1, m = 1, k = 1>, lx = #spyre.lx<lhs = 0, rhs = 512, acc = 33280, out = 33536>}> ({
+// CHECK-GENERIC-NEXT: ^bb0(%ka: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %kb: tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>):
+// CHECK-GENERIC-NEXT:   %kc = "spyre.matmul"(%ka, %kb) : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+// CHECK-GENERIC-NEXT:   "spyre.yield"(%kc) : (tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>) -> ()
+// CHECK-GENERIC-NEXT: }) : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+
+// Two results, one of them a view computed inside the kernel.
+%r0, %r1 = spyre.kernel "k1"(%a) : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x4xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [256, 1, 4]>>) {
+^bb0(%ka: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>):
+  %kt = spyre.permute %ka permutation [1, 0] : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<256x4xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [256, 1, 4]>>
+  spyre.yield %ka, %kt : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x4xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [256, 1, 4]>>
+}
+// CHECK-NEXT:         %r0, %r1 = spyre.kernel "k1"(%a) : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x4xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [256, 1, 4]>>) {
+// CHECK-NEXT:         ^bb0(%ka: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>):
+// CHECK-NEXT:           %kt = spyre.permute %ka permutation [1, 0] : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<256x4xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [256, 1, 4]>>
+// CHECK-NEXT:           spyre.yield %ka, %kt : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x4xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [256, 1, 4]>>
+// CHECK-NEXT:         }
+// CHECK-GENERIC-NEXT: %r0, %r1 = "spyre.kernel"(%a) <{sym_name = "k1"}> ({
+// CHECK-GENERIC-NEXT: ^bb0(%ka: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>):
+// CHECK-GENERIC-NEXT:   %kt = "spyre.permute"(%ka) <{permutation = #spyre.ints[1, 0]}> : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> tensor<256x4xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [256, 1, 4]>>
+// CHECK-GENERIC-NEXT:   "spyre.yield"(%ka, %kt) : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x4xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [256, 1, 4]>>) -> ()
+// CHECK-GENERIC-NEXT: }) : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x4xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [256, 1, 4]>>)

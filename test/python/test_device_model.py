@@ -1,0 +1,159 @@
+"""The device model executes hand-written spyre_isa programs with the device's numerics."""
+
+import numpy as np
+import pytest
+from xdsl.parser import Parser
+
+from spyre_mlir.dialects.torch import make_context
+from spyre_mlir.layout import Layout
+from spyre_mlir.runtime.config import DeviceConfig
+from spyre_mlir.runtime.interpreter import DeviceModel, Executable
+from spyre_mlir.runtime.memory import DeviceError
+from spyre_mlir.runtime.numerics import DL16
+
+T = "tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>"
+"""A (64, 128) device tensor: 2 stick columns x 64 rows = 128 sticks."""
+
+
+def run(programs: str, body: str, inputs, config=DeviceConfig()):
+    text = f"""
+{programs}
+func.func @main(%x: tensor<64x128xf32>, %y: tensor<64x128xf32>) -> tensor<64x128xf32> {{
+  %xd = spyre.to_device %x : tensor<64x128xf32> -> {T}
+  %yd = spyre.to_device %y : tensor<64x128xf32> -> {T}
+{body}
+  %h = spyre.from_device %r : {T} -> tensor<64x128xf32>
+  func.return %h : tensor<64x128xf32>
+}}"""
+    ctx = make_context()
+    module = Parser(ctx, text).parse_module()
+    module.verify()
+    model = DeviceModel(config)
+    (out,) = Executable(module, ctx, model)(*inputs)
+    return out, model
+
+
+def binary_program(op: str, extra: str = "") -> str:
+    """Two cores, 64 sticks each: load x and y tiles, combine, store."""
+    return f"""
+spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
+  spyre_isa.stream cores [0 to 1] {{
+    spyre_isa.dma_load %a[[0, 64], strides = [1]] -> lx [0, strides = [1]] sizes [64] : {T}
+    spyre_isa.dma_load %b[[0, 64], strides = [1]] -> lx [64, strides = [1]] sizes [64] : {T}
+    {op}
+    spyre_isa.dma_store lx [128, strides = [1]] -> %c[[0, 64], strides = [1]] sizes [64] : {T}
+  }}
+}}"""
+
+
+LAUNCH = f"  %r = spyre_isa.launch @k(%xd, %yd) : ({T}, {T}) -> {T}"
+
+
+@pytest.fixture
+def xy():
+    rng = np.random.default_rng(0)
+    return rng.standard_normal((64, 128)).astype(np.float32), rng.standard_normal((64, 128)).astype(np.float32)
+
+
+@pytest.mark.parametrize("fn, ref", [("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("max", np.maximum)])
+def test_sfp_binary_is_bit_exact(xy, fn, ref):
+    x, y = xy
+    op = f"spyre_isa.sfp_{fn} lx [0, strides = [1]], lx [64, strides = [1]] -> lx [128, strides = [1]] sizes [64]"
+    out, model = run(binary_program(op), LAUNCH, (x, y))
+    expect = DL16.round(ref(DL16.round(x), DL16.round(y)))
+    assert np.array_equal(out, expect)
+    k = model.profile.kernels[0]
+    assert k.ddr_read_bytes == 2 * 128 * 128 and k.ddr_write_bytes == 128 * 128 and k.cores == 2
+
+
+def test_sfp_immediate_and_f32_temporaries(xy):
+    x, y = xy
+    op = (
+        "spyre_isa.sfp_exp lx [0, strides = [1]] -> lx [256, strides = [2], f32] sizes [64]\n"
+        "    spyre_isa.sfp_mul lx [256, strides = [2], f32], 2.500000e-01 -> lx [128, strides = [1]] sizes [64]"
+    )
+    out, _ = run(binary_program(op), LAUNCH, (x, y))
+    assert np.array_equal(out, DL16.round(np.exp(DL16.round(x)) * np.float32(0.25)))
+
+
+def test_pt_matmul_accumulates_in_fp32(xy):
+    """C = x[:, :64] @ y[:, :64] + x[:, 64:] @ y[:, 64:] on one core: two PT passes of K = 64,
+    the second accumulating into the fp32 partial sums, then one rounding into the output.
+
+    x's sticks are [stick column][row]: A[m, k] = stick m + 64 * (k // 64) (lhs strides [1, 64]);
+    B[k, n] = stick k of one stick column of y (rhs strides [1, 0])."""
+    x, y = xy
+    prog = f"""
+spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
+  spyre_isa.stream cores [0] {{
+    spyre_isa.dma_load %a[0, strides = [1]] -> lx [0, strides = [1]] sizes [128] : {T}
+    spyre_isa.dma_load %b[0, strides = [1]] -> lx [128, strides = [1]] sizes [128] : {T}
+    spyre_isa.pt_matmul lx [0, strides = [1, 64]], lx [128, strides = [1, 0]] -> lx [256, strides = [2, 0], f32] m = 64 n = 64 k = 64
+    spyre_isa.pt_matmul lx [64, strides = [1, 64]], lx [192, strides = [1, 0]] -> lx [256, strides = [2, 0], f32] m = 64 n = 64 k = 64 accumulate
+    spyre_isa.sfp_copy lx [256, strides = [2], f32] -> lx [512, strides = [1]] sizes [64]
+    spyre_isa.dma_store lx [512, strides = [1]] -> %c[0, strides = [1]] sizes [64] : {T}
+  }}
+}}"""
+    out, model = run(prog, LAUNCH, (x, y))
+    xr, yr = DL16.round(x), DL16.round(y)
+    expect = DL16.round(xr[:, :64] @ yr[:, :64] + xr[:, 64:] @ yr[:, 64:])
+    got = out[:, :64]
+    assert np.max(np.abs(got - expect)) <= 2 * DL16.unit_roundoff * np.max(np.abs(expect))
+    assert model.profile.kernels[0].macs == 2 * 64 * 64 * 64
+
+
+def test_block_transpose_moves_bits_exactly(xy):
+    x, y = xy
+    prog = f"""
+spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
+  spyre_isa.stream cores [0] {{
+    spyre_isa.dma_load %a[0, strides = [1]] -> lx [0, strides = [1]] sizes [128] : {T}
+    spyre_isa.sfp_transpose lx [0, strides = [64, 1]] -> lx [128, strides = [64, 1]] blocks = 2 rows = 64 cols = 64
+    spyre_isa.dma_store lx [128, strides = [1]] -> %c[0, strides = [1]] sizes [128] : {T}
+  }}
+}}"""
+    out, _ = run(prog, LAUNCH, (x, y))
+    xr = DL16.round(x)
+    assert np.array_equal(out[:, :64], xr[:, :64].T) and np.array_equal(out[:, 64:], xr[:, 64:].T)
+
+
+def test_signal_and_wait_order_two_streams(xy):
+    """Core 1 waits for core 0's result in DDR before it reads it."""
+    x, y = xy
+    prog = f"""
+spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
+  spyre_isa.stream cores [1] {{
+    spyre_isa.wait 7 count 1
+    spyre_isa.dma_load %c[0, strides = [1]] -> lx [0, strides = [1]] sizes [64] : {T}
+    spyre_isa.sfp_neg lx [0, strides = [1]] -> lx [0, strides = [1]] sizes [64]
+    spyre_isa.dma_store lx [0, strides = [1]] -> %c[64, strides = [1]] sizes [64] : {T}
+  }}
+  spyre_isa.stream cores [0] {{
+    spyre_isa.dma_load %a[0, strides = [1]] -> lx [0, strides = [1]] sizes [64] : {T}
+    spyre_isa.dma_store lx [0, strides = [1]] -> %c[0, strides = [1]] sizes [64] : {T}
+    spyre_isa.signal 7
+    spyre_isa.barrier
+  }}
+}}"""
+    with pytest.raises(DeviceError, match="deadlock"):
+        run(prog, LAUNCH, (x, y))  # core 1 never reaches the barrier core 0 waits at
+    out, _ = run(prog.replace("    spyre_isa.barrier\n", ""), LAUNCH, (x, y))
+    xr = DL16.round(x)
+    assert np.array_equal(out[:, :64], xr[:, :64])
+    assert np.array_equal(out[:, 64:], -xr[:, :64])
+
+
+def test_out_of_lx_access_is_refused_with_its_location(xy):
+    x, y = xy
+    op = "spyre_isa.sfp_add lx [0, strides = [1]], lx [64, strides = [1]] -> lx [16380, strides = [1]] sizes [64]"
+    with pytest.raises(DeviceError, match=r"kernel k, instruction #2 \(spyre_isa.sfp_add\), core 0: SFP destination reaches LX bytes up to 2104832"):
+        run(binary_program(op), LAUNCH, (x, y))
+
+
+def test_cost_grows_with_bytes_and_shrinks_with_cores(xy):
+    x, y = xy
+    op = "spyre_isa.sfp_add lx [0, strides = [1]], lx [64, strides = [1]] -> lx [128, strides = [1]] sizes [64]"
+    _, model = run(binary_program(op), LAUNCH, (x, y))
+    k = model.profile.kernels[0]
+    assert k.time_s > DeviceConfig().launch_overhead_s
+    assert set(k.engine_cycles) == {"dma", "sfp"}

@@ -1,0 +1,121 @@
+"""torch.compile(backend="spyre") runs an MLP through torch -> spyre -> spyre_isa on the
+device model and matches PyTorch within the DL16 bound (criterion: helpers.py)."""
+
+import numpy as np
+import pytest
+import torch
+
+from helpers import assert_within_device_bound, reference
+from spyre_mlir.frontend.backend import STATS, SpyreCompileError, get_device
+from spyre_mlir.runtime.config import DeviceConfig
+from spyre_mlir.runtime.numerics import DL16, IEEE_FP16
+
+ACTIVATIONS = {"gelu": torch.nn.GELU(), "relu": torch.nn.ReLU(), "gelu_tanh": torch.nn.GELU(approximate="tanh")}
+
+
+def mlp(activation: str) -> torch.nn.Module:
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(256, 512), ACTIVATIONS[activation], torch.nn.Linear(512, 256)).eval()
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+@pytest.mark.parametrize("batch", [1, 8, 63, 64, 100, 128])
+@pytest.mark.parametrize("activation", list(ACTIVATIONS))
+def test_mlp_matches_eager_within_dl16_bound(activation, batch):
+    model = mlp(activation)
+    x = torch.randn(batch, 256, generator=torch.Generator().manual_seed(batch))
+    (exact,), (bound,) = reference(model, x, numerics=DL16)
+    with torch.no_grad():
+        y = torch.compile(model, backend="spyre")(x)
+        eager = model(x)
+    assert y.dtype == torch.float32 and y.shape == eager.shape
+    assert_within_device_bound(y, exact, bound, DL16)
+    # eager's own fp32 error is far below the device bound
+    assert np.all(np.abs(eager.double().numpy() - exact) <= bound)
+
+
+def test_second_call_recompiles_nothing_and_keeps_weights_resident():
+    model = mlp("gelu")
+    f = torch.compile(model, backend="spyre")
+    x = torch.randn(8, 256)
+    device = get_device()
+    with torch.no_grad():
+        f(x)
+        compiles, sent = STATS.compiles, device.profile.transfers_bytes
+        y2 = f(x)
+    assert STATS.compiles == compiles
+    # only x (8 x 256) goes in and y (8 x 256) comes out: 2 x 4 x 4 sticks of 128 bytes each
+    assert device.profile.transfers_bytes - sent == 2 * (4 * 8 * 128)
+    assert torch.equal(y2, f(x))
+
+
+def test_updated_weights_are_sent_again():
+    model = mlp("relu")
+    f = torch.compile(model, backend="spyre")
+    x = torch.randn(4, 256)
+    with torch.no_grad():
+        before = f(x)
+        model[2].bias.add_(1.0)
+        after = f(x)
+    assert torch.allclose(after - before, torch.ones_like(before), atol=2e-2)
+
+
+def test_bf16_model_returns_bf16():
+    model = mlp("relu").to(torch.bfloat16)
+    x = torch.randn(8, 256, dtype=torch.bfloat16)
+    with torch.no_grad():
+        y = torch.compile(model, backend="spyre")(x)
+        eager = model(x)
+    assert y.dtype == torch.bfloat16
+    assert torch.allclose(y.float(), eager.float(), atol=0.05, rtol=0.05)
+
+
+def test_ieee_fp16_numerics_option():
+    model = mlp("gelu")
+    x = torch.randn(16, 256)
+    (exact,), (bound,) = reference(model, x, numerics=IEEE_FP16)
+    with torch.no_grad():
+        y = torch.compile(model, backend="spyre", options={"numerics": "ieee-fp16"})(x)
+    assert_within_device_bound(y, exact, bound, IEEE_FP16)
+
+
+class Sine(torch.nn.Module):
+    def forward(self, x):
+        return torch.sin(x)
+
+
+def test_unsupported_op_strict_raises_naming_the_op():
+    model = torch.nn.Sequential(torch.nn.Linear(64, 64), Sine()).eval()
+    with torch.no_grad(), pytest.raises(Exception, match=r"'torch\.aten\.sin' producing .*cannot run on the device"):
+        torch.compile(model, backend="spyre", options={"strict": True})(torch.randn(4, 64))
+
+
+def test_unsupported_op_falls_back_to_cpu_with_one_warning():
+    model = torch.nn.Sequential(torch.nn.Linear(64, 64), Sine()).eval()
+    x = torch.randn(4, 64)
+    with torch.no_grad(), pytest.warns(UserWarning, match=r"runs on the CPU.*torch\.aten\.sin") as record:
+        y = torch.compile(model, backend="spyre")(x)
+    assert len([w for w in record if "spyre" in str(w.message)]) == 1
+    assert torch.allclose(y, model(x))
+
+
+def test_unknown_option_is_rejected():
+    with pytest.raises(Exception, match="unknown spyre backend option"):
+        torch.compile(mlp("relu"), backend="spyre", options={"cores_please": 3})(torch.randn(2, 256))
+
+
+def test_fewer_cores_same_answer():
+    model = mlp("gelu")
+    x = torch.randn(32, 256)
+    with torch.no_grad():
+        y32 = torch.compile(model, backend="spyre")(x)
+        torch._dynamo.reset()
+        y4 = torch.compile(model, backend="spyre", options={"cores": 4})(x)
+    assert torch.equal(y32, y4)
+    assert get_device(DeviceConfig(cores=4)).profile.kernels
