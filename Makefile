@@ -18,7 +18,7 @@ demo: $(STAMP)
 	$(BIN)/python -m spyre_mlir.demo
 
 lit: $(STAMP)
-	$(BIN)/lit -q test/
+	$(BIN)/lit -sv test/
 
 pytest: $(STAMP)
 	$(BIN)/python -m pytest -q test/python

@@ -158,3 +158,32 @@ def _eval_op(op: Operation, val, store, u: float) -> tuple[np.ndarray, np.ndarra
         r = _gelu(x, t.constant_str_value(op.approximate) or "none")
         return store(r, GELU_LIPSCHITZ * e + 8 * U32 * (np.abs(x) + 1.0))
     raise ReferenceError(f"the reference has no semantics for '{op.name}'")
+
+
+def reference_for_model(model: Any, *inputs: Any, numerics: Numerics) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Exact values and device error bounds of a torch model's outputs, evaluated on the same
+    aot_autograd inference graph (core-ATen decompositions) the spyre backend compiles."""
+    import torch
+    from torch._decomp import core_aten_decompositions
+    from torch._dynamo.backends.common import aot_autograd
+
+    from spyre_mlir.frontend.fx_importer import import_fx_graph
+
+    captured: dict[str, Any] = {}
+
+    def fw(gm: Any, example_inputs: Any) -> Any:
+        captured["gm"] = gm
+
+        def run(*args: Any) -> Any:
+            captured["args"] = [a.detach().to(torch.float64).numpy() for a in args]
+            return gm(*args)
+
+        return run
+
+    backend = aot_autograd(fw_compiler=fw, decompositions=core_aten_decompositions())
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.compile(model, backend=backend, dynamic=False)(*inputs)
+    torch._dynamo.reset()
+    module, info = import_fx_graph(captured["gm"])
+    return evaluate(module, captured["args"], numerics, info.ctx)

@@ -42,6 +42,9 @@ def main(args: Sequence[str] | None = None) -> None:
     except (DiagnosticException, ParseError) as e:  # never a traceback for bad input
         print(e, file=sys.stderr)
         sys.exit(1)
+    except OSError as e:
+        print(f"spyre-opt: error: {e.strerror}: {e.filename}", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ explicit `spyre.restickify` where it is not, then move what can be moved to the 
                 generic layout)
     fold        restickify(views(to_device(x))) -> to_device(x) straight into the wanted
                 layout: the host transposes/reshapes for free on the way in
-    drop        restickify to the layout it already has; restickify of a restickify
+    drop        restickify to the layout it already has; restickify of a restickify;
+                two restickifies of one value to one layout (CSE)
 
 Layouts are compared in canonical form (`Layout.canonical`): equal forms place the tensor
 identically. This first version keeps every compute result in the generic layout.
@@ -30,6 +31,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
+from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.sticks import broadcast_dim_map, operand_strides
@@ -144,3 +146,4 @@ class SpyrePropagateLayoutsPass(ModulePass):
         if self.fold_transfers:
             patterns.append(FoldRestickifyIntoTransfer())
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)
+        CommonSubexpressionElimination().apply(ctx, op)  # one restickify per value and layout

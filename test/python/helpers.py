@@ -14,35 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from torch._decomp import core_aten_decompositions
-from torch._dynamo.backends.common import aot_autograd
 
-from spyre_mlir.frontend.fx_importer import import_fx_graph
 from spyre_mlir.runtime.numerics import Numerics
-from spyre_mlir.runtime.reference import evaluate
-
-
-def reference(model: torch.nn.Module, *inputs: torch.Tensor, numerics: Numerics) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Exact values and DL16 bounds of the model's outputs, from the same aot_autograd graph
-    the spyre backend compiles."""
-    captured: dict = {}
-
-    def fw(gm, example_inputs):
-        captured["gm"] = gm
-
-        def run(*args):
-            captured["args"] = [a.detach().to(torch.float64).numpy() for a in args]
-            return gm(*args)
-
-        return run
-
-    backend = aot_autograd(fw_compiler=fw, decompositions=core_aten_decompositions())
-    torch._dynamo.reset()
-    with torch.no_grad():
-        torch.compile(model, backend=backend, dynamic=False)(*inputs)
-    torch._dynamo.reset()
-    module, info = import_fx_graph(captured["gm"])
-    return evaluate(module, captured["args"], numerics, info.ctx)
+from spyre_mlir.runtime.reference import reference_for_model as reference  # noqa: F401
 
 
 def assert_within_device_bound(y: torch.Tensor, exact: np.ndarray, bound: np.ndarray, numerics: Numerics) -> None:

@@ -1,0 +1,24 @@
+// RUN: spyre-opt %S/../inputs/kernels.mlir -p spyre-fuse,spyre-divide-work | filecheck %s
+// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse,spyre-divide-work{cores=4}' | filecheck %s --check-prefix=FOUR
+// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse,spyre-divide-work{strategy=greedy}' --verify-diagnostics | filecheck %s --check-prefix=BAD
+// Even splits over the cores: halve the parallel dim with the most units per core while the
+// parts fit. Matmul splits n (output sticks) and m (rows), never k. Pointwise and restickify
+// split the output's device dims; a transpose advances the old stick dim in blocks of 64.
+
+// 128x256x512: n has 8 sticks, m 128 rows -> n = 2 (4 sticks each), m = 16 (8 rows each)
+// CHECK: spyre.kernel "k0"({{.*}}) split <n = 2, m = 16, k = 1>
+// bias add on (128, 512): device dims [8 sticks, 128 rows]
+// CHECK: spyre.kernel "k1"({{.*}}) split <d0 = 2, d1 = 16>
+// relu on (100, 200): [4, 100] -> 25 parts of 4 rows (no empty part)
+// CHECK: spyre.kernel "k2"({{.*}}) split <d0 = 1, d1 = 25>
+// transpose to (200, 100): [2 sticks, 200 rows = 4 blocks of 64]
+// CHECK: spyre.kernel "k3"({{.*}}) split <d0 = 2, d1 = 4>
+// relu on (200, 100): 29 parts of 7 rows, the last one ragged (4 rows)
+// CHECK: spyre.kernel "k4"({{.*}}) split <d0 = 1, d1 = 29>
+
+// Four cores: rows have the most units per part, so m is halved until the parts fit.
+// FOUR: spyre.kernel "k0"({{.*}}) split <n = 1, m = 4, k = 1>
+// FOUR: spyre.kernel "k2"({{.*}}) split <d0 = 1, d1 = 4>
+// FOUR: spyre.kernel "k3"({{.*}}) split <d0 = 2, d1 = 2>
+
+// BAD: spyre-divide-work: unknown strategy 'greedy' (supported: even)
