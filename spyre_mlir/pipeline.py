@@ -29,11 +29,11 @@ from spyre_mlir.transforms.spyre_plan_scratchpad import SpyrePlanScratchpadPass
 from spyre_mlir.transforms.spyre_propagate_layouts import SpyrePropagateLayoutsPass
 
 
-def pipeline_passes(config: DeviceConfig = DEFAULT_CONFIG) -> list[ModulePass]:
+def pipeline_passes(config: DeviceConfig = DEFAULT_CONFIG, kernel_prefix: str = "k") -> list[ModulePass]:
     return [
         ConvertTorchToSpyrePass(),
         SpyrePropagateLayoutsPass(),
-        SpyreFusePass(),
+        SpyreFusePass(prefix=kernel_prefix),
         SpyreDivideWorkPass(cores=config.cores),
         SpyrePlanScratchpadPass(budget_bytes=config.planner_lx_bytes, cores=config.cores),
         ConvertSpyreToIsaPass(cores=config.cores),
@@ -41,13 +41,19 @@ def pipeline_passes(config: DeviceConfig = DEFAULT_CONFIG) -> list[ModulePass]:
     ]
 
 
-def run_pipeline(ctx: Context, module: ModuleOp, config: DeviceConfig = DEFAULT_CONFIG, dump_dir: str | None = None) -> None:
+def run_pipeline(
+    ctx: Context,
+    module: ModuleOp,
+    config: DeviceConfig = DEFAULT_CONFIG,
+    dump_dir: str | None = None,
+    kernel_prefix: str = "k",
+) -> None:
     """Run the whole pipeline; with `dump_dir` (or SPYRE_DUMP_IR) write the IR after each stage."""
     dump_dir = dump_dir or os.environ.get("SPYRE_DUMP_IR")
     if dump_dir:
         Path(dump_dir).mkdir(parents=True, exist_ok=True)
         _dump(ctx, module, Path(dump_dir) / "00-input.mlir")
-    for i, p in enumerate(pipeline_passes(config), start=1):
+    for i, p in enumerate(pipeline_passes(config, kernel_prefix), start=1):
         p.apply(ctx, module)
         if dump_dir:
             _dump(ctx, module, Path(dump_dir) / f"{i:02d}-{p.name}.mlir")
@@ -56,8 +62,10 @@ def run_pipeline(ctx: Context, module: ModuleOp, config: DeviceConfig = DEFAULT_
 
 def _dump(ctx: Context, module: ModuleOp, path: Path) -> None:
     with open(path, "w") as f:
-        Printer(stream=f).print_op(module)
+        printer = Printer(stream=f)
+        printer.print_op(module)
         f.write("\n")
+        printer.print_metadata(ctx.loaded_dialects)  # dense_resource blobs, so the dump re-parses
 
 
 @dataclass(frozen=True)

@@ -228,18 +228,23 @@ def is_device_tensor(t: Attribute) -> bool:
     return isinstance(t, TensorType) and isinstance(t.encoding, LayoutAttr)
 
 
-def device_layout(t: Attribute) -> Layout:
-    """The verified Layout of a device tensor type (raises VerifyException)."""
+def device_layout(t: Attribute, where: str | None = None) -> Layout:
+    """The verified Layout of a device tensor type (raises VerifyException).
+
+    Verifiers pass `where`, the op and value (`'spyre.matmul': lhs`), to prefix the message."""
+    prefix = f"{where}: " if where else ""
     if not is_device_tensor(t):
-        raise VerifyException(f"expected a device tensor with a #spyre.layout encoding, got {t}")
+        raise VerifyException(f"{prefix}expected a device tensor with a #spyre.layout encoding, got {t}")
     assert isinstance(t, TensorType) and isinstance(t.encoding, LayoutAttr)
     if not isinstance(t.element_type, DEVICE_ELEMENT_TYPES):
-        raise VerifyException(f"device tensors hold f16 (DL16) elements, got {t.element_type} in {t}")
+        raise VerifyException(f"{prefix}device tensors hold f16 (DL16) elements, got {t.element_type} in {t}")
+    if not t.has_static_shape():
+        raise VerifyException(f"{prefix}device tensors have a static shape, got {t}")
     layout = t.encoding.layout_for(t.get_shape(), element_bytes(t.element_type))
     try:
         layout.verify()
     except LayoutError as e:
-        raise VerifyException(f"layout of {t} is invalid: {e}") from None
+        raise VerifyException(f"{prefix}layout of {t} is invalid: {e}") from None
     return layout
 
 
@@ -285,7 +290,7 @@ class ToDeviceOp(IRDLOperation):
 
     def verify_(self) -> None:
         src = _host_tensor(self, self.input, "the input")
-        device_layout(self.result.type)
+        device_layout(self.result.type, "'spyre.to_device': the result")
         shape = src.get_shape()
         if self.permutation is not None:
             perm = self.permutation.as_tuple()
@@ -318,7 +323,7 @@ class FromDeviceOp(IRDLOperation):
         super().__init__(operands=[input], result_types=[result_type])
 
     def verify_(self) -> None:
-        device_layout(self.input.type)
+        device_layout(self.input.type, "'spyre.from_device': the input")
         res = _host_tensor(self, self.result, "the result")
         src = self.input.type
         assert isinstance(src, TensorType)
@@ -351,8 +356,8 @@ class MatmulOp(IRDLOperation):
         super().__init__(operands=[lhs, rhs], result_types=[result_type])
 
     def verify_(self) -> None:
-        for v in (self.lhs, self.rhs, self.result):
-            device_layout(v.type)
+        for what, v in (("lhs", self.lhs), ("rhs", self.rhs), ("the result", self.result)):
+            device_layout(v.type, f"'spyre.matmul': {what}")
         a, b, c = (v.type.get_shape() for v in (self.lhs, self.rhs, self.result))  # type: ignore[union-attr]
         if len(a) < 2 or len(b) != len(a) or len(c) != len(a):
             raise VerifyException(f"'spyre.matmul': operands must have the same rank >= 2, got {a}, {b} -> {c}")
@@ -404,11 +409,11 @@ class PointwiseOp(IRDLOperation):
 
     def verify_(self) -> None:
         out = self.result.type
-        device_layout(out)
+        device_layout(out, "'spyre.pointwise': the result")
         assert isinstance(out, TensorType)
         shape = out.get_shape()
         for i, v in enumerate(self.inputs):
-            device_layout(v.type)
+            device_layout(v.type, f"'spyre.pointwise': input {i}")
             s = v.type.get_shape()  # type: ignore[union-attr]
             if len(s) > len(shape) or any(a not in (1, b) for a, b in zip(reversed(s), reversed(shape))):
                 raise VerifyException(f"'spyre.pointwise': input {i} of shape {s} does not broadcast to {shape}")
@@ -419,6 +424,11 @@ class PointwiseOp(IRDLOperation):
                 f"got ({', '.join(str(a.type) for a in block.args)})"
             )
         for op in block.ops:
+            for v in op.operands:  # the SFP program reads only the inputs and its own results
+                owner = v.owner
+                if (owner if isinstance(owner, Block) else owner.parent_block()) is not block:
+                    what = f"%{v.name_hint}" if v.name_hint else f"a {v.type} value"
+                    raise VerifyException(f"'spyre.pointwise': body op '{op.name}' uses {what} defined outside the body")
             if isinstance(op, YieldOp):
                 if len(op.values) != 1 or not isinstance(op.values[0].type, Float32Type):
                     raise VerifyException("'spyre.pointwise': the body must yield exactly one f32")
@@ -459,8 +469,8 @@ class PermuteOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        src = device_layout(self.input.type)
-        res = device_layout(self.result.type)
+        src = device_layout(self.input.type, f"'{self.name}': the input")
+        res = device_layout(self.result.type, f"'{self.name}': the result")
         perm = self.permutation.as_tuple()
         if sorted(perm) != list(range(len(src.shape))):
             raise VerifyException(f"'spyre.permute': {list(perm)} is not a permutation of rank {len(src.shape)}")
@@ -492,8 +502,8 @@ class ReshapeOp(IRDLOperation):
         super().__init__(operands=[input], result_types=[result_type])
 
     def verify_(self) -> None:
-        src = device_layout(self.input.type)
-        res = device_layout(self.result.type)
+        src = device_layout(self.input.type, f"'{self.name}': the input")
+        res = device_layout(self.result.type, f"'{self.name}': the result")
         try:
             expect = src.reshaped(res.shape)
         except LayoutError as e:
@@ -527,8 +537,8 @@ class RestickifyOp(IRDLOperation):
         super().__init__(operands=[input], result_types=[result_type])
 
     def verify_(self) -> None:
-        src = device_layout(self.input.type)
-        res = device_layout(self.result.type)
+        src = device_layout(self.input.type, f"'{self.name}': the input")
+        res = device_layout(self.result.type, f"'{self.name}': the result")
         if src.shape != res.shape:
             raise VerifyException(f"'spyre.restickify': shapes differ: {src.shape} -> {res.shape}")
 
@@ -580,11 +590,30 @@ class KernelOp(IRDLOperation):
         block: Block = self.body.block
         if [a.type for a in block.args] != [v.type for v in self.inputs]:
             raise VerifyException(f"'spyre.kernel' @{self.sym_name.data}: block arguments must match the inputs' types")
-        for v in (*self.inputs, *self.outputs):
-            device_layout(v.type)
+        for i, v in enumerate(self.inputs):
+            device_layout(v.type, f"'spyre.kernel' @{self.sym_name.data}: input {i}")
+        for i, v in enumerate(self.outputs):
+            device_layout(v.type, f"'spyre.kernel' @{self.sym_name.data}: result {i}")
         term = block.last_op
         if not isinstance(term, YieldOp) or [v.type for v in term.values] != [r.type for r in self.outputs]:
             raise VerifyException(f"'spyre.kernel' @{self.sym_name.data}: must end with spyre.yield of the result types")
+        compute = [op for op in block.ops if isinstance(op, MatmulOp | PointwiseOp | RestickifyOp)]
+        other = [op.name for op in block.ops if not isinstance(op, MatmulOp | PointwiseOp | RestickifyOp | PermuteOp | ReshapeOp | YieldOp)]
+        if other or len(compute) != 1:
+            raise VerifyException(
+                f"'spyre.kernel' @{self.sym_name.data}: holds one compute op (spyre.matmul, spyre.pointwise or "
+                f"spyre.restickify) and views, found {len(compute)} compute op(s)"
+                + (f" and {', '.join(other)}" if other else "")
+            )
+        from spyre_mlir.analysis.work import iteration_dims  # the meaning of split/chunks names
+
+        names = [d.name for d in iteration_dims(compute[0])]
+        for what, attr in (("split", self.split), ("chunks", self.chunks)):
+            if attr is not None and list(attr.as_dict()) != names:
+                raise VerifyException(
+                    f"'spyre.kernel' @{self.sym_name.data}: {what} names {list(attr.as_dict())} are not the "
+                    f"iteration dims {names} of its {compute[0].name}"
+                )
 
 
 @irdl_op_definition

@@ -5,10 +5,10 @@ then outputs; the runtime patches their addresses at launch, so one program serv
 call). The program holds `spyre_isa.stream`s: SPMD instruction lists that a set of cores
 runs in lockstep, as the real SuperDSC descriptors do. Within a stream, everything that
 differs between cores is a compile-time table indexed by the core's position in the stream
-(`[0, 4, 8, 12]`, or `[0 step 4]` for the affine case); cores whose work diverges (a ragged
+(`[0, 4, 8, 12]`, or `[0 step 4 x 4]` for the affine case); cores whose work diverges (a ragged
 last tile) get their own stream. Every address, stride and size is in sticks (128 bytes):
 
-    spyre_isa.dma_load %a[[0 step 400], strides = [100, 1]] -> lx[0, strides = [25, 1]] sizes [4, 25]
+    spyre_isa.dma_load %a[[0 step 400 x 4], strides = [100, 1]] -> lx [0, strides = [25, 1]] sizes [4, 25] : tensor<...>
 
 Engines (one family each): DMA (DDR <-> LX, whole sticks, N-D strides), PT (the systolic
 array: 16-bit products, fp32 partial sums in LX), SFP (the vector unit: 64 lanes per step,
@@ -41,7 +41,7 @@ from xdsl.dialects.builtin import (
     f32,
     i64,
 )
-from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -67,8 +67,8 @@ from spyre_mlir.dialects.spyre import IntListAttr, device_layout
 
 @irdl_attr_definition
 class PerCoreAttr(ParametrizedAttribute):
-    """An integer per core of a stream: `5` (all cores), `[0, 4, 9]`, or `[0 step 4]`
-    (value_i = 0 + 4 * i for the stream's i-th core)."""
+    """An integer per core of a stream: `5` (all cores), `[0, 4, 9]`, or `[0 step 4 x 8]`
+    (value_i = 0 + 4 * i for the stream's i-th core, 8 cores)."""
 
     name = "spyre_isa.per_core"
     values: ArrayAttr[IntAttr]
@@ -103,14 +103,23 @@ class PerCoreAttr(ParametrizedAttribute):
         parser.parse_punctuation("]")
         return (ArrayAttr(IntAttr(v) for v in vals),)
 
-    def print_parameters(self, printer: Printer) -> None:
+    def table_text(self) -> str:
+        """`5`, `[0 step 4 x 8]` or `[0, 4, 9]` (the spelling inside accesses)."""
         v = [x.data for x in self.values]
         if len(v) == 1:
-            printer.print_string(str(v[0]))
-        elif len(v) > 2 and all(v[i + 1] - v[i] == v[1] - v[0] for i in range(len(v) - 1)):
-            printer.print_string(f"[{v[0]} step {v[1] - v[0]} x {len(v)}]")
-        else:
-            printer.print_string("[" + ", ".join(map(str, v)) + "]")
+            return str(v[0])
+        if len(v) > 2 and all(v[i + 1] - v[i] == v[1] - v[0] for i in range(len(v) - 1)):
+            return f"[{v[0]} step {v[1] - v[0]} x {len(v)}]"
+        return "[" + ", ".join(map(str, v)) + "]"
+
+    def print_parameters(self, printer: Printer) -> None:
+        # on its own a uniform value prints as `[5]`: `#spyre_isa.per_core5` would not parse
+        text = self.table_text()
+        printer.print_string(text if text.startswith("[") else f"[{text}]")
+
+    def verify(self) -> None:
+        if not self.values:
+            raise VerifyException("#spyre_isa.per_core: a table needs at least one value")
 
 
 @irdl_attr_definition
@@ -151,9 +160,7 @@ class AccessAttr(ParametrizedAttribute):
         return (base, strides, elt)
 
     def print_parameters(self, printer: Printer) -> None:
-        printer.print_string("[")
-        self.base.print_parameters(printer)
-        printer.print_string(", strides = ")
+        printer.print_string("[" + self.base.table_text() + ", strides = ")
         self.strides.print_parameters(printer)
         if not isinstance(self.element_type, Float16Type):
             printer.print_string(", ")
@@ -185,9 +192,11 @@ class CoreSetAttr(ParametrizedAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         def item() -> list[int]:
-            lo = parser.parse_integer(allow_boolean=False, allow_negative=False)
+            lo = parser.parse_integer(allow_boolean=False)
             if parser.parse_optional_keyword("to") is not None:
-                hi = parser.parse_integer(allow_boolean=False, allow_negative=False)
+                hi = parser.parse_integer(allow_boolean=False)
+                if hi < lo:
+                    parser.raise_error(f"empty core range {lo} to {hi}")
                 return list(range(lo, hi + 1))
             return [lo]
 
@@ -212,6 +221,8 @@ class CoreSetAttr(ParametrizedAttribute):
             raise VerifyException("#spyre_isa.cores: a stream needs at least one core")
         if list(cores) != sorted(set(cores)):
             raise VerifyException(f"#spyre_isa.cores: cores must be increasing and distinct, got {list(cores)}")
+        if cores[0] < 0:
+            raise VerifyException(f"#spyre_isa.cores: core numbers must be >= 0, got {list(cores)}")
 
 
 # endregion
@@ -254,6 +265,8 @@ class ProgramOp(IRDLOperation):
         n = parser.parse_integer(allow_boolean=False, allow_negative=False)
         attrs = parser.parse_optional_attr_dict_with_keyword()
         body = parser.parse_region(args)
+        if not body.blocks:  # `{}` with no arguments: the program still has its (empty) block
+            body.add_block(Block())
         op = cls.create(
             properties={"sym_name": StringAttr(name), "num_inputs": IntAttr(n)},
             regions=[body],
@@ -268,14 +281,14 @@ class ProgramOp(IRDLOperation):
         if self.attributes:
             printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False)
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
 
     def verify_(self) -> None:
         n_args = len(self.body.block.args)
         if not 0 <= self.num_inputs.data <= n_args:
             raise VerifyException(f"'spyre_isa.program' @{self.sym_name.data}: inputs = {self.num_inputs.data} but it has {n_args} arguments")
-        for a in self.body.block.args:
-            device_layout(a.type)
+        for i, a in enumerate(self.body.block.args):
+            device_layout(a.type, f"'spyre_isa.program' @{self.sym_name.data}: argument {i}")
         seen: set[int] = set()
         for op in self.body.block.ops:
             if not isinstance(op, StreamOp):
@@ -304,6 +317,14 @@ class StreamOp(IRDLOperation):
     def core_list(self) -> tuple[int, ...]:
         return self.cores.as_tuple()
 
+    def verify_(self) -> None:
+        for op in self.body.block.ops:
+            if not isinstance(op, IsaInstruction):
+                raise VerifyException(
+                    f"'spyre_isa.stream' on cores {list(self.core_list)}: only instructions may appear in a stream, "
+                    f"found '{op.name}'"
+                )
+
 
 # endregion
 # region Instruction bases
@@ -313,6 +334,7 @@ class IsaInstruction(IRDLOperation, ABC):
     """An instruction of a stream; `ENGINE` names the unit that executes it."""
 
     ENGINE: ClassVar[str]
+    traits = traits_def(HasParent(StreamOp))
 
     def n_cores(self) -> int:
         parent = self.parent_op()
@@ -382,7 +404,10 @@ class DmaOp(IsaInstruction, ABC):
         self._check_sizes(self, sizes)
         self._check_access("the DDR access", self.ddr_access, sizes)
         self._check_access("the LX access", self.lx_access, sizes)
-        layout = device_layout(self.ddr.type)
+        for what, acc in (("the DDR access", self.ddr_access), ("the LX access", self.lx_access)):
+            if acc.is_f32:
+                raise VerifyException(f"'{self.name}': {what} must be f16 (DMA copies whole sticks, it does not convert)")
+        layout = device_layout(self.ddr.type, f"'{self.name}': the DDR operand")
         for base in self.ddr_access.base.table(1 if self.ddr_access.base.is_uniform else self.n_cores()):
             _, last = span(self.ddr_access, sizes, base)
             if last >= layout.num_sticks:
@@ -429,6 +454,16 @@ class DmaStoreOp(DmaOp):
     """LX -> DDR.  for i in ndindex(sizes): ddr[ddr.base + i.ddr.strides] = lx[lx.base + i.lx.strides]"""
 
     name = "spyre_isa.dma_store"
+
+    def verify_(self) -> None:
+        super().verify_()
+        prog = self.parent_op().parent_op() if self.parent_op() is not None else None
+        if isinstance(prog, ProgramOp) and isinstance(self.ddr, BlockArgument):
+            if self.ddr.owner is prog.body.block and self.ddr.index < prog.num_inputs.data:
+                raise VerifyException(
+                    f"'{self.name}': stores into input {self.ddr.index} of @{prog.sym_name.data}; "
+                    f"a program writes only its outputs (arguments {prog.num_inputs.data} and up)"
+                )
 
     @classmethod
     def parse(cls, parser: Parser) -> DmaStoreOp:
@@ -591,6 +626,8 @@ class SfpBinaryOp(IsaInstruction, ABC):
         self._check_access("dst", self.dst, sizes)
         if (self.rhs is None) == (self.imm is None):
             raise VerifyException(f"'{self.name}': needs exactly one of an LX rhs and an immediate")
+        if self.imm is not None and not isinstance(self.imm.type, Float32Type):
+            raise VerifyException(f"'{self.name}': the immediate must be f32, got {self.imm}")
         if self.rhs is not None:
             self._check_access("rhs", self.rhs, sizes)
 
@@ -691,6 +728,10 @@ class SignalOp(IsaInstruction):
     token = prop_def(IntegerAttr[I64])
     assembly_format = "$token attr-dict"
 
+    def verify_(self) -> None:
+        if self.token.value.data < 0:
+            raise VerifyException(f"'{self.name}': token must be >= 0, got {self.token.value.data}")
+
 
 @irdl_op_definition
 class WaitOp(IsaInstruction):
@@ -703,6 +744,8 @@ class WaitOp(IsaInstruction):
     assembly_format = "$token `count` $count attr-dict"
 
     def verify_(self) -> None:
+        if self.token.value.data < 0:
+            raise VerifyException(f"'{self.name}': token must be >= 0, got {self.token.value.data}")
         if self.count.value.data < 1:
             raise VerifyException(f"'{self.name}': count must be >= 1, got {self.count.value.data}")
 

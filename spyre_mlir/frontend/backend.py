@@ -5,7 +5,7 @@ inference) -> FX importer -> spyre-pipeline -> the reference device model.
         "strict": False,          # True: an unsupported op raises, naming it
         "numerics": "dl16",       # or "ieee-fp16"
         "cores": 32,              # any DeviceConfig field may be set here
-        "dump_ir": "dir",         # IR after each stage (also SPYRE_DUMP_IR=dir)
+        "dump_ir": "dir",         # IR after each stage, in dir/g<N>/ (also SPYRE_DUMP_IR=dir)
     })
 
 Each graph is compiled once (Dynamo caches per graph and guards; `STATS.compiles` counts our
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import os
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -87,7 +88,9 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], confi
         gm.recompile()
     try:
         module, info = import_fx_graph(gm)
-        run_pipeline(info.ctx, module, config, dump_ir)
+        dump = dump_ir or os.environ.get("SPYRE_DUMP_IR")
+        graph = f"g{STATS.compiles}"
+        run_pipeline(info.ctx, module, config, dump and os.path.join(dump, graph), kernel_prefix=f"{graph}_k")
     except (UnsupportedGraphError, DiagnosticException) as e:
         if strict:
             raise SpyreCompileError(f"spyre (strict): {e}") from None

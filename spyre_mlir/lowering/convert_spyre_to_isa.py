@@ -157,6 +157,8 @@ class KernelCodegen:
             raise PassFailedException(
                 f"kernel {self.name}: run spyre-divide-work and spyre-plan-scratchpad first (split, chunks and lx are needed)"
             )
+        if len(kernel.outputs) != 1:
+            raise PassFailedException(f"kernel {self.name}: {len(kernel.outputs)} results; programs with several outputs are not supported yet")
         self.compute = kernel.compute_op
         self.dims = iteration_dims(self.compute)
         self.boxes = core_boxes(self.dims, kernel.split.as_dict(), cores)

@@ -16,17 +16,23 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from spyre_mlir.dialects.torch import make_context
 
 
+def make_tool_context():
+    """make_context() (torch-aware, own blob store) plus every upstream xDSL dialect, lazily."""
+    from xdsl.universe import Universe
+
+    ctx = make_context()
+    known = set(ctx.registered_dialect_names) | {d.name for d in ctx.loaded_dialects}
+    for name, factory in Universe.get_multiverse().all_dialects.items():
+        if name not in known:
+            ctx.register_dialect(name, factory)
+    return ctx
+
+
 class SpyreOptMain(xDSLOptMain):
     version_format = "spyre-opt (xdsl {xdsl_version})"
 
     def register_all_dialects(self) -> None:
-        from xdsl.universe import Universe
-
-        self.ctx = make_context()  # torch-aware context with its own blob store
-        known = set(self.ctx.registered_dialect_names) | {d.name for d in self.ctx.loaded_dialects}
-        for name, factory in Universe.get_multiverse().all_dialects.items():
-            if name not in known:
-                self.ctx.register_dialect(name, factory)
+        self.ctx = make_tool_context()
 
     def register_all_passes(self) -> None:
         super().register_all_passes()

@@ -21,12 +21,12 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from spyre_mlir.dialects.torch import make_context
 from spyre_mlir.pipeline import run_pipeline
 from spyre_mlir.runtime.config import DeviceConfig
 from spyre_mlir.runtime.interpreter import DeviceModel, Executable
 from spyre_mlir.runtime.memory import DeviceError
 from spyre_mlir.runtime.numerics import get_numerics
+from spyre_mlir.tools.spyre_opt import make_tool_context
 
 
 def _entry(module: ModuleOp, name: str) -> func.FuncOp:
@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         config = DeviceConfig.from_overrides(args.config)
-        ctx = make_context()
+        ctx = make_tool_context()
         with open(args.file) as f:
             text = f.read()
         module = Parser(ctx, text, name=args.file).parse_module()

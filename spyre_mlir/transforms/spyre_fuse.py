@@ -27,15 +27,18 @@ class SpyreFusePass(ModulePass):
 
     name = "spyre-fuse"
 
+    prefix: str = "k"
+    """Kernel names are prefix + a number (the backend numbers graphs: g1_k0, g2_k0, ...)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         taken = {k.sym_name.data for k in op.walk() if isinstance(k, spyre.KernelOp)}
         counter = 0
         for compute in list(op.walk()):
             if not isinstance(compute, KERNEL_OPS) or isinstance(compute.parent_op(), spyre.KernelOp | spyre.PointwiseOp):
                 continue
-            while f"k{counter}" in taken:
+            while f"{self.prefix}{counter}" in taken:
                 counter += 1
-            name = f"k{counter}"
+            name = f"{self.prefix}{counter}"
             taken.add(name)
             inputs = list(compute.operands)
             block = Block(arg_types=[v.type for v in inputs])

@@ -1,0 +1,431 @@
+// RUN: spyre-opt %s --verify-diagnostics --split-input-file | filecheck %s
+
+// One case per verifier error of the spyre dialect. Valid layouts are computed with
+// spyre_mlir.layout; the broken ones are the generic (4, 256) layout
+// device_size = [4, 4, 64], stride_map = [64, 256, 1] with one thing changed.
+
+// #spyre.layout on its own: lengths, emptiness, sizes, strides.
+
+"test.op"() {l = #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256]>} : () -> ()
+// CHECK: {{^}}#spyre.layout: device_size has 3 dims but stride_map has 2{{$}}
+
+// -----
+
+"test.op"() {l = #spyre.layout<device_size = [], stride_map = []>} : () -> ()
+// CHECK: {{^}}#spyre.layout: needs at least the stick dim{{$}}
+
+// -----
+
+"test.op"() {l = #spyre.layout<device_size = [4, 0, 64], stride_map = [64, 256, 1]>} : () -> ()
+// CHECK: {{^}}#spyre.layout: device_size [4, 0, 64] has a dim < 1{{$}}
+
+// -----
+
+"test.op"() {l = #spyre.layout<device_size = [4, 4, 64], stride_map = [0, 256, 1]>} : () -> ()
+// CHECK: {{^}}#spyre.layout: stride_map [0, 256, 1] has a stride that is neither > 0 nor -1{{$}}
+
+// -----
+
+// A layout against its tensor's shape (checked by every op that takes or makes a device tensor).
+
+%0 = "test.op"() : () -> tensor<4x256xf32>
+%1 = spyre.to_device %0 : tensor<4x256xf32> -> tensor<4x256xf16, #spyre.layout<device_size = [8, 4, 32], stride_map = [32, 256, 1]>>
+// CHECK: {{^}}'spyre.to_device': the result: layout of tensor<4x256xf16, #spyre.layout<device_size = [8, 4, 32], stride_map = [32, 256, 1]>> is invalid: the last device dim is the stick: it must hold 64 elements of 2 bytes, not 32{{$}}
+
+// -----
+
+%0 = "test.op"() : () -> tensor<4x256xf32>
+%1 = spyre.to_device %0 : tensor<4x256xf32> -> tensor<4x256xf16, #spyre.layout<device_size = [2, 4, 64], stride_map = [128, 256, 2]>>
+// CHECK: {{^}}'spyre.to_device': the result: layout of tensor<4x256xf16, #spyre.layout<device_size = [2, 4, 64], stride_map = [128, 256, 2]>> is invalid: the stick (last device dim) must step one element along host dim 1, not 2{{$}}
+
+// -----
+
+// Dim 0 (extent 4) is only "stepped" by a size-1 device dim.
+%0 = "test.op"() : () -> tensor<4x256xf32>
+%1 = spyre.to_device %0 : tensor<4x256xf32> -> tensor<4x256xf16, #spyre.layout<device_size = [4, 1, 64], stride_map = [64, 256, 1]>>
+// CHECK: {{^}}'spyre.to_device': the result: layout of tensor<4x256xf16, #spyre.layout<device_size = [4, 1, 64], stride_map = [64, 256, 1]>> is invalid: host dim 0 (extent 4) is not mapped by any device dim{{$}}
+
+// -----
+
+// Along dim 1 the lanes cover elements 0..63, then device dim 0 jumps by 128: 64..127 are skipped.
+%0 = "test.op"() : () -> tensor<4x256xf32>
+%1 = spyre.to_device %0 : tensor<4x256xf32> -> tensor<4x256xf16, #spyre.layout<device_size = [2, 4, 64], stride_map = [128, 256, 1]>>
+// CHECK: {{^}}'spyre.to_device': the result: layout of tensor<4x256xf16, #spyre.layout<device_size = [2, 4, 64], stride_map = [128, 256, 1]>> is invalid: host dim 1: device dim 0 steps 128 elements, expected 64 (digits must form a mixed radix without gaps or overlaps){{$}}
+
+// -----
+
+// Five sticks along a dim of 256 = 4 sticks: the fifth is padding only.
+%0 = "test.op"() : () -> tensor<4x256xf32>
+%1 = spyre.to_device %0 : tensor<4x256xf32> -> tensor<4x256xf16, #spyre.layout<device_size = [5, 4, 64], stride_map = [64, 256, 1]>>
+// CHECK: {{^}}'spyre.to_device': the result: layout of tensor<4x256xf16, #spyre.layout<device_size = [5, 4, 64], stride_map = [64, 256, 1]>> is invalid: host dim 1: device dim 0 has whole slices of padding (5 x 64 for extent 256){{$}}
+
+// -----
+
+%0 = "test.op"() : () -> tensor<4x256xf32>
+%1 = spyre.to_device %0 : tensor<4x256xf32> -> tensor<4x256xf16, #spyre.layout<device_size = [3, 4, 64], stride_map = [64, 256, 1]>>
+// CHECK: {{^}}'spyre.to_device': the result: layout of tensor<4x256xf16, #spyre.layout<device_size = [3, 4, 64], stride_map = [64, 256, 1]>> is invalid: host dim 1: device dims cover 192 of 256 elements{{$}}
+
+// -----
+
+// 1000 is neither a multiple of dim 0's stride 256 nor inside dim 1's extent.
+%0 = "test.op"() : () -> tensor<4x256xf32>
+%1 = spyre.to_device %0 : tensor<4x256xf32> -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [1000, 256, 1]>>
+// CHECK: {{^}}'spyre.to_device': the result: layout of tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [1000, 256, 1]>> is invalid: device dim 0 (size 4, stride 1000) does not step along any dim of shape (4, 256){{$}}
+
+// -----
+
+%0 = "test.op"() : () -> tensor<?x256xf32>
+%1 = spyre.to_device %0 : tensor<?x256xf32> -> tensor<?x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+// CHECK: {{^}}'spyre.to_device': the result: device tensors have a static shape, got tensor<?x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>{{$}}
+
+// -----
+
+// Device tensors hold f16.
+%0 = "test.op"() : () -> tensor<4x256xf32>
+%1 = spyre.to_device %0 : tensor<4x256xf32> -> tensor<4x256xf32, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+// CHECK: {{^}}'spyre.to_device': the result: device tensors hold f16 (DL16) elements, got f32 in tensor<4x256xf32, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>{{$}}
+
+// -----
+
+// spyre.to_device
+
+%0 = "test.op"() : () -> tensor<4x256xf32>
+%1 = spyre.to_device %0 : tensor<4x256xf32> -> tensor<4x256xf16>
+// CHECK: {{^}}'spyre.to_device': the result: expected a device tensor with a #spyre.layout encoding, got tensor<4x256xf16>{{$}}
+
+// -----
+
+%0 = "test.op"() : () -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+%1 = spyre.to_device %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+// CHECK: {{^}}'spyre.to_device': the input must be a host tensor (no encoding), got tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>{{$}}
+
+// -----
+
+%0 = "test.op"() : () -> tensor<4x100xf32>
+%1 = spyre.to_device %0 : tensor<4x100xf32> -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+// CHECK: {{^}}'spyre.to_device': result shape (4, 256) does not hold the 400 elements of (4, 100){{$}}
+
+// -----
+
+%0 = "test.op"() : () -> tensor<256x4xf32>
+%1 = spyre.to_device %0 permutation [0, 0] : tensor<256x4xf32> -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+// CHECK: {{^}}'spyre.to_device': [0, 0] is not a permutation of rank 2{{$}}
+
+// -----
+
+%0 = "test.op"() : () -> tensor<4x256x1xf32>
+%1 = spyre.to_device %0 permutation [1, 0] : tensor<4x256x1xf32> -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+// CHECK: {{^}}'spyre.to_device': [1, 0] is not a permutation of rank 3{{$}}
+
+// -----
+
+// spyre.from_device
+
+%0 = "test.op"() : () -> tensor<4x256xf32>
+%1 = spyre.from_device %0 : tensor<4x256xf32> -> tensor<4x256xf32>
+// CHECK: {{^}}'spyre.from_device': the input: expected a device tensor with a #spyre.layout encoding, got tensor<4x256xf32>{{$}}
+
+// -----
+
+%0 = "test.op"() : () -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+%1 = spyre.from_device %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+// CHECK: {{^}}'spyre.from_device': the result must be a host tensor (no encoding), got tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>{{$}}
+
+// -----
+
+%0 = "test.op"() : () -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+%1 = spyre.from_device %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<1024xf32>
+// CHECK: {{^}}'spyre.from_device': result shape (1024,) != input shape (4, 256){{$}}
+
+// -----
+
+// spyre.matmul
+
+%0, %1 = "test.op"() : () -> (tensor<4x256xf32>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>)
+%2 = spyre.matmul %0, %1 : (tensor<4x256xf32>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+// CHECK: {{^}}'spyre.matmul': lhs: expected a device tensor with a #spyre.layout encoding, got tensor<4x256xf32>{{$}}
+
+// -----
+
+// Stride 256 steps along dim 1 (of extent 512), not dim 0.
+%0, %1 = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>)
+%2 = spyre.matmul %0, %1 : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 256, 1]>>
+// CHECK: {{^}}'spyre.matmul': the result: layout of tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 256, 1]>> is invalid: host dim 0 (extent 4) is not mapped by any device dim{{$}}
+
+// -----
+
+%0, %1 = "test.op"() : () -> (tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>)
+%2 = spyre.matmul %0, %1 : (tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>
+// CHECK: {{^}}'spyre.matmul': operands must have the same rank >= 2, got (512,), (256, 512) -> (512,){{$}}
+
+// -----
+
+%0, %1 = "test.op"() : () -> (tensor<2x4x128xf16, #spyre.layout<device_size = [4, 2, 2, 64], stride_map = [128, 64, 512, 1]>>, tensor<3x128x64xf16, #spyre.layout<device_size = [128, 1, 3, 64], stride_map = [64, 64, 8192, 1]>>)
+%2 = spyre.matmul %0, %1 : (tensor<2x4x128xf16, #spyre.layout<device_size = [4, 2, 2, 64], stride_map = [128, 64, 512, 1]>>, tensor<3x128x64xf16, #spyre.layout<device_size = [128, 1, 3, 64], stride_map = [64, 64, 8192, 1]>>) -> tensor<2x4x64xf16, #spyre.layout<device_size = [4, 1, 2, 64], stride_map = [64, 64, 256, 1]>>
+// CHECK: {{^}}'spyre.matmul': batch dims differ: (2, 4, 128), (3, 128, 64) -> (2, 4, 64){{$}}
+
+// -----
+
+%0, %1 = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>)
+%2 = spyre.matmul %0, %1 : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+// CHECK: {{^}}'spyre.matmul': contracting dims differ: (4, 256) @ (4, 256){{$}}
+
+// -----
+
+%0, %1 = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>)
+%2 = spyre.matmul %0, %1 : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+// CHECK: {{^}}'spyre.matmul': result shape (4, 256) != (4, 512){{$}}
+
+// -----
+
+// spyre.pointwise
+
+%0, %1 = "test.op"() : () -> (tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, -1]>>)
+%2 = spyre.pointwise %0, %1 : (tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, -1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
+^bb0(%a: f32, %b: f32):
+  %s = arith.addf %a, %b : f32
+  spyre.yield %s : f32
+}
+// CHECK: {{^}}'spyre.pointwise': input 1: layout of tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, -1]>> is invalid: host dim 0: device dim 0 steps 64 elements, expected 1 (digits must form a mixed radix without gaps or overlaps){{$}}
+
+// -----
+
+%0, %1 = "test.op"() : () -> (tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>, tensor<1024xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>)
+%2 = spyre.pointwise %0, %1 : (tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>, tensor<1024xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
+^bb0(%a: f32, %b: f32):
+  %s = arith.addf %a, %b : f32
+  spyre.yield %s : f32
+}
+// CHECK: {{^}}'spyre.pointwise': input 1 of shape (1024,) does not broadcast to (4, 512){{$}}
+
+// -----
+
+%0, %1 = "test.op"() : () -> (tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>)
+%2 = spyre.pointwise %0, %1 : (tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
+^bb0(%a: f32):
+  spyre.yield %a : f32
+}
+// CHECK: {{^}}'spyre.pointwise': the body takes one f32 argument per input (2), got (f32){{$}}
+
+// -----
+
+%0 = "test.op"() : () -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+%1 = spyre.pointwise %0 : (tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
+^bb0(%a: f16):
+  %n = arith.negf %a : f16
+  spyre.yield %n : f16
+}
+// CHECK: {{^}}'spyre.pointwise': the body takes one f32 argument per input (1), got (f16){{$}}
+
+// -----
+
+%0 = "test.op"() : () -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+%1 = spyre.pointwise %0 : (tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
+^bb0(%a: f32):
+  %s = math.sin %a : f32
+  spyre.yield %s : f32
+}
+// CHECK: {{^}}'spyre.pointwise': 'math.sin' has no SFP instruction (supported: arith.addf, arith.constant, arith.divf, arith.maximumf, arith.minimumf, arith.mulf, arith.negf, arith.subf, math.erf, math.exp, math.tanh){{$}}
+
+// -----
+
+%0 = "test.op"() : () -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+%1 = spyre.pointwise %0 : (tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
+^bb0(%a: f32):
+  %c = arith.constant 1.000000e+00 : f16
+  spyre.yield %a : f32
+}
+// CHECK: {{^}}'spyre.pointwise': body op 'arith.constant' must compute f32{{$}}
+
+// -----
+
+%0 = "test.op"() : () -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+%1 = spyre.pointwise %0 : (tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
+^bb0(%a: f32):
+  spyre.yield %a, %a : f32, f32
+}
+// CHECK: {{^}}'spyre.pointwise': the body must yield exactly one f32{{$}}
+
+// -----
+
+%0 = "test.op"() : () -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+%1 = spyre.pointwise %0 : (tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
+^bb0(%a: f32):
+}
+// CHECK: {{^}}Operation spyre.pointwise contains empty block in single-block region that expects at least a terminator{{$}}
+
+// -----
+
+// Body ops read only the elements and each other's results.
+%0 = "test.op"() : () -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+%two = arith.constant 2.000000e+00 : f32
+%1 = spyre.pointwise %0 : (tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
+^bb0(%a: f32):
+  %m = arith.mulf %a, %two : f32
+  spyre.yield %m : f32
+}
+// CHECK: {{^}}'spyre.pointwise': body op 'arith.mulf' uses %two defined outside the body{{$}}
+
+// -----
+
+%0 = "test.op"() : () -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+%two = arith.constant 2.000000e+00 : f32
+%1 = spyre.pointwise %0 : (tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
+^bb0(%a: f32):
+  spyre.yield %two : f32
+}
+// CHECK: {{^}}'spyre.pointwise': body op 'spyre.yield' uses %two defined outside the body{{$}}
+
+// -----
+
+// spyre.permute
+
+%0 = "test.op"() : () -> tensor<4x256xf16>
+%1 = spyre.permute %0 permutation [1, 0] : tensor<4x256xf16> -> tensor<256x4xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [256, 1, 4]>>
+// CHECK: {{^}}'spyre.permute': the input: expected a device tensor with a #spyre.layout encoding, got tensor<4x256xf16>{{$}}
+
+// -----
+
+%0 = "test.op"() : () -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+%1 = spyre.permute %0 permutation [1, 1] : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<256x4xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [256, 1, 4]>>
+// CHECK: {{^}}'spyre.permute': [1, 1] is not a permutation of rank 2{{$}}
+
+// -----
+
+// The generic layout of (256, 4) is other bytes: a permute is a view, not a copy.
+%0 = "test.op"() : () -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+%1 = spyre.permute %0 permutation [1, 0] : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<256x4xf16, #spyre.layout<device_size = [1, 256, 64], stride_map = [64, 4, 1]>>
+// CHECK: {{^}}'spyre.permute' is a free view: its result must be (256, 4) with device_size = [4, 4, 64], stride_map = [256, 1, 4]{{$}}
+
+// -----
+
+// spyre.reshape
+
+%0 = "test.op"() : () -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+%1 = spyre.reshape %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+// CHECK: {{^}}'spyre.reshape': cannot reshape (4, 256) to (4, 512){{$}}
+
+// -----
+
+// Rows of 100 elements are padded to 128: flattening them would move the padding.
+%0 = "test.op"() : () -> tensor<4x100xf16, #spyre.layout<device_size = [2, 4, 64], stride_map = [64, 100, 1]>>
+%1 = spyre.reshape %0 : tensor<4x100xf16, #spyre.layout<device_size = [2, 4, 64], stride_map = [64, 100, 1]>> -> tensor<400xf16, #spyre.layout<device_size = [7, 64], stride_map = [64, 1]>>
+// CHECK: {{^}}'spyre.reshape': (4, 100) -> (400,) is not a free view of this layout (it would move padding or split a stick){{$}}
+
+// -----
+
+%0 = "test.op"() : () -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+%1 = spyre.reshape %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<1024xf16, #spyre.layout<device_size = [16, 64], stride_map = [64, 1]>>
+// CHECK: {{^}}'spyre.reshape' is a free view: its result layout must be device_size = [4, 4, 64], stride_map = [64, 256, 1]{{$}}
+
+// -----
+
+// spyre.restickify
+
+%0 = "test.op"() : () -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+%1 = spyre.restickify %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<256x4xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [256, 1, 4]>>
+// CHECK: {{^}}'spyre.restickify': shapes differ: (4, 256) -> (256, 4){{$}}
+
+// -----
+
+// spyre.kernel and spyre.yield
+
+%0 = "test.op"() : () -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+%1 = spyre.kernel "k0"(%0) : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> {
+^bb0(%a: tensor<4x256xf16, #spyre.layout<device_size = [1, 256, 64], stride_map = [64, 1, 256]>>):
+  spyre.yield %a : tensor<4x256xf16, #spyre.layout<device_size = [1, 256, 64], stride_map = [64, 1, 256]>>
+}
+// CHECK: {{^}}'spyre.kernel' @k0: block arguments must match the inputs' types{{$}}
+
+// -----
+
+%0 = "test.op"() : () -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+%1 = spyre.kernel "k0"(%0) : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> tensor<256x4xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [256, 1, 4]>> {
+^bb0(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>):
+  spyre.yield %a : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+}
+// CHECK: {{^}}'spyre.kernel' @k0: must end with spyre.yield of the result types{{$}}
+
+// -----
+
+%0 = "test.op"() : () -> tensor<4x256xf32>
+%1 = spyre.kernel "k0"(%0) : (tensor<4x256xf32>) -> tensor<4x256xf32> {
+^bb0(%a: tensor<4x256xf32>):
+  spyre.yield %a : tensor<4x256xf32>
+}
+// CHECK: {{^}}'spyre.kernel' @k0: input 0: expected a device tensor with a #spyre.layout encoding, got tensor<4x256xf32>{{$}}
+
+// -----
+
+%0 = "test.op"() : () -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+%1:2 = spyre.kernel "k0"(%0) : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<4x256xf16>) {
+^bb0(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>):
+  %h = "test.op"() : () -> tensor<4x256xf16>
+  spyre.yield %a, %h : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<4x256xf16>
+}
+// CHECK: {{^}}'spyre.kernel' @k0: result 1: expected a device tensor with a #spyre.layout encoding, got tensor<4x256xf16>{{$}}
+
+// -----
+
+%0 = "test.op"() : () -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+spyre.yield %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+// CHECK: {{^}}'spyre.yield' expects parent op to be one of 'spyre.pointwise', 'spyre.kernel'{{$}}
+
+// -----
+
+"test.op"() {split = #spyre.split<m = 4, n = 0>} : () -> ()
+// CHECK: {{^}}#spyre.split: every count must be >= 1, got {'m': 4, 'n': 0}{{$}}
+
+// -----
+
+"test.op"() {split = #spyre.split<m = 4, m = 2>} : () -> ()
+// CHECK: {{^}}#spyre.split: repeated name in ['m', 'm']{{$}}
+
+// -----
+
+"test.op"() {lx = #spyre.lx<in0 = 0, in1 = 100, out = 256>} : () -> ()
+// CHECK: {{^}}#spyre.lx: offsets must be >= 0 and 128-byte aligned, got {'in1': 100}{{$}}
+
+// -----
+
+"test.op"() {lx = #spyre.lx<in0 = -128>} : () -> ()
+// CHECK: {{^}}#spyre.lx: offsets must be >= 0 and 128-byte aligned, got {'in0': -128}{{$}}
+
+// -----
+
+"test.op"() {lx = #spyre.lx<in0 = 0, in0 = 128>} : () -> ()
+// CHECK: {{^}}#spyre.lx: repeated name in ['in0', 'in0']{{$}}
+
+// -----
+
+// A kernel holds exactly one compute op (until spyre-fuse grows them) and spyre ops only.
+%a = "test.op"() : () -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+%r = spyre.kernel "k"(%a) : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> {
+^bb0(%x: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>):
+  %y = spyre.restickify %x : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+  %z = spyre.restickify %y : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+  spyre.yield %z : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+}
+// CHECK: {{^}}'spyre.kernel' @k: holds one compute op (spyre.matmul, spyre.pointwise or spyre.restickify) and views, found 2 compute op(s){{$}}
+
+// -----
+
+%a = "test.op"() : () -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+%r = spyre.kernel "k"(%a) : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> {
+^bb0(%x: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>):
+  %y = spyre.restickify %x : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+  "test.op"() : () -> ()
+  spyre.yield %y : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+}
+// CHECK: {{^}}'spyre.kernel' @k: holds one compute op (spyre.matmul, spyre.pointwise or spyre.restickify) and views, found 1 compute op(s) and test.op{{$}}
+
+// -----
+
+// split/chunks name the compute op's iteration dims (spyre_mlir/analysis/work.py).
+%a = "test.op"() : () -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+%r = spyre.kernel "k"(%a) split <m = 2> : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> {
+^bb0(%x: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>):
+  %y = spyre.restickify %x : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+  spyre.yield %y : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+}
+// CHECK: {{^}}'spyre.kernel' @k: split names ['m'] are not the iteration dims ['d0', 'd1'] of its spyre.restickify{{$}}

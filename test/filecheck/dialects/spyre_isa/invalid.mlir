@@ -1,0 +1,424 @@
+// RUN: spyre-opt %s --verify-diagnostics --split-input-file | filecheck %s
+
+// One case per verifier error of the spyre_isa dialect. %a is a (4, 256) tensor in the
+// generic stick layout: 16 sticks.
+
+// Attributes.
+
+"test.op"() {t = #spyre_isa.per_core[0 step 4 x 0]} : () -> ()
+// CHECK: {{^}}#spyre_isa.per_core: a table needs at least one value{{$}}
+
+// -----
+
+"test.op"() {a = #spyre_isa.access[0, strides = [1], i32]} : () -> ()
+// CHECK: {{^}}#spyre_isa.access: element type must be f16 or f32, got i32{{$}}
+
+// -----
+
+"test.op"() {a = #spyre_isa.access[[0, -4], strides = [1]]} : () -> ()
+// CHECK: {{^}}#spyre_isa.access: negative base stick in [0, -4]{{$}}
+
+// -----
+
+"test.op"() {a = #spyre_isa.access[0, strides = [1, -1]]} : () -> ()
+// CHECK: {{^}}#spyre_isa.access: negative stride in [1, -1]{{$}}
+
+// -----
+
+"test.op"() {c = #spyre_isa.cores[]} : () -> ()
+// CHECK: {{^}}#spyre_isa.cores: a stream needs at least one core{{$}}
+
+// -----
+
+"test.op"() {c = #spyre_isa.cores[4 to 7, 0 to 3]} : () -> ()
+// CHECK: {{^}}#spyre_isa.cores: cores must be increasing and distinct, got [4, 5, 6, 7, 0, 1, 2, 3]{{$}}
+
+// -----
+
+"test.op"() {c = #spyre_isa.cores[0 to 3, 3]} : () -> ()
+// CHECK: {{^}}#spyre_isa.cores: cores must be increasing and distinct, got [0, 1, 2, 3, 3]{{$}}
+
+// -----
+
+"test.op"() {c = #spyre_isa.cores[-1 to 1]} : () -> ()
+// CHECK: {{^}}#spyre_isa.cores: core numbers must be >= 0, got [-1, 0, 1]{{$}}
+
+// -----
+
+// spyre_isa.program
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 2 {
+}
+// CHECK: {{^}}'spyre_isa.program' @p: inputs = 2 but it has 1 arguments{{$}}
+
+// -----
+
+"spyre_isa.program"() <{sym_name = "p", num_inputs = #builtin.int<-1>}> ({
+^bb0(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>):
+}) : () -> ()
+// CHECK: {{^}}'spyre_isa.program' @p: inputs = -1 but it has 1 arguments{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %b: tensor<4x256xf16>) inputs 1 {
+}
+// CHECK: {{^}}'spyre_isa.program' @p: argument 1: expected a device tensor with a #spyre.layout encoding, got tensor<4x256xf16>{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  "test.op"() : () -> ()
+}
+// CHECK: {{^}}'spyre_isa.program' @p: only streams may appear at its top level, found 'test.op'{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0 to 3] {
+    spyre_isa.barrier
+  }
+  spyre_isa.stream cores [2, 8] {
+    spyre_isa.barrier
+  }
+}
+// CHECK: {{^}}'spyre_isa.program' @p: core 2 is in two streams{{$}}
+
+// -----
+
+// spyre_isa.stream
+
+spyre_isa.stream cores [0] {
+  spyre_isa.barrier
+}
+// CHECK: {{^}}'spyre_isa.stream' expects parent op 'spyre_isa.program'{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0 to 3] {
+    "test.op"() : () -> ()
+  }
+}
+// CHECK: {{^}}'spyre_isa.stream' on cores [0, 1, 2, 3]: only instructions may appear in a stream, found 'test.op'{{$}}
+
+// -----
+
+spyre_isa.program @p() inputs 0 {
+  spyre_isa.stream cores [0] {
+    spyre_isa.program @q() inputs 0 {
+    }
+  }
+}
+// CHECK: {{^}}'spyre_isa.stream' on cores [0]: only instructions may appear in a stream, found 'spyre_isa.program'{{$}}
+
+// -----
+
+// Instructions.
+
+func.func @f() {
+  spyre_isa.barrier
+  func.return
+}
+// CHECK: {{^}}'spyre_isa.barrier' expects parent op 'spyre_isa.stream'{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0 to 3] {
+    spyre_isa.dma_load %a[[0, 4, 8], strides = [1]] -> lx [0, strides = [1]] sizes [4] : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+  }
+}
+// CHECK: {{^}}'spyre_isa.dma_load': the DDR access base has 3 entries for a stream of 4 cores{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0 to 3] {
+    spyre_isa.dma_load %a[[0 step 4 x 4], strides = [1]] -> lx [0, strides = [1]] sizes [2, 2] : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+  }
+}
+// CHECK: {{^}}'spyre_isa.dma_load': the DDR access has 1 strides for a loop nest of 2 dims{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 0 {
+  spyre_isa.stream cores [0 to 3] {
+    spyre_isa.dma_store lx [0, strides = [1]] -> %a[[0 step 4 x 4], strides = [4, 1]] sizes [2, 2] : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+  }
+}
+// CHECK: {{^}}'spyre_isa.dma_store': the LX access has 1 strides for a loop nest of 2 dims{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0 to 3] {
+    spyre_isa.dma_load %a[[0 step 4 x 4], strides = [1]] -> lx [0, strides = [1]] sizes [0] : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+  }
+}
+// CHECK: {{^}}'spyre_isa.dma_load': loop sizes must be >= 1, got [0]{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0 to 3] {
+    spyre_isa.dma_load %a[[0 step 4 x 4], strides = []] -> lx [0, strides = []] sizes [] : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+  }
+}
+// CHECK: {{^}}'spyre_isa.dma_load': loop sizes must be >= 1, got []{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0] {
+    spyre_isa.dma_load %a[0, strides = [1]] -> lx [0, strides = [2], f32] sizes [4] : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+  }
+}
+// CHECK: {{^}}'spyre_isa.dma_load': the LX access must be f16 (DMA copies whole sticks, it does not convert){{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16>) inputs 1 {
+  spyre_isa.stream cores [0] {
+    spyre_isa.dma_load %a[0, strides = [1]] -> lx [0, strides = [1]] sizes [4] : tensor<4x256xf16>
+  }
+}
+// CHECK: {{^}}'spyre_isa.dma_load': the DDR operand: expected a device tensor with a #spyre.layout encoding, got tensor<4x256xf16>{{$}}
+
+// -----
+
+// Core 3 reads sticks 13..16 of a 16-stick tensor.
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0 to 3] {
+    spyre_isa.dma_load %a[[0, 4, 8, 13], strides = [1]] -> lx [0, strides = [1]] sizes [4] : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+  }
+}
+// CHECK: {{^}}'spyre_isa.dma_load': DDR sticks up to 16 are outside the tensor (16 sticks of tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>){{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0] {
+    spyre_isa.dma_load %a[0, strides = [2, 1]] -> lx [0, strides = [2, 1]] sizes [8, 3] : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+  }
+}
+// CHECK: {{^}}'spyre_isa.dma_load': DDR sticks up to 16 are outside the tensor (16 sticks of tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>){{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0] {
+    spyre_isa.pt_matmul lx [0, strides = [1, 1]], lx [4, strides = [1, 256]] -> lx [1100, strides = [2, 2], f32] m = 0 n = 64 k = 256
+  }
+}
+// CHECK: {{^}}'spyre_isa.pt_matmul': m, n, k must be >= 1, got 0, 64, 256{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0 to 3] {
+    spyre_isa.pt_matmul lx [0, strides = [1, 1]], lx [[4, 5], strides = [1, 256]] -> lx [1100, strides = [2, 2], f32] m = 4 n = 64 k = 256
+  }
+}
+// CHECK: {{^}}'spyre_isa.pt_matmul': rhs base has 2 entries for a stream of 4 cores{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0] {
+    spyre_isa.pt_matmul lx [0, strides = [1]], lx [4, strides = [1, 256]] -> lx [1100, strides = [2, 2], f32] m = 4 n = 64 k = 256
+  }
+}
+// CHECK: {{^}}'spyre_isa.pt_matmul': lhs needs 2 strides (row, stick), got 1{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0] {
+    spyre_isa.pt_matmul lx [0, strides = [1, 1]], lx [4, strides = [1, 256]] -> lx [1100, strides = [2, 2]] m = 4 n = 64 k = 256 accumulate
+  }
+}
+// CHECK: {{^}}'spyre_isa.pt_matmul': acc must be f32{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0] {
+    spyre_isa.pt_matmul lx [0, strides = [2, 2], f32], lx [4, strides = [1, 256]] -> lx [1100, strides = [2, 2], f32] m = 4 n = 64 k = 256
+  }
+}
+// CHECK: {{^}}'spyre_isa.pt_matmul': lhs must be f16{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0 to 3] {
+    spyre_isa.sfp_exp lx [0, strides = [1]] -> lx [[8, 9], strides = [1]] sizes [4]
+  }
+}
+// CHECK: {{^}}'spyre_isa.sfp_exp': dst base has 2 entries for a stream of 4 cores{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0] {
+    spyre_isa.sfp_copy lx [0, strides = [1, 1]] -> lx [8, strides = [1]] sizes [4]
+  }
+}
+// CHECK: {{^}}'spyre_isa.sfp_copy': src has 2 strides for a loop nest of 1 dims{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0] {
+    spyre_isa.sfp_add lx [0, strides = [1]], lx [4, strides = [1, 0]] -> lx [8, strides = [1]] sizes [4]
+  }
+}
+// CHECK: {{^}}'spyre_isa.sfp_add': rhs has 2 strides for a loop nest of 1 dims{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0] {
+    spyre_isa.sfp_mul lx [0, strides = [1]], 1.0 -> lx [8, strides = [1]] sizes [4, 1]
+  }
+}
+// CHECK: {{^}}'spyre_isa.sfp_mul': lhs has 1 strides for a loop nest of 2 dims{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0] {
+    "spyre_isa.sfp_sub"() <{lhs = #spyre_isa.access[0, strides = [1]], rhs = #spyre_isa.access[4, strides = [1]], imm = 1.0 : f32, dst = #spyre_isa.access[8, strides = [1]], sizes = #spyre.ints[4]}> : () -> ()
+  }
+}
+// CHECK: {{^}}'spyre_isa.sfp_sub': needs exactly one of an LX rhs and an immediate{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0] {
+    "spyre_isa.sfp_sub"() <{lhs = #spyre_isa.access[0, strides = [1]], dst = #spyre_isa.access[8, strides = [1]], sizes = #spyre.ints[4]}> : () -> ()
+  }
+}
+// CHECK: {{^}}'spyre_isa.sfp_sub': needs exactly one of an LX rhs and an immediate{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0] {
+    "spyre_isa.sfp_max"() <{lhs = #spyre_isa.access[0, strides = [1]], imm = 0.0 : f64, dst = #spyre_isa.access[8, strides = [1]], sizes = #spyre.ints[4]}> : () -> ()
+  }
+}
+// CHECK: {{^}}'spyre_isa.sfp_max': the immediate must be f32, got 0.000000e+00 : f64{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0] {
+    spyre_isa.sfp_transpose lx [0, strides = [64, 1]] -> lx [128, strides = [64, 1]] blocks = 1 rows = 65 cols = 64
+  }
+}
+// CHECK: {{^}}'spyre_isa.sfp_transpose': need blocks >= 1 and 1 <= rows, cols <= 64, got 1, 65, 64{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0] {
+    spyre_isa.sfp_transpose lx [0, strides = [64, 1]] -> lx [128, strides = [64, 1]] blocks = 0 rows = 64 cols = 64
+  }
+}
+// CHECK: {{^}}'spyre_isa.sfp_transpose': need blocks >= 1 and 1 <= rows, cols <= 64, got 0, 64, 64{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0] {
+    spyre_isa.sfp_transpose lx [0, strides = [64, 1]] -> lx [128, strides = [128, 2], f32] blocks = 1 rows = 64 cols = 64
+  }
+}
+// CHECK: {{^}}'spyre_isa.sfp_transpose': dst must be f16 with 2 strides (block, row){{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0 to 3] {
+    spyre_isa.sfp_transpose lx [[0, 64, 128], strides = [64, 1]] -> lx [1024, strides = [64, 1]] blocks = 1 rows = 64 cols = 64
+  }
+}
+// CHECK: {{^}}'spyre_isa.sfp_transpose': src base has 3 entries for a stream of 4 cores{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0] {
+    spyre_isa.wait 0 count 0
+  }
+}
+// CHECK: {{^}}'spyre_isa.wait': count must be >= 1, got 0{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0] {
+    spyre_isa.wait -2 count 1
+  }
+}
+// CHECK: {{^}}'spyre_isa.wait': token must be >= 0, got -2{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0] {
+    spyre_isa.signal -1
+  }
+}
+// CHECK: {{^}}'spyre_isa.signal': token must be >= 0, got -1{{$}}
+
+// -----
+
+// spyre_isa.launch
+
+func.func @main(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) {
+  spyre_isa.launch @nope(%a) : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> ()
+  func.return
+}
+// CHECK: {{^}}'spyre_isa.launch': no spyre_isa.program named @nope{{$}}
+
+// -----
+
+func.func @main(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) {
+  spyre_isa.launch @main(%a) : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> ()
+  func.return
+}
+// CHECK: {{^}}'spyre_isa.launch': no spyre_isa.program named @main{{$}}
+
+// -----
+
+spyre_isa.program @k(%in: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %out: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+}
+func.func @main(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> tensor<256x4xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [256, 1, 4]>> {
+  %0 = spyre_isa.launch @k(%a) : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> tensor<256x4xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [256, 1, 4]>>
+  func.return %0 : tensor<256x4xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [256, 1, 4]>>
+}
+// CHECK: {{^}}'spyre_isa.launch': @k takes 1 inputs and 1 outputs of types (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>){{$}}
+
+// -----
+
+// The right types, split the wrong way between inputs and outputs.
+spyre_isa.program @k(%in: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %out: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+}
+func.func @main(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) {
+  spyre_isa.launch @k(%a, %a) : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> ()
+  func.return
+}
+// CHECK: {{^}}'spyre_isa.launch': @k takes 1 inputs and 1 outputs of types (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>){{$}}
+
+// -----
+
+// A program writes only its outputs: its inputs are values other launches may still read.
+spyre_isa.program @k(%in: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %out: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0] {
+    spyre_isa.dma_store lx [0, strides = [1]] -> %in[0, strides = [1]] sizes [4] : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+  }
+}
+// CHECK: {{^}}'spyre_isa.dma_store': stores into input 0 of @k; a program writes only its outputs (arguments 1 and up){{$}}

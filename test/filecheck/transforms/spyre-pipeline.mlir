@@ -1,0 +1,26 @@
+// RUN: spyre-opt %s -p spyre-pipeline | filecheck %s
+// RUN: spyre-opt %s -p spyre-pipeline | spyre-opt -p spyre-pipeline | filecheck %s
+// RUN: spyre-opt %s -p 'spyre-pipeline{cores=2}' | filecheck %s --check-prefix=TWO
+// The whole compiler: torch in, spyre_isa programs and launches out. Running it again on its
+// own output changes nothing (every stage skips what is already lowered).
+
+func.func @main(%x: !torch.vtensor<[64,128],f32>, %w: !torch.vtensor<[128,128],f32>) -> !torch.vtensor<[64,128],f32> {
+  %0 = torch.aten.t %w : !torch.vtensor<[128,128],f32> -> !torch.vtensor<[128,128],f32>
+  %1 = torch.aten.mm %x, %0 : !torch.vtensor<[64,128],f32>, !torch.vtensor<[128,128],f32> -> !torch.vtensor<[64,128],f32>
+  %2 = torch.aten.relu %1 : !torch.vtensor<[64,128],f32> -> !torch.vtensor<[64,128],f32>
+  return %2 : !torch.vtensor<[64,128],f32>
+}
+
+// CHECK:       spyre_isa.program @k0({{.*}}) inputs 2 {
+// CHECK-NEXT:    spyre_isa.stream cores [0 to 31] {
+// CHECK:       spyre_isa.program @k1({{.*}}) inputs 1 {
+// CHECK:       func.func @main(%x: tensor<64x128xf32>, %w: tensor<128x128xf32>) -> tensor<64x128xf32> {
+// CHECK-NEXT:    %[[X:.*]] = spyre.to_device %x
+// CHECK-NEXT:    %[[W:.*]] = spyre.to_device %w permutation [1, 0]
+// CHECK-NEXT:    %[[MM:.*]] = spyre_isa.launch @k0(%[[X]], %[[W]])
+// CHECK-NEXT:    %[[R:.*]] = spyre_isa.launch @k1(%[[MM]])
+// CHECK-NEXT:    %[[Y:.*]] = spyre.from_device %[[R]]
+// CHECK-NEXT:    func.return %[[Y]]
+// CHECK-NOT:   spyre_isa.program
+
+// TWO:         spyre_isa.stream cores [0 to 1] {
