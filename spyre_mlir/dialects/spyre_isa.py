@@ -706,6 +706,88 @@ class SfpTransposeOp(IsaInstruction):
                 raise VerifyException(f"'{self.name}': {what} must be f16 with 2 strides (block, row)")
 
 
+class SfpReduceOp(IsaInstruction, ABC):
+    """Reduce along the innermost loop dim and the 64 lanes; the result fills every lane.
+
+        for outer in ndindex(sizes[:-1]):
+            v = reduce(src[outer, j][l] for j < sizes[-1], l < 64 if j < sizes[-1] - 1 else l < tail)
+            dst[outer][:] = v                       # lane-replicated (dst's last stride is unused)
+    `tail` (<= 64) masks the padding lanes of each reduction's last vector.
+    """
+
+    ENGINE: ClassVar[str] = "sfp"
+    FUNCTION: ClassVar[str]
+    src = prop_def(AccessAttr)
+    dst = prop_def(AccessAttr)
+    sizes = prop_def(IntListAttr)
+    tail = prop_def(IntegerAttr[I64])
+    assembly_format = "`lx` $src `->` `lx` $dst `sizes` $sizes `tail` $tail attr-dict"
+
+    def __init__(self, src: AccessAttr, dst: AccessAttr, sizes: Sequence[int], tail: int = 64):
+        super().__init__(properties={"src": src, "dst": dst, "sizes": IntListAttr(sizes), "tail": IntegerAttr(tail, i64)})
+
+    def verify_(self) -> None:
+        sizes = self.sizes.as_tuple()
+        self._check_sizes(self, sizes)
+        self._check_access("src", self.src, sizes)
+        self._check_access("dst", self.dst, sizes)
+        if not 1 <= self.tail.value.data <= 64:
+            raise VerifyException(f"'{self.name}': tail must be in 1..64, got {self.tail.value.data}")
+
+
+@irdl_op_definition
+class SfpReduceMaxOp(SfpReduceOp):
+    """dst[outer][:] = max over the innermost loop and the lanes (padding lanes masked as -inf)."""
+
+    name = "spyre_isa.sfp_reduce_max"
+    FUNCTION: ClassVar[str] = "max"
+
+
+@irdl_op_definition
+class SfpReduceSumOp(SfpReduceOp):
+    """dst[outer][:] = sum over the innermost loop and the lanes in f32 (padding lanes masked as 0)."""
+
+    name = "spyre_isa.sfp_reduce_sum"
+    FUNCTION: ClassVar[str] = "sum"
+
+
+# endregion
+# region Ring
+
+
+@irdl_op_definition
+class RingSendOp(IsaInstruction):
+    """Copy sticks from this core's LX into another core's LX over the data ring.
+
+        for i in ndindex(sizes):
+            lx[(core + shift[core]) % cores][dst(i)] = lx[core][src(i)]
+    Costs one ring hop per step of min(|shift|, cores - |shift|) (the ring is bidirectional);
+    the receiving core must not read the data before a sync tells it the copy is done.
+    """
+
+    name = "spyre_isa.ring_send"
+    ENGINE: ClassVar[str] = "ring"
+    src = prop_def(AccessAttr)
+    dst = prop_def(AccessAttr)
+    shift = prop_def(PerCoreAttr)
+    sizes = prop_def(IntListAttr)
+    assembly_format = "`lx` $src `->` `core` `+` $shift `lx` $dst `sizes` $sizes attr-dict"
+
+    def __init__(self, src: AccessAttr, dst: AccessAttr, shift: PerCoreAttr | Sequence[int] | int, sizes: Sequence[int]):
+        if not isinstance(shift, PerCoreAttr):
+            shift = PerCoreAttr(shift)
+        super().__init__(properties={"src": src, "dst": dst, "shift": shift, "sizes": IntListAttr(sizes)})
+
+    def verify_(self) -> None:
+        sizes = self.sizes.as_tuple()
+        self._check_sizes(self, sizes)
+        self._check_access("src", self.src, sizes)
+        self._check_access("dst", self.dst, sizes)
+        self._check_table("shift", self.shift)
+        if self.src.is_f32 != self.dst.is_f32:
+            raise VerifyException(f"'{self.name}': src and dst must have the same element type (the ring moves bytes)")
+
+
 # endregion
 # region Sync
 
@@ -796,6 +878,9 @@ SpyreISA = Dialect(
         *SFP_UNARY.values(),
         *SFP_BINARY.values(),
         SfpTransposeOp,
+        SfpReduceMaxOp,
+        SfpReduceSumOp,
+        RingSendOp,
         BarrierOp,
         SignalOp,
         WaitOp,

@@ -65,6 +65,10 @@ class DeviceConfig:
     ring_bytes_per_cycle: int = 128
     """Data ring: bytes per cycle per direction per hop (torch-spyre docs)."""
 
+    ring_hop_latency_cycles: int = 4
+    """Cycles a transfer spends per ring hop before its bytes stream (assumption: a few
+    pipeline stages per router; no public figure)."""
+
     lx_port_bytes_per_cycle: int = 128
     """LX port per core, shared by DMA, PT and SFP (third-party measurement notes)."""
 
@@ -76,6 +80,9 @@ class DeviceConfig:
 
     numerics: str = "dl16"
     """Device 16-bit format: "dl16" (IBM DLFloat16, the hardware's) or "ieee-fp16"."""
+
+    sanitize: bool = True
+    """Check every launch for what the hardware forbids (runtime/sanitizer.py); not hardware."""
 
     # ------------------------------------------------------------------ derived
     @property

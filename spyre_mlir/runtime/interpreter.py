@@ -32,7 +32,8 @@ from spyre_mlir.layout import STICK_BYTES
 from spyre_mlir.runtime import timing
 from spyre_mlir.runtime.config import DEFAULT_CONFIG, DeviceConfig
 from spyre_mlir.runtime.memory import DdrTensor, DeviceError, DeviceMemory
-from spyre_mlir.runtime.profile import KernelRecord, Profile
+from spyre_mlir.runtime.profile import KernelRecord, Profile, record_launch
+from spyre_mlir.runtime.sanitizer import Sanitizer
 
 # region Instruction plans
 
@@ -49,21 +50,42 @@ def _bases(acc: spyre_isa.AccessAttr, n: int) -> np.ndarray:
     return np.asarray(acc.base.table(n), dtype=np.int64)
 
 
-class _Plan:
-    """An instruction prepared for execution on the cores of one stream."""
+def _span(pos: np.ndarray, row: int) -> tuple[tuple[int, int], ...]:
+    """The LX stick interval one core's access covers (the timing model's hazard unit)."""
+    r = pos[row]
+    return ((int(r.min()), int(r.max()) + 1),) if r.size else ()
 
-    engine = "sync"
-    cycles = 0.0
+
+class _Plan:
+    """An instruction prepared for execution on the cores of one stream: `run` does its
+    semantics for all of them at once; `works` are its per-core costs for the timing model."""
+
+    engine: str | None = None
     ddr_read = 0
     ddr_write = 0
     macs = 0
 
-    def __init__(self, op: Operation, kernel: str, index: int):
+    def __init__(self, op: Operation, kernel: str, index: int, n: int):
         self.op = op
+        self.index = index
         self.where = f"kernel {kernel}, instruction #{index} ({op.name})"
+        self.works = [timing.Work(index, op.name, None) for _ in range(n)]
 
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
         pass
+
+    def _works(self, n: int, *, reads=(), writes=(), **cost: float) -> None:
+        self.works = [
+            timing.Work(
+                self.index,
+                self.op.name,
+                self.engine,
+                reads=tuple(x for p in reads for x in _span(p, i)),
+                writes=tuple(x for p in writes for x in _span(p, i)),
+                **cost,
+            )
+            for i in range(n)
+        ]
 
     def _check_lx(self, model: DeviceModel, cores: np.ndarray, pos: np.ndarray, what: str) -> None:
         lim = model.config.lx_sticks
@@ -74,36 +96,52 @@ class _Plan:
                 f"{(int(pos.max()) + 1) * STICK_BYTES} beyond the {lim * STICK_BYTES}-byte scratchpad"
             )
 
+    def _read(self, model: DeviceModel, cores: np.ndarray, pos: np.ndarray, what: str) -> None:
+        self._check_lx(model, cores, pos, what)
+        if model.sanitizer:
+            model.sanitizer.lx_read(self.where, cores, pos)
+
+    def _write(self, model: DeviceModel, cores: np.ndarray, pos: np.ndarray, what: str) -> None:
+        self._check_lx(model, cores, pos, what)
+        if model.sanitizer:
+            model.sanitizer.lx_write(self.where, cores, pos)
+
 
 class _DmaPlan(_Plan):
-    engine = "dma"
-
-    def __init__(self, op: spyre_isa.DmaOp, kernel: str, index: int, n: int, config: DeviceConfig, cores_moving: int):
-        super().__init__(op, kernel, index)
+    def __init__(self, op: spyre_isa.DmaOp, kernel: str, index: int, n: int, config: DeviceConfig):
+        super().__init__(op, kernel, index, n)
         sizes = op.sizes.as_tuple()
         assert isinstance(op.ddr, BlockArgument)
         self.arg = op.ddr.index
         self.load = isinstance(op, spyre_isa.DmaLoadOp)
+        self.engine = "dma_in" if self.load else "dma_out"
         self.ddr_pos = _bases(op.ddr_access, n)[:, None] + loop_offsets(sizes, op.ddr_access.strides.as_tuple())[None]
         self.lx_pos = _bases(op.lx_access, n)[:, None] + loop_offsets(sizes, op.lx_access.strides.as_tuple())[None]
-        sticks = self.ddr_pos.shape[1]
-        self.cycles = timing.dma_cycles(config, sticks, cores_moving)
-        nbytes = n * sticks * STICK_BYTES
-        self.ddr_read, self.ddr_write = (nbytes, 0) if self.load else (0, nbytes)
+        nbytes = self.ddr_pos.shape[1] * STICK_BYTES
+        self.ddr_read, self.ddr_write = (n * nbytes, 0) if self.load else (0, n * nbytes)
+        lx = {"writes": [self.lx_pos]} if self.load else {"reads": [self.lx_pos]}
+        self._works(n, latency=config.ddr_latency_cycles, port=nbytes, ddr=nbytes, **lx)
 
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
         t = args[self.arg]
         if self.ddr_pos.max() >= t.data.shape[0]:
             row = int(np.argmax(self.ddr_pos.max(axis=1)))
+            bad = self.ddr_pos[row][self.ddr_pos[row] >= t.data.shape[0]]
             raise DeviceError(
-                f"{self.where}, core {cores[row]}: DMA reaches DDR bytes up to "
-                f"{(int(self.ddr_pos.max()) + 1) * STICK_BYTES} of a {t.nbytes}-byte tensor"
+                f"{self.where}, core {cores[row]}: DMA reaches DDR bytes [{int(bad.min()) * STICK_BYTES}, "
+                f"{(int(bad.max()) + 1) * STICK_BYTES}) outside argument {self.arg}, a {t.nbytes}-byte tensor"
             )
-        self._check_lx(model, cores, self.lx_pos, "DMA")
+        san = model.sanitizer
         lx = model.memory.lx
         if self.load:
+            if san:
+                san.ddr_access(self.where, cores, self.arg, t, self.ddr_pos, write=False)
+            self._write(model, cores, self.lx_pos, "DMA")
             lx[cores[:, None], self.lx_pos] = t.data[self.ddr_pos]
         else:
+            self._read(model, cores, self.lx_pos, "DMA")
+            if san:
+                san.ddr_access(self.where, cores, self.arg, t, self.ddr_pos, write=True)
             t.data[self.ddr_pos] = lx[cores[:, None], self.lx_pos]
 
 
@@ -111,7 +149,7 @@ class _PtPlan(_Plan):
     engine = "pt"
 
     def __init__(self, op: spyre_isa.PtMatmulOp, kernel: str, index: int, n: int, config: DeviceConfig):
-        super().__init__(op, kernel, index)
+        super().__init__(op, kernel, index, n)
         m, nn, k = op.m.value.data, op.n.value.data, op.k.value.data
         self.m, self.n, self.k = m, nn, k
         self.accumulate = op.accumulate is not None
@@ -128,13 +166,16 @@ class _PtPlan(_Plan):
         self.a_pos = grid(op.lhs, m, kt)
         self.b_pos = grid(op.rhs, k, nt)
         self.c_pos = (grid(op.acc, m, nt)[..., None] + np.arange(2)).reshape(n, m, 2 * nt)
-        lx_sticks = m * kt + k * nt + m * 2 * nt * (2 if self.accumulate else 1)
-        self.cycles = timing.pt_cycles(config, m, nn, k, lx_sticks)
         self.macs = n * m * nn * k
+        reads = [self.a_pos, self.b_pos] + ([self.c_pos] if self.accumulate else [])
+        self._works(n, compute=timing.pt_passes(config, m, nn, k), reads=reads, writes=[self.c_pos])
 
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
-        for pos, what in ((self.a_pos, "PT lhs"), (self.b_pos, "PT rhs"), (self.c_pos, "PT acc")):
-            self._check_lx(model, cores, pos, what)
+        self._read(model, cores, self.a_pos, "PT lhs")
+        self._read(model, cores, self.b_pos, "PT rhs")
+        if self.accumulate:
+            self._read(model, cores, self.c_pos, "PT acc")
+        self._write(model, cores, self.c_pos, "PT acc")
         lx, num = model.memory.lx, model.memory.numerics
         c = cores[:, None, None]
         nc = len(cores)
@@ -168,13 +209,37 @@ _SFP_FUNCTIONS: dict[str, Any] = {
 }
 
 
+def _vector_pos(acc: spyre_isa.AccessAttr, sizes: Sequence[int], n: int) -> np.ndarray:
+    """Stick positions of an SFP access: (n, vectors), or (n, vectors, 2) for f32."""
+    pos = _bases(acc, n)[:, None] + loop_offsets(sizes, acc.strides.as_tuple())[None]
+    if acc.is_f32:  # one 64-lane vector = two consecutive f32 sticks
+        pos = np.stack([pos, pos + 1], axis=-1)
+    return pos
+
+
+def _load_vectors(model: DeviceModel, cores: np.ndarray, pos: np.ndarray, is_f32: bool) -> np.ndarray:
+    """(n, vectors, 64) float32 values at the positions."""
+    cc = cores.reshape(-1, *([1] * (pos.ndim - 1)))
+    raw = model.memory.lx[cc, pos]
+    if is_f32:
+        return raw.view(np.float32).reshape(len(cores), -1, 64)
+    return model.memory.numerics.decode(raw.view(np.uint16)).reshape(len(cores), -1, 64)
+
+
+def _store_vectors(model: DeviceModel, cores: np.ndarray, pos: np.ndarray, is_f32: bool, values: np.ndarray) -> None:
+    cc = cores.reshape(-1, *([1] * (pos.ndim - 1)))
+    values = np.ascontiguousarray(values, dtype=np.float32)
+    bits = values if is_f32 else model.memory.numerics.encode(values)
+    model.memory.lx[cc, pos] = bits.view(np.uint8).reshape(*pos.shape, STICK_BYTES)
+
+
 class _SfpPlan(_Plan):
     """Unary and binary SFP functions over 64-lane vectors."""
 
     engine = "sfp"
 
     def __init__(self, op: spyre_isa.SfpUnaryOp | spyre_isa.SfpBinaryOp, kernel: str, index: int, n: int, config: DeviceConfig):
-        super().__init__(op, kernel, index)
+        super().__init__(op, kernel, index, n)
         self.fn = _SFP_FUNCTIONS[op.FUNCTION]
         sizes = op.sizes.as_tuple()
         if isinstance(op, spyre_isa.SfpUnaryOp):
@@ -183,45 +248,75 @@ class _SfpPlan(_Plan):
         else:
             srcs = [op.lhs] + ([op.rhs] if op.rhs is not None else [])
             self.imm = None if op.imm is None else np.float32(op.imm.value.data)
-        self.srcs = [(a.is_f32, self._pos(a, sizes, n)) for a in srcs]
-        self.dst = (op.dst.is_f32, self._pos(op.dst, sizes, n))
+        self.srcs = [(a.is_f32, _vector_pos(a, sizes, n)) for a in srcs]
+        self.dst = (op.dst.is_f32, _vector_pos(op.dst, sizes, n))
         vectors = int(np.prod(sizes))
-        sticks = sum(p.shape[1] * (2 if f else 1) for f, p in (*self.srcs, self.dst))
-        self.cycles = timing.sfp_cycles(config, vectors, sticks, op.FUNCTION in spyre_isa.SFP_TRANSCENDENTAL)
-
-    @staticmethod
-    def _pos(acc: spyre_isa.AccessAttr, sizes: Sequence[int], n: int) -> np.ndarray:
-        pos = _bases(acc, n)[:, None] + loop_offsets(sizes, acc.strides.as_tuple())[None]
-        if acc.is_f32:  # one 64-lane vector = two consecutive f32 sticks
-            pos = np.stack([pos, pos + 1], axis=-1)
-        return pos
+        sticks = sum(vectors * (2 if f else 1) for f, _ in (*self.srcs, self.dst))
+        self._works(
+            n,
+            compute=timing.sfp_cycles(config, vectors, op.FUNCTION in spyre_isa.SFP_TRANSCENDENTAL),
+            port=sticks * STICK_BYTES,
+            reads=[p.reshape(n, -1) for _, p in self.srcs],
+            writes=[self.dst[1].reshape(n, -1)],
+        )
 
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
-        lx, num = model.memory.lx, model.memory.numerics
-        c = cores[:, None, None] if self.dst[1].ndim == 3 else cores[:, None]
         vals = []
         for is_f32, pos in self.srcs:
-            self._check_lx(model, cores, pos, "SFP source")
-            cc = cores[:, None, None] if pos.ndim == 3 else cores[:, None]
-            raw = lx[cc, pos]
-            vals.append(raw.view(np.float32).reshape(len(cores), -1, 64) if is_f32 else num.decode(raw.view(np.uint16)).reshape(len(cores), -1, 64))
+            self._read(model, cores, pos, "SFP source")
+            vals.append(_load_vectors(model, cores, pos, is_f32))
         if self.imm is not None:
             vals.append(self.imm)
         with np.errstate(all="ignore"):
             out = np.asarray(self.fn(*vals), dtype=np.float32)
         is_f32, pos = self.dst
-        self._check_lx(model, cores, pos, "SFP destination")
-        if is_f32:
-            lx[c, pos] = out.view(np.uint8).reshape(*pos.shape, STICK_BYTES)
-        else:
-            lx[c, pos] = num.encode(out).view(np.uint8).reshape(*pos.shape, STICK_BYTES)
+        self._write(model, cores, pos, "SFP destination")
+        _store_vectors(model, cores, pos, is_f32, out)
+
+
+class _ReducePlan(_Plan):
+    engine = "sfp"
+
+    def __init__(self, op: spyre_isa.SfpReduceOp, kernel: str, index: int, n: int, config: DeviceConfig):
+        super().__init__(op, kernel, index, n)
+        sizes = op.sizes.as_tuple()
+        self.is_max = op.FUNCTION == "max"
+        self.outer = int(np.prod(sizes[:-1]))
+        self.inner = sizes[-1]
+        self.tail = op.tail.value.data
+        self.src = (op.src.is_f32, _vector_pos(op.src, sizes, n))
+        dst_strides = list(op.dst.strides.as_tuple())
+        dst_strides[-1] = 0
+        dst = spyre_isa.AccessAttr(op.dst.base, dst_strides, op.dst.element_type)
+        self.dst = (op.dst.is_f32, _vector_pos(dst, [*sizes[:-1], 1], n))
+        vectors = self.outer * self.inner
+        sticks = vectors * (2 if op.src.is_f32 else 1) + self.outer * (2 if op.dst.is_f32 else 1)
+        self._works(
+            n,
+            compute=timing.sfp_cycles(config, vectors, False),
+            port=sticks * STICK_BYTES,
+            reads=[self.src[1].reshape(n, -1)],
+            writes=[self.dst[1].reshape(n, -1)],
+        )
+
+    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
+        self._read(model, cores, self.src[1], "reduce source")
+        x = _load_vectors(model, cores, self.src[1], self.src[0]).reshape(len(cores), self.outer, self.inner, 64)
+        fill = -np.inf if self.is_max else 0.0
+        if self.tail < 64:
+            x = x.copy()
+            x[:, :, -1, self.tail :] = fill
+        with np.errstate(all="ignore"):
+            r = x.max(axis=(2, 3)) if self.is_max else x.sum(axis=(2, 3), dtype=np.float32)
+        self._write(model, cores, self.dst[1], "reduce destination")
+        _store_vectors(model, cores, self.dst[1], self.dst[0], np.repeat(r[:, :, None], 64, axis=2))
 
 
 class _TransposePlan(_Plan):
     engine = "sfp"
 
     def __init__(self, op: spyre_isa.SfpTransposeOp, kernel: str, index: int, n: int, config: DeviceConfig):
-        super().__init__(op, kernel, index)
+        super().__init__(op, kernel, index, n)
         blocks, self.rows, self.cols = op.blocks.value.data, op.rows.value.data, op.cols.value.data
 
         def grid(acc: spyre_isa.AccessAttr, inner: int) -> np.ndarray:
@@ -234,11 +329,17 @@ class _TransposePlan(_Plan):
 
         self.src = grid(op.src, self.rows)
         self.dst = grid(op.dst, self.cols)
-        self.cycles = timing.sfp_cycles(config, blocks * 64, blocks * (self.rows + self.cols), False)
+        self._works(
+            n,
+            compute=timing.sfp_cycles(config, blocks * 64, False),
+            port=blocks * (self.rows + self.cols) * STICK_BYTES,
+            reads=[self.src.reshape(n, -1)],
+            writes=[self.dst.reshape(n, -1)],
+        )
 
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
-        self._check_lx(model, cores, self.src, "transpose source")
-        self._check_lx(model, cores, self.dst, "transpose destination")
+        self._read(model, cores, self.src, "transpose source")
+        self._write(model, cores, self.dst, "transpose destination")
         lx = model.memory.lx
         c = cores[:, None, None]
         src = lx[c, self.src].view(np.uint16)  # (n, blocks, rows, 64)
@@ -248,106 +349,166 @@ class _TransposePlan(_Plan):
         lx[c, self.dst] = out.view(np.uint8)
 
 
-def _plan_instruction(op: Operation, kernel: str, index: int, n: int, config: DeviceConfig, cores_moving: int) -> _Plan:
+class _RingPlan(_Plan):
+    engine = "ring"
+
+    def __init__(self, op: spyre_isa.RingSendOp, kernel: str, index: int, n: int, config: DeviceConfig, cores: Sequence[int]):
+        super().__init__(op, kernel, index, n)
+        sizes = op.sizes.as_tuple()
+        self.src = _vector_pos(op.src, sizes, n)
+        self.dst = _vector_pos(op.dst, sizes, n)
+        shift = np.asarray(op.shift.table(n), dtype=np.int64)
+        self.targets = (np.asarray(cores) + shift) % config.cores
+        hops = np.minimum(np.abs(shift) % config.cores, config.cores - np.abs(shift) % config.cores)
+        nbytes = self.src[0].size * STICK_BYTES
+        self.works = [
+            timing.Work(
+                index,
+                op.name,
+                "ring",
+                compute=timing.ring_cycles(config, nbytes, int(h)),
+                port=nbytes,
+                reads=_span(self.src.reshape(n, -1), i),
+            )
+            for i, h in enumerate(hops)
+        ]
+
+    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
+        self._read(model, cores, self.src, "ring source")
+        self._write(model, self.targets, self.dst, "ring destination")
+        lx = model.memory.lx
+        cc = cores.reshape(-1, *([1] * (self.src.ndim - 1)))
+        tt = self.targets.reshape(-1, *([1] * (self.dst.ndim - 1)))
+        lx[tt, self.dst] = lx[cc, self.src]
+
+
+class _SyncPlan(_Plan):
+    def __init__(self, op: Operation, kernel: str, index: int, n: int):
+        super().__init__(op, kernel, index, n)
+        if isinstance(op, spyre_isa.SignalOp):
+            sync = ("signal", op.token.value.data)
+        elif isinstance(op, spyre_isa.WaitOp):
+            sync = ("wait", op.token.value.data, op.count.value.data)
+        else:
+            sync = ("barrier",)
+        self.works = [timing.Work(index, op.name, None, sync=sync) for _ in range(n)]
+
+
+def _plan_instruction(op: Operation, kernel: str, index: int, cores: Sequence[int], config: DeviceConfig) -> _Plan:
+    n = len(cores)
     if isinstance(op, spyre_isa.DmaOp):
-        return _DmaPlan(op, kernel, index, n, config, cores_moving)
+        return _DmaPlan(op, kernel, index, n, config)
     if isinstance(op, spyre_isa.PtMatmulOp):
         return _PtPlan(op, kernel, index, n, config)
     if isinstance(op, spyre_isa.SfpUnaryOp | spyre_isa.SfpBinaryOp):
         return _SfpPlan(op, kernel, index, n, config)
+    if isinstance(op, spyre_isa.SfpReduceOp):
+        return _ReducePlan(op, kernel, index, n, config)
     if isinstance(op, spyre_isa.SfpTransposeOp):
         return _TransposePlan(op, kernel, index, n, config)
+    if isinstance(op, spyre_isa.RingSendOp):
+        return _RingPlan(op, kernel, index, n, config, cores)
     if isinstance(op, spyre_isa.BarrierOp | spyre_isa.SignalOp | spyre_isa.WaitOp):
-        return _Plan(op, kernel, index)
+        return _SyncPlan(op, kernel, index, n)
     raise DeviceError(f"kernel {kernel}: the device model cannot execute '{op.name}'")
 
 
 class _StreamPlan:
-    def __init__(self, stream: spyre_isa.StreamOp, kernel: str, config: DeviceConfig, cores_moving: int):
+    def __init__(self, stream: spyre_isa.StreamOp, kernel: str, config: DeviceConfig):
         self.cores = np.asarray(stream.core_list, dtype=np.int64)
         bad = [c for c in stream.core_list if c >= config.cores]
         if bad:
-            raise DeviceError(f"kernel {kernel}: stream uses core {bad[0]} but the device has {config.cores} cores")
-        n = len(self.cores)
+            raise DeviceError(f"kernel {kernel}: a stream uses core {bad[0]} but the device has {config.cores} cores")
         self.instrs = [
-            _plan_instruction(op, kernel, i, n, config, cores_moving) for i, op in enumerate(stream.body.block.ops)
+            _plan_instruction(op, kernel, i, stream.core_list, config) for i, op in enumerate(stream.body.block.ops)
         ]
 
 
 class ProgramPlan:
-    """A `spyre_isa.program` prepared for repeated execution."""
+    """A `spyre_isa.program` prepared for repeated execution; its timeline is computed once
+    (time does not depend on the data)."""
 
     def __init__(self, prog: spyre_isa.ProgramOp, config: DeviceConfig):
         self.name = prog.sym_name.data
         self.num_inputs = prog.num_inputs.data
         self.arg_layouts = [spyre.device_layout(a.type) for a in prog.args]
-        moving = sum(len(s.core_list) for s in prog.streams)
-        self.streams = [_StreamPlan(s, self.name, config, moving) for s in prog.streams]
+        self.streams = [_StreamPlan(s, self.name, config) for s in prog.streams]
         self.config = config
+        self._timeline: timing.Timeline | None = None
 
-    def run(self, model: DeviceModel, args: Sequence[DdrTensor]) -> KernelRecord:
+    def timeline(self) -> timing.Timeline:
+        if self._timeline is None:
+            programs: dict[int, list[timing.Work]] = {}
+            for s in self.streams:
+                for row, core in enumerate(s.cores):
+                    programs[int(core)] = [ins.works[row] for ins in s.instrs]
+            try:
+                self._timeline = timing.simulate(programs, self.config)
+            except timing.DeadlockError as e:
+                raise DeviceError(f"kernel {self.name}: {e}") from None
+        return self._timeline
+
+    def execute(self, model: DeviceModel, args: Sequence[DdrTensor]) -> None:
+        """The semantics: streams run cooperatively until they block on a wait or a barrier."""
         streams = self.streams
+        san = model.sanitizer
+        if san:
+            san.begin(self.name)
         pcs = [0] * len(streams)
-        clocks = [0.0] * len(streams)
-        tokens: dict[int, list[float]] = defaultdict(list)
+        tokens: dict[int, int] = defaultdict(int)
         at_barrier: set[int] = set()
-        engine_cycles: dict[str, float] = defaultdict(float)
-        instructions = reads = writes = macs = 0
         while True:
             progress = False
             for si, s in enumerate(streams):
                 while pcs[si] < len(s.instrs) and si not in at_barrier:
-                    ins = s.instrs[pcs[si]]
-                    op = ins.op
+                    op = s.instrs[pcs[si]].op
                     if isinstance(op, spyre_isa.BarrierOp):
                         at_barrier.add(si)
                         break
-                    if isinstance(op, spyre_isa.WaitOp):
-                        need = op.count.value.data
-                        got = tokens[op.token.value.data]
-                        if len(got) < need:
+                    if isinstance(op, spyre_isa.WaitOp):  # every core of the stream consumes `count`
+                        need = op.count.value.data * len(s.cores)
+                        if tokens[op.token.value.data] < need:
                             break
-                        clocks[si] = max(clocks[si], *got[:need])
-                        del got[:need]
-                    elif isinstance(op, spyre_isa.SignalOp):
-                        tokens[op.token.value.data].append(clocks[si])
-                    ins.run(model, args, s.cores)
-                    clocks[si] += ins.cycles
-                    n = len(s.cores)
-                    engine_cycles[ins.engine] += ins.cycles * n
-                    instructions += n
-                    reads += ins.ddr_read
-                    writes += ins.ddr_write
-                    macs += ins.macs
+                        tokens[op.token.value.data] -= need
+                        if san:
+                            san.wait(s.cores, op.token.value.data, op.count.value.data)
+                    elif isinstance(op, spyre_isa.SignalOp):  # every core of the stream adds one
+                        tokens[op.token.value.data] += len(s.cores)
+                        if san:
+                            san.signal(s.cores, op.token.value.data)
+                    s.instrs[pcs[si]].run(model, args, s.cores)
                     pcs[si] += 1
                     progress = True
             unfinished = [si for si in range(len(streams)) if pcs[si] < len(streams[si].instrs)]
             if not unfinished:
                 break
             if at_barrier and at_barrier == set(range(len(streams))):
-                release = max(clocks)
+                if san:
+                    san.barrier(np.concatenate([s.cores for s in streams]))
                 for si in at_barrier:
-                    clocks[si] = release
                     pcs[si] += 1
                 at_barrier.clear()
                 continue
             if not progress:
                 where = "; ".join(
-                    f"cores {list(streams[si].cores)} at instruction #{pcs[si]} ({streams[si].instrs[pcs[si]].op.name})"
+                    f"cores {[int(c) for c in streams[si].cores]} at instruction #{pcs[si]} ({streams[si].instrs[pcs[si]].op.name})"
                     for si in unfinished
                 )
                 raise DeviceError(f"kernel {self.name}: deadlock, every unfinished core is blocked: {where}")
-        cycles = max(clocks, default=0.0)
-        return KernelRecord(
-            name=self.name,
-            time_s=self.config.launch_overhead_s + cycles / self.config.clock_hz,
-            cycles=cycles,
-            cores=sum(len(s.cores) for s in streams if s.instrs),
-            instructions=instructions,
-            ddr_read_bytes=reads,
-            ddr_write_bytes=writes,
-            macs=macs,
-            engine_cycles=dict(engine_cycles),
+
+    def run(self, model: DeviceModel, args: Sequence[DdrTensor]) -> KernelRecord:
+        self.execute(model, args)
+        tl = self.timeline()
+        instrs = [ins for s in self.streams for ins in s.instrs]
+        return KernelRecord.from_timeline(
+            self.name,
+            tl,
+            self.config,
+            cores=sum(len(s.cores) for s in self.streams if s.instrs),
+            instructions=sum(len(s.instrs) * len(s.cores) for s in self.streams),
+            ddr_read_bytes=sum(i.ddr_read for i in instrs),
+            ddr_write_bytes=sum(i.ddr_write for i in instrs),
+            macs=sum(i.macs for i in instrs),
         )
 
 
@@ -362,6 +523,7 @@ class DeviceModel:
         self.config = config
         self.memory = DeviceMemory(config)
         self.profile = Profile()
+        self.sanitizer = Sanitizer(config) if config.sanitize else None
         self._plans: dict[spyre_isa.ProgramOp, ProgramPlan] = {}
 
     def plan(self, prog: spyre_isa.ProgramOp) -> ProgramPlan:
@@ -375,11 +537,12 @@ class DeviceModel:
         if len(inputs) != plan.num_inputs:
             raise DeviceError(f"kernel {plan.name} takes {plan.num_inputs} inputs, got {len(inputs)}")
         for i, (t, want) in enumerate(zip(inputs, plan.arg_layouts)):
-            if t.layout != want:
+            if t.layout.canonical() != want.canonical():
                 raise DeviceError(f"kernel {plan.name}: input {i} has layout {t.layout}, the program expects {want}")
         outputs = [self.memory.allocate(lay, f"{plan.name}.out{i}") for i, lay in enumerate(plan.arg_layouts[plan.num_inputs :])]
         record = plan.run(self, [*inputs, *outputs])
-        self.profile.kernels.append(record)
+        self.profile.add(record)
+        record_launch(record)
         return outputs
 
 
@@ -497,6 +660,8 @@ class Executable:
         self.host.arg_keys = list(arg_keys or [])
         try:
             return tuple(self.interpreter.call_op(self.entry, tuple(inputs)))
+        except DeviceError as e:  # xDSL appends the whole module to the message: keep ours
+            raise DeviceError(str(e).split("\n", 1)[0]) from None
         finally:
             self.host.release_transients()
 

@@ -1,8 +1,31 @@
-"""What a run cost in simulated device time: one record per kernel launch, and a table."""
+"""What runs cost in simulated device time: per kernel launch and per core, with a
+torch.profiler-like API.
+
+    with spyre_mlir.profile() as prof:
+        model(x)
+    print(prof.table())                       # kernels sorted by time
+    prof.export_chrome_trace("trace.json")    # Perfetto / chrome://tracing
+
+Per kernel: time, DDR bytes, MACs, utilisation of PT, SFP and DDR, and the roofline:
+
+    arithmetic intensity  AI = 2 * MACs / DDR bytes                    (FLOP per byte)
+    attainable            min(PT peak, AI * DDR bandwidth)             (FLOP/s; memory roofline
+                                                                        in bytes/s for MAC-free kernels)
+    attainment            achieved / attainable
+    bottleneck            the busiest of PT, SFP and DDR
+
+Peaks are of the whole card with the corelets the compiler drives (DeviceConfig).
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+
+from spyre_mlir.runtime.config import DeviceConfig
+from spyre_mlir.runtime.timing import ENGINES, Span, Timeline
 
 
 @dataclass
@@ -11,7 +34,7 @@ class KernelRecord:
 
     name: str
     time_s: float
-    """Simulated time: launch overhead + the slowest core's instruction time."""
+    """Simulated time: launch overhead + the last core's finish."""
     cycles: float
     cores: int
     """Cores that ran at least one instruction."""
@@ -20,21 +43,84 @@ class KernelRecord:
     ddr_read_bytes: int
     ddr_write_bytes: int
     macs: int
+    config: DeviceConfig = field(repr=False, default_factory=DeviceConfig)
     engine_cycles: dict[str, float] = field(default_factory=dict)
     """Busy cycles per engine, summed over cores."""
+    spans: list[Span] = field(default_factory=list, repr=False)
+    """Per core and engine: when each instruction ran (cycles from the kernel's start)."""
+
+    @staticmethod
+    def from_timeline(name: str, tl: Timeline, config: DeviceConfig, **counts: int) -> KernelRecord:
+        return KernelRecord(
+            name=name,
+            time_s=config.launch_overhead_s + tl.cycles / config.clock_hz,
+            cycles=tl.cycles,
+            config=config,
+            engine_cycles=dict(tl.busy),
+            spans=tl.spans,
+            **counts,
+        )
 
     @property
     def ddr_bytes(self) -> int:
         return self.ddr_read_bytes + self.ddr_write_bytes
 
+    # ------------------------------------------------------------------ utilisation
+    def _capacity(self) -> float:
+        return max(self.cycles, 1e-9) * self.config.cores
+
+    @property
+    def pt_utilization(self) -> float:
+        """MACs done / MACs the card's PT arrays could do in this time (corelets driven)."""
+        return self.macs / (self.config.pt_macs_per_cycle * self._capacity())
+
+    @property
+    def sfp_utilization(self) -> float:
+        return self.engine_cycles.get("sfp", 0.0) / self._capacity()
+
+    @property
+    def ddr_utilization(self) -> float:
+        """DDR bytes moved / bytes the shared DDR could move in this time."""
+        per_cycle = self.config.ddr_bytes_per_s / self.config.clock_hz
+        return self.ddr_bytes / (per_cycle * max(self.cycles, 1e-9))
+
+    # ------------------------------------------------------------------ roofline
+    @property
+    def peak_flops(self) -> float:
+        return 2 * self.config.pt_macs_per_cycle * self.config.clock_hz * self.config.cores
+
+    @property
+    def arithmetic_intensity(self) -> float:
+        return 2 * self.macs / self.ddr_bytes if self.ddr_bytes else float("inf")
+
+    @property
+    def attainment(self) -> float:
+        """Achieved / attainable on the roofline (compute kernels in FLOP/s, the others in bytes/s)."""
+        seconds = max(self.time_s, 1e-15)
+        if self.macs:
+            attainable = min(self.peak_flops, self.arithmetic_intensity * self.config.ddr_bytes_per_s)
+            return 2 * self.macs / seconds / attainable
+        return self.ddr_bytes / seconds / self.config.ddr_bytes_per_s
+
+    @property
+    def bottleneck(self) -> str:
+        use = {"pt": self.pt_utilization, "sfp": self.sfp_utilization, "ddr": self.ddr_utilization}
+        return max(use, key=use.get)  # type: ignore[arg-type]
+
+
+_ACTIVE: list[Profile] = []
+
 
 @dataclass
 class Profile:
-    """Kernel records of one or more runs, in launch order."""
+    """Kernel records in launch order (one or more runs)."""
 
     kernels: list[KernelRecord] = field(default_factory=list)
     transfers_bytes: int = 0
     """Host <-> device bytes (weights are transferred once and cached)."""
+
+    def add(self, record: KernelRecord) -> None:
+        self.kernels.append(record)
 
     @property
     def total_time_s(self) -> float:
@@ -46,17 +132,88 @@ class Profile:
 
     def table(self, sort_by_time: bool = True) -> str:
         rows = sorted(self.kernels, key=lambda k: -k.time_s) if sort_by_time else list(self.kernels)
-        head = f"{'kernel':<24}{'time (us)':>11}{'cores':>7}{'instrs':>8}{'DDR read':>12}{'DDR write':>12}{'MACs':>14}"
+        head = (
+            f"{'kernel':<20}{'time (us)':>10}{'cores':>6}{'instrs':>7}{'DDR MB':>8}{'GMACs':>8}"
+            f"{'PT %':>6}{'SFP %':>6}{'DDR %':>6}{'AI':>7}{'attain':>7}  bottleneck"
+        )
         lines = [head, "-" * len(head)]
         for k in rows:
+            ai = "-" if not k.macs else f"{k.arithmetic_intensity:.1f}"
             lines.append(
-                f"{k.name:<24}{k.time_s * 1e6:>11.2f}{k.cores:>7}{k.instructions:>8}"
-                f"{k.ddr_read_bytes:>12}{k.ddr_write_bytes:>12}{k.macs:>14}"
+                f"{k.name:<20}{k.time_s * 1e6:>10.2f}{k.cores:>6}{k.instructions:>7}{k.ddr_bytes / 1e6:>8.3f}"
+                f"{k.macs / 1e9:>8.3f}{100 * k.pt_utilization:>6.1f}{100 * k.sfp_utilization:>6.1f}"
+                f"{100 * k.ddr_utilization:>6.1f}{ai:>7}{100 * k.attainment:>6.1f}%  {k.bottleneck}"
             )
         lines.append("-" * len(head))
         lines.append(
-            f"{'total (' + str(len(rows)) + ' launches)':<24}{self.total_time_s * 1e6:>11.2f}{'':>7}"
-            f"{sum(k.instructions for k in rows):>8}{sum(k.ddr_read_bytes for k in rows):>12}"
-            f"{sum(k.ddr_write_bytes for k in rows):>12}{sum(k.macs for k in rows):>14}"
+            f"{'total (' + str(len(rows)) + ' launches)':<20}{self.total_time_s * 1e6:>10.2f}{'':>6}"
+            f"{sum(k.instructions for k in rows):>7}{self.total_ddr_bytes / 1e6:>8.3f}"
+            f"{sum(k.macs for k in rows) / 1e9:>8.3f}"
         )
         return "\n".join(lines)
+
+    def chrome_trace(self) -> dict:
+        """Trace Event Format: one process (the device), one thread per core and engine plus
+        one for kernel launches; complete ("X") events in microseconds, launches back to back."""
+        events: list[dict] = [{"ph": "M", "pid": 0, "name": "process_name", "args": {"name": "spyre device (model)"}}]
+        events.append({"ph": "M", "pid": 0, "tid": 0, "name": "thread_name", "args": {"name": "kernels"}})
+        named: set[int] = set()
+        t0 = 0.0
+        for k in self.kernels:
+            us_per_cycle = 1e6 / k.config.clock_hz
+            events.append(
+                {
+                    "name": k.name,
+                    "cat": "kernel",
+                    "ph": "X",
+                    "pid": 0,
+                    "tid": 0,
+                    "ts": t0,
+                    "dur": k.time_s * 1e6,
+                    "args": {"cores": k.cores, "ddr_bytes": k.ddr_bytes, "macs": k.macs, "bottleneck": k.bottleneck},
+                }
+            )
+            start = t0 + k.config.launch_overhead_s * 1e6
+            for s in k.spans:
+                tid = 1 + s.core * len(ENGINES) + ENGINES.index(s.engine)
+                if tid not in named:
+                    named.add(tid)
+                    events.append(
+                        {"ph": "M", "pid": 0, "tid": tid, "name": "thread_name", "args": {"name": f"core {s.core:02d} {s.engine}"}}
+                    )
+                    events.append({"ph": "M", "pid": 0, "tid": tid, "name": "thread_sort_index", "args": {"sort_index": tid}})
+                events.append(
+                    {
+                        "name": s.name,
+                        "cat": s.engine,
+                        "ph": "X",
+                        "pid": 0,
+                        "tid": tid,
+                        "ts": start + s.start * us_per_cycle,
+                        "dur": (s.end - s.start) * us_per_cycle,
+                        "args": {"kernel": k.name, "instruction": s.index},
+                    }
+                )
+            t0 += k.time_s * 1e6
+        return {"traceEvents": events, "displayTimeUnit": "ns"}
+
+    def export_chrome_trace(self, path: str) -> None:
+        with open(path, "w") as f:
+            json.dump(self.chrome_trace(), f)
+
+
+def record_launch(record: KernelRecord) -> None:
+    """Hand a launch to every active `profile()` block."""
+    for p in _ACTIVE:
+        p.add(record)
+
+
+@contextmanager
+def profile() -> Iterator[Profile]:
+    """Collect every kernel launched on any device model inside the block."""
+    prof = Profile()
+    _ACTIVE.append(prof)
+    try:
+        yield prof
+    finally:
+        _ACTIVE.remove(prof)

@@ -7,6 +7,7 @@ spyre, or spyre_isa. Inputs are seeded random normals, or `.npy` files in argume
     spyre-run mlp.mlir --input x.npy --save-output y.npy
     spyre-run mlp.mlir --reference            # torch level: compare with the numpy reference
     spyre-run mlp.mlir --config cores=8 --config numerics=ieee-fp16
+    spyre-run mlp.mlir --trace trace.json    # per core and engine, for Perfetto
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--reference", action="store_true", help="compare with the numpy reference (torch-level input)")
     ap.add_argument("--save-output", action="append", default=[], help=".npy file per output")
     ap.add_argument("--no-profile", action="store_true", help="do not print the profile table")
+    ap.add_argument("--trace", metavar="FILE", help="write a Chrome trace (Perfetto, chrome://tracing) of the run")
     args = ap.parse_args(argv)
     try:
         config = DeviceConfig.from_overrides(args.config)
@@ -115,6 +117,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             status |= 0 if ok else 2
     if not args.no_profile:
         print(model.profile.table())
+    if args.trace:
+        model.profile.export_chrome_trace(args.trace)
+        print(f"trace: {args.trace}")
     return status
 
 

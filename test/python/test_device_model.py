@@ -156,4 +156,4 @@ def test_cost_grows_with_bytes_and_shrinks_with_cores(xy):
     _, model = run(binary_program(op), LAUNCH, (x, y))
     k = model.profile.kernels[0]
     assert k.time_s > DeviceConfig().launch_overhead_s
-    assert set(k.engine_cycles) == {"dma", "sfp"}
+    assert set(k.engine_cycles) == {"dma_in", "dma_out", "sfp"}

@@ -1,0 +1,155 @@
+"""The sanitizer: refuse, per launch, what the hardware forbids or leaves undefined.
+
+    LX overflow                 an access past the core's 2 MiB (checked where LX is touched)
+    DMA outside an allocation   DDR sticks past the end of the tensor (checked by the DMA)
+    uninitialised LX            reading LX sticks no instruction of this launch has written
+    DDR race                    two cores touching one DDR stick, at least one writing, with no
+                                sync (signal/wait, barrier) ordering them
+    per-core span               one core addressing more than 256 MB of one tensor
+    deadlock                    every unfinished core blocked (the scheduler reports it)
+
+Races use vector clocks: core c's clock vc[c] counts, per core d, the epochs of d that c has
+synchronised with. An access by d in epoch e is ordered before c's access iff e < vc[c][d].
+`signal` and `barrier` close the signalling cores' epochs; `wait` and `barrier` merge clocks.
+Every error names the kernel, the core, the instruction and the bytes.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from spyre_mlir.layout import STICK_BYTES
+from spyre_mlir.runtime.config import DeviceConfig
+from spyre_mlir.runtime.memory import DeviceError
+
+if TYPE_CHECKING:
+    from spyre_mlir.runtime.memory import DdrTensor
+
+
+def _byte_range(sticks: np.ndarray) -> str:
+    lo, hi = int(sticks.min()), int(sticks.max()) + 1
+    return f"bytes [{lo * STICK_BYTES}, {hi * STICK_BYTES})"
+
+
+class _DdrState:
+    def __init__(self, sticks: int, cores: int):
+        self.writer = np.full(sticks, -1, dtype=np.int16)
+        self.write_epoch = np.zeros(sticks, dtype=np.int32)
+        self.read_epoch = np.full((cores, sticks), -1, dtype=np.int32)
+
+
+class Sanitizer:
+    def __init__(self, config: DeviceConfig):
+        self.config = config
+        self.cores = config.cores
+
+    def begin(self, kernel: str) -> None:
+        self.kernel = kernel
+        self.written = np.zeros((self.cores, self.config.lx_sticks), dtype=bool)
+        self.vc = np.zeros((self.cores, self.cores), dtype=np.int32)
+        self.tokens: dict[int, deque[np.ndarray]] = defaultdict(deque)
+        self.ddr: dict[int, _DdrState] = {}
+        self.span: dict[tuple[int, int], tuple[int, int]] = {}
+
+    # ------------------------------------------------------------------ LX
+    def lx_read(self, where: str, cores: np.ndarray, pos: np.ndarray) -> None:
+        flat = pos.reshape(len(cores), -1)
+        ok = self.written[cores[:, None], flat]
+        if not ok.all():
+            row = int(np.argmax(~ok.all(axis=1)))
+            bad = flat[row][~ok[row]]
+            raise DeviceError(
+                f"{where}, core {cores[row]}: reads LX {_byte_range(bad)} that no instruction of this launch has written"
+            )
+
+    def lx_write(self, where: str, cores: np.ndarray, pos: np.ndarray) -> None:
+        self.written[cores[:, None], pos.reshape(len(cores), -1)] = True
+
+    # ------------------------------------------------------------------ DDR
+    def ddr_access(self, where: str, cores: np.ndarray, arg: int, tensor: DdrTensor, pos: np.ndarray, write: bool) -> None:
+        n = len(cores)
+        flat = pos.reshape(n, -1)
+        self._check_span(where, cores, arg, tensor, flat)
+        state = self.ddr.get(arg)
+        if state is None:
+            state = self.ddr[arg] = _DdrState(tensor.data.shape[0], self.cores)
+        vc_rows = self.vc[cores]  # (n, cores): what each accessing core has synchronised with
+        own = cores[:, None]
+        # earlier writes by other cores that these cores are not ordered after
+        writer = state.writer[flat]
+        seen = vc_rows[np.arange(n)[:, None], np.clip(writer, 0, None)]
+        conflict = (writer >= 0) & (writer != own) & (state.write_epoch[flat] >= seen)
+        if conflict.any():
+            self._race(where, cores, arg, tensor, flat, conflict, writer, "written", write)
+        if write:
+            # earlier reads by other cores that these writes are not ordered after
+            reads = state.read_epoch[:, flat]  # (cores, n, T)
+            others = np.arange(self.cores)[:, None, None] != own[None]
+            conflict_r = others & (reads >= 0) & (reads >= vc_rows.T[:, :, None])
+            if conflict_r.any():
+                d, row, col = (int(i[0]) for i in np.nonzero(conflict_r))
+                raise DeviceError(
+                    f"{where}, core {cores[row]}: writes DDR {_byte_range(flat[row, col : col + 1])} of {self._arg(arg, tensor)} "
+                    f"that core {d} read without a sync between them (a race)"
+                )
+            # two cores of this instruction writing the same stick
+            if n > 1:
+                owners = np.repeat(np.arange(n), flat.shape[1])
+                pairs = np.unique(np.stack([flat.reshape(-1), owners]), axis=1)
+                sticks, counts = np.unique(pairs[0], return_counts=True)
+                if (counts > 1).any():
+                    stick = sticks[counts > 1][0]
+                    rows = pairs[1][pairs[0] == stick]
+                    raise DeviceError(
+                        f"{where}, cores {cores[rows[0]]} and {cores[rows[1]]}: both write DDR "
+                        f"{_byte_range(np.array([stick]))} of {self._arg(arg, tensor)} at once (a race)"
+                    )
+            state.writer[flat] = own
+            state.write_epoch[flat] = self.vc[cores, cores][:, None]
+        else:
+            state.read_epoch[own, flat] = self.vc[cores, cores][:, None]
+
+    def _check_span(self, where: str, cores: np.ndarray, arg: int, tensor: DdrTensor, flat: np.ndarray) -> None:
+        limit = self.config.per_core_span_bytes
+        lo_now, hi_now = flat.min(axis=1), flat.max(axis=1)
+        for i, c in enumerate(cores):
+            key = (int(c), arg)
+            lo, hi = self.span.get(key, (int(lo_now[i]), int(hi_now[i])))
+            lo, hi = min(lo, int(lo_now[i])), max(hi, int(hi_now[i]))
+            self.span[key] = (lo, hi)
+            if (hi - lo + 1) * STICK_BYTES > limit:
+                raise DeviceError(
+                    f"{where}, core {c}: addresses bytes [{lo * STICK_BYTES}, {(hi + 1) * STICK_BYTES}) of "
+                    f"{self._arg(arg, tensor)}, a span over the {limit}-byte limit for one core in one tensor"
+                )
+
+    def _race(self, where, cores, arg, tensor, flat, conflict, writer, what, write) -> None:
+        row, col = (int(i[0]) for i in np.nonzero(conflict))
+        verb = "writes" if write else "reads"
+        raise DeviceError(
+            f"{where}, core {cores[row]}: {verb} DDR {_byte_range(flat[row, col : col + 1])} of {self._arg(arg, tensor)} "
+            f"that core {writer[row, col]} {what} without a sync between them (a race)"
+        )
+
+    @staticmethod
+    def _arg(arg: int, tensor: DdrTensor) -> str:
+        return f"argument {arg} (shape {tensor.layout.shape})"
+
+    # ------------------------------------------------------------------ sync
+    def signal(self, cores: np.ndarray, token: int) -> None:
+        for c in cores:
+            self.vc[c, c] += 1
+            self.tokens[token].append(self.vc[c].copy())
+
+    def wait(self, cores: np.ndarray, token: int, count: int) -> None:
+        for c in cores:
+            for _ in range(count):
+                self.vc[c] = np.maximum(self.vc[c], self.tokens[token].popleft())
+
+    def barrier(self, cores: np.ndarray) -> None:
+        self.vc[cores, cores] += 1
+        merged = self.vc[cores].max(axis=0)
+        self.vc[cores] = merged

@@ -1,0 +1,51 @@
+"""Build and run small hand-written spyre_isa programs (shared by the device-model tests)."""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.parser import Parser
+
+from spyre_mlir.dialects.torch import make_context
+from spyre_mlir.layout import Layout
+from spyre_mlir.runtime.config import DeviceConfig
+from spyre_mlir.runtime.interpreter import DeviceModel, Executable
+
+
+def tensor_type(rows: int, cols: int) -> str:
+    lay = Layout.generic((rows, cols), 2)
+    size = ", ".join(map(str, lay.device_size))
+    strides = ", ".join(map(str, lay.stride_map))
+    return f"tensor<{rows}x{cols}xf16, #spyre.layout<device_size = [{size}], stride_map = [{strides}]>>"
+
+
+def run_program(body: str, shapes: list[tuple[int, int]], out_shape: tuple[int, int], config: DeviceConfig = DeviceConfig(), inputs=None, verify=True):
+    """Run `@k` (streams in `body`; arguments %a, %b, ... then %out) on seeded inputs.
+    Returns (output, DeviceModel)."""
+    names = [chr(ord("a") + i) for i in range(len(shapes))]
+    types = [tensor_type(*s) for s in shapes]
+    out_t = tensor_type(*out_shape)
+    args = ", ".join(f"%{n}: {t}" for n, t in zip(names, types))
+    host_args = ", ".join(f"%h{n}: tensor<{r}x{c}xf32>" for n, (r, c) in zip(names, shapes))
+    transfers = "\n".join(
+        f"  %d{n} = spyre.to_device %h{n} : tensor<{r}x{c}xf32> -> {t}" for n, (r, c), t in zip(names, shapes, types)
+    )
+    text = f"""
+spyre_isa.program @k({args}, %out: {out_t}) inputs {len(shapes)} {{
+{body}
+}}
+func.func @main({host_args}) -> tensor<{out_shape[0]}x{out_shape[1]}xf32> {{
+{transfers}
+  %r = spyre_isa.launch @k({", ".join(f"%d{n}" for n in names)}) : ({", ".join(types)}) -> {out_t}
+  %h = spyre.from_device %r : {out_t} -> tensor<{out_shape[0]}x{out_shape[1]}xf32>
+  func.return %h : tensor<{out_shape[0]}x{out_shape[1]}xf32>
+}}"""
+    ctx = make_context()
+    module = Parser(ctx, text).parse_module()
+    if verify:
+        module.verify()
+    model = DeviceModel(config)
+    if inputs is None:
+        rng = np.random.default_rng(0)
+        inputs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    (out,) = Executable(module, ctx, model)(*inputs)
+    return out, model

@@ -1,0 +1,73 @@
+"""The profiler API (torch.profiler's habits) and its Chrome trace."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+
+import spyre_mlir
+from spyre_mlir.runtime.timing import ENGINES
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "mlp_torch_mlir.mlir"
+
+
+def mlp():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.GELU(), torch.nn.Linear(512, 256)).eval()
+
+
+def test_profile_block_collects_the_launches_inside_it(tmp_path):
+    torch._dynamo.reset()
+    f = torch.compile(mlp(), backend="spyre")
+    x = torch.randn(32, 256)
+    with torch.no_grad():
+        f(x)  # compile and run once outside the block
+        with spyre_mlir.profile() as prof:
+            f(x)
+    assert len(prof.kernels) == 5  # matmul, bias, gelu, matmul, bias
+    k = max(prof.kernels, key=lambda k: k.macs)
+    assert k.macs == 32 * 256 * 512 or k.macs == 32 * 512 * 256
+    assert 0 < k.pt_utilization <= 1 and 0 < k.ddr_utilization <= 1 and 0 < k.attainment <= 1
+    assert k.bottleneck in ("pt", "sfp", "ddr")
+    table = prof.table()
+    assert table.splitlines()[0].split()[:2] == ["kernel", "time"]
+    times = [float(line.split()[1]) for line in table.splitlines()[2:7]]
+    assert times == sorted(times, reverse=True)  # sorted by time
+
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    check_trace(json.loads(path.read_text()), kernels=5)
+
+
+def check_trace(trace, kernels):
+    """Trace Event Format: complete events with name, ts, dur, pid, tid; metadata names threads."""
+    events = trace["traceEvents"]
+    complete = [e for e in events if e["ph"] == "X"]
+    meta = [e for e in events if e["ph"] == "M"]
+    assert all({"name", "ts", "dur", "pid", "tid", "cat"} <= e.keys() for e in complete)
+    assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in complete)
+    launches = [e for e in complete if e["cat"] == "kernel"]
+    assert len(launches) == kernels
+    assert all(b["ts"] >= a["ts"] + a["dur"] - 1e-6 for a, b in zip(launches, launches[1:]))  # back to back
+    names = {e["tid"]: e["args"]["name"] for e in meta if e["name"] == "thread_name"}
+    assert names[0] == "kernels"
+    instr = [e for e in complete if e["cat"] != "kernel"]
+    assert {e["cat"] for e in instr} <= set(ENGINES)
+    for e in instr:  # every instruction sits on its core's engine thread, inside its launch
+        assert names[e["tid"]].endswith(e["cat"]) and names[e["tid"]].startswith("core ")
+        launch = next(k for k in launches if k["name"] == e["args"]["kernel"])
+        assert launch["ts"] <= e["ts"] and e["ts"] + e["dur"] <= launch["ts"] + launch["dur"] + 1e-6
+
+
+def test_spyre_run_writes_the_same_trace(tmp_path):
+    path = tmp_path / "t.json"
+    out = subprocess.run(
+        [sys.executable, "-m", "spyre_mlir.tools.spyre_run", str(FIXTURE), "--trace", str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert f"trace: {path}" in out.stdout
+    check_trace(json.loads(path.read_text()), kernels=5)

@@ -1,0 +1,124 @@
+"""Scaling laws of the discrete-event cost model (never wall-clock time)."""
+
+import pytest
+
+from isa_programs import run_program, tensor_type
+from spyre_mlir.runtime.config import DeviceConfig
+
+CFG = DeviceConfig()
+
+
+def cycles(body, shapes, out_shape, config=CFG):
+    _, model = run_program(body, shapes, out_shape, config)
+    return model.profile.kernels[-1]
+
+
+def load_program(rows: int, cores: int) -> tuple[str, list[tuple[int, int]]]:
+    """Each of `cores` cores loads `rows` sticks of its own slice and stores one stick back."""
+    t = tensor_type(rows * cores, 64)
+    bases = ", ".join(str(rows * c) for c in range(cores)) if cores > 1 else "0"
+    table = f"[{bases}]" if cores > 1 else bases
+    body = f"""  spyre_isa.stream cores [0 to {cores - 1}] {{
+    spyre_isa.dma_load %a[{table}, strides = [1]] -> lx [0, strides = [1]] sizes [{rows}] : {t}
+    spyre_isa.dma_store lx [0, strides = [1]] -> %out[{table}, strides = [1]] sizes [1] : {t}
+  }}""" if cores > 1 else f"""  spyre_isa.stream cores [0] {{
+    spyre_isa.dma_load %a[0, strides = [1]] -> lx [0, strides = [1]] sizes [{rows}] : {t}
+    spyre_isa.dma_store lx [0, strides = [1]] -> %out[0, strides = [1]] sizes [1] : {t}
+  }}"""
+    return body, [(rows * cores, 64)]
+
+
+def test_twice_the_bytes_twice_the_dma_time():
+    small = cycles(*load_program(2048, 1), (2048, 64))
+    large = cycles(*load_program(4096, 1), (4096, 64))
+    fixed = 2 * CFG.ddr_latency_cycles + 128 / CFG.lx_port_bytes_per_cycle  # two latencies + the stored stick
+    assert (large.cycles - fixed) == pytest.approx(2 * (small.cycles - fixed), rel=1e-6)
+    # one core moves at its LX port's rate (128 B/cycle), below the shared DDR's
+    assert small.cycles - fixed == pytest.approx(2048 * 128 / CFG.lx_port_bytes_per_cycle, rel=1e-6)
+
+
+def test_ddr_bandwidth_is_shared_by_the_cores_moving_data():
+    per_core = 1024
+    t1 = cycles(*load_program(per_core, 1), (per_core, 64)).cycles
+    t8 = cycles(*load_program(per_core, 8), (per_core * 8, 64)).cycles
+    t32 = cycles(*load_program(per_core, 32), (per_core * 32, 64)).cycles
+    ddr_per_cycle = CFG.ddr_bytes_per_s / CFG.clock_hz
+    # 8 and 32 cores each get an equal share of DDR: the transfer takes 8x / 32x the bytes at DDR speed
+    assert t8 - CFG.ddr_latency_cycles * 2 == pytest.approx(8 * per_core * 128 / ddr_per_cycle + 8 * 128 / ddr_per_cycle, rel=1e-3)
+    latency = 2 * CFG.ddr_latency_cycles
+    assert (t32 - latency) / (t8 - latency) == pytest.approx(4, rel=1e-3)
+    assert t1 < t8 < t32
+
+
+def sfp_program(vectors_per_core: int, cores: int, repeat: int) -> tuple[str, list[tuple[int, int]]]:
+    t = tensor_type(vectors_per_core * cores, 64)
+    bases = f"[0 step {vectors_per_core} x {cores}]" if cores > 2 else ("[0, %d]" % vectors_per_core if cores == 2 else "0")
+    ops = "\n".join(
+        f"    spyre_isa.sfp_exp lx [0, strides = [1]] -> lx [0, strides = [1]] sizes [{vectors_per_core}]" for _ in range(repeat)
+    )
+    body = f"""  spyre_isa.stream cores [0 to {cores - 1}] {{
+    spyre_isa.dma_load %a[{bases}, strides = [1]] -> lx [0, strides = [1]] sizes [{vectors_per_core}] : {t}
+{ops}
+    spyre_isa.dma_store lx [0, strides = [1]] -> %out[{bases}, strides = [1]] sizes [{vectors_per_core}] : {t}
+  }}"""
+    return body, [(vectors_per_core * cores, 64)]
+
+
+def test_compute_bound_kernel_on_twice_the_cores_takes_half_the_time():
+    one = cycles(*sfp_program(256, 1, 16), (256, 64))
+    two = cycles(*sfp_program(128, 2, 16), (256, 64))
+    assert one.bottleneck == "sfp"
+    assert two.cycles == pytest.approx(one.cycles / 2, rel=0.05)
+
+
+def overlap_program(dependent: bool) -> str:
+    t = tensor_type(2048, 64)
+    src = 4096 if dependent else 0
+    return f"""  spyre_isa.stream cores [0] {{
+    spyre_isa.dma_load %a[0, strides = [1]] -> lx [0, strides = [1]] sizes [1024] : {t}
+    spyre_isa.dma_load %a[1024, strides = [1]] -> lx [4096, strides = [1]] sizes [1024] : {t}
+    spyre_isa.sfp_exp lx [{src}, strides = [1]] -> lx [8192, strides = [1]] sizes [1024]
+    spyre_isa.dma_store lx [8192, strides = [1]] -> %out[0, strides = [1]] sizes [1] : {t}
+  }}"""
+
+
+def test_dma_and_compute_overlap_when_the_program_lets_them():
+    overlapped = cycles(overlap_program(False), [(2048, 64)], (2048, 64))
+    serial = cycles(overlap_program(True), [(2048, 64)], (2048, 64))
+    dma = 150 + 1024 * 128 / CFG.lx_port_bytes_per_cycle
+    sfp = 1024 * CFG.sfp_transcendental_factor
+    # the exp on the first tile runs while the second tile streams in ...
+    assert overlapped.cycles < serial.cycles
+    assert overlapped.cycles <= 2 * dma + sfp
+    # ... but the exp reading the second tile waits for it (read after write)
+    spans = {s.name: s for s in serial.spans if s.name != "spyre_isa.dma_store"}
+    second_load = max((s for s in serial.spans if s.name == "spyre_isa.dma_load"), key=lambda s: s.end)
+    assert spans["spyre_isa.sfp_exp"].start >= second_load.end
+
+
+def test_ring_cost_grows_per_hop_and_per_byte():
+    t = tensor_type(32 * 64, 64)
+
+    def ring(shift: int, sticks: int) -> float:
+        body = f"""  spyre_isa.stream cores [0] {{
+    spyre_isa.dma_load %a[0, strides = [1]] -> lx [0, strides = [1]] sizes [{sticks}] : {t}
+    spyre_isa.ring_send lx [0, strides = [1]] -> core + {shift} lx [0, strides = [1]] sizes [{sticks}]
+  }}"""
+        k = cycles(body, [(32 * 64, 64)], (32 * 64, 64))
+        return next(s.end - s.start for s in k.spans if s.engine == "ring")
+
+    assert ring(3, 64) - ring(1, 64) == pytest.approx(2 * CFG.ring_hop_latency_cycles)
+    assert ring(31, 64) == ring(1, 64)  # the ring is bidirectional: one hop the other way
+    assert ring(1, 128) - ring(1, 64) == pytest.approx(64 * 128 / CFG.ring_bytes_per_cycle)
+
+
+def test_pt_passes_follow_the_array_shape():
+    t = tensor_type(256, 128)
+    body = f"""  spyre_isa.stream cores [0] {{
+    spyre_isa.dma_load %a[0, strides = [1]] -> lx [0, strides = [1]] sizes [512] : {t}
+    spyre_isa.pt_matmul lx [0, strides = [1, 256]], lx [0, strides = [1, 0]] -> lx [1024, strides = [2, 0], f32] m = 16 n = 64 k = 128
+  }}"""
+    k = cycles(body, [(256, 128)], (256, 128))
+    pt = next(s for s in k.spans if s.engine == "pt")
+    assert pt.end - pt.start == pytest.approx(2 * 1 * 128)  # ceil(16/8) x ceil(64/64) x k
+    assert k.macs == 16 * 64 * 128
