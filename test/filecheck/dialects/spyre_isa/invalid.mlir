@@ -422,3 +422,30 @@ spyre_isa.program @k(%in: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 6
   }
 }
 // CHECK: {{^}}'spyre_isa.dma_store': stores into input 0 of @k; a program writes only its outputs (arguments 1 and up){{$}}
+
+// -----
+
+spyre_isa.program @k(%in: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %out: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0] {
+    spyre_isa.sfp_reduce_sum lx [0, strides = [1, 4]] -> lx [100, strides = [1, 0]] sizes [4, 4] tail 65
+  }
+}
+// CHECK: {{^}}'spyre_isa.sfp_reduce_sum': tail must be in 1..64, got 65{{$}}
+
+// -----
+
+spyre_isa.program @k(%in: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %out: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0 to 1] {
+    spyre_isa.ring_send lx [0, strides = [1], f32] -> core + 1 lx [200, strides = [1]] sizes [16]
+  }
+}
+// CHECK: {{^}}'spyre_isa.ring_send': src and dst must have the same element type (the ring moves bytes){{$}}
+
+// -----
+
+spyre_isa.program @k(%in: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %out: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0 to 1] {
+    spyre_isa.ring_send lx [0, strides = [1]] -> core + [1, 2, 3] lx [200, strides = [1]] sizes [16]
+  }
+}
+// CHECK: {{^}}'spyre_isa.ring_send': shift has 3 entries for a stream of 2 cores{{$}}

@@ -82,6 +82,19 @@ spyre_isa.program @k0(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 6
     spyre_isa.sfp_transpose lx [4, strides = [64, 1]] -> lx [2000, strides = [64, 1]] blocks = 2 rows = 64 cols = 64
     // CHECK-NEXT:         spyre_isa.sfp_transpose lx [4, strides = [64, 1]] -> lx [2000, strides = [64, 1]] blocks = 2 rows = 64 cols = 64
     // CHECK-GENERIC-NEXT: "spyre_isa.sfp_transpose"() <{src = #spyre_isa.access[4, strides = [64, 1]], dst = #spyre_isa.access[2000, strides = [64, 1]], blocks = 2 : i64, rows = 64 : i64, cols = 64 : i64}> : () -> ()
+
+    // Reductions over the innermost loop and the lanes; the result fills every lane.
+    spyre_isa.sfp_reduce_max lx [0, strides = [1, 4]] -> lx [100, strides = [1, 0]] sizes [4, 4] tail 64
+    // CHECK-NEXT:         spyre_isa.sfp_reduce_max lx [0, strides = [1, 4]] -> lx [100, strides = [1, 0]] sizes [4, 4] tail 64
+    // CHECK-GENERIC-NEXT: "spyre_isa.sfp_reduce_max"() <{src = #spyre_isa.access[0, strides = [1, 4]], dst = #spyre_isa.access[100, strides = [1, 0]], sizes = #spyre.ints[4, 4], tail = 64 : i64}> : () -> ()
+    spyre_isa.sfp_reduce_sum lx [0, strides = [2, 8], f32] -> lx [100, strides = [2, 0], f32] sizes [4, 4] tail 10
+    // CHECK-NEXT:         spyre_isa.sfp_reduce_sum lx [0, strides = [2, 8], f32] -> lx [100, strides = [2, 0], f32] sizes [4, 4] tail 10
+    // CHECK-GENERIC-NEXT: "spyre_isa.sfp_reduce_sum"() <{src = #spyre_isa.access[0, strides = [2, 8], f32], dst = #spyre_isa.access[100, strides = [2, 0], f32], sizes = #spyre.ints[4, 4], tail = 10 : i64}> : () -> ()
+
+    // Ring: each core sends to a neighbour (a per-core shift; negative = the other way round).
+    spyre_isa.ring_send lx [0, strides = [1]] -> core + [1, -1, 2, -2] lx [200, strides = [1]] sizes [16]
+    // CHECK-NEXT:         spyre_isa.ring_send lx [0, strides = [1]] -> core + [1, -1, 2, -2] lx [200, strides = [1]] sizes [16]
+    // CHECK-GENERIC-NEXT: "spyre_isa.ring_send"() <{src = #spyre_isa.access[0, strides = [1]], shift = #spyre_isa.per_core[1, -1, 2, -2], dst = #spyre_isa.access[200, strides = [1]], sizes = #spyre.ints[16]}> : () -> ()
     spyre_isa.sfp_transpose lx [4, strides = [64, 1]] -> lx [[2000, 2064, 2128, 2192], strides = [64, 1]] blocks = 1 rows = 4 cols = 32
     // CHECK-NEXT:         spyre_isa.sfp_transpose lx [4, strides = [64, 1]] -> lx [[2000 step 64 x 4], strides = [64, 1]] blocks = 1 rows = 4 cols = 32
     // CHECK-GENERIC-NEXT: "spyre_isa.sfp_transpose"() <{src = #spyre_isa.access[4, strides = [64, 1]], dst = #spyre_isa.access[[2000 step 64 x 4], strides = [64, 1]], blocks = 1 : i64, rows = 4 : i64, cols = 32 : i64}> : () -> ()
