@@ -80,6 +80,11 @@ def sfp(fn: str, srcs: Sequence[tuple[int, Sequence[int], bool]], dst: tuple[int
     return Ins(key, tuple(b for b, _, _ in srcs) + (dst[0],))
 
 
+def reduce(fn: str, src: tuple[int, Sequence[int], bool], dst: tuple[int, Sequence[int], bool], sizes: Sequence[int], tail: int = 64) -> Ins:
+    key = ("reduce", fn, (tuple(src[1]), src[2]), (tuple(dst[1]), dst[2]), tuple(sizes), tail)
+    return Ins(key, (src[0], dst[0]))
+
+
 def pt(lhs: tuple[int, Sequence[int]], rhs: tuple[int, Sequence[int]], acc: tuple[int, Sequence[int]], m: int, n: int, k: int, accumulate: bool) -> Ins:
     key = ("pt", tuple(lhs[1]), tuple(rhs[1]), tuple(acc[1]), m, n, k, accumulate)
     return Ins(key, (lhs[0], rhs[0], acc[0]))
@@ -105,6 +110,15 @@ def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue
         if fn in spyre_isa.SFP_UNARY:
             return spyre_isa.SFP_UNARY[fn](accs[0], dst, sizes)
         return spyre_isa.SFP_BINARY[fn](accs[0], accs[1] if len(accs) > 1 else imm, dst, sizes)
+    if kind == "reduce":
+        _, fn, (ss, sf), (ds, df), sizes, tail = ins.key
+        cls = spyre_isa.SfpReduceMaxOp if fn == "max" else spyre_isa.SfpReduceSumOp
+        return cls(
+            spyre_isa.AccessAttr(tables[0], ss, F32 if sf else F16),
+            spyre_isa.AccessAttr(tables[1], ds, F32 if df else F16),
+            sizes,
+            tail,
+        )
     if kind == "pt":
         _, ls, rs, cs, m, n, k, accumulate = ins.key
         return spyre_isa.PtMatmulOp(

@@ -46,7 +46,7 @@ class DeviceConfig:
     sfp_vectors_per_cycle: float = 1.0
     """SFP throughput per corelet: one 64-lane vector per cycle (ktir-cpu latency model)."""
 
-    sfp_transcendental_factor: float = 4.0
+    sfp_transcendental_factor: float = 1.0
     """Cycles per vector on exp/erf/tanh relative to simple ops. ktir-cpu's placeholder; no
     public measurement (assumption, see docs/hardware.md)."""
 

@@ -63,6 +63,7 @@ class _Plan:
     engine: str | None = None
     ddr_read = 0
     ddr_write = 0
+    ring_bytes = 0
     macs = 0
 
     def __init__(self, op: Operation, kernel: str, index: int, n: int):
@@ -121,6 +122,12 @@ class _DmaPlan(_Plan):
         self.ddr_read, self.ddr_write = (n * nbytes, 0) if self.load else (0, n * nbytes)
         lx = {"writes": [self.lx_pos]} if self.load else {"reads": [self.lx_pos]}
         self._works(n, latency=config.ddr_latency_cycles, port=nbytes, ddr=nbytes, **lx)
+        tagged = self.ddr_pos + (self.arg << 40)
+        for i, w in enumerate(self.works):
+            if self.load:
+                w.ddr_reads = _span(tagged, i)
+            else:
+                w.ddr_writes = _span(tagged, i)
 
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
         t = args[self.arg]
@@ -251,11 +258,9 @@ class _SfpPlan(_Plan):
         self.srcs = [(a.is_f32, _vector_pos(a, sizes, n)) for a in srcs]
         self.dst = (op.dst.is_f32, _vector_pos(op.dst, sizes, n))
         vectors = int(np.prod(sizes))
-        sticks = sum(vectors * (2 if f else 1) for f, _ in (*self.srcs, self.dst))
         self._works(
             n,
             compute=timing.sfp_cycles(config, vectors, op.FUNCTION in spyre_isa.SFP_TRANSCENDENTAL),
-            port=sticks * STICK_BYTES,
             reads=[p.reshape(n, -1) for _, p in self.srcs],
             writes=[self.dst[1].reshape(n, -1)],
         )
@@ -289,12 +294,9 @@ class _ReducePlan(_Plan):
         dst_strides[-1] = 0
         dst = spyre_isa.AccessAttr(op.dst.base, dst_strides, op.dst.element_type)
         self.dst = (op.dst.is_f32, _vector_pos(dst, [*sizes[:-1], 1], n))
-        vectors = self.outer * self.inner
-        sticks = vectors * (2 if op.src.is_f32 else 1) + self.outer * (2 if op.dst.is_f32 else 1)
         self._works(
             n,
-            compute=timing.sfp_cycles(config, vectors, False),
-            port=sticks * STICK_BYTES,
+            compute=timing.sfp_cycles(config, self.outer * self.inner, False),
             reads=[self.src[1].reshape(n, -1)],
             writes=[self.dst[1].reshape(n, -1)],
         )
@@ -332,7 +334,6 @@ class _TransposePlan(_Plan):
         self._works(
             n,
             compute=timing.sfp_cycles(config, blocks * 64, False),
-            port=blocks * (self.rows + self.cols) * STICK_BYTES,
             reads=[self.src.reshape(n, -1)],
             writes=[self.dst.reshape(n, -1)],
         )
@@ -361,6 +362,7 @@ class _RingPlan(_Plan):
         self.targets = (np.asarray(cores) + shift) % config.cores
         hops = np.minimum(np.abs(shift) % config.cores, config.cores - np.abs(shift) % config.cores)
         nbytes = self.src[0].size * STICK_BYTES
+        self.ring_bytes = n * nbytes
         self.works = [
             timing.Work(
                 index,
@@ -508,6 +510,7 @@ class ProgramPlan:
             instructions=sum(len(s.instrs) * len(s.cores) for s in self.streams),
             ddr_read_bytes=sum(i.ddr_read for i in instrs),
             ddr_write_bytes=sum(i.ddr_write for i in instrs),
+            ring_bytes=sum(i.ring_bytes for i in instrs),
             macs=sum(i.macs for i in instrs),
         )
 

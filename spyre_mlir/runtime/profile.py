@@ -12,7 +12,7 @@ Per kernel: time, DDR bytes, MACs, utilisation of PT, SFP and DDR, and the roofl
     attainable            min(PT peak, AI * DDR bandwidth)             (FLOP/s; memory roofline
                                                                         in bytes/s for MAC-free kernels)
     attainment            achieved / attainable
-    bottleneck            the busiest of PT, SFP and DDR
+    bottleneck            the busiest of PT, SFP (per core used) and DDR
 
 Peaks are of the whole card with the corelets the compiler drives (DeviceConfig).
 """
@@ -43,6 +43,8 @@ class KernelRecord:
     ddr_read_bytes: int
     ddr_write_bytes: int
     macs: int
+    ring_bytes: int = 0
+    """Bytes sent over the data ring, summed over cores."""
     config: DeviceConfig = field(repr=False, default_factory=DeviceConfig)
     engine_cycles: dict[str, float] = field(default_factory=dict)
     """Busy cycles per engine, summed over cores."""
@@ -79,6 +81,12 @@ class KernelRecord:
         return self.engine_cycles.get("sfp", 0.0) / self._capacity()
 
     @property
+    def dma_utilization(self) -> float:
+        """Busy fraction of the DMA engines (in and out) of the cores the kernel used."""
+        busy = self.engine_cycles.get("dma_in", 0.0) + self.engine_cycles.get("dma_out", 0.0)
+        return busy / (2 * max(self.cycles, 1e-9) * max(self.cores, 1))
+
+    @property
     def ddr_utilization(self) -> float:
         """DDR bytes moved / bytes the shared DDR could move in this time."""
         per_cycle = self.config.ddr_bytes_per_s / self.config.clock_hz
@@ -104,7 +112,15 @@ class KernelRecord:
 
     @property
     def bottleneck(self) -> str:
-        use = {"pt": self.pt_utilization, "sfp": self.sfp_utilization, "ddr": self.ddr_utilization}
+        """The busiest resource: PT and SFP engines and DMA engines as a fraction of the cores
+        the kernel used, DDR as a fraction of the card's bandwidth."""
+        busy = self.engine_cycles
+        per_core = max(self.cycles, 1e-9) * max(self.cores, 1)
+        use = {
+            "pt": busy.get("pt", 0.0) / per_core,
+            "sfp": busy.get("sfp", 0.0) / per_core,
+            "ddr": max(self.ddr_utilization, self.dma_utilization),
+        }
         return max(use, key=use.get)  # type: ignore[arg-type]
 
 
@@ -170,7 +186,15 @@ class Profile:
                     "tid": 0,
                     "ts": t0,
                     "dur": k.time_s * 1e6,
-                    "args": {"cores": k.cores, "ddr_bytes": k.ddr_bytes, "macs": k.macs, "bottleneck": k.bottleneck},
+                    "args": {
+                        "cores": k.cores,
+                        "ddr_bytes": k.ddr_bytes,
+                        "ring_bytes": k.ring_bytes,
+                        "macs": k.macs,
+                        "pt_utilization": k.pt_utilization,
+                        "attainment": k.attainment,
+                        "bottleneck": k.bottleneck,
+                    },
                 }
             )
             start = t0 + k.config.launch_overhead_s * 1e6

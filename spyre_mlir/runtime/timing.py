@@ -1,16 +1,19 @@
 """Simulated time, as discrete events (semantics live in interpreter.py; this file never
 touches data).
 
-Each core has engines — `dma_in`, `dma_out`, `pt`, `sfp`, `ring` — that each run one
-instruction at a time. A core issues its instructions in program order; an instruction
-starts when
+Each core has engines — `dma_in`, `dma_out`, `pt`, `sfp`, `ring` — that each run their own
+instructions one at a time, in program order. An instruction starts when
 
-    its engine is free,
-    no earlier, unfinished instruction of the core touches an overlapping LX range in a
-        conflicting way (read-after-write, write-after-read, write-after-write), and
-    its sync condition holds (`signal` and `barrier` also wait for the core's earlier work),
+    its engine is free and every earlier instruction of that engine has started,
+    no earlier, unfinished instruction of the core (on any engine) touches an overlapping LX
+        range, or an overlapping range of the same DDR tensor, in a conflicting way
+        (read-after-write, write-after-read, write-after-write), and
+    no earlier `wait` or `barrier` of the core is still blocked,
 
-so DMA and compute overlap whenever the program lets them (double buffering). A running
+so DMA and compute overlap whenever the data lets them (double buffering), and a DMA stalled
+on a buffer does not hold up compute behind it. `signal` fires once every earlier
+instruction of its core has finished; `wait` once enough tokens were signalled; `barrier`
+once every core of the launch has finished its earlier work and reached it. A running
 instruction needs some of: engine cycles (`compute`), bytes through its core's LX port
 (`port`), bytes of DDR bandwidth (`ddr`), after a fixed `latency`. Shared resources are
 divided at every moment among the instructions using them (fluid sharing):
@@ -22,9 +25,11 @@ and each instruction progresses at the pace of its scarcest resource:
 
     rate = 1 / max(compute, port / port_share, ddr / ddr_share)      (fraction per cycle)
 
-The PT array reads its operands through its own path (the published PT peak needs one B
-stick per corelet per cycle, more than a shared 128 B/cycle port could give); DMA, SFP and
-ring traffic go through the port. Every constant comes from DeviceConfig.
+The LX port carries DMA and ring traffic. The PT array and the SFP reach LX through their own
+datapaths: the published PT peak needs one B stick per corelet per cycle, and the published
+softmax time (23.67 us for 512 x 1024 with intermediates in LX) needs about one SFP vector
+operation per cycle; a shared 128 B/cycle port could give neither (docs/hardware.md).
+Every constant comes from DeviceConfig.
 """
 
 from __future__ import annotations
@@ -51,6 +56,10 @@ class Work:
     ddr: float = 0.0
     reads: tuple[tuple[int, int], ...] = ()
     writes: tuple[tuple[int, int], ...] = ()
+    """LX stick intervals [lo, hi) the instruction reads and writes on its core."""
+    ddr_reads: tuple[tuple[int, int], ...] = ()
+    ddr_writes: tuple[tuple[int, int], ...] = ()
+    """DDR intervals, as (argument << 40) + stick, so that different tensors never overlap."""
     sync: tuple = ()  # ("signal", token) | ("wait", token, count) | ("barrier",)
 
 
@@ -104,16 +113,32 @@ def _overlap(a: tuple[tuple[int, int], ...], b: tuple[tuple[int, int], ...]) -> 
     return any(lo1 < hi2 and lo2 < hi1 for lo1, hi1 in a for lo2, hi2 in b)
 
 
-class _Running:
-    __slots__ = ("work", "core", "start", "lat_end", "progress", "rate")
+def _conflict(a: Work, b: Work) -> bool:
+    return (
+        _overlap(a.reads, b.writes)
+        or _overlap(a.writes, b.reads)
+        or _overlap(a.writes, b.writes)
+        or _overlap(a.ddr_reads, b.ddr_writes)
+        or _overlap(a.ddr_writes, b.ddr_reads)
+        or _overlap(a.ddr_writes, b.ddr_writes)
+    )
 
-    def __init__(self, work: Work, core: int, start: float):
+
+class _Running:
+    __slots__ = ("work", "core", "pos", "start", "lat_end", "progress", "rate")
+
+    def __init__(self, work: Work, core: int, pos: int, start: float):
         self.work = work
         self.core = core
+        self.pos = pos
         self.start = start
         self.lat_end = start + work.latency
         self.progress = 0.0
         self.rate = 0.0
+
+
+WINDOW = 64
+"""How far past its oldest unfinished instruction a core looks for work it may start."""
 
 
 def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
@@ -121,11 +146,16 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
     ddr_rate = config.ddr_bytes_per_s / config.clock_hz
     port_rate = config.lx_port_bytes_per_cycle
     cores = sorted(programs)
-    pc = {c: 0 for c in cores}
-    inflight: dict[int, list[_Running]] = {c: [] for c in cores}
+    state = {c: [0] * len(programs[c]) for c in cores}  # 0 waiting, 1 running, 2 done
+    frontier = {c: 0 for c in cores}  # oldest unfinished instruction
+    engine_head: dict[tuple[int, str], deque[int]] = defaultdict(deque)
+    for c in cores:
+        for i, w in enumerate(programs[c]):
+            if w.engine is not None:
+                engine_head[(c, w.engine)].append(i)
     engine_busy: dict[tuple[int, str], bool] = defaultdict(bool)
     tokens: dict[int, deque[float]] = defaultdict(deque)
-    at_barrier: set[int] = set()
+    at_barrier: dict[int, int] = {}
     running: list[_Running] = []
     spans: list[Span] = []
     busy: dict[str, float] = defaultdict(float)
@@ -133,64 +163,71 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
     dirty = set(cores)
     eps = 1e-9
 
-    def try_issue(c: int) -> bool:
-        issued = False
-        prog = programs[c]
-        while pc[c] < len(prog):
-            w = prog[pc[c]]
+    def finish(c: int, i: int) -> None:
+        state[c][i] = 2
+        while frontier[c] < len(programs[c]) and state[c][frontier[c]] == 2:
+            frontier[c] += 1
+
+    def try_issue(c: int) -> None:
+        prog, st = programs[c], state[c]
+        i = frontier[c]
+        end = min(len(prog), frontier[c] + WINDOW)
+        while i < end:
+            w = prog[i]
+            if st[i]:
+                i += 1
+                continue
             if w.sync:
                 kind = w.sync[0]
+                earlier_done = frontier[c] == i
                 if kind == "signal":
-                    if inflight[c]:
-                        break
-                    tokens[w.sync[1]].append(t)
-                    dirty.update(cores)
-                elif kind == "wait":
+                    if earlier_done:
+                        tokens[w.sync[1]].append(t)
+                        finish(c, i)
+                        dirty.update(cores)
+                    i += 1
+                    continue
+                if kind == "wait":
                     queue = tokens[w.sync[1]]
                     if len(queue) < w.sync[2]:
-                        break
+                        return
                     for _ in range(w.sync[2]):
                         queue.popleft()
-                else:  # barrier: every core of the launch, each with its earlier work done
-                    if inflight[c] or c in at_barrier:
-                        break
-                    at_barrier.add(c)
-                    if at_barrier != set(cores):
-                        break
-                    at_barrier.clear()
-                    for other in cores:
-                        if other != c:
-                            pc[other] += 1
-                            dirty.add(other)
-                pc[c] += 1
-                issued = True
+                    finish(c, i)
+                    i += 1
+                    continue
+                # barrier: this core's earlier work done, then every core of the launch
+                if not earlier_done:
+                    return
+                at_barrier[c] = i
+                if len(at_barrier) < len(cores):
+                    return
+                for other, j in list(at_barrier.items()):
+                    finish(other, j)
+                    dirty.add(other)
+                at_barrier.clear()
+                i += 1
                 continue
-            if engine_busy[(c, w.engine)]:
-                break
-            if any(
-                _overlap(w.reads, r.work.writes) or _overlap(w.writes, r.work.reads) or _overlap(w.writes, r.work.writes)
-                for r in inflight[c]
+            head = engine_head[(c, w.engine)]
+            if not engine_busy[(c, w.engine)] and head and head[0] == i and not any(
+                st[j] != 2 and _conflict(w, prog[j]) for j in range(frontier[c], i)
             ):
-                break
-            rec = _Running(w, c, t)
-            engine_busy[(c, w.engine)] = True
-            inflight[c].append(rec)
-            running.append(rec)
-            pc[c] += 1
-            issued = True
-        return issued
+                head.popleft()
+                engine_busy[(c, w.engine)] = True
+                st[i] = 1
+                running.append(_Running(w, c, i, t))
+            i += 1
 
     while True:
         while dirty:
-            c = dirty.pop()
-            try_issue(c)
+            try_issue(dirty.pop())
         if not running:
-            if all(pc[c] == len(programs[c]) for c in cores):
+            if all(frontier[c] == len(programs[c]) for c in cores):
                 break
             where = "; ".join(
-                f"core {c} at instruction #{programs[c][pc[c]].index} ({programs[c][pc[c]].name})"
+                f"core {c} at instruction #{programs[c][frontier[c]].index} ({programs[c][frontier[c]].name})"
                 for c in cores
-                if pc[c] < len(programs[c])
+                if frontier[c] < len(programs[c])
             )
             raise DeadlockError(f"deadlock, every unfinished core is blocked: {where}")
         # shares of the resources among the transfers in flight
@@ -212,8 +249,7 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
             if w.ddr > 0:
                 duration = max(duration, w.ddr * n_ddr / ddr_rate)
             r.rate = math.inf if duration <= 0 else 1.0 / duration
-            remaining = 1.0 - r.progress
-            next_event = min(next_event, t if r.rate == math.inf else t + remaining / r.rate)
+            next_event = min(next_event, t if r.rate == math.inf else t + (1.0 - r.progress) / r.rate)
         dt = next_event - t
         t = next_event
         done = []
@@ -224,10 +260,10 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
                 done.append(r)
         for r in done:
             running.remove(r)
-            inflight[r.core].remove(r)
             engine_busy[(r.core, r.work.engine)] = False
+            finish(r.core, r.pos)
             spans.append(Span(r.core, r.work.engine, r.work.name, r.work.index, r.start, t))
             busy[r.work.engine] += t - r.start
             dirty.add(r.core)
-        dirty.update(c for c in cores if pc[c] < len(programs[c]) and programs[c][pc[c]].sync)
+        dirty.update(c for c in cores if frontier[c] < len(programs[c]))
     return Timeline(t, spans, dict(busy))
