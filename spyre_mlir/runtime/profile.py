@@ -149,21 +149,21 @@ class Profile:
     def table(self, sort_by_time: bool = True) -> str:
         rows = sorted(self.kernels, key=lambda k: -k.time_s) if sort_by_time else list(self.kernels)
         head = (
-            f"{'kernel':<20}{'time (us)':>10}{'cores':>6}{'instrs':>7}{'DDR MB':>8}{'GMACs':>8}"
+            f"{'kernel':<20}{'time (us)':>10}{'cores':>6}{'instrs':>7}{'DDR MB':>8}{'ring MB':>8}{'GMACs':>8}"
             f"{'PT %':>6}{'SFP %':>6}{'DDR %':>6}{'AI':>7}{'attain':>7}  bottleneck"
         )
         lines = [head, "-" * len(head)]
         for k in rows:
             ai = "-" if not k.macs else f"{k.arithmetic_intensity:.1f}"
             lines.append(
-                f"{k.name:<20}{k.time_s * 1e6:>10.2f}{k.cores:>6}{k.instructions:>7}{k.ddr_bytes / 1e6:>8.3f}"
+                f"{k.name:<20}{k.time_s * 1e6:>10.2f}{k.cores:>6}{k.instructions:>7}{k.ddr_bytes / 1e6:>8.3f}{k.ring_bytes / 1e6:>8.3f}"
                 f"{k.macs / 1e9:>8.3f}{100 * k.pt_utilization:>6.1f}{100 * k.sfp_utilization:>6.1f}"
                 f"{100 * k.ddr_utilization:>6.1f}{ai:>7}{100 * k.attainment:>6.1f}%  {k.bottleneck}"
             )
         lines.append("-" * len(head))
         lines.append(
             f"{'total (' + str(len(rows)) + ' launches)':<20}{self.total_time_s * 1e6:>10.2f}{'':>6}"
-            f"{sum(k.instructions for k in rows):>7}{self.total_ddr_bytes / 1e6:>8.3f}"
+            f"{sum(k.instructions for k in rows):>7}{self.total_ddr_bytes / 1e6:>8.3f}{sum(k.ring_bytes for k in rows) / 1e6:>8.3f}"
             f"{sum(k.macs for k in rows) / 1e9:>8.3f}"
         )
         return "\n".join(lines)
