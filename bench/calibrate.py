@@ -36,7 +36,8 @@ from spyre_mlir.layout import Layout
 from spyre_mlir.lowering.convert_spyre_to_isa import fold_streams, load, reduce, sfp, store
 from spyre_mlir.pipeline import run_pipeline
 from spyre_mlir.runtime.config import DeviceConfig
-from spyre_mlir.runtime.interpreter import DeviceModel, Executable
+from spyre_mlir.runtime.host import Executable
+from spyre_mlir.runtime.interpreter import DeviceModel
 
 PUBLISHED_SOFTMAX_DDR_US = 32.51
 PUBLISHED_SOFTMAX_LX_US = 23.67

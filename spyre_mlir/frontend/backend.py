@@ -34,7 +34,8 @@ from xdsl.utils.exceptions import DiagnosticException
 from spyre_mlir.frontend.fx_importer import UnsupportedGraphError, import_fx_graph
 from spyre_mlir.pipeline import run_pipeline
 from spyre_mlir.runtime.config import DeviceConfig
-from spyre_mlir.runtime.interpreter import DeviceModel, Executable
+from spyre_mlir.runtime.host import Executable
+from spyre_mlir.runtime.interpreter import DeviceModel
 
 
 class SpyreCompileError(RuntimeError):

@@ -9,8 +9,7 @@ Streams of one program run cooperatively: each runs until it blocks on a `wait` 
 enough tokens or reaches a `barrier`; a barrier releases when every stream has reached it;
 if no stream can move, the program is deadlocked and the model says where each core stands.
 
-The host side of a compiled module (a `func.func` of transfers and launches) runs through
-xDSL's interpreter with the implementations in `HostFunctions`.
+The host side of a compiled module (transfers, launches, host torch ops) is `runtime/host.py`.
 """
 
 from __future__ import annotations
@@ -21,10 +20,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr, ModuleOp, TensorType
-from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
-from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import BlockArgument, Operation
 
 from spyre_mlir.dialects import spyre, spyre_isa
@@ -547,126 +542,6 @@ class DeviceModel:
         self.profile.add(record)
         record_launch(record)
         return outputs
-
-
-# endregion
-# region Host side
-
-
-_NP_DTYPES = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "bf16": np.float32}
-
-
-def host_dtype(t: TensorType) -> Any:
-    return _NP_DTYPES.get(str(t.element_type), np.float32)
-
-
-@register_impls
-class HostFunctions(InterpreterFunctions):
-    """Host-side ops of a compiled module: constants, transfers, views and launches.
-
-    `resident` caches device copies of values that do not change between calls (constants,
-    and arguments the caller marks with a residency key, e.g. model parameters)."""
-
-    def __init__(self, model: DeviceModel, ctx: Any, arg_keys: Sequence[Any] | None = None):
-        self.model = model
-        self.ctx = ctx
-        self.arg_keys = list(arg_keys or [])
-        self.resident: dict[Any, DdrTensor] = {}
-        self.transient: list[DdrTensor] = []
-
-    @impl(arith.ConstantOp)
-    def run_constant(self, interpreter: Interpreter, op: arith.ConstantOp, args: tuple[Any, ...]):
-        value = op.value
-        if isinstance(value, DenseResourceAttr):
-            from spyre_mlir.dialects.torch import resource_to_numpy
-
-            return (resource_to_numpy(self.ctx, value),)
-        if isinstance(value, DenseIntOrFPElementsAttr):
-            t = value.get_type()
-            return (np.asarray(value.get_values(), dtype=np.float32).reshape(t.get_shape()),)
-        return (value.value.data,)  # type: ignore[union-attr]
-
-    def _residency_key(self, op: spyre.ToDeviceOp) -> Any:
-        src = op.input
-        if isinstance(src, BlockArgument) and src.index < len(self.arg_keys):
-            key = self.arg_keys[src.index]
-            return None if key is None else (op, key)
-        if isinstance(src.owner, arith.ConstantOp):
-            return (op, "constant")
-        return None
-
-    @impl(spyre.ToDeviceOp)
-    def run_to_device(self, interpreter: Interpreter, op: spyre.ToDeviceOp, args: tuple[Any, ...]):
-        key = self._residency_key(op)
-        if key is not None and key in self.resident:
-            return (self.resident[key],)
-        layout = spyre.device_layout(op.result.type)
-        perm = op.permutation.as_tuple() if op.permutation is not None else None
-        t = self.model.memory.to_device(np.asarray(args[0]), layout, perm)
-        self.model.profile.transfers_bytes += t.nbytes
-        if key is not None:
-            self.resident[key] = t
-        else:
-            self.transient.append(t)
-        return (t,)
-
-    @impl(spyre.FromDeviceOp)
-    def run_from_device(self, interpreter: Interpreter, op: spyre.FromDeviceOp, args: tuple[Any, ...]):
-        t: DdrTensor = args[0]
-        self.model.profile.transfers_bytes += t.nbytes
-        res = op.result.type
-        assert isinstance(res, TensorType)
-        return (self.model.memory.from_device(t).astype(host_dtype(res)),)
-
-    @impl(spyre.PermuteOp)
-    def run_permute(self, interpreter: Interpreter, op: spyre.PermuteOp, args: tuple[Any, ...]):
-        return (args[0].view_as(spyre.device_layout(op.result.type)),)
-
-    @impl(spyre.ReshapeOp)
-    def run_reshape(self, interpreter: Interpreter, op: spyre.ReshapeOp, args: tuple[Any, ...]):
-        return (args[0].view_as(spyre.device_layout(op.result.type)),)
-
-    @impl(spyre_isa.LaunchOp)
-    def run_launch(self, interpreter: Interpreter, op: spyre_isa.LaunchOp, args: tuple[Any, ...]):
-        prog = interpreter.get_op_for_symbol(op.program)
-        assert isinstance(prog, spyre_isa.ProgramOp)
-        outs = self.model.launch(prog, list(args))
-        self.transient.extend(outs)
-        return tuple(outs)
-
-    def release_transients(self) -> None:
-        for t in self.transient:
-            self.model.memory.free(t)
-        self.transient.clear()
-
-
-class Executable:
-    """A compiled module bound to a device model: call it with host arrays."""
-
-    def __init__(self, module: ModuleOp, ctx: Any, model: DeviceModel | None = None, entry: str = "main"):
-        self.module = module
-        self.model = model or DeviceModel()
-        self.entry = entry
-        self.host = HostFunctions(self.model, ctx)
-        self.interpreter = Interpreter(module)
-        self.interpreter.register_implementations(FuncFunctions())
-        self.interpreter.register_implementations(self.host)
-        fn = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry), None)
-        if fn is None:
-            raise DeviceError(f"the module has no function @{entry} to run")
-        self.function = fn
-        for op in module.walk():
-            if not isinstance(op, ModuleOp | func.FuncOp | func.ReturnOp) and op.dialect_name() not in ("spyre", "spyre_isa", "arith"):
-                raise DeviceError(f"'{op.name}' is not executable on the device model: run the spyre-pipeline first")
-
-    def __call__(self, *inputs: np.ndarray, arg_keys: Sequence[Any] | None = None) -> tuple[np.ndarray, ...]:
-        self.host.arg_keys = list(arg_keys or [])
-        try:
-            return tuple(self.interpreter.call_op(self.entry, tuple(inputs)))
-        except DeviceError as e:  # xDSL appends the whole module to the message: keep ours
-            raise DeviceError(str(e).split("\n", 1)[0]) from None
-        finally:
-            self.host.release_transients()
 
 
 # endregion

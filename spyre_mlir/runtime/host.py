@@ -1,0 +1,265 @@
+"""The host side of a compiled module: a straight-line executor of its `func.func`.
+
+A compiled function holds host ops and device ops in program order:
+
+    arith.constant, torch.constant.*, torch.prim.ListConstruct    host values
+    spyre.to_device / spyre.from_device                             transfers (DL16 rounding)
+    spyre.permute / spyre.reshape                                   free views of DDR tensors
+    spyre_isa.launch                                                a program on the device model
+    torch.aten.* (left on the host by convert-torch-to-spyre)       PyTorch eager on the CPU
+    builtin.unrealized_conversion_cast                              host tensor <-> !torch.vtensor
+
+Host torch ops run through `torch.ops.aten`, with their operands rebuilt from the schema
+(dtype, layout and memory-format ints back to torch objects), so a graph split between the
+device and the CPU computes exactly what PyTorch would on the CPU part.
+
+`resident` keeps device copies of values that do not change between calls: constants, and
+arguments the caller marks with a residency key (model parameters).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    ModuleOp,
+    TensorType,
+    UnrealizedConversionCastOp,
+)
+from xdsl.ir import BlockArgument, Operation, SSAValue
+
+from spyre_mlir.dialects import spyre, spyre_isa
+from spyre_mlir.dialects import torch as t
+from spyre_mlir.runtime.interpreter import DeviceModel
+from spyre_mlir.runtime.memory import DdrTensor, DeviceError
+
+_TORCH_DTYPES = {
+    "f32": torch.float32,
+    "f16": torch.float16,
+    "bf16": torch.bfloat16,
+    "f64": torch.float64,
+    "si64": torch.int64,
+    "si32": torch.int32,
+    "si16": torch.int16,
+    "si8": torch.int8,
+    "ui8": torch.uint8,
+    "i1": torch.bool,
+}
+_SCALAR_TYPES = {
+    0: torch.uint8,
+    1: torch.int8,
+    2: torch.int16,
+    3: torch.int32,
+    4: torch.int64,
+    5: torch.float16,
+    6: torch.float32,
+    7: torch.float64,
+    11: torch.bool,
+    15: torch.bfloat16,
+}
+_LAYOUTS = {0: torch.strided}
+_MEMORY_FORMATS = {0: torch.contiguous_format, 1: torch.preserve_format, 2: torch.channels_last, 3: torch.channels_last_3d}
+
+
+def torch_dtype(element_type: Any) -> torch.dtype:
+    return _TORCH_DTYPES.get(str(element_type), torch.float32)
+
+
+def to_numpy(x: torch.Tensor) -> np.ndarray:
+    """Host tensors are numpy arrays; bf16 has no numpy type, so it is widened to f32."""
+    x = x.detach()
+    if x.dtype == torch.bfloat16:
+        x = x.float()
+    return x.contiguous().numpy()
+
+
+def _aten_overload(name: str) -> Any:
+    """`torch.aten.add.Tensor` -> torch.ops.aten.add.Tensor (`.default` when no overload)."""
+    parts = name.split(".")
+    packet = getattr(getattr(torch.ops, parts[1]), parts[2])
+    return getattr(packet, parts[3] if len(parts) > 3 else "default")
+
+
+class _HostOp:
+    """A torch op prepared for eager execution on the CPU."""
+
+    def __init__(self, op: Operation):
+        try:
+            self.fn = _aten_overload(op.name)
+        except AttributeError:
+            raise DeviceError(f"'{op.name}' has no PyTorch operator to run it on the host") from None
+        schema = self.fn._schema
+        self.kinds = [str(a.type) for a in schema.arguments]
+        self.dtypes = [torch_dtype(v.type.get_dtype()) if isinstance(v.type, t.ValueTensorType) else None for v in op.operands]
+
+    def run(self, args: list[Any]) -> tuple[Any, ...]:
+        call = []
+        for kind, dtype, value in zip(self.kinds, self.dtypes, args):
+            if isinstance(value, np.ndarray):
+                value = torch.from_numpy(value).to(dtype) if dtype is not None else torch.from_numpy(value)
+            elif isinstance(value, list):
+                value = [torch.from_numpy(v) if isinstance(v, np.ndarray) else v for v in value]
+            elif value is not None and "ScalarType" in kind:
+                value = _SCALAR_TYPES[value]
+            elif value is not None and "Layout" in kind:
+                value = _LAYOUTS[value]
+            elif value is not None and "MemoryFormat" in kind:
+                value = _MEMORY_FORMATS[value]
+            elif value is not None and "Device" in kind:
+                value = torch.device(value)
+            call.append(value)
+        out = self.fn(*call)
+        outs = out if isinstance(out, tuple) else (out,)
+        return tuple(
+            to_numpy(o) if isinstance(o, torch.Tensor) else [to_numpy(x) for x in o] if isinstance(o, list) else o
+            for o in outs
+        )
+
+
+class Executable:
+    """A compiled module bound to a device model: call it with host arrays."""
+
+    def __init__(self, module: ModuleOp, ctx: Any, model: DeviceModel | None = None, entry: str = "main"):
+        self.module = module
+        self.ctx = ctx
+        self.model = model or DeviceModel()
+        fn = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry), None)
+        if fn is None:
+            raise DeviceError(f"the module has no function @{entry} to run")
+        self.function = fn
+        self.programs = {op.sym_name.data: op for op in module.ops if isinstance(op, spyre_isa.ProgramOp)}
+        self.steps = [self._prepare(op) for op in fn.body.block.ops]
+        self.resident: dict[Any, DdrTensor] = {}
+        self.constants: dict[Operation, Any] = {}
+
+    def _prepare(self, op: Operation) -> tuple[Operation, Any]:
+        if isinstance(op, spyre_isa.LaunchOp):
+            name = op.program.root_reference.data
+            if name not in self.programs:
+                raise DeviceError(f"'spyre_isa.launch' of a missing program @{name}")
+            return op, self.programs[name]
+        if op.name == "torch.prim.ListUnpack":
+            return op, None
+        if op.name.startswith("torch.") and not isinstance(op, _TORCH_VALUES):
+            return op, _HostOp(op)
+        if isinstance(op, (func.ReturnOp, arith.ConstantOp, UnrealizedConversionCastOp, *_TORCH_VALUES)):
+            return op, None
+        if isinstance(op, spyre.ToDeviceOp | spyre.FromDeviceOp | spyre.PermuteOp | spyre.ReshapeOp):
+            return op, None
+        raise DeviceError(f"'{op.name}' is not executable on the host or the device model: run the spyre-pipeline first")
+
+    # ------------------------------------------------------------------ values
+    def _constant(self, op: Operation) -> Any:
+        if op in self.constants:
+            return self.constants[op]
+        if isinstance(op, arith.ConstantOp | t.ValueTensorLiteralOp):
+            value = op.value
+            shape = op.results[0].type.get_shape()  # type: ignore[union-attr]
+            if isinstance(value, DenseResourceAttr):
+                v = t.resource_to_numpy(self.ctx, value)
+            elif isinstance(value, DenseIntOrFPElementsAttr):
+                v = np.asarray(value.get_values()).reshape(shape)
+            else:
+                v = value.value.data  # type: ignore[union-attr]
+        elif isinstance(op, t.ConstantIntOp):
+            v = op.int_value
+        elif isinstance(op, t.ConstantFloatOp):
+            v = op.float_value
+        elif isinstance(op, t.ConstantBoolOp):
+            v = bool(op.value.value.data)
+        elif isinstance(op, t.ConstantStrOp):
+            v = op.value.data
+        elif isinstance(op, t.ConstantDeviceOp):
+            v = op.value.data
+        else:  # torch.constant.none
+            v = None
+        self.constants[op] = v
+        return v
+
+    def _residency_key(self, op: spyre.ToDeviceOp, arg_keys: Sequence[Any]) -> Any:
+        src: SSAValue = op.input
+        while isinstance(src.owner, UnrealizedConversionCastOp):
+            src = src.owner.inputs[0]
+        if isinstance(src, BlockArgument):
+            key = arg_keys[src.index] if src.index < len(arg_keys) else None
+            return None if key is None else (op, key)
+        if isinstance(src.owner, arith.ConstantOp | t.ValueTensorLiteralOp):
+            return (op, "constant")
+        return None
+
+    # ------------------------------------------------------------------ run
+    def __call__(self, *inputs: np.ndarray, arg_keys: Sequence[Any] | None = None) -> tuple[np.ndarray, ...]:
+        keys = list(arg_keys or [])
+        args = self.function.body.block.args
+        if len(inputs) != len(args):
+            raise DeviceError(f"@{self.function.sym_name.data} takes {len(args)} inputs, {len(inputs)} given")
+        env: dict[SSAValue, Any] = dict(zip(args, inputs))
+        transient: list[DdrTensor] = []
+        memory = self.model.memory
+        try:
+            for op, prepared in self.steps:
+                if isinstance(op, func.ReturnOp):
+                    return tuple(env[v] for v in op.arguments)
+                if isinstance(op, spyre_isa.LaunchOp):
+                    outs = self.model.launch(prepared, [env[v] for v in op.inputs])
+                    transient.extend(outs)
+                    env.update(zip(op.outputs, outs))
+                elif isinstance(prepared, _HostOp):
+                    outs = prepared.run([env[v] for v in op.operands])
+                    env.update(zip(op.results, outs))
+                elif isinstance(op, spyre.ToDeviceOp):
+                    key = self._residency_key(op, keys)
+                    if key is not None and key in self.resident:
+                        env[op.result] = self.resident[key]
+                        continue
+                    layout = spyre.device_layout(op.result.type)
+                    perm = op.permutation.as_tuple() if op.permutation is not None else None
+                    dev = memory.to_device(np.asarray(env[op.input]), layout, perm)
+                    self.model.profile.transfers_bytes += dev.nbytes
+                    if key is not None:
+                        self.resident[key] = dev
+                    else:
+                        transient.append(dev)
+                    env[op.result] = dev
+                elif isinstance(op, spyre.FromDeviceOp):
+                    dev = env[op.input]
+                    self.model.profile.transfers_bytes += dev.nbytes
+                    res = op.result.type
+                    assert isinstance(res, TensorType)
+                    env[op.result] = memory.from_device(dev).astype(_host_numpy_dtype(res))
+                elif isinstance(op, spyre.PermuteOp | spyre.ReshapeOp):
+                    env[op.result] = env[op.input].view_as(spyre.device_layout(op.result.type))
+                elif isinstance(op, UnrealizedConversionCastOp):
+                    env.update(zip(op.outputs, (env[v] for v in op.inputs)))
+                elif isinstance(op, t.PrimListConstructOp):
+                    env[op.result] = [env[v] for v in op.elements]
+                elif op.name == "torch.prim.ListUnpack":
+                    env.update(zip(op.results, env[op.operands[0]]))
+                else:
+                    env[op.results[0]] = self._constant(op)
+        finally:
+            for dev in transient:
+                memory.free(dev)
+        raise DeviceError(f"@{self.function.sym_name.data} has no func.return")
+
+
+_TORCH_VALUES = (
+    t.ConstantIntOp,
+    t.ConstantFloatOp,
+    t.ConstantBoolOp,
+    t.ConstantStrOp,
+    t.ConstantNoneOp,
+    t.ConstantDeviceOp,
+    t.PrimListConstructOp,
+    t.ValueTensorLiteralOp,
+)
+
+
+def _host_numpy_dtype(t_: TensorType) -> Any:
+    return {"f32": np.float32, "f16": np.float16, "f64": np.float64}.get(str(t_.element_type), np.float32)
