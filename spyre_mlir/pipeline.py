@@ -29,9 +29,9 @@ from spyre_mlir.transforms.spyre_plan_scratchpad import SpyrePlanScratchpadPass
 from spyre_mlir.transforms.spyre_propagate_layouts import SpyrePropagateLayoutsPass
 
 
-def pipeline_passes(config: DeviceConfig = DEFAULT_CONFIG, kernel_prefix: str = "k") -> list[ModulePass]:
+def pipeline_passes(config: DeviceConfig = DEFAULT_CONFIG, kernel_prefix: str = "k", strict: bool = False) -> list[ModulePass]:
     return [
-        ConvertTorchToSpyrePass(),
+        ConvertTorchToSpyrePass(strict=strict),
         SpyrePropagateLayoutsPass(),
         SpyreFusePass(prefix=kernel_prefix),
         SpyreDivideWorkPass(cores=config.cores),
@@ -47,13 +47,14 @@ def run_pipeline(
     config: DeviceConfig = DEFAULT_CONFIG,
     dump_dir: str | None = None,
     kernel_prefix: str = "k",
+    strict: bool = False,
 ) -> None:
     """Run the whole pipeline; with `dump_dir` (or SPYRE_DUMP_IR) write the IR after each stage."""
     dump_dir = dump_dir or os.environ.get("SPYRE_DUMP_IR")
     if dump_dir:
         Path(dump_dir).mkdir(parents=True, exist_ok=True)
         _dump(ctx, module, Path(dump_dir) / "00-input.mlir")
-    for i, p in enumerate(pipeline_passes(config, kernel_prefix), start=1):
+    for i, p in enumerate(pipeline_passes(config, kernel_prefix, strict), start=1):
         p.apply(ctx, module)
         if dump_dir:
             _dump(ctx, module, Path(dump_dir) / f"{i:02d}-{p.name}.mlir")
@@ -77,5 +78,8 @@ class SpyrePipelinePass(ModulePass):
     cores: int = DEFAULT_CONFIG.cores
     """Cores of the target device."""
 
+    strict: bool = False
+    """Refuse float ops without a device lowering instead of leaving them on the host."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        run_pipeline(ctx, op, DEFAULT_CONFIG.replace(cores=self.cores))
+        run_pipeline(ctx, op, DEFAULT_CONFIG.replace(cores=self.cores), strict=self.strict)

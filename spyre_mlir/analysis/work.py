@@ -175,12 +175,21 @@ def pointwise_program(op: spyre.PointwiseOp) -> tuple[list[SfpStep], int]:
             continue
         srcs = list(o.operands)
         imm = None
-        if len(srcs) == 2 and any(s in consts for s in srcs):
-            if srcs[0] in consts and srcs[1] in consts:
-                raise ValueError(f"'{o.name}' on two constants should have been folded")
+        if len(srcs) == 2 and srcs[0] in consts and srcs[1] in consts:
+            consts[o.results[0]] = _fold(fn, consts[srcs[0]], consts[srcs[1]])
+            continue
+        pre: SfpStep | None = None
+        if len(srcs) == 2 and srcs[0] in consts and fn not in _COMMUTATIVE:
+            # c - x = (-x) + c;  c / x = recip(x) * c
+            if fn not in ("sub", "div"):
+                raise ValueError(f"'{o.name}' with a constant first operand has no SFP form")
+            pre_fn, fn = ("neg", "add") if fn == "sub" else ("recip", "mul")
+            pre = SfpStep(pre_fn, ("pre", 0), (loc[srcs[1]],))
+            c = consts[srcs[0]]
+            srcs = [srcs[1]]
+            imm = c
+        elif len(srcs) == 2 and any(s in consts for s in srcs):
             if srcs[0] in consts:
-                if fn not in _COMMUTATIVE:
-                    raise ValueError(f"'{o.name}' with a constant first operand has no SFP form")
                 srcs = [srcs[1], srcs[0]]
             imm = consts[srcs[1]]
             srcs = srcs[:1]
@@ -197,12 +206,31 @@ def pointwise_program(op: spyre.PointwiseOp) -> tuple[list[SfpStep], int]:
                 j, n_temps = n_temps, n_temps + 1
             dst = ("t", j)
         loc[result] = dst
+        if pre is not None:  # the one-operand step runs in place in the destination
+            steps.append(SfpStep(pre.fn, dst, pre.srcs))
+            if imm == 1.0 and fn == "mul":
+                continue
+            steps.append(SfpStep(fn, dst, (dst,), imm))
+            continue
         steps.append(SfpStep(fn, dst, tuple(loc[s] for s in srcs), imm))
     if loc.get(yielded, None) != ("out", 0):
         if yielded in consts:
             raise ValueError("a pointwise body yielding a constant has no SFP form")
         steps.append(SfpStep("copy", ("out", 0), (loc[yielded],)))
     return steps, n_temps
+
+
+def _fold(fn: str, a: float, b: float) -> float:
+    import math
+
+    return {
+        "add": a + b,
+        "sub": a - b,
+        "mul": a * b,
+        "div": a / b if b else math.copysign(math.inf, a) if a else math.nan,
+        "max": max(a, b),
+        "min": min(a, b),
+    }[fn]
 
 
 def kernel_buffers(op: Operation, ext: dict[str, int]) -> dict[str, int]:

@@ -380,6 +380,12 @@ POINTWISE_BODY_OPS: dict[str, str] = {
     "math.exp": "exp",
     "math.erf": "erf",
     "math.tanh": "tanh",
+    "math.log": "log",
+    "math.sqrt": "sqrt",
+    "math.rsqrt": "rsqrt",
+    "math.sin": "sin",
+    "math.cos": "cos",
+    "math.absf": "abs",
     "arith.constant": "constant",
 }
 """Scalar ops a `spyre.pointwise` body may hold, and the SFP function each one becomes."""

@@ -547,7 +547,7 @@ class PtMatmulOp(IsaInstruction):
 # region SFP
 
 
-SFP_TRANSCENDENTAL = frozenset({"exp", "erf", "tanh"})
+SFP_TRANSCENDENTAL = frozenset({"exp", "erf", "tanh", "log", "sqrt", "rsqrt", "sin", "cos", "recip"})
 """SFP functions that take the transcendental (multi-cycle) path."""
 
 
@@ -655,6 +655,13 @@ SfpNegOp = _unary("spyre_isa.sfp_neg", "neg", "dst = -src")
 SfpExpOp = _unary("spyre_isa.sfp_exp", "exp", "dst = exp(src)   (transcendental path)")
 SfpErfOp = _unary("spyre_isa.sfp_erf", "erf", "dst = erf(src)   (transcendental path)")
 SfpTanhOp = _unary("spyre_isa.sfp_tanh", "tanh", "dst = tanh(src)   (transcendental path)")
+SfpLogOp = _unary("spyre_isa.sfp_log", "log", "dst = log(src)   (transcendental path)")
+SfpSqrtOp = _unary("spyre_isa.sfp_sqrt", "sqrt", "dst = sqrt(src)   (transcendental path)")
+SfpRsqrtOp = _unary("spyre_isa.sfp_rsqrt", "rsqrt", "dst = 1 / sqrt(src)   (transcendental path)")
+SfpSinOp = _unary("spyre_isa.sfp_sin", "sin", "dst = sin(src)   (transcendental path)")
+SfpCosOp = _unary("spyre_isa.sfp_cos", "cos", "dst = cos(src)   (transcendental path)")
+SfpAbsOp = _unary("spyre_isa.sfp_abs", "abs", "dst = |src|")
+SfpRecipOp = _unary("spyre_isa.sfp_recip", "recip", "dst = 1 / src   (transcendental path)")
 SfpAddOp = _binary("spyre_isa.sfp_add", "add", "dst = lhs + rhs")
 SfpSubOp = _binary("spyre_isa.sfp_sub", "sub", "dst = lhs - rhs")
 SfpMulOp = _binary("spyre_isa.sfp_mul", "mul", "dst = lhs * rhs")
@@ -663,7 +670,8 @@ SfpMaxOp = _binary("spyre_isa.sfp_max", "max", "dst = max(lhs, rhs)   (NaN-propa
 SfpMinOp = _binary("spyre_isa.sfp_min", "min", "dst = min(lhs, rhs)   (NaN-propagating)")
 
 SFP_UNARY: dict[str, type[SfpUnaryOp]] = {
-    c.FUNCTION: c for c in (SfpCopyOp, SfpNegOp, SfpExpOp, SfpErfOp, SfpTanhOp)
+    c.FUNCTION: c
+    for c in (SfpCopyOp, SfpNegOp, SfpExpOp, SfpErfOp, SfpTanhOp, SfpLogOp, SfpSqrtOp, SfpRsqrtOp, SfpSinOp, SfpCosOp, SfpAbsOp, SfpRecipOp)
 }
 SFP_BINARY: dict[str, type[SfpBinaryOp]] = {
     c.FUNCTION: c for c in (SfpAddOp, SfpSubOp, SfpMulOp, SfpDivOp, SfpMaxOp, SfpMinOp)

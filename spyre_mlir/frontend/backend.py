@@ -13,8 +13,9 @@ compilations). Parameters stay resident on the device model after the first call
 device copies are keyed by tensor identity and version, so an in-place update re-sends them.
 Outputs come back in the dtype eager PyTorch would give.
 
-A graph the device path cannot take runs eagerly on the CPU instead, with one warning naming
-the ops and why (graph partitioning comes later); `strict=True` raises instead.
+Ops the device cannot take run on the CPU (PyTorch eager) inside the compiled graph, with one
+warning per graph naming them and their counts; integer/boolean index and mask ops stay on the
+host by design, silently. `strict=True` raises instead, naming the op and why.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import copy
 import dataclasses
 import os
 import warnings
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +34,7 @@ import torch
 from xdsl.utils.exceptions import DiagnosticException
 
 from spyre_mlir.frontend.fx_importer import UnsupportedGraphError, import_fx_graph
+from spyre_mlir.lowering.convert_torch_to_spyre import host_ops
 from spyre_mlir.pipeline import run_pipeline
 from spyre_mlir.runtime.config import DeviceConfig
 from spyre_mlir.runtime.host import Executable
@@ -47,7 +50,7 @@ class CompileStats:
     compiles: int = 0
     """Graphs compiled by the spyre backend (a cached call adds nothing)."""
     fallbacks: int = 0
-    """Graphs that ran on the CPU because the device path could not take them."""
+    """Graphs with ops that ran on the CPU because the device path could not take them."""
 
 
 STATS = CompileStats()
@@ -91,13 +94,20 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], confi
         module, info = import_fx_graph(gm)
         dump = dump_ir or os.environ.get("SPYRE_DUMP_IR")
         graph = f"g{STATS.compiles}"
-        run_pipeline(info.ctx, module, config, dump and os.path.join(dump, graph), kernel_prefix=f"{graph}_k")
+        run_pipeline(
+            info.ctx, module, config, dump and os.path.join(dump, graph), kernel_prefix=f"{graph}_k", strict=strict
+        )
     except (UnsupportedGraphError, DiagnosticException) as e:
         if strict:
             raise SpyreCompileError(f"spyre (strict): {e}") from None
         STATS.fallbacks += 1
         warnings.warn(f"spyre: this graph runs on the CPU instead of the device: {e}", stacklevel=2)
         return eager
+    on_cpu = Counter(op.name for op, _, by_design in host_ops(module.walk()) if not by_design)
+    if on_cpu:
+        STATS.fallbacks += 1
+        listed = ", ".join(f"{name} x{n}" for name, n in sorted(on_cpu.items()))
+        warnings.warn(f"spyre: {sum(on_cpu.values())} op(s) of this graph run on the CPU (no device lowering yet): {listed}", stacklevel=2)
     exe = Executable(module, info.ctx, get_device(config))
     out_dtypes = [o.dtype for o in info.outputs]
 

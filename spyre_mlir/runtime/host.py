@@ -96,11 +96,13 @@ class _HostOp:
             raise DeviceError(f"'{op.name}' has no PyTorch operator to run it on the host") from None
         schema = self.fn._schema
         self.kinds = [str(a.type) for a in schema.arguments]
+        self.keywords = [a.name if a.kwarg_only else None for a in schema.arguments]
         self.dtypes = [torch_dtype(v.type.get_dtype()) if isinstance(v.type, t.ValueTensorType) else None for v in op.operands]
 
     def run(self, args: list[Any]) -> tuple[Any, ...]:
-        call = []
-        for kind, dtype, value in zip(self.kinds, self.dtypes, args):
+        call: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for kind, keyword, dtype, value in zip(self.kinds, self.keywords, self.dtypes, args):
             if isinstance(value, np.ndarray):
                 value = torch.from_numpy(value).to(dtype) if dtype is not None else torch.from_numpy(value)
             elif isinstance(value, list):
@@ -113,8 +115,11 @@ class _HostOp:
                 value = _MEMORY_FORMATS[value]
             elif value is not None and "Device" in kind:
                 value = torch.device(value)
-            call.append(value)
-        out = self.fn(*call)
+            if keyword is None:
+                call.append(value)
+            else:
+                kwargs[keyword] = value
+        out = self.fn(*call, **kwargs)
         outs = out if isinstance(out, tuple) else (out,)
         return tuple(
             to_numpy(o) if isinstance(o, torch.Tensor) else [to_numpy(x) for x in o] if isinstance(o, list) else o

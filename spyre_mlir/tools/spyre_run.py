@@ -38,16 +38,26 @@ def _entry(module: ModuleOp, name: str) -> func.FuncOp:
     return fn
 
 
-def _input_shapes(fn: func.FuncOp) -> list[tuple[int, ...]]:
-    shapes = []
+def _input_types(fn: func.FuncOp) -> list[tuple[tuple[int, ...], str]]:
+    """(shape, element type) of each argument (torch-level functions take !torch.vtensor)."""
+    types = []
     for t in fn.function_type.inputs.data:
         if isinstance(t, TensorType):
-            shapes.append(t.get_shape())
-        elif hasattr(t, "get_shape"):
-            shapes.append(t.get_shape())
+            types.append((t.get_shape(), str(t.element_type)))
+        elif hasattr(t, "get_shape") and hasattr(t, "get_dtype"):
+            types.append((t.get_shape(), str(t.get_dtype())))
         else:
             raise DeviceError(f"@{fn.sym_name.data} takes {t}; spyre-run feeds tensors only")
-    return shapes
+    return types
+
+
+def _random_input(rng: np.random.Generator, shape: tuple[int, ...], element: str) -> np.ndarray:
+    """Standard normal floats; integers in [0, 10) (valid indices for small tables); random booleans."""
+    if element == "i1":
+        return rng.random(shape) < 0.5
+    if element.startswith(("si", "ui", "i")):
+        return rng.integers(0, 10, shape).astype(np.int64 if "64" in element else np.int32)
+    return rng.standard_normal(shape).astype(np.float32)
 
 
 def _summary(name: str, y: np.ndarray) -> str:
@@ -79,14 +89,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         module = Parser(ctx, text, name=args.file).parse_module()
         module.verify()
         fn = _entry(module, args.entry)
-        shapes = _input_shapes(fn)
+        types = _input_types(fn)
         if args.input:
-            if len(args.input) != len(shapes):
-                raise DeviceError(f"@{args.entry} takes {len(shapes)} inputs, {len(args.input)} given")
-            inputs = [np.load(p).astype(np.float32) for p in args.input]
+            if len(args.input) != len(types):
+                raise DeviceError(f"@{args.entry} takes {len(types)} inputs, {len(args.input)} given")
+            inputs = [np.load(p) for p in args.input]
         else:
             rng = np.random.default_rng(args.seed)
-            inputs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+            inputs = [_random_input(rng, s, e) for s, e in types]
         torch_level = any(op.name.startswith("torch.") for op in module.walk())
         reference = None
         if args.reference:

@@ -1,20 +1,23 @@
-// RUN: spyre-opt %s -p convert-torch-to-spyre --verify-diagnostics --split-input-file | filecheck %s
-// What the device path cannot take is refused before anything is rewritten, naming the op.
+// RUN: spyre-opt %s -p 'convert-torch-to-spyre{strict=true}' --verify-diagnostics --split-input-file | filecheck %s
+// In strict mode, a float op the device cannot take is refused, naming the op and why.
 
 func.func @unsupported(%x: !torch.vtensor<[4,64],f32>) -> !torch.vtensor<[4,64],f32> {
   %0 = torch.aten.sin %x : !torch.vtensor<[4,64],f32> -> !torch.vtensor<[4,64],f32>
-  %1 = torch.aten.cos %0 : !torch.vtensor<[4,64],f32> -> !torch.vtensor<[4,64],f32>
+  %1 = torch.aten.atan %0 : !torch.vtensor<[4,64],f32> -> !torch.vtensor<[4,64],f32>
   return %1 : !torch.vtensor<[4,64],f32>
 }
-// CHECK: 'torch.aten.sin' producing !torch.vtensor<[4,64],f32> cannot run on the device: no lowering to the device exists yet (and 1 more: torch.aten.cos)
+// CHECK: 'torch.aten.atan' producing !torch.vtensor<[4,64],f32> cannot run on the device: no device lowering yet
 
 // -----
 
-func.func @integers(%x: !torch.vtensor<[4,64],si64>) -> !torch.vtensor<[4,64],si64> {
-  %0 = torch.aten.relu %x : !torch.vtensor<[4,64],si64> -> !torch.vtensor<[4,64],si64>
-  return %0 : !torch.vtensor<[4,64],si64>
+func.func @to_float(%x: !torch.vtensor<[4,64],si64>) -> !torch.vtensor<[4,64],f32> {
+  %int6 = torch.constant.int 6
+  %none = torch.constant.none
+  %false = torch.constant.bool false
+  %0 = torch.aten._to_copy %x, %int6, %none, %none, %none, %false, %none : !torch.vtensor<[4,64],si64>, !torch.int, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[4,64],f32>
+  return %0 : !torch.vtensor<[4,64],f32>
 }
-// CHECK: 'torch.aten.relu' producing !torch.vtensor<[4,64],si64> cannot run on the device: dtype si64 of !torch.vtensor<[4,64],si64> is not supported on the device (f32, f16 and bf16 become DL16)
+// CHECK: 'torch.aten._to_copy' producing !torch.vtensor<[4,64],f32> cannot run on the device: no device lowering yet
 
 // -----
 
@@ -22,7 +25,7 @@ func.func @dynamic(%x: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,64],f32>
   %0 = torch.aten.relu %x : !torch.vtensor<[?,64],f32> -> !torch.vtensor<[?,64],f32>
   return %0 : !torch.vtensor<[?,64],f32>
 }
-// CHECK: 'torch.aten.relu' producing !torch.vtensor<[?,64],f32> cannot run on the device: dynamic shape !torch.vtensor<[?,64],f32> is not supported (shapes must be static)
+// CHECK: 'func.func': dynamic shape !torch.vtensor<[?,64],f32> is not supported (shapes must be static)
 
 // -----
 
@@ -33,4 +36,4 @@ func.func @padded_reshape(%x: !torch.vtensor<[4,100],f32>) -> !torch.vtensor<[40
   %1 = torch.aten.view %0, %l : !torch.vtensor<[4,100],f32>, !torch.list<int> -> !torch.vtensor<[400],f32>
   return %1 : !torch.vtensor<[400],f32>
 }
-// CHECK: 'torch.aten.view': reshaping (4, 100) to (400,) moves stick padding (the last dim 100 is not a multiple of 64 and does not survive); not supported yet
+// CHECK: 'torch.aten.view' producing !torch.vtensor<[400],f32> cannot run on the device: reshaping (4, 100) to (400,) would move stick padding (the last dim 100 is not a multiple of 64 and does not survive)
