@@ -4,10 +4,13 @@ A device tensor is a row-major array of shape `device_size` whose last dimension
 *stick*: 128 bytes, i.e. `S = 128 // element_bytes` lanes (64 for 16-bit, 32 for f32, 128
 for 8-bit). `stride_map[j]` is the number of *host* elements (row-major elements of the
 logical tensor) that one step along device dim `j` advances; `-1` marks a padding/synthetic
-dim whose only meaningful coordinate is 0.
+dim whose only meaningful coordinate is 0; `0` on the lane dim makes a *splat* layout: every
+lane holds a copy of the same element (what a reduction along the stick dim produces, and
+what a broadcast along the stick dim reads).
 
     host_offset(c)  = sum_j c[j] * stride_map[j]            (over dims with stride >= 0)
     valid(c)        = every host coordinate is inside the logical shape, and c[j] == 0 on -1 dims
+                      (on a 0 dim every coordinate is valid: the copies)
 
 Every device dim with stride s > 0 and size > 1 belongs to exactly one host dim `h`: the
 one whose row-major stride `hs[h]` satisfies `hs[h] <= s < hs[h] * shape[h]` and divides s;
@@ -126,7 +129,7 @@ class Layout:
         the mapping unambiguous: among the other host dims the ranges
         [hs[h], hs[h] * shape[h]) are disjoint."""
         s, n = self.stride_map[device_dim], self.device_size[device_dim]
-        if s == -1 or n == 1:
+        if s <= 0 or n == 1:
             return None
         shape, hs = self.host_shape, self.host_strides
         for h in range(len(shape)):
@@ -161,6 +164,19 @@ class Layout:
     def is_sparse(self) -> bool:
         return self.stride_map[-1] == -1
 
+    @property
+    def is_splat(self) -> bool:
+        """Every lane of a stick holds a copy of one element (lane stride 0)."""
+        return self.stride_map[-1] == 0
+
+    @staticmethod
+    def splat(shape: tuple[int, ...], element_bytes: int) -> Layout:
+        """The generic layout of a shape whose last dim is 1, with that element in every lane."""
+        if shape and shape[-1] != 1:
+            raise LayoutError(f"a splat layout needs a last dim of extent 1, got shape {shape}")
+        g = Layout.generic(shape, element_bytes)
+        return Layout(g.shape, element_bytes, g.device_size, (*g.stride_map[:-1], 0))
+
     def padded_extent(self, h: int) -> int:
         """Extent of host dim h on the device (the top digit may overhang the shape)."""
         d = self.digits[h]
@@ -179,8 +195,11 @@ class Layout:
             raise LayoutError("a layout needs at least the stick dim")
         if any(n < 1 for n in self.device_size):
             raise LayoutError(f"device_size {list(self.device_size)} has a dim < 1")
-        if any(s < -1 or s == 0 for s in self.stride_map):
-            raise LayoutError(f"stride_map {list(self.stride_map)} has a stride that is neither > 0 nor -1")
+        if any(s < -1 or s == 0 for s in self.stride_map[:-1]) or self.stride_map[-1] < -1:
+            raise LayoutError(
+                f"stride_map {list(self.stride_map)} has a stride that is neither > 0 nor -1 "
+                f"(0 is allowed on the lane dim only: a splat)"
+            )
         if any(d < 0 for d in self.shape):
             raise LayoutError(f"shape {self.shape} is not static")
         if self.device_size[-1] != self.lanes:

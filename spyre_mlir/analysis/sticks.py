@@ -11,7 +11,8 @@ broadcasts), so that one strided DMA/SFP loop nest addresses both:
 
 It fails (None) when the operand's sticks do not hold the same elements, i.e. its stick
 runs along another host dim (a transpose: restickify with block transposes) or its digits
-do not nest within the driving ones.
+do not nest within the driving ones. An operand broadcast along the output's stick dim is
+readable only in a splat layout (every lane a copy of its element).
 """
 
 from __future__ import annotations
@@ -59,16 +60,22 @@ def operand_strides(out: Layout, operand: Layout, dim_map: Sequence[int | None])
 
     `dim_map[h]` is the operand host dim that output host dim h reads, or None (broadcast).
     """
-    out_lane = out.stick_dim
-    if out_lane is None or operand.element_bytes != out.element_bytes:
+    if operand.element_bytes != out.element_bytes:
         return None
-    op_lane = dim_map[out_lane]
-    if op_lane is None:
-        # the operand is constant along the output's sticks: fine only if it is one element
-        # per stick broadcast to all lanes, which the SFP cannot do yet
-        return None
-    if operand.stick_dim != op_lane:
-        return None
+    if out.is_splat:  # one element per stick, copied in every lane: operands must be splats too
+        if not operand.is_splat:
+            return None
+    else:
+        out_lane = out.stick_dim
+        if out_lane is None:
+            return None
+        op_lane = dim_map[out_lane]
+        if op_lane is None:
+            # constant along the output's sticks: readable only if every lane holds the value
+            if not operand.is_splat:
+                return None
+        elif operand.stick_dim != op_lane:
+            return None
     op_digits = operand.digits
     op_strides = operand.stick_strides
     lane_dev = len(operand.device_size) - 1

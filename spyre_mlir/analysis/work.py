@@ -36,6 +36,8 @@ class IterDim:
     """Extent in units."""
     parallel: bool = True
     """May be split over cores."""
+    chunkable: bool = True
+    """May be cut into sequential chunks on a core."""
 
 
 def iteration_dims(op: Operation) -> list[IterDim]:
@@ -47,6 +49,12 @@ def iteration_dims(op: Operation) -> list[IterDim]:
     if isinstance(op, spyre.PointwiseOp):
         out = spyre.device_layout(op.result.type)
         return [IterDim(f"d{d.device_dim}", d.size) for d in loop_dims(out)]
+    if isinstance(op, spyre.ReduceOp):
+        src = spyre.device_layout(op.input.type)
+        tile = reduce_tile_dim(op)
+        return [IterDim(f"d{d.device_dim}", d.size) for d in loop_dims(src) if d.device_dim != tile] + [
+            IterDim("r", src.device_size[tile], parallel=False, chunkable=False)
+        ]
     if isinstance(op, spyre.RestickifyOp):
         src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
         row = transpose_row_dim(src, dst)
@@ -55,6 +63,20 @@ def iteration_dims(op: Operation) -> list[IterDim]:
             for d in loop_dims(dst)
         ]
     raise ValueError(f"'{op.name}' is not a kernel compute op")
+
+
+def reduce_tile_dim(op: spyre.ReduceOp) -> int:
+    """The input device dim holding the reduced (stick) dim's sticks; the input must be in the
+    generic layout and the result its splat (spyre-propagate-layouts sees to it)."""
+    src = spyre.device_layout(op.input.type)
+    d = op.dim.data
+    if src.stick_dim != d or len(src.digits[d]) > 2:
+        raise ValueError(f"spyre.reduce along dim {d} needs its input sticked on that dim")
+    if len(src.digits[d]) == 2:
+        return src.digits[d][1].device_dim
+    # extent <= 64: the tile digit has size 1 (synthetic); find it as the generic layout places it
+    generic = Layout.generic(src.shape, src.element_bytes)
+    return len(generic.device_size) - 3 if len(src.shape) > 1 else 0
 
 
 def transpose_row_dim(src: Layout, dst: Layout) -> int | None:
@@ -250,6 +272,12 @@ def kernel_buffers(op: Operation, ext: dict[str, int]) -> dict[str, int]:
         _, temps = pointwise_program(op)
         for j in range(temps):
             bufs[f"t{j}"] = 2 * vectors
+        return bufs
+    if isinstance(op, spyre.ReduceOp):
+        vectors = math.prod(v for k, v in ext.items() if k != "r")
+        bufs = {"in": vectors * ext["r"], "out": vectors}
+        if op.kind.data in ("sum", "mean"):
+            bufs["acc"] = 2 * vectors
         return bufs
     if isinstance(op, spyre.RestickifyOp):
         src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)

@@ -134,8 +134,10 @@ class LayoutAttr(ParametrizedAttribute):
             raise VerifyException("#spyre.layout: needs at least the stick dim")
         if any(n < 1 for n in size):
             raise VerifyException(f"#spyre.layout: device_size {size} has a dim < 1")
-        if any(s < -1 or s == 0 for s in strides):
-            raise VerifyException(f"#spyre.layout: stride_map {strides} has a stride that is neither > 0 nor -1")
+        if any(s < -1 or s == 0 for s in strides[:-1]) or strides[-1] < -1:
+            raise VerifyException(
+                f"#spyre.layout: stride_map {strides} has a stride that is neither > 0 nor -1 (0 only on the lane dim: a splat)"
+            )
 
     def layout_for(self, shape: Sequence[int], element_bytes: int) -> Layout:
         return Layout(
@@ -449,6 +451,46 @@ class PointwiseOp(IRDLOperation):
             raise VerifyException("'spyre.pointwise': the body must end with spyre.yield")
 
 
+REDUCE_KINDS = ("sum", "mean", "max", "min")
+
+
+@irdl_op_definition
+class ReduceOp(IRDLOperation):
+    """Reduce one dim to extent 1 (keepdim), on the SFP.
+
+        r[..., 0, ...] = reduce(kind, x[..., i, ...] for i in range(x.shape[dim]))
+                                       kind: sum | mean (sum / n) | max | min
+
+    Along the stick dim the result is a splat (the value in every lane of its stick), ready
+    to be broadcast back; padding lanes of the input are masked (0 for sum, -inf for max).
+    """
+
+    name = "spyre.reduce"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    kind = prop_def(StringAttr)
+    dim = prop_def(IntAttr)
+    traits = traits_def(Pure())
+    assembly_format = "$kind $input `dim` $dim attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, kind: str, input: SSAValue, dim: int, result_type: Attribute):
+        super().__init__(
+            operands=[input], result_types=[result_type], properties={"kind": StringAttr(kind), "dim": IntAttr(dim)}
+        )
+
+    def verify_(self) -> None:
+        src = device_layout(self.input.type, "'spyre.reduce': input")
+        res = device_layout(self.result.type, "'spyre.reduce': result")
+        if self.kind.data not in REDUCE_KINDS:
+            raise VerifyException(f"'spyre.reduce': kind must be one of {', '.join(REDUCE_KINDS)}, got '{self.kind.data}'")
+        d = self.dim.data
+        if not 0 <= d < len(src.shape):
+            raise VerifyException(f"'spyre.reduce': dim {d} is out of range for shape {src.shape}")
+        want = tuple(1 if i == d else n for i, n in enumerate(src.shape))
+        if res.shape != want:
+            raise VerifyException(f"'spyre.reduce': result shape {res.shape} != {want} (the reduced dim is kept, extent 1)")
+
+
 # endregion
 # region Views and relayout
 
@@ -603,12 +645,12 @@ class KernelOp(IRDLOperation):
         term = block.last_op
         if not isinstance(term, YieldOp) or [v.type for v in term.values] != [r.type for r in self.outputs]:
             raise VerifyException(f"'spyre.kernel' @{self.sym_name.data}: must end with spyre.yield of the result types")
-        compute = [op for op in block.ops if isinstance(op, MatmulOp | PointwiseOp | RestickifyOp)]
-        other = [op.name for op in block.ops if not isinstance(op, MatmulOp | PointwiseOp | RestickifyOp | PermuteOp | ReshapeOp | YieldOp)]
+        compute = [op for op in block.ops if isinstance(op, MatmulOp | PointwiseOp | ReduceOp | RestickifyOp)]
+        other = [op.name for op in block.ops if not isinstance(op, MatmulOp | PointwiseOp | ReduceOp | RestickifyOp | PermuteOp | ReshapeOp | YieldOp)]
         if other or len(compute) != 1:
             raise VerifyException(
-                f"'spyre.kernel' @{self.sym_name.data}: holds one compute op (spyre.matmul, spyre.pointwise or "
-                f"spyre.restickify) and views, found {len(compute)} compute op(s)"
+                f"'spyre.kernel' @{self.sym_name.data}: holds one compute op (spyre.matmul, spyre.pointwise, "
+                f"spyre.reduce or spyre.restickify) and views, found {len(compute)} compute op(s)"
                 + (f" and {', '.join(other)}" if other else "")
             )
         from spyre_mlir.analysis.work import iteration_dims  # the meaning of split/chunks names
@@ -643,6 +685,7 @@ Spyre = Dialect(
         FromDeviceOp,
         MatmulOp,
         PointwiseOp,
+        ReduceOp,
         YieldOp,
         PermuteOp,
         ReshapeOp,
@@ -662,6 +705,7 @@ __all__ = [
     "FromDeviceOp",
     "MatmulOp",
     "PointwiseOp",
+    "ReduceOp",
     "YieldOp",
     "PermuteOp",
     "ReshapeOp",

@@ -752,6 +752,14 @@ class SfpReduceMaxOp(SfpReduceOp):
 
 
 @irdl_op_definition
+class SfpReduceMinOp(SfpReduceOp):
+    """dst[outer][:] = min over the innermost loop and the lanes (padding lanes masked as +inf)."""
+
+    name = "spyre_isa.sfp_reduce_min"
+    FUNCTION: ClassVar[str] = "min"
+
+
+@irdl_op_definition
 class SfpReduceSumOp(SfpReduceOp):
     """dst[outer][:] = sum over the innermost loop and the lanes in f32 (padding lanes masked as 0)."""
 
@@ -887,6 +895,7 @@ SpyreISA = Dialect(
         *SFP_BINARY.values(),
         SfpTransposeOp,
         SfpReduceMaxOp,
+        SfpReduceMinOp,
         SfpReduceSumOp,
         RingSendOp,
         BarrierOp,

@@ -46,11 +46,32 @@ class SpyreCompileError(RuntimeError):
 
 
 @dataclass
+class GraphReport:
+    """Where the ops of one compiled graph run."""
+
+    name: str
+    torch_ops: int
+    """Compute ops in the imported graph (constants and lists not counted)."""
+    host_by_design: Counter
+    """Ops on integer/boolean tensors, left on the host as on the real stack."""
+    cpu_fallback: Counter
+    """Float ops without a device lowering, run on the CPU."""
+
+    @property
+    def device_fraction(self) -> float:
+        """Share of the graph's compute ops that run on the device."""
+        on_host = sum(self.host_by_design.values()) + sum(self.cpu_fallback.values())
+        return 1.0 - on_host / self.torch_ops if self.torch_ops else 1.0
+
+
+@dataclass
 class CompileStats:
     compiles: int = 0
     """Graphs compiled by the spyre backend (a cached call adds nothing)."""
     fallbacks: int = 0
     """Graphs with ops that ran on the CPU because the device path could not take them."""
+    graphs: list[GraphReport] = dataclasses.field(default_factory=list)
+    """One report per compiled graph, in compile order."""
 
 
 STATS = CompileStats()
@@ -92,6 +113,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], confi
         gm.recompile()
     try:
         module, info = import_fx_graph(gm)
+        torch_ops = len(host_ops(module.walk()))
         dump = dump_ir or os.environ.get("SPYRE_DUMP_IR")
         graph = f"g{STATS.compiles}"
         run_pipeline(
@@ -103,7 +125,9 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], confi
         STATS.fallbacks += 1
         warnings.warn(f"spyre: this graph runs on the CPU instead of the device: {e}", stacklevel=2)
         return eager
-    on_cpu = Counter(op.name for op, _, by_design in host_ops(module.walk()) if not by_design)
+    placed = host_ops(module.walk())
+    on_cpu = Counter(op.name for op, _, by_design in placed if not by_design)
+    STATS.graphs.append(GraphReport(graph, torch_ops, Counter(op.name for op, _, d in placed if d), on_cpu))
     if on_cpu:
         STATS.fallbacks += 1
         listed = ", ".join(f"{name} x{n}" for name, n in sorted(on_cpu.items()))

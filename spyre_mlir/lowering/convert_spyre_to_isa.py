@@ -39,6 +39,7 @@ from spyre_mlir.analysis.work import (
     iteration_dims,
     pointwise_operand_strides,
     pointwise_program,
+    reduce_tile_dim,
     transpose_row_dim,
 )
 from spyre_mlir.dialects import spyre, spyre_isa
@@ -112,7 +113,7 @@ def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue
         return spyre_isa.SFP_BINARY[fn](accs[0], accs[1] if len(accs) > 1 else imm, dst, sizes)
     if kind == "reduce":
         _, fn, (ss, sf), (ds, df), sizes, tail = ins.key
-        cls = spyre_isa.SfpReduceMaxOp if fn == "max" else spyre_isa.SfpReduceSumOp
+        cls = {"max": spyre_isa.SfpReduceMaxOp, "min": spyre_isa.SfpReduceMinOp, "sum": spyre_isa.SfpReduceSumOp}[fn]
         return cls(
             spyre_isa.AccessAttr(tables[0], ss, F32 if sf else F16),
             spyre_isa.AccessAttr(tables[1], ds, F32 if df else F16),
@@ -194,6 +195,8 @@ class KernelCodegen:
             gen = self.matmul
         elif isinstance(self.compute, spyre.PointwiseOp):
             gen = self.pointwise
+        elif isinstance(self.compute, spyre.ReduceOp):
+            gen = self.reduce
         else:
             gen = self.restickify
         return [None if box is None else gen(box) for box in self.boxes]
@@ -264,14 +267,73 @@ class KernelCodegen:
             result.append(store(self.arg(op.result), lx["out"], tile, out_base, [d.stick_stride for d in dims], ext))
         return result
 
+    # -------------------------------------------------------------- reduce
+    def reduce(self, box: dict) -> list[Ins]:
+        """Along the stick dim: load each row's sticks, SFP-reduce them and their lanes (padding
+        masked) into one vector per row, scale for a mean, store the splat result."""
+        op = self.compute
+        assert isinstance(op, spyre.ReduceOp)
+        src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
+        tile = reduce_tile_dim(op)
+        extent = src.shape[op.dim.data]
+        tail = extent - 64 * (src.device_size[tile] - 1)
+        dims = [d for d in loop_dims(src) if d.device_dim != tile]
+        out_strides = dst.stick_strides
+        s_r = src.stick_strides[tile]
+        kind = op.kind.data
+        lx = self.lx
+        out: list[Ins] = []
+        for ch in chunk_boxes(box, self.dims, self.chunks):
+            lo = [ch[f"d{d.device_dim}"][0] for d in dims] or [0]
+            ext = [ch[f"d{d.device_dim}"][1] - ch[f"d{d.device_dim}"][0] for d in dims] or [1]
+            r = ch["r"][1] - ch["r"][0]
+            tile_in = _compact([*ext, r])
+            vec = _compact(ext)
+            in_strides = [d.stick_stride for d in dims] or [0]
+            out.append(load(self.arg(op.input), sum(l * x for l, x in zip(lo, in_strides)),
+                            in_strides + [s_r], lx["in"], tile_in, [*ext, r]))
+            if kind in ("sum", "mean"):
+                out.append(reduce("sum", (lx["in"], tile_in, False), (lx["acc"], [2 * v for v in vec] + [0], True), [*ext, r], tail))
+                scale = 1.0 / extent if kind == "mean" else None
+                if scale is None:
+                    out.append(sfp("copy", [(lx["acc"], [2 * v for v in vec], True)], (lx["out"], vec, False), ext))
+                else:
+                    out.append(sfp("mul", [(lx["acc"], [2 * v for v in vec], True)], (lx["out"], vec, False), ext, scale))
+            else:
+                out.append(reduce(kind, (lx["in"], tile_in, False), (lx["out"], vec + [0], False), [*ext, r], tail))
+            dst_strides = [out_strides[d.device_dim] for d in dims] or [0]
+            out_base = sum(l * x for l, x in zip(lo, dst_strides))
+            out.append(store(self.arg(op.result), lx["out"], vec, out_base, dst_strides, ext))
+        return out
+
     # -------------------------------------------------------------- restickify
     def restickify(self, box: dict) -> list[Ins]:
         op = self.compute
         assert isinstance(op, spyre.RestickifyOp)
         src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
+        if dst.is_splat:
+            return self._splat(box, src, dst)
         if transpose_row_dim(src, dst) is None:
             return self._stick_permutation(box, src, dst)
         return self._block_transpose(box, src, dst)
+
+    def _splat(self, box: dict, src: Layout, dst: Layout) -> list[Ins]:
+        """One element per stick -> the element in every lane (an SFP max over one lane)."""
+        op = self.compute
+        if src.device_size[:-1] != dst.device_size[:-1] or src.stride_map[:-1] != dst.stride_map[:-1]:
+            raise PassFailedException(f"kernel {self.name}: restickify {src} to the splat {dst} is not supported yet")
+        dims = loop_dims(dst)
+        out: list[Ins] = []
+        for ch in chunk_boxes(box, self.dims, self.chunks):
+            lo = [ch[f"d{d.device_dim}"][0] for d in dims]
+            ext = [ch[f"d{d.device_dim}"][1] - ch[f"d{d.device_dim}"][0] for d in dims]
+            tile = _compact(ext)
+            strides = [d.stick_stride for d in dims]
+            base = sum(l * x for l, x in zip(lo, strides))
+            out.append(load(self.arg(op.input), base, strides, self.lx["tile"], tile, ext))
+            out.append(reduce("max", (self.lx["tile"], [*tile, 0], False), (self.lx["tile"], [*tile, 0], False), [*ext, 1], 1))
+            out.append(store(self.arg(op.result), self.lx["tile"], tile, base, strides, ext))
+        return out
 
     def _stick_permutation(self, box: dict, src: Layout, dst: Layout) -> list[Ins]:
         op = self.compute

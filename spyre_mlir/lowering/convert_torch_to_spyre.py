@@ -111,12 +111,18 @@ def device_reason(vt: Attribute) -> str | None:
 
 
 def pointwise(inputs: Sequence[SSAValue], shape: Sequence[int], body: Callable[..., SSAValue]) -> spyre.PointwiseOp:
-    """spyre.pointwise over `inputs` whose body is built by `body(*block_args)` with arith/math."""
+    """spyre.pointwise over `inputs` whose body is built by `body(*block_args)` with arith/math.
+
+    The result is in the generic layout, or a splat when its full-shape inputs are splats
+    (arithmetic on reduction results stays broadcastable)."""
     block = Block(arg_types=[f32] * len(inputs))
     with ImplicitBuilder(block):
         result = body(*block.args)
         spyre.YieldOp(result)
-    return spyre.PointwiseOp(inputs, spyre.device_tensor_type(shape), Region(block))
+    shape = tuple(shape)
+    full = [_layout(v) for v in inputs if _shape(v) == shape]
+    layout = Layout.splat(shape, 2) if full and all(lay.is_splat for lay in full) else None
+    return spyre.PointwiseOp(inputs, spyre.device_tensor_type(shape, layout), Region(block))
 
 
 def const(value: float) -> SSAValue:
@@ -207,10 +213,11 @@ class Border:
         return cast.results[0]
 
 
-def _finish(rewriter: PatternRewriter, op: Operation, new_ops: Sequence[Operation], value: SSAValue) -> None:
-    """Replace `op` by `new_ops`, exposing `value` (a device tensor) as op's vtensor result."""
-    cast = UnrealizedConversionCastOp.get([value], [op.results[0].type])
-    rewriter.replace(op, [*new_ops, cast], [cast.results[0]])
+def _finish(rewriter: PatternRewriter, op: Operation, new_ops: Sequence[Operation], value: SSAValue | Sequence[SSAValue]) -> None:
+    """Replace `op` by `new_ops`, exposing the device values as op's vtensor results."""
+    values = [value] if isinstance(value, SSAValue) else list(value)
+    casts = [UnrealizedConversionCastOp.get([v], [r.type]) for v, r in zip(values, op.results)]
+    rewriter.replace(op, [*new_ops, *casts], [c.results[0] for c in casts])
 
 
 class Lowering(RewritePattern):
@@ -505,8 +512,117 @@ class LowerClamp(Lowering):
 
 
 # endregion
+# region Reductions and normalisations
 
-LOWERINGS: tuple[type[Lowering], ...] = (LowerViews, LowerMatmul, LowerUnary, LowerBinary, LowerPow, LowerClamp)
+
+def _reduce(ops: list[Operation], x: SSAValue, kind: str, dim: int) -> SSAValue:
+    """spyre.reduce along `dim` (keepdim); along the stick dim only, for now."""
+    shape = _shape(x)
+    dim %= len(shape)
+    if dim != len(shape) - 1:
+        raise NotOnDevice(f"a reduction along dim {dim} of {shape}, not the stick (last) dim")
+    out_shape = (*shape[:-1], 1)
+    r = spyre.ReduceOp(kind, x, dim, spyre.device_tensor_type(out_shape, Layout.splat(out_shape, 2)))
+    ops.append(r)
+    return r.result
+
+
+class LowerReductions(Lowering):
+    """mean.dim / sum.dim_IntList over the last dim with keepdim; amax likewise."""
+
+    names = ("torch.aten.mean.dim", "torch.aten.sum.dim_IntList", "torch.aten.amax")
+
+    def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
+        dims = t.constant_list_ints(op.operands[1])
+        keep = op.operands[2].owner
+        keepdim = isinstance(keep, t.ConstantBoolOp) and bool(keep.value.value.data)
+        if dims is None or len(dims) != 1 or not keepdim:
+            raise NotOnDevice("only one reduced dim, with keepdim=True")
+        if len(op.operands) > 3 and not isinstance(op.operands[3].type, t.NoneType):
+            raise NotOnDevice("a dtype argument")
+        kind = {"torch.aten.mean.dim": "mean", "torch.aten.sum.dim_IntList": "sum", "torch.aten.amax": "max"}[op.name]
+        ops: list[Operation] = []
+        return ops, _reduce(ops, self.dev(op.operands[0], op), kind, dims[0])
+
+
+class LowerSoftmax(Lowering):
+    """softmax along the last dim: m = max, e = exp(x - m), y = e / sum(e)."""
+
+    names = ("torch.aten._softmax",)
+
+    def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
+        x = self.dev(op.operands[0], op)
+        dim = t.constant_int_value(op.operands[1])
+        if dim is None:
+            raise NotOnDevice("dim is not constant")
+        ops: list[Operation] = []
+        m = _reduce(ops, x, "max", dim)
+        e = pointwise([x, m], _shape(x), lambda a, b: mathd.ExpOp(subf(a, b)).result)
+        ops.append(e)
+        total = _reduce(ops, e.result, "sum", dim)
+        y = pointwise([e.result, total], _shape(x), divf)
+        ops.append(y)
+        return ops, y.result
+
+
+class LowerLayerNorm(Lowering):
+    """native_layer_norm over the last dim: mean, var = mean((x - mean)^2),
+    y = (x - mean) * rsqrt(var + eps) * w + b; also returns mean and rstd."""
+
+    names = ("torch.aten.native_layer_norm",)
+
+    def lower(self, op: Operation) -> tuple[list[Operation], list[SSAValue]]:
+        x_v, shape_v, w_v, b_v, eps_v = op.operands
+        norm = t.constant_list_ints(shape_v)
+        x = self.dev(x_v, op)
+        if norm is None or len(norm) != 1 or norm[0] != _shape(x)[-1]:
+            raise NotOnDevice("normalised shape other than the last dim")
+        eps = scalar_of(eps_v, op, "eps")
+        w = None if isinstance(w_v.type, t.NoneType) else self.dev(w_v, op)
+        b = None if isinstance(b_v.type, t.NoneType) else self.dev(b_v, op)
+        ops: list[Operation] = []
+        mean = _reduce(ops, x, "mean", -1)
+        d = pointwise([x, mean], _shape(x), subf)
+        ops.append(d)
+        var = _reduce(ops, pointwise_append(ops, [d.result], _shape(x), lambda a: mulf(a, a)), "mean", -1)
+        rstd = pointwise([var], _shape(var), lambda v: mathd.RsqrtOp(addf(v, const(eps))).result)
+        ops.append(rstd)
+        extra = [v for v in (w, b) if v is not None]
+
+        def body(dv: SSAValue, r: SSAValue, *wb: SSAValue) -> SSAValue:
+            y = mulf(dv, r)
+            i = 0
+            if w is not None:
+                y = mulf(y, wb[i])
+                i += 1
+            if b is not None:
+                y = addf(y, wb[i])
+            return y
+
+        y = pointwise([d.result, rstd.result, *extra], _shape(x), body)
+        ops.append(y)
+        return ops, [y.result, mean, rstd.result]
+
+
+def pointwise_append(ops: list[Operation], inputs: Sequence[SSAValue], shape: Sequence[int], body: Callable[..., SSAValue]) -> SSAValue:
+    pw = pointwise(inputs, shape, body)
+    ops.append(pw)
+    return pw.result
+
+
+# endregion
+
+LOWERINGS: tuple[type[Lowering], ...] = (
+    LowerViews,
+    LowerMatmul,
+    LowerUnary,
+    LowerBinary,
+    LowerPow,
+    LowerClamp,
+    LowerReductions,
+    LowerSoftmax,
+    LowerLayerNorm,
+)
 
 DEVICE_OPS: dict[str, str] = {
     "torch.aten.mm": "spyre.matmul",
@@ -531,6 +647,11 @@ DEVICE_OPS: dict[str, str] = {
     },
     "torch.aten.minimum": "spyre.pointwise: minimumf",
     "torch.aten.maximum": "spyre.pointwise: maximumf",
+    "torch.aten.mean.dim": "spyre.reduce mean (last dim, keepdim): a splat result",
+    "torch.aten.sum.dim_IntList": "spyre.reduce sum (last dim, keepdim): a splat result",
+    "torch.aten.amax": "spyre.reduce max (last dim, keepdim): a splat result",
+    "torch.aten._softmax": "spyre.reduce max, spyre.pointwise exp(x - m), spyre.reduce sum, spyre.pointwise divide (last dim)",
+    "torch.aten.native_layer_norm": "spyre.reduce mean, spyre.pointwise (x - mean)^2, spyre.reduce mean, rsqrt, normalise (last dim)",
 }
 """Every torch op with a device lowering, and what it becomes (docs/ops.md is generated from it)."""
 

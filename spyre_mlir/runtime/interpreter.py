@@ -287,7 +287,7 @@ class _ReducePlan(_Plan):
     def __init__(self, op: spyre_isa.SfpReduceOp, kernel: str, index: int, n: int, config: DeviceConfig):
         super().__init__(op, kernel, index, n)
         sizes = op.sizes.as_tuple()
-        self.is_max = op.FUNCTION == "max"
+        self.function = op.FUNCTION
         self.outer = int(np.prod(sizes[:-1]))
         self.inner = sizes[-1]
         self.tail = op.tail.value.data
@@ -306,12 +306,17 @@ class _ReducePlan(_Plan):
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
         self._read(model, cores, self.src[1], "reduce source")
         x = _load_vectors(model, cores, self.src[1], self.src[0]).reshape(len(cores), self.outer, self.inner, 64)
-        fill = -np.inf if self.is_max else 0.0
+        fill = {"max": -np.inf, "min": np.inf, "sum": 0.0}[self.function]
         if self.tail < 64:
             x = x.copy()
             x[:, :, -1, self.tail :] = fill
         with np.errstate(all="ignore"):
-            r = x.max(axis=(2, 3)) if self.is_max else x.sum(axis=(2, 3), dtype=np.float32)
+            if self.function == "max":
+                r = x.max(axis=(2, 3))
+            elif self.function == "min":
+                r = x.min(axis=(2, 3))
+            else:
+                r = x.sum(axis=(2, 3), dtype=np.float32)
         self._write(model, cores, self.dst[1], "reduce destination")
         _store_vectors(model, cores, self.dst[1], self.dst[0], np.repeat(r[:, :, None], 64, axis=2))
 

@@ -1,6 +1,6 @@
 """`spyre-fuse`: form kernels — each group of device ops becomes one `spyre.kernel` (one
 program launch). This first version forms one kernel per compute op (matmul, pointwise,
-restickify); views and transfers stay on the host side, between launches.
+reduce, restickify); views and transfers stay on the host side, between launches.
 
     %r = spyre.matmul %a, %b            ->   %r = spyre.kernel "k0" (%a, %b) { spyre.matmul; spyre.yield }
 """
@@ -17,7 +17,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from spyre_mlir.dialects import spyre
 
-KERNEL_OPS = (spyre.MatmulOp, spyre.PointwiseOp, spyre.RestickifyOp)
+KERNEL_OPS = (spyre.MatmulOp, spyre.PointwiseOp, spyre.ReduceOp, spyre.RestickifyOp)
 """Ops that compute on the device (one launch each until fusion groups them)."""
 
 

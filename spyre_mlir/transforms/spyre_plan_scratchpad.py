@@ -59,7 +59,7 @@ class SpyrePlanScratchpadPass(ModulePass):
             best = None
             for d in dims:
                 ext = max_chunk(dims, boxes, chunks)[d.name]
-                if ext <= 1:
+                if ext <= 1 or not d.chunkable:
                     continue
                 trial = dict(chunks, **{d.name: min(chunks[d.name] * 2, d.size)})
                 got = footprint(trial)

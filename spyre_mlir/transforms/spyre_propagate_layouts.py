@@ -5,7 +5,8 @@ explicit `spyre.restickify` where it is not, then move what can be moved to the 
     pointwise   each input's sticks hold the same elements as the output's sticks (any
                 device dim order; broadcast inputs read with stride 0); otherwise the input
                 is restickified to the output's layout (or, if it broadcasts, to its own
-                generic layout)
+                generic layout, or to a splat when it broadcasts along the stick dim)
+    reduce      the input in the generic layout (the result is its splat)
     fold        restickify(views(to_device(x))) -> to_device(x) straight into the wanted
                 layout: the host transposes/reshapes for free on the way in
     drop        restickify to the layout it already has; restickify of a restickify;
@@ -71,7 +72,12 @@ class PointwiseOperandsShareSticks(RewritePattern):
             dim_map = broadcast_dim_map(out.shape, lay.shape)
             if operand_strides(out, lay, dim_map) is not None:
                 continue
-            target = out if lay.shape == out.shape else Layout.generic(lay.shape, lay.element_bytes)
+            if lay.shape == out.shape:
+                target = out
+            elif out.stick_dim is not None and (not lay.shape or lay.shape[-1] == 1) and out.shape[-1] != 1:
+                target = Layout.splat(lay.shape, lay.element_bytes)  # broadcast along the stick
+            else:
+                target = Layout.generic(lay.shape, lay.element_bytes)
             if operand_strides(out, target, dim_map) is None:
                 raise PassFailedException(
                     f"'spyre.pointwise': input {i} of shape {lay.shape} broadcasts along the output's stick dim "
@@ -115,6 +121,15 @@ class FoldRestickifyIntoTransfer(RewritePattern):
         rewriter.replace(op, [new])
 
 
+class ReduceInputGeneric(RewritePattern):
+    """A reduction along the stick dim reads its input in the generic layout."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: spyre.ReduceOp, rewriter: PatternRewriter):
+        if spyre.device_layout(op.input.type).canonical() != _generic(op.input):
+            _restickify_operand(op, 0, _generic(op.input), rewriter)
+
+
 class DropNeedlessRestickify(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: spyre.RestickifyOp, rewriter: PatternRewriter):
@@ -139,7 +154,7 @@ class SpyrePropagateLayoutsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([MatmulOperandsGeneric(), PointwiseOperandsShareSticks()]),
+            GreedyRewritePatternApplier([MatmulOperandsGeneric(), PointwiseOperandsShareSticks(), ReduceInputGeneric()]),
             apply_recursively=False,
         ).rewrite_module(op)
         patterns: list[RewritePattern] = [DropNeedlessRestickify()]
