@@ -2,7 +2,8 @@
 sequential chunks per core (spyre-plan-scratchpad). convert-spyre-to-isa reads the same
 model, so the three passes agree on what a split or a chunk means.
 
-    matmul       m (rows), n (output sticks), k (contraction sticks; never split over cores)
+    matmul       b (batch, bmm), n (output sticks), m (rows), k (contraction sticks; never
+                 split over cores)
     pointwise    d0 ... d{r-1}: the output's non-lane device dims (one step = one stick)
     restickify   d0 ... : the result's non-lane device dims; when the stick moves to another
                  host dim (a transpose), the dim of the old stick dim advances in blocks of 64
@@ -45,7 +46,8 @@ def iteration_dims(op: Operation) -> list[IterDim]:
         a, b = spyre.device_layout(op.lhs.type), spyre.device_layout(op.rhs.type)
         m, k = a.shape[-2:]
         n = b.shape[-1]
-        return [IterDim("n", math.ceil(n / 64)), IterDim("m", m), IterDim("k", math.ceil(k / 64), parallel=False)]
+        batch = [IterDim("b", a.shape[0])] if len(a.shape) == 3 else []
+        return [*batch, IterDim("n", math.ceil(n / 64)), IterDim("m", m), IterDim("k", math.ceil(k / 64), parallel=False)]
     if isinstance(op, spyre.PointwiseOp):
         out = spyre.device_layout(op.result.type)
         return [IterDim(f"d{d.device_dim}", d.size) for d in loop_dims(out)]

@@ -205,29 +205,38 @@ class KernelCodegen:
     def matmul(self, box: dict) -> list[Ins]:
         op = self.compute
         assert isinstance(op, spyre.MatmulOp)
-        a, b = spyre.device_layout(op.lhs.type), spyre.device_layout(op.rhs.type)
-        M, K = a.shape
-        N = b.shape[1]
+        la, lb, lc = (spyre.device_layout(v.type) for v in (op.lhs, op.rhs, op.result))
+        M, K = la.shape[-2:]
+        N = lb.shape[-1]
+        batched = len(la.shape) == 3
+        sa_b, sa_m, sa_kt = _stride(la, 0, 1) if batched else 0, _stride(la, -2, 1), _stride(la, -1, 64)
+        sb_b, sb_k, sb_nt = _stride(lb, 0, 1) if batched else 0, _stride(lb, -2, 1), _stride(lb, -1, 64)
+        sc_b, sc_m, sc_nt = _stride(lc, 0, 1) if batched else 0, _stride(lc, -2, 1), _stride(lc, -1, 64)
         A, B, C = self.arg(op.lhs), self.arg(op.rhs), self.arg(op.result)
         lx = self.lx
         out: list[Ins] = []
         loaded_a = loaded_b = None
         kt_total = math.ceil(K / 64)
-        for ch in chunk_boxes(box, self.dims, self.chunks):
+        # one matrix at a time (the tiles hold one); within it the (n, m, k) chunks in order,
+        # so that the k chunks of one output tile accumulate back to back
+        all_chunks = chunk_boxes(box, self.dims, self.chunks)
+        b_ranges = list(dict.fromkeys(ch.get("b", (0, 1)) for ch in all_chunks))
+        chunks = [(b, ch) for br in b_ranges for b in range(*br) for ch in all_chunks if ch.get("b", (0, 1)) == br]
+        for b, ch in chunks:
             (n0, n1), (m0, m1), (k0, k1) = ch["n"], ch["m"], ch["k"]
             mr, nst, kst = m1 - m0, n1 - n0, k1 - k0
             r0, r1 = k0 * 64, min(K, k1 * 64)
             ncols = min(N, n1 * 64) - n0 * 64
-            if loaded_a != (m0, m1, k0, k1):  # A (M,K) generic: stick(kt, m) = kt*M + m
-                out.append(load(A, k0 * M + m0, [M, 1], lx["lhs"], [mr, 1], [kst, mr]))
-                loaded_a = (m0, m1, k0, k1)
-            if loaded_b != (n0, n1, k0, k1):  # B (K,N) generic: stick(nt, k) = nt*K + k
-                out.append(load(B, n0 * K + r0, [K, 1], lx["rhs"], [r1 - r0, 1], [nst, r1 - r0]))
-                loaded_b = (n0, n1, k0, k1)
+            if loaded_a != (b, m0, m1, k0, k1):  # A tile as [k stick][row]
+                out.append(load(A, b * sa_b + k0 * sa_kt + m0 * sa_m, [sa_kt, sa_m], lx["lhs"], [mr, 1], [kst, mr]))
+                loaded_a = (b, m0, m1, k0, k1)
+            if loaded_b != (b, n0, n1, k0, k1):  # B tile as [n stick][k row]
+                out.append(load(B, b * sb_b + n0 * sb_nt + r0 * sb_k, [sb_nt, sb_k], lx["rhs"], [r1 - r0, 1], [nst, r1 - r0]))
+                loaded_b = (b, n0, n1, k0, k1)
             out.append(pt((lx["lhs"], [1, mr]), (lx["rhs"], [1, r1 - r0]), (lx["acc"], [2, 2 * mr]), mr, ncols, r1 - r0, k0 > 0))
             if k1 == kt_total:  # round the fp32 sums into the output tile, then store it
                 out.append(sfp("copy", [(lx["acc"], [2 * mr, 2], True)], (lx["out"], [mr, 1], False), [nst, mr]))
-                out.append(store(C, lx["out"], [mr, 1], n0 * M + m0, [M, 1], [nst, mr]))
+                out.append(store(C, lx["out"], [mr, 1], b * sc_b + n0 * sc_nt + m0 * sc_m, [sc_nt, sc_m], [nst, mr]))
         return out
 
     # -------------------------------------------------------------- pointwise
@@ -412,6 +421,16 @@ class KernelCodegen:
                         [*blk, cols],
                     ))
         return out
+
+
+def _stride(layout: Layout, host_dim: int, weight: int) -> int:
+    """Stick stride of the device dim that steps host dim `host_dim` by `weight` elements
+    (0 when that dim has a single coordinate: extent 1, or a single stick)."""
+    h = host_dim % len(layout.host_shape)
+    for d in layout.digits[h]:
+        if d.weight == weight:
+            return layout.stick_strides[d.device_dim] if d.device_dim < len(layout.device_size) - 1 else 0
+    return 0
 
 
 def _ragged_split(lo: int, hi: int, extent: int) -> list[tuple[int, int, int]]:

@@ -286,8 +286,25 @@ def _reshape(ops: list[Operation], v: SSAValue, shape: Sequence[int]) -> SSAValu
     return rs.result
 
 
+class LowerExpand(Lowering):
+    """expand materialises the broadcast (a pointwise copy that reads the input with stride 0)."""
+
+    names = ("torch.aten.expand",)
+
+    def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
+        x = self.dev(op.operands[0], op)
+        shape = _result_shape(op)
+        if _shape(x) == shape:
+            return [], x
+        pw = pointwise([x], shape, lambda a: a)
+        return [pw], pw.result
+
+
 class LowerViews(Lowering):
     names = (
+        "torch.aten.unsqueeze",
+        "torch.aten.squeeze.dims",
+        "torch.aten.squeeze.dim",
         "torch.aten.t",
         "torch.aten.permute",
         "torch.aten.transpose.int",
@@ -321,13 +338,18 @@ class LowerViews(Lowering):
 
 
 class LowerMatmul(Lowering):
-    """mm, addmm and linear: spyre.matmul, then bias/alpha/beta in one spyre.pointwise."""
+    """mm, bmm, addmm and linear: spyre.matmul, then bias/alpha/beta in one spyre.pointwise."""
 
-    names = ("torch.aten.mm", "torch.aten.addmm", "torch.aten.linear")
+    names = ("torch.aten.mm", "torch.aten.bmm", "torch.aten.addmm", "torch.aten.linear")
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         ops: list[Operation] = []
         xs = None
+        if op.name == "torch.aten.bmm":
+            a, b = self.dev(op.operands[0], op), self.dev(op.operands[1], op)
+            shape = (_shape(a)[0], _shape(a)[1], _shape(b)[2])
+            mm = spyre.MatmulOp(a, b, spyre.device_tensor_type(shape))
+            return [mm], mm.result
         if op.name == "torch.aten.linear":
             inp, weight, bias_v = op.operands
             if len(inp.type.get_shape()) < 2 or len(weight.type.get_shape()) != 2:  # type: ignore[union-attr]
@@ -614,6 +636,7 @@ def pointwise_append(ops: list[Operation], inputs: Sequence[SSAValue], shape: Se
 
 LOWERINGS: tuple[type[Lowering], ...] = (
     LowerViews,
+    LowerExpand,
     LowerMatmul,
     LowerUnary,
     LowerBinary,
@@ -626,6 +649,7 @@ LOWERINGS: tuple[type[Lowering], ...] = (
 
 DEVICE_OPS: dict[str, str] = {
     "torch.aten.mm": "spyre.matmul",
+    "torch.aten.bmm": "spyre.matmul (batched)",
     "torch.aten.addmm": "spyre.matmul + spyre.pointwise (bias, alpha, beta)",
     "torch.aten.linear": "spyre.matmul (+ spyre.pointwise for the bias); free views around it",
     "torch.aten.t": "spyre.permute (free view)",
@@ -635,6 +659,10 @@ DEVICE_OPS: dict[str, str] = {
     "torch.aten.reshape": "spyre.reshape (free view)",
     "torch.aten._unsafe_view": "spyre.reshape (free view)",
     "torch.aten.clone": "its input (value semantics)",
+    "torch.aten.unsqueeze": "spyre.reshape (free view)",
+    "torch.aten.squeeze.dims": "spyre.reshape (free view)",
+    "torch.aten.squeeze.dim": "spyre.reshape (free view)",
+    "torch.aten.expand": "spyre.pointwise copy (the broadcast is materialised)",
     "torch.aten.gelu": "spyre.pointwise: erf form (none) or tanh form (tanh)",
     "torch.aten.pow.Tensor_Scalar": "spyre.pointwise: x*x... (|c| <= 4), sqrt, rsqrt, exp(c log x)",
     "torch.aten.clamp": "spyre.pointwise: maximumf / minimumf with constants",
@@ -656,20 +684,57 @@ DEVICE_OPS: dict[str, str] = {
 """Every torch op with a device lowering, and what it becomes (docs/ops.md is generated from it)."""
 
 
+CREATION_OPS = frozenset(
+    {
+        "torch.aten.full",
+        "torch.aten.full_like",
+        "torch.aten.zeros",
+        "torch.aten.zeros_like",
+        "torch.aten.ones",
+        "torch.aten.ones_like",
+        "torch.aten.empty_like",
+        "torch.aten.empty.memory_format",
+        "torch.aten.scalar_tensor",
+        "torch.aten.arange",
+        "torch.aten.arange.start",
+        "torch.aten.arange.start_step",
+        "torch.aten.lift_fresh_copy",
+    }
+)
+"""Ops that make constants from shapes and numbers: the host builds them (the real stack
+constant-folds them at compile time)."""
+
+
+def _is_float(v: SSAValue) -> bool:
+    return v.type.has_dtype and isinstance(v.type.get_dtype(), HOST_FLOAT_TYPES)  # type: ignore[union-attr]
+
+
+def _host_by_design(op: Operation) -> tuple[bool, str]:
+    """Ops the host runs by design, as the real stack does: index and mask arithmetic on
+    integer/boolean tensors, comparisons producing masks, and constant creation."""
+    if op.name in CREATION_OPS:
+        return True, "a constant made from shapes and numbers (host-built)"
+    ins = [v for v in op.operands if is_vtensor(v)]
+    outs = [v for v in op.results if is_vtensor(v)]
+    if (ins or outs) and not any(_is_float(v) for v in (*ins, *outs)):
+        return True, "integer/boolean tensors stay on the host"
+    if outs and not any(_is_float(v) for v in outs):
+        return True, "computes an integer/boolean mask (host)"
+    return False, ""
+
+
 def host_ops(ops) -> list[tuple[Operation, str, bool]]:
     """Torch ops left on the host after conversion, as (op, reason, by_design)."""
     found = []
     for op in ops:
         if not op.name.startswith("torch.") or isinstance(op, STRUCTURAL) or op.name == "torch.prim.ListUnpack":
             continue
-        tensors = [v for v in (*op.operands, *op.results) if is_vtensor(v)]
-        non_float = [v for v in tensors if v.type.has_dtype and not isinstance(v.type.get_dtype(), HOST_FLOAT_TYPES)]  # type: ignore[union-attr]
-        by_design = bool(tensors) and len(non_float) == len(tensors)
+        by_design, why = _host_by_design(op)
         reason = op.attributes.get("spyre.host")
         if reason is not None:
             text = reason.data  # type: ignore[union-attr]
         else:
-            text = "integer/boolean tensors stay on the host" if by_design else "no device lowering yet"
+            text = why if by_design else "no device lowering yet"
         found.append((op, text, by_design))
     return found
 

@@ -1,24 +1,26 @@
 """A numpy reference for the `torch` dialect, with the error bound the device may show.
 
-`evaluate(module, inputs, numerics)` runs the torch-level function in float64 (the exact
-answer to within 1e-15) and, beside every value, propagates a first-order bound on how far
-the device's result may be from it, from the device format's unit roundoff u and the f32
-unit roundoff u32 = 2^-24 of PT sums and SFP intermediates:
+`evaluate(module, inputs, numerics)` runs the torch-level function exactly (float64, through
+PyTorch's own operators) and, beside every float tensor, propagates a first-order bound on how
+far the device's result may be from it, from the device format's unit roundoff u (every
+device store rounds) and the f32 unit roundoff u32 = 2^-24 of PT sums and SFP intermediates:
 
-    host -> device          e = u|x| + tiny                 (tiny: flush below the smallest normal)
-    every device store       + u|r| + tiny
-    matmul  C = A @ B        e_C = 6 sqrt(|A|^2 @ e_B^2 + e_A^2 @ |B|^2) + e_A @ e_B + K u32 (|A| @ |B|) + store
-    add/sub                  e = e_a + e_b                              (+ store, + 8 u32 |r|)
-    mul                      e = |b| e_a + |a| e_b + e_a e_b            (+ store, + 8 u32 |r|)
-    relu                     e = e_x                                     (+ store)
-    gelu                     e = 1.13 e_x     (sup |gelu'| = 1.1289 for both forms) (+ store, + 8 u32 (|x| + 1))
-    views                    e moves with the elements
+    host -> device           e = u|x| + tiny                    (tiny: flush below the smallest normal)
+    every op's result         + u|r| + tiny (the store) + 8 u32 |r| (f32 intermediates)
+    matmul  C = A @ B         e_C = 6 sqrt(A^2 @ e_B^2 + e_A^2 @ B^2) + e_A @ e_B + K u32 (|A| @ |B|)
+    softmax y                 e_y = y (e + max(e) + 4u)                       (along the dim)
+    layer norm z = (x-m) r    e_z = r (e + mean e) + |z| r^2 mean(|x-m| (e + mean e)),
+                              y = z w + b: e_y = |w| e_z + |z| e_w + e_b + 5u |w z|
+    gelu                      e = 1.13 e_x                       (sup |gelu'| = 1.1289, both forms)
+    any other op f            the largest deviation of f at the corners X +- E of the inputs'
+                              error boxes (exact for monotone element-wise ops, sums, views)
+    integer / boolean ops     exact (they run on the host)
 
-The K rounding errors inside one dot product are independent and zero-mean (round to
-nearest even), so they add in quadrature: e_k is an upper bound of a uniform error, i.e.
-at least sqrt(3) standard deviations, and the factor 6 puts the bound beyond 10 sigma. The
-worst case (all K errors aligned, |A| @ e_B) is ~sqrt(K) times looser and would hide a lost
-bias; every other term is a worst case.
+Inside one dot product the K rounding errors are independent and zero-mean (round to nearest
+even), so they add in quadrature: e_k is an upper bound of a uniform error, i.e. at least
+sqrt(3) standard deviations, and the factor 6 puts the bound beyond 10 sigma. The worst case
+(all K errors aligned) is ~sqrt(K) times looser and would hide a lost bias; every other term
+is a worst case.
 
 Tests assert |device - reference| <= bound element by element: the tolerance follows from
 the format, and a wrong answer (a misplaced element, a lost bias) exceeds it.
@@ -26,11 +28,12 @@ the format, and a wrong answer (a misplaced element, a lost bias) exceeds it.
 
 from __future__ import annotations
 
-import math
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import torch
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
@@ -40,130 +43,212 @@ from spyre_mlir.runtime.numerics import Numerics
 
 U32 = 2.0**-24
 GELU_LIPSCHITZ = 1.13
+MATMULS = ("torch.aten.mm", "torch.aten.bmm", "torch.aten.addmm", "torch.aten.linear")
 
 
 class ReferenceError(ValueError):
     pass
 
 
-def _gelu(x: np.ndarray, mode: str) -> np.ndarray:
-    if mode == "tanh":
-        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
-    erf = np.vectorize(math.erf, otypes=[np.float64])
-    return 0.5 * x * (1 + erf(x / math.sqrt(2)))
+class _Tensor:
+    """A float64 value and its error bound (zero for integer/boolean tensors)."""
+
+    __slots__ = ("value", "bound")
+
+    def __init__(self, value: np.ndarray, bound: np.ndarray):
+        self.value = value
+        self.bound = bound
+
+    @property
+    def is_float(self) -> bool:
+        return self.value.dtype.kind == "f"
 
 
 def evaluate(module: ModuleOp, inputs: Sequence[np.ndarray], numerics: Numerics, ctx: Any = None, entry: str = "main") -> tuple[list[np.ndarray], list[np.ndarray]]:
     """(values, bounds) of the function's results, in float64."""
+    from spyre_mlir.runtime.host import _aten_overload
+
     fn = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry), None)
     if fn is None:
         raise ReferenceError(f"no function @{entry}")
     u, tiny = numerics.unit_roundoff, numerics.min_normal
-    env: dict[SSAValue, tuple[np.ndarray, np.ndarray]] = {}
+    env: dict[SSAValue, Any] = {}
 
-    def store(r: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return r, e + u * np.abs(r) + tiny
+    def transferred(x: np.ndarray) -> _Tensor:
+        x = np.asarray(x)
+        if x.dtype.kind == "f":
+            x = x.astype(np.float64)
+            return _Tensor(x, u * np.abs(x) + tiny)
+        return _Tensor(x, np.zeros(x.shape))
 
     for arg, x in zip(fn.body.block.args, inputs):
-        x = np.asarray(x, dtype=np.float64)
-        env[arg] = (x, u * np.abs(x) + tiny)
-
-    def val(v: SSAValue) -> tuple[np.ndarray, np.ndarray]:
-        if v not in env:
-            raise ReferenceError(f"value {v} is not a tensor the reference knows")
-        return env[v]
-
+        env[arg] = transferred(x)
     for op in fn.body.block.ops:
         if isinstance(op, func.ReturnOp):
-            vals = [val(v) for v in op.arguments]
-            return [v for v, _ in vals], [e for _, e in vals]
+            vals = [env[v] for v in op.arguments]
+            return [v.value for v in vals], [v.bound for v in vals]
         if isinstance(op, t.ValueTensorLiteralOp):
             if isinstance(op.value, DenseResourceAttr):
-                x = t.resource_to_numpy(ctx, op.value).astype(np.float64)
+                x = t.resource_to_numpy(ctx, op.value)
             else:
                 assert isinstance(op.value, DenseIntOrFPElementsAttr)
-                x = np.asarray(op.value.get_values(), dtype=np.float64).reshape(op.result.type.get_shape())  # type: ignore[union-attr]
-            env[op.result] = (x, u * np.abs(x) + tiny)
+                x = np.asarray(op.value.get_values()).reshape(op.result.type.get_shape())  # type: ignore[union-attr]
+            env[op.result] = transferred(x)
             continue
-        if not op.results or not isinstance(op.results[0].type, t.ValueTensorType):
+        if isinstance(op, t.PrimListConstructOp):
+            env[op.result] = [env[v] for v in op.elements]
             continue
-        env[op.results[0]] = _eval_op(op, val, store, u)
+        if op.name == "torch.prim.ListUnpack":
+            env.update(zip(op.results, env[op.operands[0]]))
+            continue
+        if not op.name.startswith("torch.aten."):
+            env[op.results[0]] = _constant(op)
+            continue
+        try:
+            fn_aten = _aten_overload(op.name)
+        except AttributeError:
+            raise ReferenceError(f"the reference has no semantics for '{op.name}'") from None
+        results = _eval(op, fn_aten, [env[v] for v in op.operands], u, tiny)
+        env.update(zip(op.results, results))
     raise ReferenceError(f"@{entry} has no return")
 
 
-def _eval_op(op: Operation, val, store, u: float) -> tuple[np.ndarray, np.ndarray]:
-    if isinstance(op, t.AtenMmOp | t.AtenAddmmOp | t.AtenLinearOp):
-        if isinstance(op, t.AtenLinearOp):
-            (a, ea), (w, ew) = val(op.input), val(op.weight)
-            b, eb = np.swapaxes(w, -1, -2), np.swapaxes(ew, -1, -2)
-            bias = None if isinstance(op.bias.type, t.NoneType) else val(op.bias)
-            alpha = beta = 1.0
-        elif isinstance(op, t.AtenAddmmOp):
-            (a, ea), (b, eb) = val(op.mat1), val(op.mat2)
-            bias = val(op.self_)
-            alpha, beta = t.constant_float_value(op.alpha), t.constant_float_value(op.beta)
+def _constant(op: Operation) -> Any:
+    if isinstance(op, t.ConstantIntOp):
+        return op.int_value
+    if isinstance(op, t.ConstantFloatOp):
+        return op.float_value
+    if isinstance(op, t.ConstantBoolOp):
+        return bool(op.value.value.data)
+    if isinstance(op, t.ConstantStrOp | t.ConstantDeviceOp):
+        return op.value.data
+    return None
+
+
+_SCALAR_TYPES = {0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: torch.int64, 5: torch.float64, 6: torch.float64, 7: torch.float64, 11: torch.bool, 15: torch.float64}
+
+
+def _call(fn_aten: Any, args: list[Any], values: list[np.ndarray | None]) -> list[np.ndarray]:
+    """Run the aten op in float64 (float tensors widened; dtype arguments kept float64)."""
+    schema = fn_aten._schema.arguments
+    call: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    k = 0
+    for a, arg in zip(schema, args):
+        kind = str(a.type)
+        if isinstance(arg, _Tensor):
+            v = torch.from_numpy(values[k]) if values[k] is not None else torch.from_numpy(arg.value)
+            k += 1
+        elif isinstance(arg, list):
+            v = [torch.from_numpy(x.value) if isinstance(x, _Tensor) else x for x in arg]
+        elif arg is not None and "ScalarType" in kind:
+            v = _SCALAR_TYPES[arg]
+        elif arg is not None and ("Layout" in kind or "MemoryFormat" in kind or "Device" in kind):
+            v = None
         else:
-            (a, ea), (b, eb), bias, alpha, beta = val(op.self_), val(op.mat2), None, 1.0, 1.0
-        k = a.shape[-1]
-        c = a @ b
-        ec = (
-            6 * np.sqrt(np.square(a) @ np.square(eb) + np.square(ea) @ np.square(b))
-            + ea @ eb
-            + k * U32 * (np.abs(a) @ np.abs(b))
-        )
-        c, ec = store(c, ec)
-        if bias is not None or alpha != 1.0:
-            r = alpha * c + (beta * bias[0] if bias is not None else 0.0)
-            er = abs(alpha) * ec + (abs(beta) * bias[1] if bias is not None else 0.0) + 8 * U32 * np.abs(r)
-            c, ec = store(r, er)
-        return c, ec
-    if isinstance(op, t.AtenTOp | t.AtenPermuteOp | t.AtenTransposeIntOp):
-        x, e = val(op.self_)
-        if isinstance(op, t.AtenTOp):
-            perm = list(range(x.ndim))[::-1]
-        elif isinstance(op, t.AtenPermuteOp):
-            perm = t.constant_list_ints(op.dims)
+            v = arg
+        if a.kwarg_only:
+            kwargs[a.name] = v
         else:
-            perm = list(range(x.ndim))
-            d0, d1 = t.constant_int_value(op.dim0) % x.ndim, t.constant_int_value(op.dim1) % x.ndim
-            perm[d0], perm[d1] = perm[d1], perm[d0]
-        return np.transpose(x, perm), np.transpose(e, perm)
-    if isinstance(op, t.AtenViewOp | t.AtenReshapeOp | t.AtenUnsafeViewOp):
-        x, e = val(op.self_)
-        shape = op.results[0].type.get_shape()
-        return x.reshape(shape), e.reshape(shape)
-    if isinstance(op, t.AtenCloneOp):
-        return val(op.self_)
-    if op.name.startswith(("torch.aten.add.", "torch.aten.sub.", "torch.aten.mul.")):
-        kind = op.name.split(".")[2]
-        x, ex = val(op.self_)
-        alpha = t.constant_float_value(op.alpha) if hasattr(op, "alpha") else 1.0
-        if isinstance(op.other.type, t.ValueTensorType):
-            y, ey = val(op.other)
-        else:
-            y, ey = np.float64(t.constant_float_value(op.other)), np.float64(0.0)
-        y, ey = alpha * y, abs(alpha) * ey
-        if kind == "mul":
-            if ey == 0.0 and np.all(y == 1.0):
-                return x, ex  # x * 1 is folded away: no rounding
-            r, er = x * y, np.abs(y) * ex + np.abs(x) * ey + ex * ey
-        else:
-            r, er = (x + y, ex + ey) if kind == "add" else (x - y, ex + ey)
-        return store(r, er + 8 * U32 * np.abs(r))
-    if isinstance(op, t.AtenReluOp):
-        x, e = val(op.self_)
-        return store(np.maximum(x, 0.0), e)
-    if isinstance(op, t.AtenGeluOp):
-        x, e = val(op.self_)
-        r = _gelu(x, t.constant_str_value(op.approximate) or "none")
-        return store(r, GELU_LIPSCHITZ * e + 8 * U32 * (np.abs(x) + 1.0))
-    raise ReferenceError(f"the reference has no semantics for '{op.name}'")
+            call.append(v)
+    out = fn_aten(*call, **kwargs)
+    outs = out if isinstance(out, tuple | list) else (out,)
+    return [o.detach().numpy() if isinstance(o, torch.Tensor) else np.asarray(o) for o in outs]
+
+
+def _eval(op: Operation, fn_aten: Any, args: list[Any], u: float, tiny: float) -> list[Any]:
+    tensors = [a for a in args if isinstance(a, _Tensor)]
+    exact = _call(fn_aten, args, [a.value for a in tensors])
+    floats = [a for a in tensors if a.is_float]
+    if not floats:
+        return [_Tensor(r, np.zeros(r.shape)) for r in exact]
+
+    def stored(r: np.ndarray, e: np.ndarray) -> _Tensor:
+        return _Tensor(r, e + u * np.abs(r) + tiny + 8 * U32 * np.abs(r))
+
+    name = op.name
+    if name in MATMULS:
+        return [stored(exact[0], _matmul_bound(name, args))]
+    if name == "torch.aten._softmax":
+        (x,) = floats
+        dim = args[1]
+        y = exact[0]
+        e = y * (x.bound + x.bound.max(axis=dim, keepdims=True) + 4 * u)
+        return [_Tensor(y, e + tiny)]
+    if name == "torch.aten.native_layer_norm":
+        return _layer_norm_bound(args, exact, u, tiny)
+    if name == "torch.aten.gelu":
+        return [stored(exact[0], GELU_LIPSCHITZ * floats[0].bound)]
+    # the corners of the inputs' error boxes
+    dev = [np.zeros(r.shape) for r in exact]
+    for signs in itertools.product((-1.0, 1.0), repeat=len(floats)):
+        perturbed = []
+        i = 0
+        for a in tensors:
+            if a.is_float:
+                perturbed.append(a.value + signs[i] * a.bound)
+                i += 1
+            else:
+                perturbed.append(a.value)
+        for j, r in enumerate(_call(fn_aten, args, perturbed)):
+            if r.dtype.kind == "f":
+                with np.errstate(invalid="ignore"):
+                    dev[j] = np.maximum(dev[j], np.nan_to_num(np.abs(r - exact[j]), nan=0.0))
+    return [stored(r, d) if r.dtype.kind == "f" else _Tensor(r, np.zeros(r.shape)) for r, d in zip(exact, dev)]
+
+
+def _matmul_bound(name: str, args: list[Any]) -> np.ndarray:
+    if name == "torch.aten.linear":
+        x, w, bias = args[0], args[1], args[2]
+        a, ea = x.value, x.bound
+        b, eb = np.swapaxes(w.value, -1, -2), np.swapaxes(w.bound, -1, -2)
+        alpha, beta = 1.0, 1.0
+    elif name == "torch.aten.addmm":
+        bias, m1, m2, beta, alpha = args
+        a, ea, b, eb = m1.value, m1.bound, m2.value, m2.bound
+    else:
+        m1, m2 = args[0], args[1]
+        a, ea, b, eb = m1.value, m1.bound, m2.value, m2.bound
+        bias, alpha, beta = None, 1.0, 1.0
+    k = a.shape[-1]
+    e = (
+        6 * np.sqrt(np.square(a) @ np.square(eb) + np.square(ea) @ np.square(b))
+        + ea @ eb
+        + k * U32 * (np.abs(a) @ np.abs(b))
+    )
+    e = abs(alpha) * e
+    if bias is not None:  # the matmul's own store, then the bias pointwise
+        e = e + abs(alpha) * 2.0**-10 * np.abs(a @ b)
+        if isinstance(bias, _Tensor):
+            e = e + abs(beta) * bias.bound
+    return e
+
+
+def _layer_norm_bound(args: list[Any], exact: list[np.ndarray], u: float, tiny: float) -> list[_Tensor]:
+    x, shape, w, b = args[0], args[1], args[2], args[3]
+    axes = tuple(range(x.value.ndim - len(shape), x.value.ndim))
+    d = x.value - x.value.mean(axis=axes, keepdims=True)
+    r = 1.0 / np.sqrt(np.mean(d * d, axis=axes, keepdims=True) + args[4])
+    z = d * r
+    e = x.bound + x.bound.mean(axis=axes, keepdims=True)
+    ez = r * e + np.abs(z) * r * r * np.mean(np.abs(d) * e, axis=axes, keepdims=True)
+    wv = w.value if isinstance(w, _Tensor) else 1.0
+    ey = np.abs(wv) * ez + 5 * u * np.abs(wv * z)
+    if isinstance(w, _Tensor):
+        ey = ey + np.abs(z) * w.bound
+    if isinstance(b, _Tensor):
+        ey = ey + b.bound
+    y = exact[0]
+    return [
+        _Tensor(y, ey + u * np.abs(y) + tiny),
+        _Tensor(exact[1], np.abs(x.bound).mean(axis=axes, keepdims=True) + u * np.abs(exact[1]) + tiny),
+        _Tensor(exact[2], np.abs(exact[2]) * (2 * u + r * r * np.mean(np.abs(d) * e, axis=axes, keepdims=True)) + tiny),
+    ]
 
 
 def reference_for_model(model: Any, *inputs: Any, numerics: Numerics) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Exact values and device error bounds of a torch model's outputs, evaluated on the same
     aot_autograd inference graph (core-ATen decompositions) the spyre backend compiles."""
-    import torch
     from torch._decomp import core_aten_decompositions
     from torch._dynamo.backends.common import aot_autograd
 
@@ -175,7 +260,7 @@ def reference_for_model(model: Any, *inputs: Any, numerics: Numerics) -> tuple[l
         captured["gm"] = gm
 
         def run(*args: Any) -> Any:
-            captured["args"] = [a.detach().to(torch.float64).numpy() for a in args]
+            captured["args"] = [a.detach().to(torch.float64).numpy() if a.is_floating_point() else a.detach().numpy() for a in args]
             return gm(*args)
 
         return run
