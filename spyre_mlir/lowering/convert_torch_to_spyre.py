@@ -699,6 +699,7 @@ CREATION_OPS = frozenset(
         "torch.aten.arange.start",
         "torch.aten.arange.start_step",
         "torch.aten.lift_fresh_copy",
+        "torch.prim.NumToTensor.Scalar",
     }
 )
 """Ops that make constants from shapes and numbers: the host builds them (the real stack

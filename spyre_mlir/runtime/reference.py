@@ -101,6 +101,10 @@ def evaluate(module: ModuleOp, inputs: Sequence[np.ndarray], numerics: Numerics,
         if op.name == "torch.prim.ListUnpack":
             env.update(zip(op.results, env[op.operands[0]]))
             continue
+        if op.name == "torch.prim.NumToTensor.Scalar":
+            x = np.asarray(env[op.operands[0]])
+            env[op.results[0]] = _Tensor(x.astype(np.float64) if x.dtype.kind == "f" else x, np.zeros(()))
+            continue
         if not op.name.startswith("torch.aten."):
             env[op.results[0]] = _constant(op)
             continue
@@ -137,10 +141,10 @@ def _call(fn_aten: Any, args: list[Any], values: list[np.ndarray | None]) -> lis
     for a, arg in zip(schema, args):
         kind = str(a.type)
         if isinstance(arg, _Tensor):
-            v = torch.from_numpy(values[k]) if values[k] is not None else torch.from_numpy(arg.value)
+            v = torch.from_numpy(np.asarray(values[k] if values[k] is not None else arg.value))
             k += 1
         elif isinstance(arg, list):
-            v = [torch.from_numpy(x.value) if isinstance(x, _Tensor) else x for x in arg]
+            v = [torch.from_numpy(np.asarray(x.value)) if isinstance(x, _Tensor) else x for x in arg]
         elif arg is not None and "ScalarType" in kind:
             v = _SCALAR_TYPES[arg]
         elif arg is not None and ("Layout" in kind or "MemoryFormat" in kind or "Device" in kind):

@@ -1,0 +1,116 @@
+"""Every device lowering, through torch.compile on the device model, against the exact answer
+within the DL16 bound that runtime/reference.py propagates (criterion: helpers.py)."""
+
+import pytest
+import torch
+
+from helpers import assert_within_device_bound, reference
+from spyre_mlir.frontend.backend import STATS
+from spyre_mlir.runtime.numerics import DL16
+
+
+class Fn(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *xs):
+        return self.fn(*xs)
+
+
+def check(fn, *inputs, device_only=True):
+    torch._dynamo.reset()
+    model = Fn(fn)
+    (exact,), (bound,) = reference(model, *inputs, numerics=DL16)
+    before = len(STATS.graphs)
+    with torch.no_grad():
+        y = torch.compile(model, backend="spyre")(*inputs)
+    report = STATS.graphs[before]
+    if device_only:
+        assert not report.cpu_fallback, f"ran on the CPU: {dict(report.cpu_fallback)}"
+    assert_within_device_bound(y, exact, bound, DL16)
+
+
+def randn(*shape, seed=0, scale=1.0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)) * scale
+
+
+UNARY = {
+    "relu": torch.relu,
+    "neg": torch.neg,
+    "abs": torch.abs,
+    "exp": torch.exp,
+    "tanh": torch.tanh,
+    "sigmoid": torch.sigmoid,
+    "sin": torch.sin,
+    "cos": torch.cos,
+    "erf": torch.erf,
+    "gelu": torch.nn.functional.gelu,
+    "gelu_tanh": lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
+    "silu": torch.nn.functional.silu,
+}
+
+
+@pytest.mark.parametrize("name", list(UNARY))
+def test_unary(name):
+    check(UNARY[name], randn(7, 100, seed=1))
+
+
+@pytest.mark.parametrize("name", ["log", "sqrt", "rsqrt", "reciprocal"])
+def test_unary_on_positive_inputs(name):
+    check(getattr(torch, name), randn(7, 100, seed=2).abs() + 0.1)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x, y: x + y,
+        lambda x, y: x - 2 * y,
+        lambda x, y: x * y,
+        lambda x, y: x / (y.abs() + 1),
+        lambda x, y: torch.minimum(x, y),
+        lambda x, y: torch.maximum(x, y),
+    ],
+    ids=["add", "sub_alpha", "mul", "div", "minimum", "maximum"],
+)
+def test_binary_with_broadcast(fn):
+    check(fn, randn(3, 65, 130, seed=3), randn(130, seed=4))
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [lambda x: x * 3.0 + 1.0, lambda x: 2.0 - x, lambda x: x / 4.0, lambda x: x**2, lambda x: x**3, lambda x: torch.clamp(x, -0.5, 0.5)],
+    ids=["mul_add_scalar", "rsub", "div_scalar", "square", "cube", "clamp"],
+)
+def test_scalar_forms(fn):
+    check(fn, randn(5, 70, seed=5))
+
+
+def test_softmax_last_dim():
+    check(lambda x: torch.softmax(x, dim=-1), randn(2, 7, 100, seed=6, scale=3.0))
+
+
+def test_layer_norm():
+    ln = torch.nn.LayerNorm(100)
+    with torch.no_grad():
+        ln.weight.normal_(generator=torch.Generator().manual_seed(7))
+        ln.bias.normal_(generator=torch.Generator().manual_seed(8))
+    check(ln, randn(2, 7, 100, seed=9))
+
+
+def test_rms_norm_style_mean():
+    check(lambda x: x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6), randn(3, 130, seed=10))
+
+
+def test_bmm():
+    check(torch.bmm, randn(3, 100, 70, seed=11), randn(3, 70, 130, seed=12))
+
+
+def test_attention_scores_with_expand():
+    q, k = randn(1, 2, 7, 64, seed=13), randn(1, 2, 7, 64, seed=14)
+    check(lambda a, b: torch.softmax(a @ b.transpose(-1, -2) / 8.0, dim=-1), q, k)
+
+
+def test_linear_on_3d_input():
+    lin = torch.nn.Linear(100, 70)
+    check(lin, randn(2, 5, 100, seed=15))
