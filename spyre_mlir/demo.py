@@ -17,7 +17,7 @@ sentences eagerly and with `torch.compile(model, backend="spyre")`, then prints:
   `spyre_mlir.profile()` around a call after the compiling one) and its profile table;
 - a Chrome trace of that call in ./spyre_trace.json (opens in https://ui.perfetto.dev).
 
-The compiled model is called with SENTENCES_PER_CALL sentences at a time (see there).
+The compiled model takes all the sentences as one padded batch.
 Set SPYRE_DUMP_IR=dir to see the IR after every pipeline stage.
 """
 
@@ -48,14 +48,9 @@ SENTENCES = [
     "How do I bake sourdough bread?",
 ]
 
-SENTENCES_PER_CALL = 1
-"""Batch of one compiled call. Every sentence is padded to the same length, so all calls have
-one shape and the model is compiled once. It is 1 because a batch above 1 (with more than one
-token per sentence) fails in convert-spyre-to-isa: the restickify after the FFN's GELU, from the
-3-D generic layout of (batch, seq, 1536) reshaped to (batch * seq, 1536) into the 2-D generic
-layout, is a stick permutation whose row dim spans two source digits, which
-`_stick_permutation` cannot address yet (AssertionError). Set it to len(SENTENCES) once that
-lowers, to run the whole batch in one pass."""
+SENTENCES_PER_CALL = len(SENTENCES)
+"""Batch of one compiled call: every sentence is padded to the same length, so all calls have
+one shape and the model is compiled once."""
 
 TOP_KERNELS = 25
 TRACE = "spyre_trace.json"

@@ -25,23 +25,51 @@ from spyre_mlir.layout import Layout
 
 @dataclass(frozen=True)
 class LoopDim:
-    """A non-lane device dim: which host dim it steps (None: synthetic), by how many elements."""
+    """A loop over sticks: a non-lane device dim, or a part of one. It steps host dim
+    `host_dim` (None: synthetic) by `weight` elements, `size` times, `stick_stride` sticks apart."""
 
     device_dim: int
     host_dim: int | None
     weight: int
     size: int
     stick_stride: int
+    name: str
 
 
-def loop_dims(layout: Layout) -> list[LoopDim]:
-    """The non-lane device dims of a layout, outer first, with their stick strides."""
+def loop_dims(
+    layout: Layout,
+    refine: Sequence[tuple[Layout, Sequence[int | None]]] = (),
+    keep: frozenset[int] = frozenset(),
+) -> list[LoopDim]:
+    """The non-lane device dims of a layout, outer first, with their stick strides.
+
+    With `refine` = [(operand layout, dim_map), ...], a dim is cut where an operand's digits
+    of the same host dim begin or end, so that every loop nests inside one digit of every
+    operand (e.g. 16 rows read from a layout that keeps them as 2 x 8 become loops 2 and 8,
+    named d1_0 and d1_1). Host dims in `keep` are never cut."""
     strides = layout.stick_strides
-    dims = []
+    dims: list[LoopDim] = []
     for j in range(len(layout.device_size) - 1):
         owner = layout.host_dim_of(j)
         h, q = owner if owner is not None else (None, 0)
-        dims.append(LoopDim(j, h, q, layout.device_size[j], strides[j]))
+        n, st = layout.device_size[j], strides[j]
+        cuts: set[int] = set()
+        if h is not None and h not in keep:
+            for op_layout, dim_map in refine:
+                oh = dim_map[h]
+                if oh is None:
+                    continue
+                for od in op_layout.digits[oh]:
+                    for b in (od.weight, od.weight * od.size):
+                        if q < b < q * n and b % q == 0:
+                            cuts.add(b)
+        bounds = sorted({q, q * n} | cuts) if h is not None else []
+        if cuts and all(b2 % b1 == 0 for b1, b2 in zip(bounds, bounds[1:])):
+            parts = [(b1, b2 // b1) for b1, b2 in zip(bounds, bounds[1:])][::-1]  # outer first
+            for k, (w, size) in enumerate(parts):
+                dims.append(LoopDim(j, h, w, size, st * (w // q), f"d{j}_{k}"))
+        else:
+            dims.append(LoopDim(j, h, q, n, st, f"d{j}"))
     return dims
 
 
@@ -55,8 +83,10 @@ def broadcast_dim_map(out_shape: Sequence[int], in_shape: Sequence[int]) -> list
     return result
 
 
-def operand_strides(out: Layout, operand: Layout, dim_map: Sequence[int | None]) -> list[int] | None:
-    """Operand stick stride per non-lane device dim of `out` (see module docstring).
+def operand_strides(
+    out: Layout, operand: Layout, dim_map: Sequence[int | None], loops: Sequence[LoopDim] | None = None
+) -> list[int] | None:
+    """Operand stick stride per loop of `out` (its device dims, or the refined `loops`).
 
     `dim_map[h]` is the operand host dim that output host dim h reads, or None (broadcast).
     """
@@ -80,7 +110,7 @@ def operand_strides(out: Layout, operand: Layout, dim_map: Sequence[int | None])
     op_strides = operand.stick_strides
     lane_dev = len(operand.device_size) - 1
     result = []
-    for d in loop_dims(out):
+    for d in loops if loops is not None else loop_dims(out, [(operand, dim_map)]):
         if d.host_dim is None:
             result.append(0)
             continue

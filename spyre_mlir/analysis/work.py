@@ -5,6 +5,8 @@ model, so the three passes agree on what a split or a chunk means.
     matmul       b (batch, bmm), n (output sticks), m (rows), k (contraction sticks; never
                  split over cores)
     pointwise    d0 ... d{r-1}: the output's non-lane device dims (one step = one stick)
+    reduce       the output's dims, and r: the reduced sticks (neither split nor chunked)
+    gather       n: the rows gathered
     restickify   d0 ... : the result's non-lane device dims; when the stick moves to another
                  host dim (a transpose), the dim of the old stick dim advances in blocks of 64
 
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation
 
-from spyre_mlir.analysis.sticks import loop_dims, operand_strides
+from spyre_mlir.analysis.sticks import LoopDim, loop_dims, operand_strides
 from spyre_mlir.dialects import spyre
 from spyre_mlir.layout import Layout
 
@@ -49,21 +51,19 @@ def iteration_dims(op: Operation) -> list[IterDim]:
         batch = [IterDim("b", a.shape[0])] if len(a.shape) == 3 else []
         return [*batch, IterDim("n", math.ceil(n / 64)), IterDim("m", m), IterDim("k", math.ceil(k / 64), parallel=False)]
     if isinstance(op, spyre.PointwiseOp):
-        out = spyre.device_layout(op.result.type)
-        return [IterDim(f"d{d.device_dim}", d.size) for d in loop_dims(out)]
+        return [IterDim(d.name, d.size) for d in pointwise_loops(op)[0]]
+    if isinstance(op, spyre.GatherOp):
+        return [IterDim("n", spyre.device_layout(op.result.type).shape[0])]
     if isinstance(op, spyre.ReduceOp):
         src = spyre.device_layout(op.input.type)
         tile = reduce_tile_dim(op)
-        return [IterDim(f"d{d.device_dim}", d.size) for d in loop_dims(src) if d.device_dim != tile] + [
+        return [IterDim(d.name, d.size) for d in loop_dims(src) if d.device_dim != tile] + [
             IterDim("r", src.device_size[tile], parallel=False, chunkable=False)
         ]
     if isinstance(op, spyre.RestickifyOp):
         src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
         row = transpose_row_dim(src, dst)
-        return [
-            IterDim(f"d{d.device_dim}", math.ceil(d.size / 64) if d.device_dim == row else d.size)
-            for d in loop_dims(dst)
-        ]
+        return [IterDim(d.name, math.ceil(d.size / 64) if d.device_dim == row else d.size) for d in restickify_loops(src, dst)]
     raise ValueError(f"'{op.name}' is not a kernel compute op")
 
 
@@ -85,13 +85,41 @@ def transpose_row_dim(src: Layout, dst: Layout) -> int | None:
     """For a restickify that moves the stick to another host dim: the result's device dim
     that steps the source's stick dim one element at a time (it advances in 64-blocks).
     None when the sticks hold the same elements (a pure stick permutation)."""
-    if operand_strides(dst, src, list(range(len(dst.host_shape)))) is not None:
+    if dst.is_splat or operand_strides(dst, src, list(range(len(dst.host_shape)))) is not None:
         return None
     hs = src.stick_dim
     for d in loop_dims(dst):
         if d.host_dim == hs and d.weight == 1:
             return d.device_dim
     return None
+
+
+def restickify_loops(src: Layout, dst: Layout) -> list[LoopDim]:
+    """The result's loops, cut to nest inside the source's digits (the stick dims of a
+    transposition excepted: blocks handle them)."""
+    identity = list(range(len(dst.host_shape)))
+    if transpose_row_dim(src, dst) is None:
+        return loop_dims(dst, [(src, identity)])
+    keep = frozenset(h for h in (src.stick_dim, dst.stick_dim) if h is not None)
+    return loop_dims(dst, [(src, identity)], keep)
+
+
+def pointwise_loops(op: spyre.PointwiseOp) -> tuple[list[LoopDim], list[list[int]]]:
+    """The output's loops, cut to nest inside every input's digits, and each input's stick
+    stride per loop (0 where it broadcasts)."""
+    from spyre_mlir.analysis.sticks import broadcast_dim_map
+
+    out = spyre.device_layout(op.result.type)
+    ins = [spyre.device_layout(v.type) for v in op.inputs]
+    maps = [broadcast_dim_map(out.shape, lay.shape) for lay in ins]
+    loops = loop_dims(out, list(zip(ins, maps)))
+    strides = []
+    for i, (lay, m) in enumerate(zip(ins, maps)):
+        st = operand_strides(out, lay, m, loops)
+        if st is None:
+            raise ValueError(f"input {i} of shape {lay.shape} does not share the output's sticks")
+        strides.append(st)
+    return loops, strides
 
 
 def even_split(dims: Sequence[IterDim], cores: int) -> dict[str, int]:
@@ -263,18 +291,18 @@ def kernel_buffers(op: Operation, ext: dict[str, int]) -> dict[str, int]:
         m, n, k = ext["m"], ext["n"], ext["k"]
         return {"lhs": m * k, "rhs": 64 * k * n, "acc": 2 * m * n, "out": m * n}
     if isinstance(op, spyre.PointwiseOp):
-        out = spyre.device_layout(op.result.type)
-        dims = loop_dims(out)
-        vectors = math.prod(ext[f"d{d.device_dim}"] for d in dims)
+        dims, all_strides = pointwise_loops(op)
+        vectors = math.prod(ext[d.name] for d in dims)
         bufs = {}
-        for i, v in enumerate(op.inputs):
-            strides = pointwise_operand_strides(op, i)
-            bufs[f"in{i}"] = math.prod(ext[f"d{d.device_dim}"] for d, s in zip(dims, strides) if s != 0)
+        for i, strides in enumerate(all_strides):
+            bufs[f"in{i}"] = math.prod(ext[d.name] for d, s in zip(dims, strides) if s != 0)
         bufs["out"] = vectors
         _, temps = pointwise_program(op)
         for j in range(temps):
             bufs[f"t{j}"] = 2 * vectors
         return bufs
+    if isinstance(op, spyre.GatherOp):
+        return {"rows": ext["n"] * spyre.device_layout(op.table.type).device_size[0]}
     if isinstance(op, spyre.ReduceOp):
         vectors = math.prod(v for k, v in ext.items() if k != "r")
         bufs = {"in": vectors * ext["r"], "out": vectors}
@@ -288,18 +316,6 @@ def kernel_buffers(op: Operation, ext: dict[str, int]) -> dict[str, int]:
             return {"tile": units}
         return {"src": 64 * units, "dst": 64 * units}
     raise ValueError(f"'{op.name}' is not a kernel compute op")
-
-
-def pointwise_operand_strides(op: spyre.PointwiseOp, i: int) -> list[int]:
-    """Stick strides of input i per output loop dim (0 where it broadcasts)."""
-    from spyre_mlir.analysis.sticks import broadcast_dim_map
-
-    out = spyre.device_layout(op.result.type)
-    lay = spyre.device_layout(op.inputs[i].type)
-    strides = operand_strides(out, lay, broadcast_dim_map(out.shape, lay.shape))
-    if strides is None:
-        raise ValueError(f"input {i} of shape {lay.shape} does not share the output's sticks")
-    return strides
 
 
 # endregion

@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     IntAttr,
+    IntegerType,
     NoneAttr,
     StringAttr,
     TensorType,
@@ -248,6 +249,17 @@ def device_layout(t: Attribute, where: str | None = None) -> Layout:
     except LayoutError as e:
         raise VerifyException(f"{prefix}layout of {t} is invalid: {e}") from None
     return layout
+
+
+def is_index_tensor(t: Attribute) -> bool:
+    """A host tensor of integers (indices the runtime hands to a program at launch)."""
+    return isinstance(t, TensorType) and t.encoding == NoneAttr() and isinstance(t.element_type, IntegerType)
+
+
+def check_kernel_operand(t: Attribute, where: str) -> None:
+    """Kernel and program operands: device tensors, or host index tensors."""
+    if not is_index_tensor(t):
+        device_layout(t, where)
 
 
 def device_tensor_type(shape: Sequence[int], layout: Layout | None = None) -> TensorType:
@@ -491,6 +503,35 @@ class ReduceOp(IRDLOperation):
             raise VerifyException(f"'spyre.reduce': result shape {res.shape} != {want} (the reduced dim is kept, extent 1)")
 
 
+@irdl_op_definition
+class GatherOp(IRDLOperation):
+    """Rows of a device table picked by host indices (an embedding lookup), by DMA.
+
+        r[i, :] = table[indices.flat[i], :]     (indices: a host integer tensor, any rank)
+
+    The runtime hands the indices to the program at launch, as it patches DDR addresses;
+    each row is a strided DMA of its sticks."""
+
+    name = "spyre.gather"
+    table = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$table `[` $indices `]` attr-dict `:` `(` type($table) `,` type($indices) `)` `->` type($result)"
+
+    def __init__(self, table: SSAValue, indices: SSAValue, result_type: Attribute):
+        super().__init__(operands=[table, indices], result_types=[result_type])
+
+    def verify_(self) -> None:
+        tab = device_layout(self.table.type, "'spyre.gather': table")
+        res = device_layout(self.result.type, "'spyre.gather': result")
+        if not is_index_tensor(self.indices.type):
+            raise VerifyException(f"'spyre.gather': indices must be a host integer tensor, got {self.indices.type}")
+        n = math.prod(self.indices.type.get_shape())  # type: ignore[union-attr]
+        if len(tab.shape) != 2 or res.shape != (n, tab.shape[1]):
+            raise VerifyException(f"'spyre.gather': table {tab.shape} and {n} indices give ({n}, {tab.shape[-1]}), not {res.shape}")
+
+
 # endregion
 # region Views and relayout
 
@@ -639,18 +680,22 @@ class KernelOp(IRDLOperation):
         if [a.type for a in block.args] != [v.type for v in self.inputs]:
             raise VerifyException(f"'spyre.kernel' @{self.sym_name.data}: block arguments must match the inputs' types")
         for i, v in enumerate(self.inputs):
-            device_layout(v.type, f"'spyre.kernel' @{self.sym_name.data}: input {i}")
+            check_kernel_operand(v.type, f"'spyre.kernel' @{self.sym_name.data}: input {i}")
         for i, v in enumerate(self.outputs):
             device_layout(v.type, f"'spyre.kernel' @{self.sym_name.data}: result {i}")
         term = block.last_op
         if not isinstance(term, YieldOp) or [v.type for v in term.values] != [r.type for r in self.outputs]:
             raise VerifyException(f"'spyre.kernel' @{self.sym_name.data}: must end with spyre.yield of the result types")
-        compute = [op for op in block.ops if isinstance(op, MatmulOp | PointwiseOp | ReduceOp | RestickifyOp)]
-        other = [op.name for op in block.ops if not isinstance(op, MatmulOp | PointwiseOp | ReduceOp | RestickifyOp | PermuteOp | ReshapeOp | YieldOp)]
+        compute = [op for op in block.ops if isinstance(op, MatmulOp | PointwiseOp | ReduceOp | GatherOp | RestickifyOp)]
+        other = [
+            op.name
+            for op in block.ops
+            if not isinstance(op, MatmulOp | PointwiseOp | ReduceOp | GatherOp | RestickifyOp | PermuteOp | ReshapeOp | YieldOp)
+        ]
         if other or len(compute) != 1:
             raise VerifyException(
                 f"'spyre.kernel' @{self.sym_name.data}: holds one compute op (spyre.matmul, spyre.pointwise, "
-                f"spyre.reduce or spyre.restickify) and views, found {len(compute)} compute op(s)"
+                f"spyre.reduce, spyre.gather or spyre.restickify) and views, found {len(compute)} compute op(s)"
                 + (f" and {', '.join(other)}" if other else "")
             )
         from spyre_mlir.analysis.work import iteration_dims  # the meaning of split/chunks names
@@ -686,6 +731,7 @@ Spyre = Dialect(
         MatmulOp,
         PointwiseOp,
         ReduceOp,
+        GatherOp,
         YieldOp,
         PermuteOp,
         ReshapeOp,
@@ -706,6 +752,7 @@ __all__ = [
     "MatmulOp",
     "PointwiseOp",
     "ReduceOp",
+    "GatherOp",
     "YieldOp",
     "PermuteOp",
     "ReshapeOp",

@@ -22,6 +22,7 @@ This file defines; `spyre_mlir.lowering.convert_spyre_to_isa` produces these ops
 
 from __future__ import annotations
 
+import math
 from abc import ABC
 from collections.abc import Sequence
 from typing import ClassVar
@@ -60,7 +61,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, NoTerminator, SymbolOpInterface, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
-from spyre_mlir.dialects.spyre import IntListAttr, device_layout
+from spyre_mlir.dialects.spyre import IntListAttr, check_kernel_operand, device_layout, is_index_tensor
 
 # region Attributes
 
@@ -288,7 +289,7 @@ class ProgramOp(IRDLOperation):
         if not 0 <= self.num_inputs.data <= n_args:
             raise VerifyException(f"'spyre_isa.program' @{self.sym_name.data}: inputs = {self.num_inputs.data} but it has {n_args} arguments")
         for i, a in enumerate(self.body.block.args):
-            device_layout(a.type, f"'spyre_isa.program' @{self.sym_name.data}: argument {i}")
+            check_kernel_operand(a.type, f"'spyre_isa.program' @{self.sym_name.data}: argument {i}")
         seen: set[int] = set()
         for op in self.body.block.ops:
             if not isinstance(op, StreamOp):
@@ -489,6 +490,56 @@ class DmaStoreOp(DmaOp):
         self.sizes.print_parameters(printer)
         printer.print_string(" : ")
         printer.print_attribute(self.ddr.type)
+
+
+@irdl_op_definition
+class DmaGatherOp(IsaInstruction):
+    """Load table rows chosen at run time by host indices (patched at launch), whole sticks.
+
+        for r in range(count):
+            v = indices.flat[index_base[core] + r]                # 0 <= v < table rows
+            for j in range(row_sticks):
+                lx[lx.base + r*lx.s0 + j*lx.s1] = table stick holding row v, columns 64j..64j+63
+    """
+
+    name = "spyre_isa.dma_gather"
+    ENGINE: ClassVar[str] = "dma"
+    table = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    index_base = prop_def(PerCoreAttr)
+    count = prop_def(IntegerAttr[I64])
+    row_sticks = prop_def(IntegerAttr[I64])
+    lx_access = prop_def(AccessAttr)
+    assembly_format = (
+        "$table `[` $indices `[` $index_base `]` `count` $count `row_sticks` $row_sticks `]` `->` `lx` $lx_access "
+        "attr-dict `:` type($table) `,` type($indices)"
+    )
+
+    def __init__(self, table: SSAValue, indices: SSAValue, index_base: PerCoreAttr, count: int, row_sticks: int, lx: AccessAttr):
+        super().__init__(
+            operands=[table, indices],
+            properties={
+                "index_base": index_base,
+                "count": IntegerAttr(count, i64),
+                "row_sticks": IntegerAttr(row_sticks, i64),
+                "lx_access": lx,
+            },
+        )
+
+    def verify_(self) -> None:
+        layout = device_layout(self.table.type, f"'{self.name}': the table")
+        if len(layout.shape) != 2:
+            raise VerifyException(f"'{self.name}': the table must be 2-D, got {layout.shape}")
+        if not is_index_tensor(self.indices.type):
+            raise VerifyException(f"'{self.name}': indices must be a host integer tensor, got {self.indices.type}")
+        self._check_table("index base", self.index_base)
+        if self.count.value.data < 1 or self.row_sticks.value.data < 1:
+            raise VerifyException(f"'{self.name}': count and row_sticks must be >= 1")
+        self._check_access("the LX access", self.lx_access, [self.count.value.data, self.row_sticks.value.data])
+        n = math.prod(self.indices.type.get_shape())  # type: ignore[union-attr]
+        for base in self.index_base.table(1 if self.index_base.is_uniform else self.n_cores()):
+            if base + self.count.value.data > n:
+                raise VerifyException(f"'{self.name}': indices {base}..{base + self.count.value.data - 1} past the {n} given")
 
 
 # endregion
@@ -890,6 +941,7 @@ SpyreISA = Dialect(
         StreamOp,
         DmaLoadOp,
         DmaStoreOp,
+        DmaGatherOp,
         PtMatmulOp,
         *SFP_UNARY.values(),
         *SFP_BINARY.values(),

@@ -137,7 +137,10 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], confi
 
     def run(*all_args: Any) -> tuple[torch.Tensor, ...]:
         args = [all_args[i] for i in keep]
-        host = [np.ascontiguousarray(a.detach().to(torch.float32).cpu().numpy()) for a in args]
+        host = [
+            np.ascontiguousarray((a.detach().float() if a.is_floating_point() else a.detach()).cpu().numpy())
+            for a in args
+        ]
         keys = [(id(a), a._version) if isinstance(a, torch.nn.Parameter) else None for a in args]
         outs = exe(*host, arg_keys=keys)
         return tuple(torch.from_numpy(np.ascontiguousarray(o)).to(dt) for o, dt in zip(outs, out_dtypes))

@@ -37,9 +37,10 @@ from spyre_mlir.analysis.work import (
     core_boxes,
     chunk_boxes,
     iteration_dims,
-    pointwise_operand_strides,
+    pointwise_loops,
     pointwise_program,
     reduce_tile_dim,
+    restickify_loops,
     transpose_row_dim,
 )
 from spyre_mlir.dialects import spyre, spyre_isa
@@ -86,6 +87,10 @@ def reduce(fn: str, src: tuple[int, Sequence[int], bool], dst: tuple[int, Sequen
     return Ins(key, (src[0], dst[0]))
 
 
+def gather_rows(table: int, indices: int, index_base: int, count: int, row_sticks: int, lx_base: int, lx_strides: Sequence[int]) -> Ins:
+    return Ins(("gather", table, indices, count, row_sticks, tuple(lx_strides)), (index_base, lx_base))
+
+
 def pt(lhs: tuple[int, Sequence[int]], rhs: tuple[int, Sequence[int]], acc: tuple[int, Sequence[int]], m: int, n: int, k: int, accumulate: bool) -> Ins:
     key = ("pt", tuple(lhs[1]), tuple(rhs[1]), tuple(acc[1]), m, n, k, accumulate)
     return Ins(key, (lhs[0], rhs[0], acc[0]))
@@ -111,6 +116,9 @@ def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue
         if fn in spyre_isa.SFP_UNARY:
             return spyre_isa.SFP_UNARY[fn](accs[0], dst, sizes)
         return spyre_isa.SFP_BINARY[fn](accs[0], accs[1] if len(accs) > 1 else imm, dst, sizes)
+    if kind == "gather":
+        _, table, indices, count, row_sticks, lx_s = ins.key
+        return spyre_isa.DmaGatherOp(args[table], args[indices], tables[0], count, row_sticks, spyre_isa.AccessAttr(tables[1], lx_s))
     if kind == "reduce":
         _, fn, (ss, sf), (ds, df), sizes, tail = ins.key
         cls = {"max": spyre_isa.SfpReduceMaxOp, "min": spyre_isa.SfpReduceMinOp, "sum": spyre_isa.SfpReduceSumOp}[fn]
@@ -197,6 +205,8 @@ class KernelCodegen:
             gen = self.pointwise
         elif isinstance(self.compute, spyre.ReduceOp):
             gen = self.reduce
+        elif isinstance(self.compute, spyre.GatherOp):
+            gen = self.gather
         else:
             gen = self.restickify
         return [None if box is None else gen(box) for box in self.boxes]
@@ -243,15 +253,13 @@ class KernelCodegen:
     def pointwise(self, box: dict) -> list[Ins]:
         op = self.compute
         assert isinstance(op, spyre.PointwiseOp)
-        out_l = spyre.device_layout(op.result.type)
-        dims = loop_dims(out_l)
-        strides_in = [pointwise_operand_strides(op, i) for i in range(len(op.inputs))]
+        dims, strides_in = pointwise_loops(op)
         steps, _ = pointwise_program(op)
         lx = self.lx
         result: list[Ins] = []
         for ch in chunk_boxes(box, self.dims, self.chunks):
-            lo = [ch[f"d{d.device_dim}"][0] for d in dims]
-            ext = [ch[f"d{d.device_dim}"][1] - ch[f"d{d.device_dim}"][0] for d in dims]
+            lo = [ch[d.name][0] for d in dims]
+            ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
             tile = _compact(ext)
             access: dict[tuple[str, int], tuple[int, list[int], bool]] = {("out", 0): (lx["out"], tile, False)}
             for i, v in enumerate(op.inputs):
@@ -276,6 +284,22 @@ class KernelCodegen:
             result.append(store(self.arg(op.result), lx["out"], tile, out_base, [d.stick_stride for d in dims], ext))
         return result
 
+    # -------------------------------------------------------------- gather
+    def gather(self, box: dict) -> list[Ins]:
+        """Each core gathers its rows (all their sticks) into LX, then stores them in place."""
+        op = self.compute
+        assert isinstance(op, spyre.GatherOp)
+        table, res = spyre.device_layout(op.table.type), spyre.device_layout(op.result.type)
+        sticks = table.device_size[0] if len(table.device_size) == 3 else 1
+        s_row, s_t = _stride(res, 0, 1), _stride(res, 1, 64)
+        out: list[Ins] = []
+        for ch in chunk_boxes(box, self.dims, self.chunks):
+            n0, n1 = ch["n"]
+            rows = n1 - n0
+            out.append(gather_rows(self.arg(op.table), self.arg(op.indices), n0, rows, sticks, self.lx["rows"], [sticks, 1]))
+            out.append(store(self.arg(op.result), self.lx["rows"], [sticks, 1], n0 * s_row, [s_row, s_t], [rows, sticks]))
+        return out
+
     # -------------------------------------------------------------- reduce
     def reduce(self, box: dict) -> list[Ins]:
         """Along the stick dim: load each row's sticks, SFP-reduce them and their lanes (padding
@@ -293,8 +317,8 @@ class KernelCodegen:
         lx = self.lx
         out: list[Ins] = []
         for ch in chunk_boxes(box, self.dims, self.chunks):
-            lo = [ch[f"d{d.device_dim}"][0] for d in dims] or [0]
-            ext = [ch[f"d{d.device_dim}"][1] - ch[f"d{d.device_dim}"][0] for d in dims] or [1]
+            lo = [ch[d.name][0] for d in dims] or [0]
+            ext = [ch[d.name][1] - ch[d.name][0] for d in dims] or [1]
             r = ch["r"][1] - ch["r"][0]
             tile_in = _compact([*ext, r])
             vec = _compact(ext)
@@ -331,11 +355,11 @@ class KernelCodegen:
         op = self.compute
         if src.device_size[:-1] != dst.device_size[:-1] or src.stride_map[:-1] != dst.stride_map[:-1]:
             raise PassFailedException(f"kernel {self.name}: restickify {src} to the splat {dst} is not supported yet")
-        dims = loop_dims(dst)
+        dims = restickify_loops(src, dst)
         out: list[Ins] = []
         for ch in chunk_boxes(box, self.dims, self.chunks):
-            lo = [ch[f"d{d.device_dim}"][0] for d in dims]
-            ext = [ch[f"d{d.device_dim}"][1] - ch[f"d{d.device_dim}"][0] for d in dims]
+            lo = [ch[d.name][0] for d in dims]
+            ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
             tile = _compact(ext)
             strides = [d.stick_stride for d in dims]
             base = sum(l * x for l, x in zip(lo, strides))
@@ -346,13 +370,17 @@ class KernelCodegen:
 
     def _stick_permutation(self, box: dict, src: Layout, dst: Layout) -> list[Ins]:
         op = self.compute
-        dims = loop_dims(dst)
-        s = operand_strides(dst, src, list(range(len(dst.host_shape))))
-        assert s is not None
+        dims = restickify_loops(src, dst)
+        s = operand_strides(dst, src, list(range(len(dst.host_shape))), dims)
+        if s is None:
+            raise PassFailedException(
+                f"kernel {self.name}: restickify {src.shape} from device_size {list(src.device_size)}, stride_map "
+                f"{list(src.stride_map)} to {list(dst.device_size)}, {list(dst.stride_map)}: the sticks cannot be matched"
+            )
         out: list[Ins] = []
         for ch in chunk_boxes(box, self.dims, self.chunks):
-            lo = [ch[f"d{d.device_dim}"][0] for d in dims]
-            ext = [ch[f"d{d.device_dim}"][1] - ch[f"d{d.device_dim}"][0] for d in dims]
+            lo = [ch[d.name][0] for d in dims]
+            ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
             tile = _compact(ext)
             out.append(load(self.arg(op.input), sum(l * x for l, x in zip(lo, s)), s, self.lx["tile"], tile, ext))
             out.append(store(self.arg(op.result), self.lx["tile"], tile, sum(l * d.stick_stride for l, d in zip(lo, dims)), [d.stick_stride for d in dims], ext))
@@ -375,10 +403,8 @@ class KernelCodegen:
         st_src = src.stick_strides
         sr_hd = st_src[src_hd[0].device_dim]
         sr_tile = st_src[src_hs[1].device_dim] if len(src_hs) == 2 else 0
-        dims = loop_dims(dst)
-        tile_dim = next(d.device_dim for d in dims if d.host_dim == hd and d.weight == 64) if any(
-            d.host_dim == hd and d.weight == 64 for d in dims
-        ) else None
+        dims = restickify_loops(src, dst)
+        tile_dim = next((d.device_dim for d in dims if d.host_dim == hd and d.weight == 64), None)
         others = [d for d in dims if d.device_dim not in (row_dim, tile_dim)]
         src_other = []
         for d in others:
@@ -394,10 +420,10 @@ class KernelCodegen:
         st_T = by_dim[tile_dim].stick_stride if tile_dim is not None else 0
         out: list[Ins] = []
         for ch in chunk_boxes(box, self.dims, self.chunks):
-            o_lo = [ch[f"d{d.device_dim}"][0] for d in others]
-            o_ext = [ch[f"d{d.device_dim}"][1] - ch[f"d{d.device_dim}"][0] for d in others]
-            a0, a1 = ch[f"d{row_dim}"]
-            b0, b1 = ch[f"d{tile_dim}"] if tile_dim is not None else (0, 1)
+            o_lo = [ch[d.name][0] for d in others]
+            o_ext = [ch[d.name][1] - ch[d.name][0] for d in others]
+            a0, a1 = ch[by_dim[row_dim].name]
+            b0, b1 = ch[by_dim[tile_dim].name] if tile_dim is not None else (0, 1)
             a_parts = _ragged_split(a0, a1, Xs)  # (lo, hi, cols) per uniform part
             b_parts = _ragged_split(b0, b1, Xd)  # (lo, hi, rows)
             for (pa0, pa1, cols) in a_parts:

@@ -199,6 +199,17 @@ class Border:
         self.on_device[v] = transfer.result
         return transfer.result
 
+    def host_tensor(self, v: SSAValue, before: Operation) -> SSAValue:
+        """The builtin host tensor of a `!torch.vtensor` that lives on the host (indices)."""
+        owner = v.owner
+        if isinstance(owner, UnrealizedConversionCastOp) and not spyre.is_device_tensor(owner.inputs[0].type):
+            return owner.inputs[0]
+        if isinstance(owner, UnrealizedConversionCastOp):
+            raise NotOnDevice("indices computed on the device")
+        cast = UnrealizedConversionCastOp.get([v], [host_tensor_type(v.type, before)])
+        Rewriter.insert_op(cast, InsertPoint.before(before))
+        return cast.results[0]
+
     def host(self, v: SSAValue, before: Operation) -> SSAValue:
         """A `!torch.vtensor` value a host op can read (from_device of device values)."""
         owner = v.owner
@@ -533,6 +544,23 @@ class LowerClamp(Lowering):
         return [pw], pw.result
 
 
+class LowerEmbedding(Lowering):
+    """embedding(weight, indices): spyre.gather of the rows, then a free view to the shape."""
+
+    names = ("torch.aten.embedding",)
+
+    def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
+        weight, indices = op.operands[0], op.operands[1]
+        if len(weight.type.get_shape()) != 2 or not indices.type.has_dtype or _is_float(indices):  # type: ignore[union-attr]
+            raise NotOnDevice("embedding needs a 2-D table and integer indices")
+        table = self.dev(weight, op)
+        idx = self.border.host_tensor(indices, op)
+        n = math.prod(_shape(idx))
+        g = spyre.GatherOp(table, idx, spyre.device_tensor_type((n, _shape(table)[1])))
+        ops: list[Operation] = [g]
+        return ops, _reshape(ops, g.result, _result_shape(op))
+
+
 # endregion
 # region Reductions and normalisations
 
@@ -637,6 +665,7 @@ def pointwise_append(ops: list[Operation], inputs: Sequence[SSAValue], shape: Se
 LOWERINGS: tuple[type[Lowering], ...] = (
     LowerViews,
     LowerExpand,
+    LowerEmbedding,
     LowerMatmul,
     LowerUnary,
     LowerBinary,
@@ -663,6 +692,7 @@ DEVICE_OPS: dict[str, str] = {
     "torch.aten.squeeze.dims": "spyre.reshape (free view)",
     "torch.aten.squeeze.dim": "spyre.reshape (free view)",
     "torch.aten.expand": "spyre.pointwise copy (the broadcast is materialised)",
+    "torch.aten.embedding": "spyre.gather: row DMAs at indices the host hands over at launch",
     "torch.aten.gelu": "spyre.pointwise: erf form (none) or tanh form (tanh)",
     "torch.aten.pow.Tensor_Scalar": "spyre.pointwise: x*x... (|c| <= 4), sqrt, rsqrt, exp(c log x)",
     "torch.aten.clamp": "spyre.pointwise: maximumf / minimumf with constants",

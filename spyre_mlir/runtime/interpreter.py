@@ -147,6 +147,46 @@ class _DmaPlan(_Plan):
             t.data[self.ddr_pos] = lx[cores[:, None], self.lx_pos]
 
 
+class _GatherPlan(_Plan):
+    """DMA of table rows picked at run time by the host indices handed over at launch."""
+
+    engine = "dma_in"
+
+    def __init__(self, op: spyre_isa.DmaGatherOp, kernel: str, index: int, n: int, config: DeviceConfig):
+        super().__init__(op, kernel, index, n)
+        assert isinstance(op.table, BlockArgument) and isinstance(op.indices, BlockArgument)
+        self.table_arg, self.index_arg = op.table.index, op.indices.index
+        self.table_layout = spyre.device_layout(op.table.type)
+        self.count, self.row_sticks = op.count.value.data, op.row_sticks.value.data
+        self.index_base = np.asarray(op.index_base.table(n), dtype=np.int64)
+        self.lx_pos = _bases(op.lx_access, n)[:, None] + loop_offsets([self.count, self.row_sticks], op.lx_access.strides.as_tuple())[None]
+        strides = self.table_layout.stick_strides
+        digits = self.table_layout.digits
+        self.s_row = strides[digits[0][0].device_dim] if digits[0] else 0
+        self.s_stick = strides[digits[1][-1].device_dim] if len(digits[1]) > 1 else 0
+        nbytes = self.count * self.row_sticks * STICK_BYTES
+        self.ddr_read = n * nbytes
+        self._works(n, latency=config.ddr_latency_cycles, port=nbytes, ddr=nbytes, writes=[self.lx_pos])
+        whole = (self.table_arg << 40, (self.table_arg << 40) + self.table_layout.num_sticks)
+        for w in self.works:
+            w.ddr_reads = (whole,)
+
+    def run(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray) -> None:
+        table = args[self.table_arg]
+        idx = np.asarray(args[self.index_arg]).reshape(-1)
+        rows = idx[self.index_base[:, None] + np.arange(self.count)[None]]  # (n, count)
+        vocab = self.table_layout.shape[0]
+        if rows.size and (rows.min() < 0 or rows.max() >= vocab):
+            bad = int(rows[(rows < 0) | (rows >= vocab)][0])
+            raise DeviceError(f"{self.where}: index {bad} is out of range for a table of {vocab} rows")
+        pos = (rows * self.s_row)[:, :, None] + (np.arange(self.row_sticks) * self.s_stick)[None, None, :]
+        pos = pos.reshape(len(cores), -1)
+        if model.sanitizer:
+            model.sanitizer.ddr_access(self.where, cores, self.table_arg, table, pos, write=False)
+        self._write(model, cores, self.lx_pos, "gather")
+        model.memory.lx[cores[:, None], self.lx_pos] = table.data[pos]
+
+
 class _PtPlan(_Plan):
     engine = "pt"
 
@@ -407,6 +447,8 @@ def _plan_instruction(op: Operation, kernel: str, index: int, cores: Sequence[in
     n = len(cores)
     if isinstance(op, spyre_isa.DmaOp):
         return _DmaPlan(op, kernel, index, n, config)
+    if isinstance(op, spyre_isa.DmaGatherOp):
+        return _GatherPlan(op, kernel, index, n, config)
     if isinstance(op, spyre_isa.PtMatmulOp):
         return _PtPlan(op, kernel, index, n, config)
     if isinstance(op, spyre_isa.SfpUnaryOp | spyre_isa.SfpBinaryOp):
@@ -440,7 +482,7 @@ class ProgramPlan:
     def __init__(self, prog: spyre_isa.ProgramOp, config: DeviceConfig):
         self.name = prog.sym_name.data
         self.num_inputs = prog.num_inputs.data
-        self.arg_layouts = [spyre.device_layout(a.type) for a in prog.args]
+        self.arg_layouts = [None if spyre.is_index_tensor(a.type) else spyre.device_layout(a.type) for a in prog.args]
         self.streams = [_StreamPlan(s, self.name, config) for s in prog.streams]
         self.config = config
         self._timeline: timing.Timeline | None = None
@@ -547,6 +589,8 @@ class DeviceModel:
         if len(inputs) != plan.num_inputs:
             raise DeviceError(f"kernel {plan.name} takes {plan.num_inputs} inputs, got {len(inputs)}")
         for i, (t, want) in enumerate(zip(inputs, plan.arg_layouts)):
+            if want is None:  # host indices, handed to the program as they are
+                continue
             if t.layout.canonical() != want.canonical():
                 raise DeviceError(f"kernel {plan.name}: input {i} has layout {t.layout}, the program expects {want}")
         outputs = [self.memory.allocate(lay, f"{plan.name}.out{i}") for i, lay in enumerate(plan.arg_layouts[plan.num_inputs :])]

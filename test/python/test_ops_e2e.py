@@ -114,3 +114,23 @@ def test_attention_scores_with_expand():
 def test_linear_on_3d_input():
     lin = torch.nn.Linear(100, 70)
     check(lin, randn(2, 5, 100, seed=15))
+
+
+def test_embedding_gathers_rows_on_the_device():
+    torch._dynamo.reset()
+    emb = torch.nn.Embedding(1000, 130).eval()
+    ids = torch.randint(0, 1000, (2, 7), generator=torch.Generator().manual_seed(16))
+    before = len(STATS.graphs)
+    with torch.no_grad():
+        y = torch.compile(emb, backend="spyre")(ids)
+        eager = emb(ids)
+    assert not STATS.graphs[before].cpu_fallback
+    # a gather moves bits: the device result is the table rounded to DL16, exactly
+    assert torch.equal(y, torch.from_numpy(DL16.round(eager.numpy())))
+
+
+def test_embedding_index_out_of_range_is_refused():
+    torch._dynamo.reset()
+    emb = torch.nn.Embedding(10, 64).eval()
+    with torch.no_grad(), pytest.raises(Exception, match="index 12 is out of range for a table of 10 rows"):
+        torch.compile(emb, backend="spyre")(torch.tensor([[1, 12]]))
