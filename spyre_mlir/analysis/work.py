@@ -54,6 +54,8 @@ def iteration_dims(op: Operation) -> list[IterDim]:
         return [IterDim(d.name, d.size) for d in pointwise_loops(op)[0]]
     if isinstance(op, spyre.GatherOp):
         return [IterDim("n", spyre.device_layout(op.result.type).shape[0])]
+    if isinstance(op, spyre.SliceOp):
+        return [IterDim(d.name, d.size) for d in slice_loops(op)]
     if isinstance(op, spyre.ReduceOp):
         src = spyre.device_layout(op.input.type)
         tile = reduce_tile_dim(op)
@@ -102,6 +104,12 @@ def restickify_loops(src: Layout, dst: Layout) -> list[LoopDim]:
         return loop_dims(dst, [(src, identity)])
     keep = frozenset(h for h in (src.stick_dim, dst.stick_dim) if h is not None)
     return loop_dims(dst, [(src, identity)], keep)
+
+
+def slice_loops(op: spyre.SliceOp) -> list[LoopDim]:
+    """The result's loops, cut to nest inside the input's digits."""
+    src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
+    return loop_dims(dst, [(src, list(range(len(dst.host_shape))))])
 
 
 def pointwise_loops(op: spyre.PointwiseOp) -> tuple[list[LoopDim], list[list[int]]]:
@@ -216,11 +224,35 @@ def pointwise_program(op: spyre.PointwiseOp) -> tuple[list[SfpStep], int]:
     for idx, o in enumerate(ops):
         for v in o.operands:
             last_use[v] = idx
+        if o.name == "arith.select":  # the mask is read by the select, through its cmpf
+            last_use[o.operands[0].owner.operands[0]] = idx  # type: ignore[union-attr]
     free: list[int] = []
     n_temps = 0
     steps: list[SfpStep] = []
     for idx, o in enumerate(ops):
         fn = spyre.POINTWISE_BODY_OPS[o.name]
+        if fn == "cmp":  # folded into the select that reads it: (mask != 0)
+            continue
+        if fn == "select":
+            mask = o.operands[0].owner.operands[0]  # type: ignore[union-attr]
+            srcs3 = [mask, o.operands[1], o.operands[2]]
+            if any(v in consts for v in srcs3):
+                raise ValueError("a select on constants has no SFP form")
+            for v in srcs3:
+                if last_use.get(v) == idx and loc[v][0] == "t" and loc[v][1] not in free:
+                    free.append(loc[v][1])
+            result = o.results[0]
+            if result is yielded and not any(u.operation is not block.last_op for u in result.uses):
+                dst = ("out", 0)
+            else:
+                if free:
+                    j = free.pop(0)
+                else:
+                    j, n_temps = n_temps, n_temps + 1
+                dst = ("t", j)
+            loc[result] = dst
+            steps.append(SfpStep("select", dst, tuple(loc[v] for v in srcs3)))
+            continue
         if fn == "constant":
             assert isinstance(o, arith.ConstantOp)
             consts[o.result] = float(o.value.value.data)  # type: ignore[union-attr]
@@ -303,6 +335,8 @@ def kernel_buffers(op: Operation, ext: dict[str, int]) -> dict[str, int]:
         return bufs
     if isinstance(op, spyre.GatherOp):
         return {"rows": ext["n"] * spyre.device_layout(op.table.type).device_size[0]}
+    if isinstance(op, spyre.SliceOp):
+        return {"tile": math.prod(ext.values())}
     if isinstance(op, spyre.ReduceOp):
         vectors = math.prod(v for k, v in ext.items() if k != "r")
         bufs = {"in": vectors * ext["r"], "out": vectors}

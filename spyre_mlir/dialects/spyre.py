@@ -24,6 +24,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from xdsl.dialects import arith
+
 from xdsl.dialects.builtin import (
     ArrayAttr,
     Float16Type,
@@ -401,6 +403,8 @@ POINTWISE_BODY_OPS: dict[str, str] = {
     "math.cos": "cos",
     "math.absf": "abs",
     "arith.constant": "constant",
+    "arith.cmpf": "cmp",
+    "arith.select": "select",
 }
 """Scalar ops a `spyre.pointwise` body may hold, and the SFP function each one becomes."""
 
@@ -457,6 +461,12 @@ class PointwiseOp(IRDLOperation):
                     f"'spyre.pointwise': '{op.name}' has no SFP instruction "
                     f"(supported: {', '.join(sorted(POINTWISE_BODY_OPS))})"
                 )
+            elif op.name == "arith.cmpf":
+                if not all(u.operation.name == "arith.select" and u.index == 0 for u in op.results[0].uses):
+                    raise VerifyException("'spyre.pointwise': an arith.cmpf may only feed the condition of arith.select")
+                rhs = op.operands[1].owner
+                if not (isinstance(rhs, arith.ConstantOp) and rhs.value.value.data == 0.0 and op.predicate.value.data in (6, 13)):  # type: ignore[union-attr]
+                    raise VerifyException("'spyre.pointwise': the SFP selects on (mask != 0): arith.cmpf one/une %mask, 0.0")
             elif any(not isinstance(r.type, Float32Type) for r in op.results):
                 raise VerifyException(f"'spyre.pointwise': body op '{op.name}' must compute f32")
         if not isinstance(block.last_op, YieldOp):
@@ -610,6 +620,40 @@ class ReshapeOp(IRDLOperation):
 
 
 @irdl_op_definition
+class SliceOp(IRDLOperation):
+    """A box of a tensor, copied (a slice with step 1 along every dim).
+
+        r[i0, i1, ...] = x[start0 + i0, start1 + i1, ...]
+
+    The start along the input's stick dim must be a multiple of the stick (64): the copy moves
+    whole sticks."""
+
+    name = "spyre.slice"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    start = prop_def(IntListAttr)
+    traits = traits_def(Pure())
+    assembly_format = "$input `start` $start attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, start: Sequence[int], result_type: Attribute):
+        super().__init__(operands=[input], result_types=[result_type], properties={"start": IntListAttr(start)})
+
+    def verify_(self) -> None:
+        src = device_layout(self.input.type, "'spyre.slice': input")
+        res = device_layout(self.result.type, "'spyre.slice': result")
+        start = self.start.as_tuple()
+        if len(start) != len(src.shape) or len(res.shape) != len(src.shape):
+            raise VerifyException(f"'spyre.slice': start {list(start)} and result {res.shape} must have the rank of {src.shape}")
+        if any(s < 0 or s + n > m for s, n, m in zip(start, res.shape, src.shape)):
+            raise VerifyException(f"'spyre.slice': the box at {list(start)} of size {res.shape} leaves {src.shape}")
+        h = src.stick_dim
+        if h is not None and start[h] % src.lanes:
+            raise VerifyException(
+                f"'spyre.slice': start {start[h]} along the stick dim {h} is not a multiple of {src.lanes}"
+            )
+
+
+@irdl_op_definition
 class RestickifyOp(IRDLOperation):
     """Move a tensor into another layout (data moves: DDR -> LX -> shuffle -> DDR).
 
@@ -686,16 +730,16 @@ class KernelOp(IRDLOperation):
         term = block.last_op
         if not isinstance(term, YieldOp) or [v.type for v in term.values] != [r.type for r in self.outputs]:
             raise VerifyException(f"'spyre.kernel' @{self.sym_name.data}: must end with spyre.yield of the result types")
-        compute = [op for op in block.ops if isinstance(op, MatmulOp | PointwiseOp | ReduceOp | GatherOp | RestickifyOp)]
+        compute = [op for op in block.ops if isinstance(op, MatmulOp | PointwiseOp | ReduceOp | GatherOp | SliceOp | RestickifyOp)]
         other = [
             op.name
             for op in block.ops
-            if not isinstance(op, MatmulOp | PointwiseOp | ReduceOp | GatherOp | RestickifyOp | PermuteOp | ReshapeOp | YieldOp)
+            if not isinstance(op, MatmulOp | PointwiseOp | ReduceOp | GatherOp | SliceOp | RestickifyOp | PermuteOp | ReshapeOp | YieldOp)
         ]
         if other or len(compute) != 1:
             raise VerifyException(
                 f"'spyre.kernel' @{self.sym_name.data}: holds one compute op (spyre.matmul, spyre.pointwise, "
-                f"spyre.reduce, spyre.gather or spyre.restickify) and views, found {len(compute)} compute op(s)"
+                f"spyre.reduce, spyre.gather, spyre.slice or spyre.restickify) and views, found {len(compute)} compute op(s)"
                 + (f" and {', '.join(other)}" if other else "")
             )
         from spyre_mlir.analysis.work import iteration_dims  # the meaning of split/chunks names
@@ -732,6 +776,7 @@ Spyre = Dialect(
         PointwiseOp,
         ReduceOp,
         GatherOp,
+        SliceOp,
         YieldOp,
         PermuteOp,
         ReshapeOp,
@@ -753,6 +798,7 @@ __all__ = [
     "PointwiseOp",
     "ReduceOp",
     "GatherOp",
+    "SliceOp",
     "YieldOp",
     "PermuteOp",
     "ReshapeOp",

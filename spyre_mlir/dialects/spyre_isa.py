@@ -730,6 +730,29 @@ SFP_BINARY: dict[str, type[SfpBinaryOp]] = {
 
 
 @irdl_op_definition
+class SfpSelectOp(IsaInstruction):
+    """dst = (mask != 0) ? lhs : rhs on 64-lane vectors (masks are 0/1 tensors)."""
+
+    name = "spyre_isa.sfp_select"
+    ENGINE: ClassVar[str] = "sfp"
+    mask = prop_def(AccessAttr)
+    lhs = prop_def(AccessAttr)
+    rhs = prop_def(AccessAttr)
+    dst = prop_def(AccessAttr)
+    sizes = prop_def(IntListAttr)
+    assembly_format = "`lx` $mask `?` `lx` $lhs `:` `lx` $rhs `->` `lx` $dst `sizes` $sizes attr-dict"
+
+    def __init__(self, mask: AccessAttr, lhs: AccessAttr, rhs: AccessAttr, dst: AccessAttr, sizes: Sequence[int]):
+        super().__init__(properties={"mask": mask, "lhs": lhs, "rhs": rhs, "dst": dst, "sizes": IntListAttr(sizes)})
+
+    def verify_(self) -> None:
+        sizes = self.sizes.as_tuple()
+        self._check_sizes(self, sizes)
+        for what, acc in (("mask", self.mask), ("lhs", self.lhs), ("rhs", self.rhs), ("dst", self.dst)):
+            self._check_access(what, acc, sizes)
+
+
+@irdl_op_definition
 class SfpTransposeOp(IsaInstruction):
     """Transpose 64 x 64 blocks of 16-bit lanes (a stick shuffle through the SFP).
 
@@ -946,6 +969,7 @@ SpyreISA = Dialect(
         *SFP_UNARY.values(),
         *SFP_BINARY.values(),
         SfpTransposeOp,
+        SfpSelectOp,
         SfpReduceMaxOp,
         SfpReduceMinOp,
         SfpReduceSumOp,

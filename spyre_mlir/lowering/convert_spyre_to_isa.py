@@ -41,6 +41,7 @@ from spyre_mlir.analysis.work import (
     pointwise_program,
     reduce_tile_dim,
     restickify_loops,
+    slice_loops,
     transpose_row_dim,
 )
 from spyre_mlir.dialects import spyre, spyre_isa
@@ -115,6 +116,8 @@ def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue
         dst = spyre_isa.AccessAttr(tables[len(srcs)], dst_s, F32 if dst_f else F16)
         if fn in spyre_isa.SFP_UNARY:
             return spyre_isa.SFP_UNARY[fn](accs[0], dst, sizes)
+        if fn == "select":
+            return spyre_isa.SfpSelectOp(accs[0], accs[1], accs[2], dst, sizes)
         return spyre_isa.SFP_BINARY[fn](accs[0], accs[1] if len(accs) > 1 else imm, dst, sizes)
     if kind == "gather":
         _, table, indices, count, row_sticks, lx_s = ins.key
@@ -207,6 +210,8 @@ class KernelCodegen:
             gen = self.reduce
         elif isinstance(self.compute, spyre.GatherOp):
             gen = self.gather
+        elif isinstance(self.compute, spyre.SliceOp):
+            gen = self.slice
         else:
             gen = self.restickify
         return [None if box is None else gen(box) for box in self.boxes]
@@ -298,6 +303,26 @@ class KernelCodegen:
             rows = n1 - n0
             out.append(gather_rows(self.arg(op.table), self.arg(op.indices), n0, rows, sticks, self.lx["rows"], [sticks, 1]))
             out.append(store(self.arg(op.result), self.lx["rows"], [sticks, 1], n0 * s_row, [s_row, s_t], [rows, sticks]))
+        return out
+
+    # -------------------------------------------------------------- slice
+    def slice(self, box: dict) -> list[Ins]:
+        """Copy the box: DMA in through the input's layout from the start, DMA out."""
+        op = self.compute
+        assert isinstance(op, spyre.SliceOp)
+        src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
+        dims = slice_loops(op)
+        s = operand_strides(dst, src, list(range(len(dst.host_shape))), dims)
+        if s is None:
+            raise PassFailedException(f"kernel {self.name}: slice of {src} into {dst}: the sticks cannot be matched")
+        origin = _element_stick(src, op.start.as_tuple())
+        out: list[Ins] = []
+        for ch in chunk_boxes(box, self.dims, self.chunks):
+            lo = [ch[d.name][0] for d in dims]
+            ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
+            tile = _compact(ext)
+            out.append(load(self.arg(op.input), origin + sum(l * x for l, x in zip(lo, s)), s, self.lx["tile"], tile, ext))
+            out.append(store(self.arg(op.result), self.lx["tile"], tile, sum(l * d.stick_stride for l, d in zip(lo, dims)), [d.stick_stride for d in dims], ext))
         return out
 
     # -------------------------------------------------------------- reduce
@@ -447,6 +472,20 @@ class KernelCodegen:
                         [*blk, cols],
                     ))
         return out
+
+
+def _element_stick(layout: Layout, coords: Sequence[int]) -> int:
+    """The stick holding the element at logical `coords` (lane 0 of it: coords along the
+    stick dim are multiples of the stick)."""
+    stick = 0
+    strides = layout.stick_strides
+    lane = len(layout.device_size) - 1
+    for h, x in enumerate(coords if layout.shape else (0,)):
+        for d in layout.digits[h]:
+            c = (x // d.weight) % d.size
+            if d.device_dim != lane:
+                stick += c * strides[d.device_dim]
+    return stick
 
 
 def _stride(layout: Layout, host_dim: int, weight: int) -> int:

@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     FloatAttr,
     FunctionType,
+    IntegerType,
     ModuleOp,
     StringAttr,
     TensorType,
@@ -178,14 +179,16 @@ class Border:
         self.on_device: dict[SSAValue, SSAValue] = {}
         self.on_host: dict[SSAValue, SSAValue] = {}
 
-    def device(self, v: SSAValue, before: Operation) -> SSAValue:
-        """The device value of a `!torch.vtensor` value, transferring it if it lives on the host."""
+    def device(self, v: SSAValue, before: Operation, mask: bool = False) -> SSAValue:
+        """The device value of a `!torch.vtensor` value, transferring it if it lives on the host
+        (`mask`: a boolean tensor, transferred as 0.0 / 1.0)."""
         owner = v.owner
         if isinstance(owner, UnrealizedConversionCastOp) and spyre.is_device_tensor(owner.inputs[0].type):
             return owner.inputs[0]
         if v in self.on_device:
             return self.on_device[v]
-        reason = device_reason(v.type)
+        is_bool = isinstance(v.type, t.ValueTensorType) and v.type.has_dtype and v.type.get_dtype() == IntegerType(1)
+        reason = None if mask and is_bool else device_reason(v.type)
         if reason is not None:
             raise NotOnDevice(reason)
         if isinstance(owner, UnrealizedConversionCastOp):  # a host tensor seen as a vtensor
@@ -525,6 +528,27 @@ class LowerPow(Lowering):
         return [pw], pw.result
 
 
+class LowerWhere(Lowering):
+    """where(cond, x, y): the boolean condition goes to the device as a 0/1 mask and the SFP
+    selects (mask != 0 ? x : y), broadcasting all three."""
+
+    names = ("torch.aten.where.self",)
+
+    def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
+        cond, x_v, y_v = op.operands
+        if not (cond.type.has_dtype and cond.type.get_dtype() == IntegerType(1)):  # type: ignore[union-attr]
+            raise NotOnDevice("the condition is not boolean")
+        m = self.border.device(cond, op, mask=True)
+        x, y = self.dev(x_v, op), self.dev(y_v, op)
+
+        def body(c: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+            nonzero = arith.CmpfOp(c, const(0.0), "one").result
+            return arith.SelectOp(nonzero, a, b).result
+
+        pw = pointwise([m, x, y], _result_shape(op), body)
+        return [pw], pw.result
+
+
 class LowerClamp(Lowering):
     names = ("torch.aten.clamp",)
 
@@ -542,6 +566,41 @@ class LowerClamp(Lowering):
 
         pw = pointwise([x], _shape(x), body)
         return [pw], pw.result
+
+
+class LowerSlice(Lowering):
+    """slice.Tensor (step 1) and select.int: spyre.slice of the box (+ a view dropping the dim)."""
+
+    names = ("torch.aten.slice.Tensor", "torch.aten.select.int")
+
+    def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
+        x = self.dev(op.operands[0], op)
+        shape = _shape(x)
+        dim = t.constant_int_value(op.operands[1])
+        if dim is None:
+            raise NotOnDevice("dim is not constant")
+        dim %= len(shape)
+        if op.name == "torch.aten.select.int":
+            index = t.constant_int_value(op.operands[2])
+            if index is None:
+                raise NotOnDevice("index is not constant")
+            begin, end, step = index % shape[dim], index % shape[dim] + 1, 1
+        else:
+            begin_v, end_v, step_v = (t.constant_int_value(v) if not isinstance(v.type, t.NoneType) else None for v in op.operands[2:5])
+            step = step_v or 1
+            begin = 0 if begin_v is None else min(max(begin_v + shape[dim] if begin_v < 0 else begin_v, 0), shape[dim])
+            end = shape[dim] if end_v is None else min(max(end_v + shape[dim] if end_v < 0 else end_v, 0), shape[dim])
+        if step != 1:
+            raise NotOnDevice(f"a slice with step {step}")
+        if dim == len(shape) - 1 and begin % 64:
+            raise NotOnDevice(f"a slice of the stick dim starting at {begin}, not at a stick boundary")
+        box = tuple(end - begin if i == dim else n for i, n in enumerate(shape))
+        if box == shape:
+            return [], x
+        start = [begin if i == dim else 0 for i in range(len(shape))]
+        sl = spyre.SliceOp(x, start, spyre.device_tensor_type(box))
+        ops: list[Operation] = [sl]
+        return ops, _reshape(ops, sl.result, _result_shape(op))
 
 
 class LowerEmbedding(Lowering):
@@ -666,11 +725,13 @@ LOWERINGS: tuple[type[Lowering], ...] = (
     LowerViews,
     LowerExpand,
     LowerEmbedding,
+    LowerSlice,
     LowerMatmul,
     LowerUnary,
     LowerBinary,
     LowerPow,
     LowerClamp,
+    LowerWhere,
     LowerReductions,
     LowerSoftmax,
     LowerLayerNorm,
@@ -693,9 +754,12 @@ DEVICE_OPS: dict[str, str] = {
     "torch.aten.squeeze.dim": "spyre.reshape (free view)",
     "torch.aten.expand": "spyre.pointwise copy (the broadcast is materialised)",
     "torch.aten.embedding": "spyre.gather: row DMAs at indices the host hands over at launch",
+    "torch.aten.slice.Tensor": "spyre.slice (step 1; along the stick dim from a stick boundary)",
+    "torch.aten.select.int": "spyre.slice of one row + spyre.reshape dropping the dim",
     "torch.aten.gelu": "spyre.pointwise: erf form (none) or tanh form (tanh)",
     "torch.aten.pow.Tensor_Scalar": "spyre.pointwise: x*x... (|c| <= 4), sqrt, rsqrt, exp(c log x)",
     "torch.aten.clamp": "spyre.pointwise: maximumf / minimumf with constants",
+    "torch.aten.where.self": "spyre.pointwise: select on the condition (sent as a 0/1 mask); with two scalar values it builds a mask on the host",
     **{name: f"spyre.pointwise: {doc}" for name, (_, doc) in UNARY.items()},
     **{
         f"torch.aten.{k}.{o}": f"spyre.pointwise: {doc}" + (" (x * 1, x / 1 fold to x)" if o == "Scalar" and k in ("mul", "div") else "")
@@ -745,6 +809,12 @@ def _host_by_design(op: Operation) -> tuple[bool, str]:
     integer/boolean tensors, comparisons producing masks, and constant creation."""
     if op.name in CREATION_OPS:
         return True, "a constant made from shapes and numbers (host-built)"
+    if op.results and not any(is_vtensor(v) for v in op.results):
+        return True, "computes a host scalar"
+    if op.name == "torch.aten.where.self" and all(
+        v.type.get_shape() == () for v in op.operands[1:] if is_vtensor(v)  # type: ignore[union-attr]
+    ):
+        return True, "builds a mask from a boolean condition and two constants (host)"
     ins = [v for v in op.operands if is_vtensor(v)]
     outs = [v for v in op.results if is_vtensor(v)]
     if (ins or outs) and not any(_is_float(v) for v in (*ins, *outs)):

@@ -255,6 +255,7 @@ _SFP_FUNCTIONS: dict[str, Any] = {
     "div": np.divide,
     "max": np.maximum,
     "min": np.minimum,
+    "select": lambda m, a, b: np.where(m != 0, a, b),
 }
 
 
@@ -289,10 +290,14 @@ class _SfpPlan(_Plan):
 
     def __init__(self, op: spyre_isa.SfpUnaryOp | spyre_isa.SfpBinaryOp, kernel: str, index: int, n: int, config: DeviceConfig):
         super().__init__(op, kernel, index, n)
-        self.fn = _SFP_FUNCTIONS[op.FUNCTION]
+        self.function = "select" if isinstance(op, spyre_isa.SfpSelectOp) else op.FUNCTION
+        self.fn = _SFP_FUNCTIONS[self.function]
         sizes = op.sizes.as_tuple()
         if isinstance(op, spyre_isa.SfpUnaryOp):
             srcs = [op.src]
+            self.imm = None
+        elif isinstance(op, spyre_isa.SfpSelectOp):
+            srcs = [op.mask, op.lhs, op.rhs]
             self.imm = None
         else:
             srcs = [op.lhs] + ([op.rhs] if op.rhs is not None else [])
@@ -302,7 +307,7 @@ class _SfpPlan(_Plan):
         vectors = int(np.prod(sizes))
         self._works(
             n,
-            compute=timing.sfp_cycles(config, vectors, op.FUNCTION in spyre_isa.SFP_TRANSCENDENTAL),
+            compute=timing.sfp_cycles(config, vectors, self.function in spyre_isa.SFP_TRANSCENDENTAL),
             reads=[p.reshape(n, -1) for _, p in self.srcs],
             writes=[self.dst[1].reshape(n, -1)],
         )
@@ -451,7 +456,7 @@ def _plan_instruction(op: Operation, kernel: str, index: int, cores: Sequence[in
         return _GatherPlan(op, kernel, index, n, config)
     if isinstance(op, spyre_isa.PtMatmulOp):
         return _PtPlan(op, kernel, index, n, config)
-    if isinstance(op, spyre_isa.SfpUnaryOp | spyre_isa.SfpBinaryOp):
+    if isinstance(op, spyre_isa.SfpUnaryOp | spyre_isa.SfpBinaryOp | spyre_isa.SfpSelectOp):
         return _SfpPlan(op, kernel, index, n, config)
     if isinstance(op, spyre_isa.SfpReduceOp):
         return _ReducePlan(op, kernel, index, n, config)

@@ -17,7 +17,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from spyre_mlir.dialects import spyre
 
-KERNEL_OPS = (spyre.MatmulOp, spyre.PointwiseOp, spyre.ReduceOp, spyre.GatherOp, spyre.RestickifyOp)
+KERNEL_OPS = (spyre.MatmulOp, spyre.PointwiseOp, spyre.ReduceOp, spyre.GatherOp, spyre.SliceOp, spyre.RestickifyOp)
 """Ops that compute on the device (one launch each until fusion groups them)."""
 
 

@@ -7,6 +7,7 @@ explicit `spyre.restickify` where it is not, then move what can be moved to the 
                 is restickified to the output's layout (or, if it broadcasts, to its own
                 generic layout, or to a splat when it broadcasts along the stick dim)
     reduce      the input in the generic layout (the result is its splat)
+    slice       the input in the generic layout
     fold        restickify(views(to_device(x))) -> to_device(x) straight into the wanted
                 layout: the host transposes/reshapes for free on the way in
     drop        restickify to the layout it already has; restickify of a restickify;
@@ -130,6 +131,16 @@ class ReduceInputGeneric(RewritePattern):
             _restickify_operand(op, 0, _generic(op.input), rewriter)
 
 
+class SliceInputShareSticks(RewritePattern):
+    """A slice copies whole sticks from its start on: it reads its input in the generic
+    layout (one digit per host dim, so the box is one strided loop nest)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: spyre.SliceOp, rewriter: PatternRewriter):
+        if spyre.device_layout(op.input.type).canonical() != _generic(op.input):
+            _restickify_operand(op, 0, _generic(op.input), rewriter)
+
+
 class DropNeedlessRestickify(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: spyre.RestickifyOp, rewriter: PatternRewriter):
@@ -154,7 +165,9 @@ class SpyrePropagateLayoutsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([MatmulOperandsGeneric(), PointwiseOperandsShareSticks(), ReduceInputGeneric()]),
+            GreedyRewritePatternApplier(
+                [MatmulOperandsGeneric(), PointwiseOperandsShareSticks(), ReduceInputGeneric(), SliceInputShareSticks()]
+            ),
             apply_recursively=False,
         ).rewrite_module(op)
         patterns: list[RewritePattern] = [DropNeedlessRestickify()]

@@ -134,3 +134,12 @@ def test_embedding_index_out_of_range_is_refused():
     emb = torch.nn.Embedding(10, 64).eval()
     with torch.no_grad(), pytest.raises(Exception, match="index 12 is out of range for a table of 10 rows"):
         torch.compile(emb, backend="spyre")(torch.tensor([[1, 12]]))
+
+
+def test_where_with_a_boolean_mask():
+    check(lambda x, y: torch.where(x > 0.3, x * 2.0, y), randn(2, 7, 100, seed=17), randn(7, 100, seed=18))
+
+
+def test_slices_and_select():
+    check(lambda x: x[:, 3:9, 64:130] * 2.0 + x[:, :6, :66], randn(2, 10, 200, seed=19))
+    check(lambda x: x[:, 0] + 1.0, randn(2, 10, 200, seed=20))
