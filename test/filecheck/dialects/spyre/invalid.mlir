@@ -225,7 +225,7 @@
   %s = math.atan %a : f32
   spyre.yield %s : f32
 }
-// CHECK: {{^}}'spyre.pointwise': 'math.atan' has no SFP instruction (supported: arith.addf, arith.constant, arith.divf, arith.maximumf, arith.minimumf, arith.mulf, arith.negf, arith.subf, math.absf, math.cos, math.erf, math.exp, math.log, math.rsqrt, math.sin, math.sqrt, math.tanh){{$}}
+// CHECK: {{^}}'spyre.pointwise': 'math.atan' has no SFP instruction (supported: arith.addf, arith.cmpf, arith.constant, arith.divf, arith.maximumf, arith.minimumf, arith.mulf, arith.negf, arith.select, arith.subf, math.absf, math.cos, math.erf, math.exp, math.log, math.rsqrt, math.sin, math.sqrt, math.tanh){{$}}
 
 // -----
 
@@ -406,7 +406,7 @@ spyre.yield %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], strid
   %z = spyre.restickify %y : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
   spyre.yield %z : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
 }
-// CHECK: {{^}}'spyre.kernel' @k: holds one compute op (spyre.matmul, spyre.pointwise, spyre.reduce, spyre.gather or spyre.restickify) and views, found 2 compute op(s){{$}}
+// CHECK: {{^}}'spyre.kernel' @k: holds one compute op (spyre.matmul, spyre.pointwise, spyre.reduce, spyre.gather, spyre.slice or spyre.restickify) and views, found 2 compute op(s){{$}}
 
 // -----
 
@@ -417,7 +417,7 @@ spyre.yield %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], strid
   "test.op"() : () -> ()
   spyre.yield %y : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
 }
-// CHECK: {{^}}'spyre.kernel' @k: holds one compute op (spyre.matmul, spyre.pointwise, spyre.reduce, spyre.gather or spyre.restickify) and views, found 1 compute op(s) and test.op{{$}}
+// CHECK: {{^}}'spyre.kernel' @k: holds one compute op (spyre.matmul, spyre.pointwise, spyre.reduce, spyre.gather, spyre.slice or spyre.restickify) and views, found 1 compute op(s) and test.op{{$}}
 
 // -----
 
