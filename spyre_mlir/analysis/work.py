@@ -73,7 +73,7 @@ def reduce_tile_dim(op: spyre.ReduceOp) -> int:
     """The input device dim holding the reduced (stick) dim's sticks; the input must be in the
     generic layout and the result its splat (spyre-propagate-layouts sees to it)."""
     src = spyre.device_layout(op.input.type)
-    d = op.dim.data
+    d = op.dim.value.data
     if src.stick_dim != d or len(src.digits[d]) > 2:
         raise ValueError(f"spyre.reduce along dim {d} needs its input sticked on that dim")
     if len(src.digits[d]) == 2:

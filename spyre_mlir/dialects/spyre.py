@@ -27,10 +27,12 @@ from collections.abc import Sequence
 from xdsl.dialects import arith
 
 from xdsl.dialects.builtin import (
+    I64,
     ArrayAttr,
     Float16Type,
     Float32Type,
     IntAttr,
+    IntegerAttr,
     IntegerType,
     NoneAttr,
     StringAttr,
@@ -491,13 +493,13 @@ class ReduceOp(IRDLOperation):
     input = operand_def(TensorType)
     result = result_def(TensorType)
     kind = prop_def(StringAttr)
-    dim = prop_def(IntAttr)
+    dim = prop_def(IntegerAttr[I64])
     traits = traits_def(Pure())
     assembly_format = "$kind $input `dim` $dim attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, kind: str, input: SSAValue, dim: int, result_type: Attribute):
         super().__init__(
-            operands=[input], result_types=[result_type], properties={"kind": StringAttr(kind), "dim": IntAttr(dim)}
+            operands=[input], result_types=[result_type], properties={"kind": StringAttr(kind), "dim": IntegerAttr(dim, 64)}
         )
 
     def verify_(self) -> None:
@@ -505,7 +507,7 @@ class ReduceOp(IRDLOperation):
         res = device_layout(self.result.type, "'spyre.reduce': result")
         if self.kind.data not in REDUCE_KINDS:
             raise VerifyException(f"'spyre.reduce': kind must be one of {', '.join(REDUCE_KINDS)}, got '{self.kind.data}'")
-        d = self.dim.data
+        d = self.dim.value.data
         if not 0 <= d < len(src.shape):
             raise VerifyException(f"'spyre.reduce': dim {d} is out of range for shape {src.shape}")
         want = tuple(1 if i == d else n for i, n in enumerate(src.shape))

@@ -333,7 +333,7 @@ class KernelCodegen:
         assert isinstance(op, spyre.ReduceOp)
         src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
         tile = reduce_tile_dim(op)
-        extent = src.shape[op.dim.data]
+        extent = src.shape[op.dim.value.data]
         tail = extent - 64 * (src.device_size[tile] - 1)
         dims = [d for d in loop_dims(src) if d.device_dim != tile]
         out_strides = dst.stick_strides

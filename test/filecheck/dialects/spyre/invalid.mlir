@@ -429,3 +429,59 @@ spyre.yield %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], strid
   spyre.yield %y : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
 }
 // CHECK: {{^}}'spyre.kernel' @k: split names ['m'] are not the iteration dims ['d0', 'd1'] of its spyre.restickify{{$}}
+
+// -----
+
+%a = "test.op"() : () -> tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>>
+%r = spyre.reduce "prod" %a dim 1 : tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>> -> tensor<3x1xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 1, 0]>>
+// CHECK: {{^}}'spyre.reduce': kind must be one of sum, mean, max, min, got 'prod'{{$}}
+
+// -----
+
+%a = "test.op"() : () -> tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>>
+%r = spyre.reduce "sum" %a dim 2 : tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>> -> tensor<3x1xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 1, 0]>>
+// CHECK: {{^}}'spyre.reduce': dim 2 is out of range for shape (3, 100){{$}}
+
+// -----
+
+%a = "test.op"() : () -> tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>>
+%r = spyre.reduce "sum" %a dim 0 : tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>> -> tensor<3x1xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 1, 0]>>
+// CHECK: {{^}}'spyre.reduce': result shape (3, 1) != (1, 100) (the reduced dim is kept, extent 1){{$}}
+
+// -----
+
+%t = "test.op"() : () -> tensor<50x64xf16, #spyre.layout<device_size = [1, 50, 64], stride_map = [64, 64, 1]>>
+%i = "test.op"() : () -> tensor<10xf32>
+%g = spyre.gather %t[%i] : (tensor<50x64xf16, #spyre.layout<device_size = [1, 50, 64], stride_map = [64, 64, 1]>>, tensor<10xf32>) -> tensor<10x64xf16, #spyre.layout<device_size = [1, 10, 64], stride_map = [64, 64, 1]>>
+// CHECK: {{^}}'spyre.gather': indices must be a host integer tensor, got tensor<10xf32>{{$}}
+
+// -----
+
+%t = "test.op"() : () -> tensor<50x64xf16, #spyre.layout<device_size = [1, 50, 64], stride_map = [64, 64, 1]>>
+%i = "test.op"() : () -> tensor<10xsi64>
+%g = spyre.gather %t[%i] : (tensor<50x64xf16, #spyre.layout<device_size = [1, 50, 64], stride_map = [64, 64, 1]>>, tensor<10xsi64>) -> tensor<9x64xf16, #spyre.layout<device_size = [1, 9, 64], stride_map = [64, 64, 1]>>
+// CHECK: {{^}}'spyre.gather': table (50, 64) and 10 indices give (10, 64), not (9, 64){{$}}
+
+// -----
+
+%e = "test.op"() : () -> tensor<2x5x100xf16, #spyre.layout<device_size = [5, 2, 2, 64], stride_map = [100, 64, 500, 1]>>
+%s = spyre.slice %e start [0, 3, 0] : tensor<2x5x100xf16, #spyre.layout<device_size = [5, 2, 2, 64], stride_map = [100, 64, 500, 1]>> -> tensor<2x3x100xf16, #spyre.layout<device_size = [3, 2, 2, 64], stride_map = [100, 64, 300, 1]>>
+// CHECK: {{^}}'spyre.slice': the box at [0, 3, 0] of size (2, 3, 100) leaves (2, 5, 100){{$}}
+
+// -----
+
+%e = "test.op"() : () -> tensor<2x5x100xf16, #spyre.layout<device_size = [5, 2, 2, 64], stride_map = [100, 64, 500, 1]>>
+%s = spyre.slice %e start [0, 0, 10] : tensor<2x5x100xf16, #spyre.layout<device_size = [5, 2, 2, 64], stride_map = [100, 64, 500, 1]>> -> tensor<2x5x36xf16, #spyre.layout<device_size = [5, 1, 2, 64], stride_map = [36, 64, 180, 1]>>
+// CHECK: {{^}}'spyre.slice': start 10 along the stick dim 2 is not a multiple of 64{{$}}
+
+// -----
+
+%a = "test.op"() : () -> tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>>
+%p = spyre.pointwise %a : (tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>>) -> tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>> {
+^bb0(%x: f32):
+  %one = arith.constant 1.0 : f32
+  %c = arith.cmpf one, %x, %one : f32
+  %s = arith.select %c, %x, %one : f32
+  spyre.yield %s : f32
+}
+// CHECK: {{^}}'spyre.pointwise': the SFP selects on (mask != 0): arith.cmpf one/une %mask, 0.0{{$}}

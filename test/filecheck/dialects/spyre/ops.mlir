@@ -185,3 +185,25 @@
 // CHECK-GENERIC-NEXT:   %kt = "spyre.permute"(%ks) <{permutation = #spyre.ints[1, 0]}> : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> tensor<256x4xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [256, 1, 4]>>
 // CHECK-GENERIC-NEXT:   "spyre.yield"(%ks, %kt) : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x4xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [256, 1, 4]>>) -> ()
 // CHECK-GENERIC-NEXT: }) : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x4xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [256, 1, 4]>>)
+
+// -----
+
+// Reductions (a splat result along the stick dim), gathers at host indices, slices.
+%a, %tab, %e = "test.op"() : () -> (tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>>, tensor<50x64xf16, #spyre.layout<device_size = [1, 50, 64], stride_map = [64, 64, 1]>>, tensor<2x5x64xf16, #spyre.layout<device_size = [5, 1, 2, 64], stride_map = [64, 64, 320, 1]>>)
+// CHECK:         %a, %tab, %e = "test.op"() : () -> (tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>>, tensor<50x64xf16, #spyre.layout<device_size = [1, 50, 64], stride_map = [64, 64, 1]>>, tensor<2x5x64xf16, #spyre.layout<device_size = [5, 1, 2, 64], stride_map = [64, 64, 320, 1]>>)
+// CHECK-GENERIC: %a, %tab, %e = "test.op"() : () -> (tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>>, tensor<50x64xf16, #spyre.layout<device_size = [1, 50, 64], stride_map = [64, 64, 1]>>, tensor<2x5x64xf16, #spyre.layout<device_size = [5, 1, 2, 64], stride_map = [64, 64, 320, 1]>>)
+%ids = "test.op"() : () -> tensor<2x5xsi64>
+// CHECK:         %ids = "test.op"() : () -> tensor<2x5xsi64>
+// CHECK-GENERIC: %ids = "test.op"() : () -> tensor<2x5xsi64>
+%r = spyre.reduce "max" %a dim 1 : tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>> -> tensor<3x1xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 1, 0]>>
+// CHECK:         %r = spyre.reduce "max" %a dim 1 : tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>> -> tensor<3x1xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 1, 0]>>
+// CHECK-GENERIC: %r = "spyre.reduce"(%a) <{kind = "max", dim = 1 : i64}> : (tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>>) -> tensor<3x1xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 1, 0]>>
+%m = spyre.reduce "mean" %a dim 1 : tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>> -> tensor<3x1xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 1, 0]>>
+// CHECK:         %m = spyre.reduce "mean" %a dim 1 : tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>> -> tensor<3x1xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 1, 0]>>
+// CHECK-GENERIC: %m = "spyre.reduce"(%a) <{kind = "mean", dim = 1 : i64}> : (tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>>) -> tensor<3x1xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 1, 0]>>
+%g = spyre.gather %tab[%ids] : (tensor<50x64xf16, #spyre.layout<device_size = [1, 50, 64], stride_map = [64, 64, 1]>>, tensor<2x5xsi64>) -> tensor<10x64xf16, #spyre.layout<device_size = [1, 10, 64], stride_map = [64, 64, 1]>>
+// CHECK:         %g = spyre.gather %tab[%ids] : (tensor<50x64xf16, #spyre.layout<device_size = [1, 50, 64], stride_map = [64, 64, 1]>>, tensor<2x5xsi64>) -> tensor<10x64xf16, #spyre.layout<device_size = [1, 10, 64], stride_map = [64, 64, 1]>>
+// CHECK-GENERIC: %g = "spyre.gather"(%tab, %ids) : (tensor<50x64xf16, #spyre.layout<device_size = [1, 50, 64], stride_map = [64, 64, 1]>>, tensor<2x5xsi64>) -> tensor<10x64xf16, #spyre.layout<device_size = [1, 10, 64], stride_map = [64, 64, 1]>>
+%s = spyre.slice %e start [0, 1, 0] : tensor<2x5x64xf16, #spyre.layout<device_size = [5, 1, 2, 64], stride_map = [64, 64, 320, 1]>> -> tensor<2x3x64xf16, #spyre.layout<device_size = [3, 1, 2, 64], stride_map = [64, 64, 192, 1]>>
+// CHECK:         %s = spyre.slice %e start [0, 1, 0] : tensor<2x5x64xf16, #spyre.layout<device_size = [5, 1, 2, 64], stride_map = [64, 64, 320, 1]>> -> tensor<2x3x64xf16, #spyre.layout<device_size = [3, 1, 2, 64], stride_map = [64, 64, 192, 1]>>
+// CHECK-GENERIC: %s = "spyre.slice"(%e) <{start = #spyre.ints[0, 1, 0]}> : (tensor<2x5x64xf16, #spyre.layout<device_size = [5, 1, 2, 64], stride_map = [64, 64, 320, 1]>>) -> tensor<2x3x64xf16, #spyre.layout<device_size = [3, 1, 2, 64], stride_map = [64, 64, 192, 1]>>

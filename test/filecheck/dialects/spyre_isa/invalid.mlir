@@ -449,3 +449,12 @@ spyre_isa.program @k(%in: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 6
   }
 }
 // CHECK: {{^}}'spyre_isa.ring_send': shift has 3 entries for a stream of 2 cores{{$}}
+
+// -----
+
+spyre_isa.program @g(%tab: tensor<50x64xf16, #spyre.layout<device_size = [1, 50, 64], stride_map = [64, 64, 1]>>, %ids: tensor<2x5xsi64>, %out: tensor<10x64xf16, #spyre.layout<device_size = [1, 10, 64], stride_map = [64, 64, 1]>>) inputs 2 {
+  spyre_isa.stream cores [0 to 1] {
+    spyre_isa.dma_gather %tab[%ids[[0, 6]] count 5 row_sticks 1] -> lx [0, strides = [1, 1]] : tensor<50x64xf16, #spyre.layout<device_size = [1, 50, 64], stride_map = [64, 64, 1]>>, tensor<2x5xsi64>
+  }
+}
+// CHECK: {{^}}'spyre_isa.dma_gather': indices 6..10 past the 10 given{{$}}

@@ -206,3 +206,55 @@ func.func @launches() -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64
 // CHECK-GENERIC-NEXT:   %0 = "spyre_isa.launch"() <{program = @fill}> : () -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
 // CHECK-GENERIC-NEXT:   "func.return"(%0) : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> ()
 // CHECK-GENERIC-NEXT: }) : () -> ()
+
+// -----
+
+// Gathers at launch-time indices, selects, reductions to the minimum, more SFP functions.
+spyre_isa.program @g(%tab: tensor<50x64xf16, #spyre.layout<device_size = [1, 50, 64], stride_map = [64, 64, 1]>>, %ids: tensor<2x5xsi64>, %out: tensor<10x64xf16, #spyre.layout<device_size = [1, 10, 64], stride_map = [64, 64, 1]>>) inputs 2 {
+  spyre_isa.stream cores [0 to 1] {
+    spyre_isa.dma_gather %tab[%ids[[0, 5]] count 5 row_sticks 1] -> lx [0, strides = [1, 1]] : tensor<50x64xf16, #spyre.layout<device_size = [1, 50, 64], stride_map = [64, 64, 1]>>, tensor<2x5xsi64>
+    spyre_isa.sfp_select lx [0, strides = [1]] ? lx [1, strides = [1]] : lx [2, strides = [1]] -> lx [3, strides = [1]] sizes [2]
+    spyre_isa.sfp_reduce_min lx [0, strides = [1, 1]] -> lx [8, strides = [1, 0]] sizes [1, 5] tail 20
+    spyre_isa.sfp_log lx [0, strides = [1]] -> lx [9, strides = [1]] sizes [5]
+    spyre_isa.sfp_sqrt lx [0, strides = [1]] -> lx [9, strides = [1]] sizes [5]
+    spyre_isa.sfp_rsqrt lx [0, strides = [1]] -> lx [9, strides = [1]] sizes [5]
+    spyre_isa.sfp_sin lx [0, strides = [1]] -> lx [9, strides = [1]] sizes [5]
+    spyre_isa.sfp_cos lx [0, strides = [1]] -> lx [9, strides = [1]] sizes [5]
+    spyre_isa.sfp_abs lx [0, strides = [1]] -> lx [9, strides = [1]] sizes [5]
+    spyre_isa.sfp_recip lx [0, strides = [1]] -> lx [9, strides = [1]] sizes [5]
+    spyre_isa.dma_store lx [0, strides = [1]] -> %out[[0, 5], strides = [1]] sizes [5] : tensor<10x64xf16, #spyre.layout<device_size = [1, 10, 64], stride_map = [64, 64, 1]>>
+  }
+}
+// CHECK:              spyre_isa.program @g(%tab: tensor<50x64xf16, #spyre.layout<device_size = [1, 50, 64], stride_map = [64, 64, 1]>>, %ids: tensor<2x5xsi64>, %out: tensor<10x64xf16, #spyre.layout<device_size = [1, 10, 64], stride_map = [64, 64, 1]>>) inputs 2 {
+// CHECK-NEXT:         spyre_isa.stream cores [0 to 1] {
+// CHECK-NEXT:         spyre_isa.dma_gather %tab[%ids[[0, 5]] count 5 row_sticks 1] -> lx [0, strides = [1, 1]] : tensor<50x64xf16, #spyre.layout<device_size = [1, 50, 64], stride_map = [64, 64, 1]>>, tensor<2x5xsi64>
+// CHECK-NEXT:         spyre_isa.sfp_select lx [0, strides = [1]] ? lx [1, strides = [1]] : lx [2, strides = [1]] -> lx [3, strides = [1]] sizes [2]
+// CHECK-NEXT:         spyre_isa.sfp_reduce_min lx [0, strides = [1, 1]] -> lx [8, strides = [1, 0]] sizes [1, 5] tail 20
+// CHECK-NEXT:         spyre_isa.sfp_log lx [0, strides = [1]] -> lx [9, strides = [1]] sizes [5]
+// CHECK-NEXT:         spyre_isa.sfp_sqrt lx [0, strides = [1]] -> lx [9, strides = [1]] sizes [5]
+// CHECK-NEXT:         spyre_isa.sfp_rsqrt lx [0, strides = [1]] -> lx [9, strides = [1]] sizes [5]
+// CHECK-NEXT:         spyre_isa.sfp_sin lx [0, strides = [1]] -> lx [9, strides = [1]] sizes [5]
+// CHECK-NEXT:         spyre_isa.sfp_cos lx [0, strides = [1]] -> lx [9, strides = [1]] sizes [5]
+// CHECK-NEXT:         spyre_isa.sfp_abs lx [0, strides = [1]] -> lx [9, strides = [1]] sizes [5]
+// CHECK-NEXT:         spyre_isa.sfp_recip lx [0, strides = [1]] -> lx [9, strides = [1]] sizes [5]
+// CHECK-NEXT:         spyre_isa.dma_store lx [0, strides = [1]] -> %out[[0, 5], strides = [1]] sizes [5] : tensor<10x64xf16, #spyre.layout<device_size = [1, 10, 64], stride_map = [64, 64, 1]>>
+// CHECK-NEXT:         }
+// CHECK-NEXT:         }
+// CHECK-NEXT:         }
+// CHECK-GENERIC:      "spyre_isa.program"() <{sym_name = "g", num_inputs = #builtin.int<2>}> ({
+// CHECK-GENERIC-NEXT: ^bb0(%tab: tensor<50x64xf16, #spyre.layout<device_size = [1, 50, 64], stride_map = [64, 64, 1]>>, %ids: tensor<2x5xsi64>, %out: tensor<10x64xf16, #spyre.layout<device_size = [1, 10, 64], stride_map = [64, 64, 1]>>):
+// CHECK-GENERIC-NEXT: "spyre_isa.stream"() <{cores = #spyre_isa.cores[0 to 1]}> ({
+// CHECK-GENERIC-NEXT: "spyre_isa.dma_gather"(%tab, %ids) <{index_base = #spyre_isa.per_core[0, 5], count = 5 : i64, row_sticks = 1 : i64, lx_access = #spyre_isa.access[0, strides = [1, 1]]}> : (tensor<50x64xf16, #spyre.layout<device_size = [1, 50, 64], stride_map = [64, 64, 1]>>, tensor<2x5xsi64>) -> ()
+// CHECK-GENERIC-NEXT: "spyre_isa.sfp_select"() <{mask = #spyre_isa.access[0, strides = [1]], lhs = #spyre_isa.access[1, strides = [1]], rhs = #spyre_isa.access[2, strides = [1]], dst = #spyre_isa.access[3, strides = [1]], sizes = #spyre.ints[2]}> : () -> ()
+// CHECK-GENERIC-NEXT: "spyre_isa.sfp_reduce_min"() <{src = #spyre_isa.access[0, strides = [1, 1]], dst = #spyre_isa.access[8, strides = [1, 0]], sizes = #spyre.ints[1, 5], tail = 20 : i64}> : () -> ()
+// CHECK-GENERIC-NEXT: "spyre_isa.sfp_log"() <{src = #spyre_isa.access[0, strides = [1]], dst = #spyre_isa.access[9, strides = [1]], sizes = #spyre.ints[5]}> : () -> ()
+// CHECK-GENERIC-NEXT: "spyre_isa.sfp_sqrt"() <{src = #spyre_isa.access[0, strides = [1]], dst = #spyre_isa.access[9, strides = [1]], sizes = #spyre.ints[5]}> : () -> ()
+// CHECK-GENERIC-NEXT: "spyre_isa.sfp_rsqrt"() <{src = #spyre_isa.access[0, strides = [1]], dst = #spyre_isa.access[9, strides = [1]], sizes = #spyre.ints[5]}> : () -> ()
+// CHECK-GENERIC-NEXT: "spyre_isa.sfp_sin"() <{src = #spyre_isa.access[0, strides = [1]], dst = #spyre_isa.access[9, strides = [1]], sizes = #spyre.ints[5]}> : () -> ()
+// CHECK-GENERIC-NEXT: "spyre_isa.sfp_cos"() <{src = #spyre_isa.access[0, strides = [1]], dst = #spyre_isa.access[9, strides = [1]], sizes = #spyre.ints[5]}> : () -> ()
+// CHECK-GENERIC-NEXT: "spyre_isa.sfp_abs"() <{src = #spyre_isa.access[0, strides = [1]], dst = #spyre_isa.access[9, strides = [1]], sizes = #spyre.ints[5]}> : () -> ()
+// CHECK-GENERIC-NEXT: "spyre_isa.sfp_recip"() <{src = #spyre_isa.access[0, strides = [1]], dst = #spyre_isa.access[9, strides = [1]], sizes = #spyre.ints[5]}> : () -> ()
+// CHECK-GENERIC-NEXT: "spyre_isa.dma_store"(%out) <{ddr_access = #spyre_isa.access[[0, 5], strides = [1]], lx_access = #spyre_isa.access[0, strides = [1]], sizes = #spyre.ints[5]}> : (tensor<10x64xf16, #spyre.layout<device_size = [1, 10, 64], stride_map = [64, 64, 1]>>) -> ()
+// CHECK-GENERIC-NEXT: }) : () -> ()
+// CHECK-GENERIC-NEXT: }) : () -> ()
+// CHECK-GENERIC-NEXT: }) : () -> ()
