@@ -87,7 +87,7 @@ def transpose_row_dim(src: Layout, dst: Layout) -> int | None:
     """For a restickify that moves the stick to another host dim: the result's device dim
     that steps the source's stick dim one element at a time (it advances in 64-blocks).
     None when the sticks hold the same elements (a pure stick permutation)."""
-    if dst.is_splat or operand_strides(dst, src, list(range(len(dst.host_shape)))) is not None:
+    if dst.is_splat or src.is_splat or operand_strides(dst, src, list(range(len(dst.host_shape)))) is not None:
         return None
     hs = src.stick_dim
     for d in loop_dims(dst):

@@ -38,6 +38,7 @@ https://github.com/llvm/torch-mlir/tree/main/include/torch-mlir/Dialect/Torch/IR
 
 import importlib
 import math
+import re
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import fields
@@ -48,6 +49,7 @@ from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.arith import Arith
 from xdsl.dialects.builtin import (
+    BytesAttr,
     I1,
     I64,
     AnyFloat,
@@ -508,6 +510,9 @@ class PrimListConstructOp(IRDLOperation):
                 )
 
 
+_HEX_SPLAT = re.compile(r"\s*dense<\s*(0x[0-9a-fA-F]+)\s*>")
+
+
 @irdl_op_definition
 class ValueTensorLiteralOp(IRDLOperation):
     """`%w = torch.vtensor.literal(dense_resource<w> : tensor<4x8xf32>) : !torch.vtensor<[4,8],f32>`.
@@ -521,7 +526,31 @@ class ValueTensorLiteralOp(IRDLOperation):
     value = prop_def(DenseResourceAttr | DenseIntOrFPElementsAttr)
     result = result_def(ValueTensorType)
     traits = traits_def(ConstantLike(), Pure())
-    assembly_format = "`(` $value `)` attr-dict `:` type($result)"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> "ValueTensorLiteralOp":
+        parser.parse_punctuation("(")
+        hex_splat = _HEX_SPLAT.match(parser.lexer.input.content, parser.pos)
+        value = parser.parse_attribute()
+        if hex_splat and isinstance(value, DenseIntOrFPElementsAttr) and not isinstance(value.get_element_type(), IntegerType):
+            # MLIR spells a float splat's bits in hex (torch-mlir prints -inf as 0xFF800000);
+            # xDSL 0.75 reads the hex as an integer value, so rebuild the bits here
+            width = value.get_element_type().compile_time_size
+            bits = int(hex_splat.group(1), 16).to_bytes(width, "little")
+            value = DenseIntOrFPElementsAttr(value.type, BytesAttr(bits * math.prod(value.get_shape())))
+        parser.parse_punctuation(")")
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        result_type = parser.parse_type()
+        return cls.create(properties={"value": value}, result_types=[result_type], attributes=attrs)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string("(")
+        printer.print_attribute(self.value)
+        printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
 
     def __init__(self, value: DenseResourceAttr | DenseIntOrFPElementsAttr, result_type: ValueTensorType):
         super().__init__(properties={"value": value}, result_types=[result_type])

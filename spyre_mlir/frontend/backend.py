@@ -112,7 +112,9 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], confi
                 gm.graph.erase_node(n)
         gm.recompile()
     try:
-        module, info = import_fx_graph(gm)
+        # aot_autograd calls the compiler under its fake mode; the graph's constants are real
+        with torch._subclasses.fake_tensor.unset_fake_temporarily():
+            module, info = import_fx_graph(gm)
         torch_ops = len(host_ops(module.walk()))
         dump = dump_ir or os.environ.get("SPYRE_DUMP_IR")
         graph = f"g{STATS.compiles}"

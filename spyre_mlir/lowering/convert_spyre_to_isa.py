@@ -369,14 +369,15 @@ class KernelCodegen:
         op = self.compute
         assert isinstance(op, spyre.RestickifyOp)
         src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
-        if dst.is_splat:
+        if dst.is_splat or (src.is_splat and dst.is_sparse):
             return self._splat(box, src, dst)
         if transpose_row_dim(src, dst) is None:
             return self._stick_permutation(box, src, dst)
         return self._block_transpose(box, src, dst)
 
     def _splat(self, box: dict, src: Layout, dst: Layout) -> list[Ins]:
-        """One element per stick -> the element in every lane (an SFP max over one lane)."""
+        """One element per stick -> the element in every lane (an SFP max over lane 0), or
+        back (a splat already holds lane 0: a copy)."""
         op = self.compute
         if src.device_size[:-1] != dst.device_size[:-1] or src.stride_map[:-1] != dst.stride_map[:-1]:
             raise PassFailedException(f"kernel {self.name}: restickify {src} to the splat {dst} is not supported yet")
@@ -389,7 +390,8 @@ class KernelCodegen:
             strides = [d.stick_stride for d in dims]
             base = sum(l * x for l, x in zip(lo, strides))
             out.append(load(self.arg(op.input), base, strides, self.lx["tile"], tile, ext))
-            out.append(reduce("max", (self.lx["tile"], [*tile, 0], False), (self.lx["tile"], [*tile, 0], False), [*ext, 1], 1))
+            if dst.is_splat:
+                out.append(reduce("max", (self.lx["tile"], [*tile, 0], False), (self.lx["tile"], [*tile, 0], False), [*ext, 1], 1))
             out.append(store(self.arg(op.result), self.lx["tile"], tile, base, strides, ext))
         return out
 

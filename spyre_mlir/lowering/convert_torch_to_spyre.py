@@ -115,14 +115,16 @@ def pointwise(inputs: Sequence[SSAValue], shape: Sequence[int], body: Callable[.
     """spyre.pointwise over `inputs` whose body is built by `body(*block_args)` with arith/math.
 
     The result is in the generic layout, or a splat when its full-shape inputs are splats
-    (arithmetic on reduction results stays broadcastable)."""
+    (arithmetic on reduction results stays broadcastable) or its last dim is 1 (one element
+    per stick: the SFP works on whole vectors, so every lane carries it)."""
     block = Block(arg_types=[f32] * len(inputs))
     with ImplicitBuilder(block):
         result = body(*block.args)
         spyre.YieldOp(result)
     shape = tuple(shape)
     full = [_layout(v) for v in inputs if _shape(v) == shape]
-    layout = Layout.splat(shape, 2) if full and all(lay.is_splat for lay in full) else None
+    one_per_stick = not shape or shape[-1] == 1  # a generic layout would hold lane 0 only
+    layout = Layout.splat(shape, 2) if one_per_stick or (full and all(lay.is_splat for lay in full)) else None
     return spyre.PointwiseOp(inputs, spyre.device_tensor_type(shape, layout), Region(block))
 
 
@@ -178,6 +180,24 @@ class Border:
     def __init__(self) -> None:
         self.on_device: dict[SSAValue, SSAValue] = {}
         self.on_host: dict[SSAValue, SSAValue] = {}
+        self.constants: dict[SSAValue, SSAValue] = {}
+
+    def _builtin(self, v: SSAValue, before: Operation) -> tuple[SSAValue, list[Operation]]:
+        """The builtin host tensor of a host `!torch.vtensor`: a literal becomes an
+        arith.constant (the weights keep their resource), anything else is seen through a cast."""
+        owner = v.owner
+        if isinstance(owner, t.ValueTensorLiteralOp):
+            if v not in self.constants:
+                host = host_tensor_type(v.type, owner)
+                value = owner.value
+                if isinstance(value, DenseResourceAttr):
+                    value = DenseResourceAttr.from_params(value.resource_handle.data, host)
+                cst = arith.ConstantOp(value, host)
+                Rewriter.insert_op(cst, InsertPoint.after(owner))
+                self.constants[v] = cst.result
+            return self.constants[v], []
+        cast = UnrealizedConversionCastOp.get([v], [host_tensor_type(v.type, before)])
+        return cast.results[0], [cast]
 
     def device(self, v: SSAValue, before: Operation, mask: bool = False) -> SSAValue:
         """The device value of a `!torch.vtensor` value, transferring it if it lives on the host
@@ -195,8 +215,7 @@ class Border:
             host = owner.inputs[0]
             new_ops: list[Operation] = []
         else:
-            cast = UnrealizedConversionCastOp.get([v], [host_tensor_type(v.type, before)])
-            host, new_ops = cast.results[0], [cast]
+            host, new_ops = self._builtin(v, before)
         transfer = spyre.ToDeviceOp(host, spyre.device_tensor_type(_shape(host)))
         Rewriter.insert_op([*new_ops, transfer], InsertPoint.before(before))
         self.on_device[v] = transfer.result
@@ -209,9 +228,9 @@ class Border:
             return owner.inputs[0]
         if isinstance(owner, UnrealizedConversionCastOp):
             raise NotOnDevice("indices computed on the device")
-        cast = UnrealizedConversionCastOp.get([v], [host_tensor_type(v.type, before)])
-        Rewriter.insert_op(cast, InsertPoint.before(before))
-        return cast.results[0]
+        host, new_ops = self._builtin(v, before)
+        Rewriter.insert_op(new_ops, InsertPoint.before(before))
+        return host
 
     def host(self, v: SSAValue, before: Operation) -> SSAValue:
         """A `!torch.vtensor` value a host op can read (from_device of device values)."""
@@ -857,7 +876,7 @@ class ConvertTorchToSpyrePass(ModulePass):
 
     def convert_function(self, fn: func.FuncOp) -> None:
         block = fn.body.block
-        # arguments and literals become host tensors seen through casts
+        # arguments become host tensors seen through casts; literals stay host values
         for arg in list(block.args):
             if is_vtensor(arg):
                 torch_type = arg.type
@@ -866,26 +885,26 @@ class ConvertTorchToSpyrePass(ModulePass):
                 new_arg = Rewriter.replace_value_with_new_type(arg, host_tensor_type(torch_type, fn))
                 cast.operands[0] = new_arg
                 Rewriter.insert_op(cast, InsertPoint.at_start(block))
-        for lit in [o for o in block.ops if isinstance(o, t.ValueTensorLiteralOp)]:
-            host = host_tensor_type(lit.result.type, lit)
-            value = lit.value
-            if isinstance(value, DenseResourceAttr):
-                value = DenseResourceAttr.from_params(value.resource_handle.data, host)
-            cst = arith.ConstantOp(value, host)
-            cast = UnrealizedConversionCastOp.get([cst.result], [lit.result.type])
-            Rewriter.replace_op(lit, [cst, cast])
         border = Border()
         refused: dict[Operation, str] = {}
         PatternRewriteWalker(
             GreedyRewritePatternApplier([cls(border, refused) for cls in LOWERINGS]),
             apply_recursively=False,
         ).rewrite_region(fn.body)
-        # what stayed on the host reads host values, and says why it is there
+        for lit in [o for o in block.ops if isinstance(o, t.ValueTensorLiteralOp)]:
+            if not lit.result.uses:  # every reader took its arith.constant
+                Rewriter.erase_op(lit)
+        # what stayed on the host reads host values (also through lists), and says why it is there
         for host_op, reason, _ in host_ops(block.ops):
             host_op.attributes["spyre.host"] = StringAttr(refused.get(host_op, reason))
             for i, v in enumerate(host_op.operands):
                 if is_vtensor(v):
                     host_op.operands[i] = border.host(v, host_op)
+                elif isinstance(v.owner, t.PrimListConstructOp):
+                    lst = v.owner
+                    for j, e in enumerate(lst.elements):
+                        if is_vtensor(e):
+                            lst.operands[j] = border.host(e, lst)
         if self.strict:
             for host_op, reason, by_design in host_ops(block.ops):
                 if not by_design:

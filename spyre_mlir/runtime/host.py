@@ -104,9 +104,9 @@ class _HostOp:
         kwargs: dict[str, Any] = {}
         for kind, keyword, dtype, value in zip(self.kinds, self.keywords, self.dtypes, args):
             if isinstance(value, np.ndarray):
-                value = torch.from_numpy(value).to(dtype) if dtype is not None else torch.from_numpy(value)
+                value = torch.from_numpy(np.array(value)).to(dtype) if dtype is not None else torch.from_numpy(np.array(value))
             elif isinstance(value, list):
-                value = [torch.from_numpy(v) if isinstance(v, np.ndarray) else v for v in value]
+                value = [torch.from_numpy(np.array(v)) if isinstance(v, np.ndarray) else v for v in value]
             elif value is not None and "ScalarType" in kind:
                 value = _SCALAR_TYPES[value]
             elif value is not None and "Layout" in kind:
