@@ -291,7 +291,7 @@ class Layout:
         sizes: list[int] = []
         strides: list[int] = []
         for j, (n, s) in enumerate(zip(self.device_size, self.stride_map)):
-            if s == -1 or n == 1:
+            if s in (-1, 0) or n == 1:  # sparse or splat lanes, and unit dims, carry over
                 sizes.append(n)
                 strides.append(s)
                 continue
@@ -307,8 +307,8 @@ class Layout:
             for pn, ps in pieces:
                 sizes.append(pn)
                 strides.append(ps)
-        out = Layout(new_shape, self.element_bytes, tuple(sizes), tuple(strides))
         try:
+            out = Layout(new_shape, self.element_bytes, tuple(sizes), tuple(strides))
             out.verify()
         except LayoutError:
             return None

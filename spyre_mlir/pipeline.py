@@ -1,6 +1,6 @@
 """The named pipelines.
 
-    spyre-pipeline = convert-torch-to-spyre, spyre-propagate-layouts, spyre-fuse,
+    spyre-pipeline = torch-adapt, convert-torch-to-spyre, spyre-propagate-layouts, spyre-fuse,
                      spyre-divide-work, spyre-plan-scratchpad, convert-spyre-to-isa, dce
 
 Each stage is also a pass of its own (`spyre-opt -p <name>`), with options for ablation.
@@ -20,6 +20,7 @@ from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
+from spyre_mlir.diagnostics import in_pass, verify_after_pass
 from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
 from spyre_mlir.lowering.convert_torch_to_spyre import ConvertTorchToSpyrePass
 from spyre_mlir.runtime.config import DEFAULT_CONFIG, DeviceConfig
@@ -27,10 +28,12 @@ from spyre_mlir.transforms.spyre_divide_work import SpyreDivideWorkPass
 from spyre_mlir.transforms.spyre_fuse import SpyreFusePass
 from spyre_mlir.transforms.spyre_plan_scratchpad import SpyrePlanScratchpadPass
 from spyre_mlir.transforms.spyre_propagate_layouts import SpyrePropagateLayoutsPass
+from spyre_mlir.transforms.torch_adapt import TorchAdaptPass
 
 
 def pipeline_passes(config: DeviceConfig = DEFAULT_CONFIG, kernel_prefix: str = "k", strict: bool = False) -> list[ModulePass]:
     return [
+        TorchAdaptPass(),
         ConvertTorchToSpyrePass(strict=strict),
         SpyrePropagateLayoutsPass(),
         SpyreFusePass(prefix=kernel_prefix),
@@ -55,10 +58,11 @@ def run_pipeline(
         Path(dump_dir).mkdir(parents=True, exist_ok=True)
         _dump(ctx, module, Path(dump_dir) / "00-input.mlir")
     for i, p in enumerate(pipeline_passes(config, kernel_prefix, strict), start=1):
-        p.apply(ctx, module)
+        with in_pass(p.name):  # a failure other than a diagnostic is an internal error naming the pass
+            p.apply(ctx, module)
         if dump_dir:
             _dump(ctx, module, Path(dump_dir) / f"{i:02d}-{p.name}.mlir")
-    module.verify()
+        verify_after_pass(module, p.name)
 
 
 def _dump(ctx: Context, module: ModuleOp, path: Path) -> None:

@@ -140,12 +140,13 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], confi
     def run(*all_args: Any) -> tuple[torch.Tensor, ...]:
         args = [all_args[i] for i in keep]
         host = [
-            np.ascontiguousarray((a.detach().float() if a.is_floating_point() else a.detach()).cpu().numpy())
+            np.asarray((a.detach().float() if a.is_floating_point() else a.detach()).cpu().numpy(), order="C")
             for a in args
         ]
         keys = [(id(a), a._version) if isinstance(a, torch.nn.Parameter) else None for a in args]
         outs = exe(*host, arg_keys=keys)
-        return tuple(torch.from_numpy(np.ascontiguousarray(o)).to(dt) for o, dt in zip(outs, out_dtypes))
+        # np.asarray keeps 0-d outputs 0-d (ascontiguousarray would make them 1-d)
+        return tuple(torch.from_numpy(np.array(o, order="C")).to(dt) for o, dt in zip(outs, out_dtypes))
 
     run.module = module  # type: ignore[attr-defined]  # the compiled IR, for inspection
     return run

@@ -117,14 +117,27 @@ def pointwise(inputs: Sequence[SSAValue], shape: Sequence[int], body: Callable[.
     The result is in the generic layout, or a splat when its full-shape inputs are splats
     (arithmetic on reduction results stays broadcastable) or its last dim is 1 (one element
     per stick: the SFP works on whole vectors, so every lane carries it)."""
+    shape = tuple(shape)
+    for v in inputs:
+        s = _shape(v)
+        lane_broadcast = shape and shape[-1] > 1 and (not s or s[-1] == 1)
+        if lane_broadcast and not _layout(v).is_splat and not isinstance(v.owner, spyre.ToDeviceOp):
+            # the SFP cannot broadcast across lanes: v needs each element in every lane of a stick,
+            # and no device relayout makes that from a computed value's lanes yet
+            raise NotOnDevice(
+                f"broadcasting a computed {s} tensor along the stick dim (to {shape}) needs a lane broadcast, not supported yet"
+            )
     block = Block(arg_types=[f32] * len(inputs))
     with ImplicitBuilder(block):
         result = body(*block.args)
         spyre.YieldOp(result)
-    shape = tuple(shape)
     full = [_layout(v) for v in inputs if _shape(v) == shape]
     one_per_stick = not shape or shape[-1] == 1  # a generic layout would hold lane 0 only
-    layout = Layout.splat(shape, 2) if one_per_stick or (full and all(lay.is_splat for lay in full)) else None
+    layout = None
+    if one_per_stick:
+        layout = Layout.splat(shape, 2)
+    elif full and all(lay.is_splat and lay == full[0] for lay in full):
+        layout = full[0]  # e.g. a viewed reduction result: one element per stick, all lanes
     return spyre.PointwiseOp(inputs, spyre.device_tensor_type(shape, layout), Region(block))
 
 
@@ -516,34 +529,18 @@ class LowerBinary(Lowering):
 
 
 class LowerPow(Lowering):
-    """pow(x, c) for a constant c: x*x..., sqrt, rsqrt, 1/x; exp(c * log(x)) otherwise
-    (NaN for x < 0 where torch also gives NaN: non-integer c)."""
+    """pow(x, c) for a non-integer constant c: exp(c * log(x)) (NaN for x < 0, as torch).
+    Integer exponents and 0.5 / -0.5 are torch-adapt's (multiplications, reciprocal, sqrt,
+    rsqrt); without it they stay on the CPU rather than lose their sign."""
 
     names = ("torch.aten.pow.Tensor_Scalar",)
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         c = scalar_of(op.operands[1], op, "the exponent")
+        if c == int(c) or abs(c) == 0.5:
+            raise NotOnDevice(f"exponent {c:g} (torch-adapt rewrites the ones in -2..4 and +-0.5)")
         x = self.dev(op.operands[0], op)
-
-        def body(a: SSAValue) -> SSAValue:
-            if c == 0.5:
-                return mathd.SqrtOp(a).result
-            if c == -0.5:
-                return mathd.RsqrtOp(a).result
-            if c == int(c) and 1 <= abs(c) <= 4:
-                r = a
-                for _ in range(int(abs(c)) - 1):
-                    r = mulf(r, a)
-                return r if c > 0 else divf(const(1.0), r)
-            if c == int(c):
-                raise NotOnDevice(f"integer exponent {c} outside -4..4")
-            return mathd.ExpOp(mulf(mathd.LogOp(a).result, const(c))).result
-
-        if c == 0:
-            raise NotOnDevice("exponent 0 (a constant tensor)")
-        if c == 1:
-            return [], x
-        pw = pointwise([x], _shape(x), body)
+        pw = pointwise([x], _shape(x), lambda a: mathd.ExpOp(mulf(mathd.LogOp(a).result, const(c))).result)
         return [pw], pw.result
 
 
@@ -776,7 +773,7 @@ DEVICE_OPS: dict[str, str] = {
     "torch.aten.slice.Tensor": "spyre.slice (step 1; along the stick dim from a stick boundary)",
     "torch.aten.select.int": "spyre.slice of one row + spyre.reshape dropping the dim",
     "torch.aten.gelu": "spyre.pointwise: erf form (none) or tanh form (tanh)",
-    "torch.aten.pow.Tensor_Scalar": "spyre.pointwise: x*x... (|c| <= 4), sqrt, rsqrt, exp(c log x)",
+    "torch.aten.pow.Tensor_Scalar": "spyre.pointwise exp(c log x) for non-integer c; torch-adapt makes x*x..., sqrt, rsqrt",
     "torch.aten.clamp": "spyre.pointwise: maximumf / minimumf with constants",
     "torch.aten.where.self": "spyre.pointwise: select on the condition (sent as a 0/1 mask); with two scalar values it builds a mask on the host",
     **{name: f"spyre.pointwise: {doc}" for name, (_, doc) in UNARY.items()},

@@ -204,13 +204,18 @@ class Executable:
         args = self.function.body.block.args
         if len(inputs) != len(args):
             raise DeviceError(f"@{self.function.sym_name.data} takes {len(args)} inputs, {len(inputs)} given")
-        env: dict[SSAValue, Any] = dict(zip(args, inputs))
         transient: list[DdrTensor] = []
         memory = self.model.memory
+        env: dict[SSAValue, Any] = {}
         try:
+            for a, x in zip(args, inputs):
+                if spyre.is_device_tensor(a.type) and not isinstance(x, DdrTensor):  # a device-level function
+                    x = memory.to_device(np.asarray(x), spyre.device_layout(a.type))
+                    transient.append(x)
+                env[a] = x
             for op, prepared in self.steps:
                 if isinstance(op, func.ReturnOp):
-                    return tuple(env[v] for v in op.arguments)
+                    return tuple(memory.from_device(env[v]) if isinstance(env[v], DdrTensor) else env[v] for v in op.arguments)
                 if isinstance(op, spyre_isa.LaunchOp):
                     outs = self.model.launch(prepared, [env[v] for v in op.inputs])
                     transient.extend(outs)

@@ -223,7 +223,10 @@ class _PtPlan(_Plan):
         nc = len(cores)
         a = num.decode(lx[c, self.a_pos].view(np.uint16)).reshape(nc, self.m, -1)[:, :, : self.k]
         b = num.decode(lx[c, self.b_pos].view(np.uint16)).reshape(nc, self.k, -1)[:, :, : self.n]
-        prod = np.matmul(a, b)  # fp32 products and sums
+        # DL16 x DL16 products are exact; the pass's sums are taken in f64 and rounded to the fp32
+        # accumulator once, so a result does not depend on how BLAS blocks a tile (i.e. on the
+        # work division): the PT's fixed-order fp32 sums are modelled to within their rounding
+        prod = np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
         if self.accumulate:
             old = lx[c, self.c_pos].view(np.float32).reshape(nc, self.m, -1)[:, :, : self.n]
             prod = prod + old

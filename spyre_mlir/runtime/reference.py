@@ -86,6 +86,8 @@ def evaluate(module: ModuleOp, inputs: Sequence[np.ndarray], numerics: Numerics,
     for op in fn.body.block.ops:
         if isinstance(op, func.ReturnOp):
             vals = [env[v] for v in op.arguments]
+            if not all(isinstance(v, _Tensor) for v in vals):
+                raise ReferenceError(f"@{entry} returns a value that is not a tensor; the reference compares tensors only")
             return [v.value for v in vals], [v.bound for v in vals]
         if isinstance(op, t.ValueTensorLiteralOp):
             if isinstance(op.value, DenseResourceAttr):
@@ -93,6 +95,8 @@ def evaluate(module: ModuleOp, inputs: Sequence[np.ndarray], numerics: Numerics,
             else:
                 assert isinstance(op.value, DenseIntOrFPElementsAttr)
                 x = np.asarray(op.value.get_values()).reshape(op.result.type.get_shape())  # type: ignore[union-attr]
+            if str(op.result.type.get_dtype()) == "i1":  # type: ignore[union-attr]  # dense<true>: booleans, not 0/1 ints
+                x = x.astype(bool)
             env[op.result] = transferred(x)
             continue
         if isinstance(op, t.PrimListConstructOp):
@@ -132,6 +136,13 @@ def _constant(op: Operation) -> Any:
 _SCALAR_TYPES = {0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: torch.int64, 5: torch.float64, 6: torch.float64, 7: torch.float64, 11: torch.bool, 15: torch.float64}
 
 
+def _torch(x: np.ndarray) -> torch.Tensor:
+    """A contiguous, writable tensor, as a value-semantics tensor is (aten.view needs the
+    former; weights from blobs are read-only arrays)."""
+    x = np.ascontiguousarray(x)
+    return torch.from_numpy(x if x.flags.writeable else x.copy())
+
+
 def _call(fn_aten: Any, args: list[Any], values: list[np.ndarray | None]) -> list[np.ndarray]:
     """Run the aten op in float64 (float tensors widened; dtype arguments kept float64)."""
     schema = fn_aten._schema.arguments
@@ -141,10 +152,10 @@ def _call(fn_aten: Any, args: list[Any], values: list[np.ndarray | None]) -> lis
     for a, arg in zip(schema, args):
         kind = str(a.type)
         if isinstance(arg, _Tensor):
-            v = torch.from_numpy(np.asarray(values[k] if values[k] is not None else arg.value))
+            v = _torch(values[k] if values[k] is not None else arg.value)
             k += 1
         elif isinstance(arg, list):
-            v = [torch.from_numpy(np.asarray(x.value)) if isinstance(x, _Tensor) else x for x in arg]
+            v = [_torch(x.value) if isinstance(x, _Tensor) else x for x in arg]
         elif arg is not None and "ScalarType" in kind:
             v = _SCALAR_TYPES[arg]
         elif arg is not None and ("Layout" in kind or "MemoryFormat" in kind or "Device" in kind):
@@ -190,7 +201,8 @@ def _eval(op: Operation, fn_aten: Any, args: list[Any], u: float, tiny: float) -
         i = 0
         for a in tensors:
             if a.is_float:
-                perturbed.append(a.value + signs[i] * a.bound)
+                with np.errstate(invalid="ignore"):  # inf - inf at an infinite corner
+                    perturbed.append(a.value + signs[i] * a.bound)
                 i += 1
             else:
                 perturbed.append(a.value)

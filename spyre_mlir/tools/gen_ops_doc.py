@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 
 from spyre_mlir.lowering import convert_torch_to_spyre as lowering
+from spyre_mlir.transforms import torch_adapt
 
 COMMAND = "python -m spyre_mlir.tools.gen_ops_doc > docs/ops.md"
 
@@ -194,6 +195,17 @@ def render() -> str:
         "|---|---|",
     ]
     out += [f"| `{name}` | {_cell(doc)} |" for name, doc in device.items()]
+    out += [
+        "",
+        f"## torch-adapt rewrites ({len(torch_adapt.ADAPTATIONS)})",
+        "",
+        "Before the lowering, `torch-adapt` (spyre_mlir/transforms/torch_adapt.py) rewrites ops into",
+        "equivalent forms the table above takes; the module docstring states the exactness of each.",
+        "",
+        "| rewrite | what it does |",
+        "|---|---|",
+    ]
+    out += [f"| `{cls.__name__}` | {_cell(' '.join((cls.__doc__ or '').split()))} |" for cls in torch_adapt.ADAPTATIONS]
 
     census = [(aten, torch_dialect_name(aten), models, nodes) for aten, models, nodes in CENSUS]
     lowered = [row for row in census if row[1] in device]

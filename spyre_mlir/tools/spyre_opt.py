@@ -10,9 +10,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from spyre_mlir.diagnostics import InternalCompilerError, diagnostic_text, internal_error, verify_dominance
 from spyre_mlir.dialects.torch import make_context
 
 
@@ -41,15 +44,50 @@ class SpyreOptMain(xDSLOptMain):
         for name, factory in get_all_passes().items():
             self.register_pass(name, factory)
 
+    def apply_passes(self, prog: ModuleOp) -> None:
+        """xDSL's pipeline, plus: the input is checked for dominance too, and a pass that fails
+        other than with a diagnostic, or leaves IR that does not verify, is an internal error
+        naming the pass (spyre_mlir.diagnostics)."""
+        verify = self.pipeline.callback
+        current: list[ModulePass | None] = [self.pipeline.passes[0] if self.pipeline.passes else None]
+
+        def callback(prev: ModulePass | None, module: ModuleOp, nxt: ModulePass | None) -> None:
+            if prev is None:  # the input: its errors are the user's
+                if verify is not None:
+                    verify(prev, module, nxt)
+                    if not self.args.disable_verify:
+                        verify_dominance(module)
+            elif verify is not None:
+                try:
+                    verify(prev, module, nxt)
+                    if not self.args.disable_verify:
+                        verify_dominance(module)
+                except DiagnosticException as e:
+                    raise InternalCompilerError(f"the IR after the pass does not verify: {diagnostic_text(e)}", f"pass {prev.name}") from e
+            current[0] = nxt
+
+        try:
+            PassPipeline(self.pipeline.passes, callback).apply(self.ctx, prog)
+        except (DiagnosticException, ParseError, InternalCompilerError):
+            raise
+        except Exception as e:
+            raise internal_error(e, f"pass {current[0].name}" if current[0] is not None else None) from e
+
 
 def main(args: Sequence[str] | None = None) -> None:
     try:
         SpyreOptMain(args=args).run()
     except (DiagnosticException, ParseError) as e:  # never a traceback for bad input
-        print(e, file=sys.stderr)
+        print(diagnostic_text(e), file=sys.stderr)
         sys.exit(1)
     except OSError as e:
         print(f"spyre-opt: error: {e.strerror}: {e.filename}", file=sys.stderr)
+        sys.exit(1)
+    except InternalCompilerError as e:  # a bug: the pass and op it happened in
+        print(f"spyre-opt: {e}", file=sys.stderr)
+        sys.exit(1)
+    except Exception as e:  # last resort (outside any pass: parsing, printing)
+        print(f"spyre-opt: {internal_error(e)}", file=sys.stderr)
         sys.exit(1)
 
 

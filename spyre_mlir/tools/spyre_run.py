@@ -22,12 +22,14 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+from spyre_mlir.diagnostics import InternalCompilerError, diagnostic_text, internal_error, verify_module
 from spyre_mlir.pipeline import run_pipeline
 from spyre_mlir.runtime.config import DeviceConfig
 from spyre_mlir.runtime.host import Executable
 from spyre_mlir.runtime.interpreter import DeviceModel
 from spyre_mlir.runtime.memory import DeviceError
 from spyre_mlir.runtime.numerics import get_numerics
+from spyre_mlir.runtime.reference import ReferenceError
 from spyre_mlir.tools.spyre_opt import make_tool_context
 
 
@@ -49,6 +51,12 @@ def _input_types(fn: func.FuncOp) -> list[tuple[tuple[int, ...], str]]:
         else:
             raise DeviceError(f"@{fn.sym_name.data} takes {t}; spyre-run feeds tensors only")
     return types
+
+
+def _check_results(fn: func.FuncOp) -> None:
+    for t in fn.function_type.outputs.data:
+        if not isinstance(t, TensorType) and not (hasattr(t, "get_shape") and hasattr(t, "get_dtype")):
+            raise DeviceError(f"@{fn.sym_name.data} returns {t}; spyre-run returns tensors only")
 
 
 def _random_input(rng: np.random.Generator, shape: tuple[int, ...], element: str) -> np.ndarray:
@@ -81,15 +89,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-profile", action="store_true", help="do not print the profile table")
     ap.add_argument("--trace", metavar="FILE", help="write a Chrome trace (Perfetto, chrome://tracing) of the run")
     args = ap.parse_args(argv)
+    stage = "setup"  # ValueErrors here and in "inputs" are the user's (--config, .npy files)
     try:
         config = DeviceConfig.from_overrides(args.config)
         ctx = make_tool_context()
         with open(args.file) as f:
             text = f.read()
         module = Parser(ctx, text, name=args.file).parse_module()
-        module.verify()
+        stage = "verification"
+        verify_module(module)
         fn = _entry(module, args.entry)
         types = _input_types(fn)
+        _check_results(fn)
+        stage = "inputs"
         if args.input:
             if len(args.input) != len(types):
                 raise DeviceError(f"@{args.entry} takes {len(types)} inputs, {len(args.input)} given")
@@ -104,12 +116,27 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise DeviceError("--reference needs a torch-level module")
             from spyre_mlir.runtime.reference import evaluate
 
+            stage = "the reference"
             reference = evaluate(module, inputs, get_numerics(config.numerics), ctx, args.entry)
+        stage = "spyre-pipeline"
         run_pipeline(ctx, module, config)
+        stage = "the device model"
         model = DeviceModel(config)
         outputs = Executable(module, ctx, model, args.entry)(*inputs)
-    except (DiagnosticException, ParseError, DeviceError, ValueError, OSError) as e:
+    except (DiagnosticException, ParseError, DeviceError, ReferenceError, OSError) as e:
+        print(f"spyre-run: error: {diagnostic_text(e)}", file=sys.stderr)
+        return 1
+    except ValueError as e:
+        if stage not in ("setup", "inputs"):
+            print(f"spyre-run: {internal_error(e, stage)}", file=sys.stderr)
+            return 1
         print(f"spyre-run: error: {e}", file=sys.stderr)
+        return 1
+    except InternalCompilerError as e:
+        print(f"spyre-run: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # last resort: a bug, named with the stage and op it happened in
+        print(f"spyre-run: {internal_error(e, stage)}", file=sys.stderr)
         return 1
     for i, y in enumerate(outputs):
         print(_summary(f"output {i}", y))
@@ -119,10 +146,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if reference is not None:
         values, bounds = reference
         for i, (y, ref, bound) in enumerate(zip(outputs, values, bounds)):
-            err = np.abs(y.astype(np.float64) - ref)
-            ok = bool(np.all(err <= bound))
+            with np.errstate(invalid="ignore"):
+                err = np.abs(y.astype(np.float64) - ref)
+                within = (err <= bound) | (np.isnan(ref) & np.isnan(y))  # NaN where the exact answer is NaN
+            ok = bool(np.all(within))
+            shown = err[~np.isnan(ref)] if np.isnan(ref).any() else err
             print(
-                f"output {i} vs reference: max |error| {err.max():.3g}, max bound {bound.max():.3g}, "
+                f"output {i} vs reference: max |error| {shown.max() if shown.size else 0.0:.3g}, "
+                f"max bound {bound.max() if bound.size else 0.0:.3g}, "
                 f"within the {config.numerics} bound: {'yes' if ok else 'NO'}"
             )
             status |= 0 if ok else 2

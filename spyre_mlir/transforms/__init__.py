@@ -10,6 +10,11 @@ from xdsl.passes import ModulePass
 
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    def torch_adapt():
+        from spyre_mlir.transforms.torch_adapt import TorchAdaptPass
+
+        return TorchAdaptPass
+
     def convert_torch_to_spyre():
         from spyre_mlir.lowering.convert_torch_to_spyre import ConvertTorchToSpyrePass
 
@@ -46,6 +51,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         return SpyrePipelinePass
 
     return {
+        "torch-adapt": torch_adapt,
         "convert-torch-to-spyre": convert_torch_to_spyre,
         "spyre-propagate-layouts": spyre_propagate_layouts,
         "spyre-fuse": spyre_fuse,

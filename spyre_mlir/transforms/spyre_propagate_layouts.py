@@ -41,6 +41,12 @@ from spyre_mlir.dialects import spyre
 from spyre_mlir.layout import Layout
 
 
+def _in_kernel(op: Operation) -> bool:
+    """Kernels already formed (a spyre-level input with spyre.kernel ops) are left as they
+    are: rewriting a kernel's body would break its one-compute-op form."""
+    return isinstance(op.parent_op(), spyre.KernelOp)
+
+
 def _generic(v: SSAValue) -> Layout:
     lay = spyre.device_layout(v.type)
     return Layout.generic(lay.shape, lay.element_bytes)
@@ -56,6 +62,8 @@ def _restickify_operand(op: Operation, index: int, target: Layout, rewriter: Pat
 class MatmulOperandsGeneric(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: spyre.MatmulOp, rewriter: PatternRewriter):
+        if _in_kernel(op):
+            return
         if spyre.device_layout(op.result.type).canonical() != _generic(op.result):
             raise PassFailedException(f"'spyre.matmul': result {op.result.type} must be in the generic stick layout")
         for i in (0, 1):
@@ -67,6 +75,8 @@ class MatmulOperandsGeneric(RewritePattern):
 class PointwiseOperandsShareSticks(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: spyre.PointwiseOp, rewriter: PatternRewriter):
+        if _in_kernel(op):
+            return
         out = spyre.device_layout(op.result.type)
         for i, v in enumerate(op.inputs):
             lay = spyre.device_layout(v.type)
@@ -103,6 +113,8 @@ class FoldRestickifyIntoTransfer(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: spyre.RestickifyOp, rewriter: PatternRewriter):
+        if _in_kernel(op):
+            return
         chain = _view_chain(op.input)
         if chain is None:
             return
@@ -127,6 +139,8 @@ class ReduceInputGeneric(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: spyre.ReduceOp, rewriter: PatternRewriter):
+        if _in_kernel(op):
+            return
         if spyre.device_layout(op.input.type).canonical() != _generic(op.input):
             _restickify_operand(op, 0, _generic(op.input), rewriter)
 
@@ -137,6 +151,8 @@ class SliceInputShareSticks(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: spyre.SliceOp, rewriter: PatternRewriter):
+        if _in_kernel(op):
+            return
         if spyre.device_layout(op.input.type).canonical() != _generic(op.input):
             _restickify_operand(op, 0, _generic(op.input), rewriter)
 
@@ -144,6 +160,8 @@ class SliceInputShareSticks(RewritePattern):
 class DropNeedlessRestickify(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: spyre.RestickifyOp, rewriter: PatternRewriter):
+        if _in_kernel(op):
+            return
         src = op.input
         if isinstance(src.owner, spyre.RestickifyOp):
             op.operands[0] = src.owner.input

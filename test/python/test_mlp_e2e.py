@@ -49,10 +49,10 @@ def test_second_call_recompiles_nothing_and_keeps_weights_resident():
         f(x)
         compiles, sent = STATS.compiles, device.profile.transfers_bytes
         y2 = f(x)
-    assert STATS.compiles == compiles
-    # only x (8 x 256) goes in and y (8 x 256) comes out: 2 x 4 x 4 sticks of 128 bytes each
-    assert device.profile.transfers_bytes - sent == 2 * (4 * 8 * 128)
-    assert torch.equal(y2, f(x))
+        assert STATS.compiles == compiles
+        # only x (8 x 256) goes in and y (8 x 256) comes out: 2 x 4 x 4 sticks of 128 bytes each
+        assert device.profile.transfers_bytes - sent == 2 * (4 * 8 * 128)
+        assert torch.equal(y2, f(x))
 
 
 def test_updated_weights_are_sent_again():

@@ -143,3 +143,12 @@ def test_where_with_a_boolean_mask():
 def test_slices_and_select():
     check(lambda x: x[:, 3:9, 64:130] * 2.0 + x[:, :6, :66], randn(2, 10, 200, seed=19))
     check(lambda x: x[:, 0] + 1.0, randn(2, 10, 200, seed=20))
+
+
+def test_zero_dim_output_keeps_its_shape():
+    torch._dynamo.reset()
+    x = randn(4, 64, seed=30)
+    with torch.no_grad():
+        y, total = torch.compile(Fn(lambda v: (v * 2, v.sum())), backend="spyre")(x)
+    assert y.shape == (4, 64) and total.shape == ()
+    assert torch.allclose(total, x.sum(), rtol=1e-5)

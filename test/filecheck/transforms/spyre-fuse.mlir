@@ -19,3 +19,59 @@
 // CHECK:         spyre.kernel "k4"(%[[R]])
 // CHECK:         spyre.from_device
 // CHECK-NOT:     spyre.kernel
+
+// RUN: spyre-opt %s -p spyre-fuse | filecheck %s --check-prefix=CHAIN
+// RUN: spyre-opt %s -p 'spyre-fuse{pointwise_chains=false}' | filecheck %s --check-prefix=UNFUSED
+// A pointwise chain (x * 2 + b, then tanh) is one launch whose body computes the whole chain in
+// f32; a producer with two readers (the mul and the exp) keeps its own launch.
+
+// CHAIN-LABEL: func.func @chain
+// CHAIN:         spyre.kernel "k0"(%{{.*}}, %{{.*}})
+// CHAIN-NEXT:    ^{{.*}}(%[[X:.*]]: {{.*}}, %[[B:.*]]: {{.*}}):
+// CHAIN-NEXT:      spyre.pointwise %[[X]], %[[B]]
+// CHAIN-NEXT:      ^{{.*}}(%[[XE:.*]]: f32, %[[BE:.*]]: f32):
+// CHAIN-NEXT:        %[[TWO:.*]] = arith.constant 2.000000e+00 : f32
+// CHAIN-NEXT:        %[[M:.*]] = arith.mulf %[[XE]], %[[TWO]] : f32
+// CHAIN-NEXT:        %[[A:.*]] = arith.addf %[[M]], %[[BE]] : f32
+// CHAIN-NEXT:        %[[T:.*]] = math.tanh %[[A]] : f32
+// CHAIN-NEXT:        spyre.yield %[[T]] : f32
+// CHAIN:         spyre.kernel "k1"
+// CHAIN:         spyre.kernel "k2"
+// CHAIN:         spyre.kernel "k3"
+// CHAIN-NOT:     spyre.kernel
+// UNFUSED-COUNT-6: spyre.kernel "k
+// UNFUSED-NOT:     spyre.kernel
+func.func @chain(%x: tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>, %b: tensor<64xf16, #spyre.layout<device_size = [1, 64], stride_map = [64, 1]>>) -> (tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>, tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>) {
+  %0 = spyre.pointwise %x : (tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>) -> tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> {
+  ^bb0(%a: f32):
+    %c = arith.constant 2.000000e+00 : f32
+    %r = arith.mulf %a, %c : f32
+    spyre.yield %r : f32
+  }
+  %1 = spyre.pointwise %0, %b : (tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>, tensor<64xf16, #spyre.layout<device_size = [1, 64], stride_map = [64, 1]>>) -> tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> {
+  ^bb0(%a: f32, %e: f32):
+    %r = arith.addf %a, %e : f32
+    spyre.yield %r : f32
+  }
+  %2 = spyre.pointwise %1 : (tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>) -> tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> {
+  ^bb0(%a: f32):
+    %r = math.tanh %a : f32
+    spyre.yield %r : f32
+  }
+  %3 = spyre.pointwise %x : (tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>) -> tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> {
+  ^bb0(%a: f32):
+    %r = arith.negf %a : f32
+    spyre.yield %r : f32
+  }
+  %4 = spyre.pointwise %3, %3 : (tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>, tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>) -> tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> {
+  ^bb0(%a: f32, %e: f32):
+    %r = arith.mulf %a, %e : f32
+    spyre.yield %r : f32
+  }
+  %5 = spyre.pointwise %3 : (tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>) -> tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> {
+  ^bb0(%a: f32):
+    %r = math.exp %a : f32
+    spyre.yield %r : f32
+  }
+  func.return %2, %4 : tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>, tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
+}

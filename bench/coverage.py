@@ -1,0 +1,268 @@
+"""How much of the corpus (bench/corpus.py) the spyre backend compiles, runs on the device and
+gets right, in one run.
+
+    python bench/coverage.py                 # the table, totals and failures
+    python bench/coverage.py --json          # the same as one JSON object
+    python bench/coverage.py llama bert      # only these entries
+
+For every corpus entry: build it, run it eagerly, compile it with
+`torch.compile(backend="spyre")` (default options: ops without a device lowering run on the
+CPU inside the compiled graph), run it, and compare with eager under the model criterion of
+test/python/helpers.py (`compare_model_outputs`: the same function the model tests use). A
+second call runs under `spyre_mlir.profile()`: its kernel times add up to the simulated device
+latency of one forward (host ops and transfers are not in it).
+
+Columns: compiles (yes, or no and why: an exception, or a graph that ran wholly on the CPU),
+device ops (share of the compiled graphs' compute ops that run on the device, summed over the
+model's graphs: `STATS.graphs`), max error (max |compiled - eager| / max |eager|, worst output),
+cosine (lowest over outputs), simulated latency, kernel launches, pass. One model's failure,
+whatever it is, is caught and reported; the run goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import time
+import traceback
+import warnings
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent / "test" / "python")]
+
+import torch  # noqa: E402
+from corpus import CORPUS, LAYERS, build  # noqa: E402
+from helpers import compare_model_outputs, model_tolerance  # noqa: E402
+
+import spyre_mlir  # noqa: E402
+from spyre_mlir.frontend.backend import STATS  # noqa: E402
+
+
+@dataclass
+class Row:
+    name: str
+    compiles: bool = False
+    reason: str = ""
+    """Why it does not compile or does not pass."""
+    stage: str = ""
+    """Where a crash happened: build, eager, compile, first call, profiled call."""
+    where: str = ""
+    """Innermost spyre_mlir source line of a crash."""
+    graphs: int = 0
+    torch_ops: int = 0
+    device_ops: int = 0
+    device_fraction: float | None = None
+    max_error: float | None = None
+    cosine: float | None = None
+    latency_us: float | None = None
+    kernels: int = 0
+    passed: bool = False
+    cpu_ops: dict[str, int] = field(default_factory=dict)
+    """Float ops without a device lowering, run on the CPU: op -> count."""
+    host_by_design: dict[str, int] = field(default_factory=dict)
+    wall_s: float = 0.0
+
+
+class _Timeout(Exception):
+    pass
+
+
+@contextmanager
+def _deadline(seconds: float):
+    if seconds <= 0 or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def fire(*_):
+        raise _Timeout(f"timed out after {seconds:.0f} s")
+
+    old = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _root(e: BaseException) -> BaseException:
+    """The original exception under Dynamo's wrappers (BackendCompilerFailed and the like)."""
+    while True:
+        inner = getattr(e, "inner_exception", None) or e.__cause__
+        if inner is None or inner is e:
+            return e
+        e = inner
+
+
+def _describe(e: BaseException) -> tuple[str, str]:
+    """(where: the innermost spyre_mlir frame, or ""; one line: type and message)."""
+    root = _root(e)
+    text = " ".join(str(root).split())
+    text = text.split(" Set TORCHDYNAMO_VERBOSE=1")[0]
+    line = f"{type(root).__name__}: {text[:240]}{'...' if len(text) > 240 else ''}" if text else type(root).__name__
+    frames = [f for f in traceback.extract_tb(root.__traceback__) if "spyre_mlir" in f.filename]
+    if not frames:  # the wrapper's own traceback may hold them
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if "spyre_mlir" in f.filename]
+    if not frames:
+        return "", line
+    f = frames[-1]
+    rel = f.filename[f.filename.rindex("spyre_mlir") :]
+    return f"{rel}:{f.lineno} ({f.name})", line
+
+
+def measure(name: str, timeout_s: float = 600.0) -> Row:
+    """Compile and check one corpus entry; never raises."""
+    row = Row(name)
+    start = time.perf_counter()
+    torch._dynamo.reset()
+    graphs_before, compiles_before = len(STATS.graphs), STATS.compiles
+    stage = "build"
+    try:
+        with _deadline(timeout_s), warnings.catch_warnings(record=True) as caught, torch.no_grad():
+            warnings.simplefilter("always")
+            model, inputs = build(name)
+            stage = "eager"
+            eager = model(*inputs)
+            stage = "compile"
+            compiled_fn = torch.compile(model, backend="spyre")
+            compiled = compiled_fn(*inputs)
+            stage = "profiled call"
+            with spyre_mlir.profile() as prof:
+                compiled_fn(*inputs)
+        reports = STATS.graphs[graphs_before:]
+        whole = [str(w.message) for w in caught if "runs on the CPU instead of the device" in str(w.message)]
+        row.graphs = STATS.compiles - compiles_before
+        row.torch_ops = sum(g.torch_ops for g in reports)
+        on_host = sum(sum(g.host_by_design.values()) + sum(g.cpu_fallback.values()) for g in reports)
+        row.device_ops = row.torch_ops - on_host
+        row.cpu_ops = dict(sum((g.cpu_fallback for g in reports), Counter()))
+        row.host_by_design = dict(sum((g.host_by_design for g in reports), Counter()))
+        if whole or not reports:
+            row.reason = (
+                "a graph ran wholly on the CPU (documented fallback): " + whole[0].split("instead of the device: ", 1)[-1]
+                if whole
+                else "no graph reached the spyre backend"
+            )
+            row.device_fraction = 0.0
+        else:
+            row.compiles = True
+            row.device_fraction = row.device_ops / row.torch_ops if row.torch_ops else 1.0
+        row.latency_us = prof.total_time_s * 1e6
+        row.kernels = len(prof.kernels)
+        cmp = compare_model_outputs(compiled, eager, LAYERS)
+        row.max_error, row.cosine = cmp.max_error, cmp.cosine
+        row.passed = row.compiles and cmp.passed
+        if row.compiles and not cmp.passed:
+            row.reason = f"wrong answer: {cmp}"
+    except Exception as e:  # noqa: BLE001  (any failure of one model is reported, not raised)
+        row.compiles = False
+        where, what = _describe(e)
+        if stage == "compile" and "/runtime/" in where:
+            stage = "first call (device model / host executor)"
+        elif stage == "compile":
+            stage = "compile" if where or "BackendCompilerFailed" in type(e).__name__ else "compile or first call"
+        row.stage, row.where = stage, where
+        row.reason = f"{stage}: {what}" + (f" [at {where}]" if where else "")
+    finally:
+        torch._dynamo.reset()
+    row.wall_s = time.perf_counter() - start
+    return row
+
+
+def _fmt(v: float | None, spec: str) -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def table(rows: list[Row]) -> str:
+    head = (
+        f"{'architecture':<16}{'compiles':<10}{'graphs':>6}{'device ops':>14}{'max error':>11}{'cosine':>10}"
+        f"{'latency us':>12}{'kernels':>8}  {'pass':<5}{'wall s':>7}"
+    )
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        ops = f"{r.device_ops}/{r.torch_ops} {100 * r.device_fraction:3.0f}%" if r.device_fraction is not None and r.torch_ops else "-"
+        lines.append(
+            f"{r.name:<16}{'yes' if r.compiles else 'no':<10}{r.graphs:>6}{ops:>14}{_fmt(r.max_error, '.2e'):>11}"
+            f"{_fmt(r.cosine, '.6f'):>10}{_fmt(r.latency_us, '.1f'):>12}{r.kernels:>8}  {'PASS' if r.passed else 'FAIL':<5}{r.wall_s:>7.1f}"
+        )
+    lines.append("-" * len(head))
+    return "\n".join(lines)
+
+
+def totals(rows: list[Row]) -> dict:
+    n = len(rows)
+    compiled = [r for r in rows if r.compiles]
+    fractions = [r.device_fraction for r in compiled if r.device_fraction is not None]
+    cpu = Counter()
+    models_per_op = Counter()
+    for r in rows:
+        cpu.update(r.cpu_ops)
+        models_per_op.update(r.cpu_ops.keys())
+    return {
+        "models": n,
+        "compile": len(compiled),
+        "pass": sum(r.passed for r in rows),
+        "pass_percent": 100.0 * sum(r.passed for r in rows) / n if n else 0.0,
+        "mean_device_fraction": sum(fractions) / len(fractions) if fractions else 0.0,
+        "tolerance": model_tolerance(LAYERS),
+        "layers": LAYERS,
+        "cpu_fallback_ops": {op: {"models": models_per_op[op], "nodes": cpu[op]} for op, _ in models_per_op.most_common()},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", help="corpus entries (default: all)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per model (0: none)")
+    args = parser.parse_args(argv)
+    unknown = sorted(set(args.names) - set(CORPUS))
+    if unknown:
+        parser.error(f"not in the corpus: {', '.join(unknown)} (known: {', '.join(CORPUS)})")
+    names = args.names or list(CORPUS)
+    rows = []
+    for name in names:
+        rows.append(measure(name, args.timeout))
+        if not args.json:
+            print(f"  {name}: {'PASS' if rows[-1].passed else 'FAIL'} ({rows[-1].wall_s:.1f} s)", file=sys.stderr, flush=True)
+    tot = totals(rows)
+    failures = {r.name: r.reason or "fails the criterion" for r in rows if not r.passed}
+    if args.json:
+        print(json.dumps({"models": [asdict(r) for r in rows], "totals": tot, "failures": failures}, indent=1))
+        return 0
+    print(table(rows))
+    print(
+        f"compile: {tot['compile']}/{tot['models']}   match eager: {tot['pass']}/{tot['models']} ({tot['pass_percent']:.0f}%)   "
+        f"mean device fraction (compiled models): {100 * tot['mean_device_fraction']:.1f}%"
+    )
+    print(
+        f"criterion: cosine >= 0.999 and max error <= {tot['tolerance']:.4f} x max |eager| "
+        f"({LAYERS} layers; test/python/helpers.py: compare_model_outputs)"
+    )
+    if tot["cpu_fallback_ops"]:
+        print("\nfloat ops run on the CPU (no device lowering yet): op  models  nodes")
+        for op, c in tot["cpu_fallback_ops"].items():
+            print(f"  {op:<40}{c['models']:>4}{c['nodes']:>7}")
+    crashes: dict[tuple[str, str], list[str]] = {}
+    for r in rows:
+        if not r.passed and r.stage:
+            crashes.setdefault((r.where, r.reason.split(": ", 1)[1].split(" [at ")[0][:120]), []).append(r.name)
+    if crashes:
+        print(f"\ncrashes by place ({len(crashes)}):")
+        for (where, what), names in sorted(crashes.items(), key=lambda kv: -len(kv[1])):
+            print(f"  {len(names):>3} x {where or '(outside spyre_mlir)'}: {what}\n        {', '.join(names)}")
+    print(f"\nfailures ({len(failures)}):" if failures else "\nfailures: none")
+    for name, reason in failures.items():
+        print(f"  {name}: {reason}")
+        print(f"      reproduce: python bench/coverage.py {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

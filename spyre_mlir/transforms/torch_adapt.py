@@ -1,0 +1,265 @@
+"""`torch-adapt`: mathematically equivalent rewrites at the torch level that let the device path
+take an op it otherwise could not, or take it in fewer launches. Each rewrite states how exact it
+is (fp32 on the host; the device then computes in DL16 either way).
+
+    pow(x, 1)          -> x                                 exact
+    pow(x, 2)          -> x * x                             exact (one rounding, as pow)
+    pow(x, 3)          -> (x * x) * x                       <= 1 fp32 ulp apart; what eager's CPU kernel computes
+    pow(x, 4)          -> (x * x) * (x * x)                 <= 1 fp32 ulp apart; likewise
+    pow(x, -1)         -> reciprocal(x)                     exact
+    pow(x, -2)         -> reciprocal(x * x)                 <= 1 fp32 ulp apart
+    pow(x, 0.5)        -> sqrt(x)                           exact (both correctly rounded; NaN for x < 0)
+    pow(x, -0.5)       -> rsqrt(x)                          <= 1 fp32 ulp apart
+    max.dim(x, d, k)   -> amax(x, [d], k)                   exact, when the indices are unused
+    0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
+                       -> gelu(x, approximate="tanh")       same formula (gelu_new / gelu_pytorch_tanh);
+                                                            roundings of the chain differ by a few fp32 ulp
+    op.Tensor(x, c)    -> op.Scalar(x, c)                   exact, for add/sub/mul/div whose other operand
+                                                            is a 0-d constant tensor (scalar_tensor(c),
+                                                            a 0-d literal) of x's dtype
+    reduce(x, [d], keepdim=False) -> view(reduce(x, [d], keepdim=True), shape)
+                                                            exact, for mean.dim / sum.dim_IntList / amax
+
+The pass runs first in spyre-pipeline; `convert-torch-to-spyre` without it stays correct (it
+refuses what it cannot lower exactly, e.g. integer exponents, and the op runs on the CPU).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+
+from spyre_mlir.dialects import torch as t
+
+
+def _new(name: str, operands: Sequence[SSAValue], result_type: Attribute) -> Operation:
+    return t.torch_op_class(name).create(operands=list(operands), result_types=[result_type])
+
+
+def _scalar_constant(v: SSAValue) -> float | None:
+    """The number a 0-d constant tensor holds: `scalar_tensor(c)` with a constant c, or a 0-d
+    (or one-element) dense literal; else None."""
+    owner = v.owner
+    if isinstance(owner, Operation) and owner.name == "torch.aten.scalar_tensor":
+        return t.constant_float_value(owner.operands[0])
+    if isinstance(owner, t.ValueTensorLiteralOp) and isinstance(owner.value, DenseIntOrFPElementsAttr):
+        values = owner.value.get_values()
+        if len(values) == 1 and isinstance(v.type, t.ValueTensorType) and v.type.has_sizes and not v.type.get_shape():
+            return float(values[0])
+    return None
+
+
+def _binary_with_scalar(v: SSAValue, kind: str) -> tuple[SSAValue, float] | None:
+    """(x, c) when v = kind(x, c) with a constant number c (mul: either side; add: alpha 1)."""
+    op = v.owner
+    if not isinstance(op, Operation) or op.name not in (f"torch.aten.{kind}.Tensor", f"torch.aten.{kind}.Scalar"):
+        return None
+    if kind == "add" and t.constant_float_value(op.operands[2]) != 1.0:
+        return None
+    a, b = op.operands[0], op.operands[1]
+    if (c := t.constant_float_value(b)) is not None:
+        return a, c
+    if kind == "mul" and (c := t.constant_float_value(a)) is not None:
+        return b, c
+    return None
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-6)
+
+
+def _erase_dead(rewriter: PatternRewriter, ops: Sequence[Operation]) -> None:
+    """Erase the ops of a matched chain that lost their last use (torch ops have no effects
+    to keep; constants are left to the canonical clean-up)."""
+    for op in ops:
+        if op.parent is not None and all(not r.uses for r in op.results):
+            rewriter.erase(op)
+
+
+class PowToMultiplications(RewritePattern):
+    """pow(x, c) for c in {1, 2, 3, 4, -1, -2, 0.5, -0.5}: multiplications, reciprocal, sqrt, rsqrt."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.name != "torch.aten.pow.Tensor_Scalar":
+            return
+        c = t.constant_float_value(op.operands[1])
+        x, rt = op.operands[0], op.results[0].type
+        if c is None or x.type != rt:
+            return
+        if c == 1:
+            rewriter.replace(op, [], [x])
+            return
+        new: list[Operation] = []
+
+        def mul(a: SSAValue, b: SSAValue) -> SSAValue:
+            new.append(_new("torch.aten.mul.Tensor", [a, b], rt))
+            return new[-1].results[0]
+
+        def unary(name: str, a: SSAValue) -> SSAValue:
+            new.append(_new(f"torch.aten.{name}", [a], rt))
+            return new[-1].results[0]
+
+        if c in (2, -2):
+            r = mul(x, x)
+        elif c == 3:
+            r = mul(mul(x, x), x)
+        elif c == 4:
+            sq = mul(x, x)
+            r = mul(sq, sq)
+        elif c == 0.5:
+            r = unary("sqrt", x)
+        elif c == -0.5:
+            r = unary("rsqrt", x)
+        elif c == -1:
+            r = x
+        else:
+            return
+        if c in (-1, -2):
+            r = unary("reciprocal", r)
+        rewriter.replace(op, new, [r])
+
+
+class MaxDimToAmax(RewritePattern):
+    """max.dim(x, d, keepdim) whose indices nobody reads -> amax(x, [d], keepdim)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.name != "torch.aten.max.dim" or len(op.results) != 2 or op.results[1].uses:
+            return
+        dims = t.PrimListConstructOp([op.operands[1]], t.ListType(t.IntType()))
+        amax = _new("torch.aten.amax", [op.operands[0], dims.result, op.operands[2]], op.results[0].type)
+        rewriter.replace(op, [dims, amax], [amax.results[0], None])
+
+
+class TanhGeluForm(RewritePattern):
+    """0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) -> gelu(x, "tanh"), matched from
+    the final multiplication in any operand order of its commutative steps."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.name != "torch.aten.mul.Tensor" or len(op.operands) != 2:
+            return
+        for half, one_plus in (op.operands, reversed(op.operands)):
+            x = self._match(half, one_plus)
+            if x is not None and x.type == op.results[0].type:
+                gelu = _new("torch.aten.gelu", [x, (mode := t.ConstantStrOp("tanh")).result], x.type)
+                chain = [o for o in (half.owner, one_plus.owner) if isinstance(o, Operation)]
+                rewriter.replace(op, [mode, gelu], [gelu.results[0]])
+                _erase_dead(rewriter, self._chain(chain))
+                return
+
+    @staticmethod
+    def _match(half: SSAValue, one_plus: SSAValue) -> SSAValue | None:
+        h = _binary_with_scalar(half, "mul")
+        o = _binary_with_scalar(one_plus, "add")
+        if h is None or o is None or not _close(h[1], 0.5) or not _close(o[1], 1.0):
+            return None
+        x, tanh = h[0], o[0]
+        if not (isinstance(tanh.owner, Operation) and tanh.owner.name == "torch.aten.tanh"):
+            return None
+        inner = _binary_with_scalar(tanh.owner.operands[0], "mul")
+        if inner is None or not _close(inner[1], math.sqrt(2 / math.pi)):
+            return None
+        s = inner[0].owner
+        if not (isinstance(s, Operation) and s.name == "torch.aten.add.Tensor" and t.constant_float_value(s.operands[2]) == 1.0):
+            return None
+        for lin, cube_term in (s.operands[:2], reversed(s.operands[:2])):
+            c = _binary_with_scalar(cube_term, "mul")
+            if lin is not x or c is None or not _close(c[1], 0.044715):
+                continue
+            p = c[0].owner
+            if isinstance(p, Operation) and p.name == "torch.aten.pow.Tensor_Scalar" and p.operands[0] is x and t.constant_float_value(p.operands[1]) == 3.0:
+                return x
+        return None
+
+    @staticmethod
+    def _chain(roots: list[Operation]) -> list[Operation]:
+        """The ops feeding the matched roots, users before producers (for erasing)."""
+        order: list[Operation] = []
+        stack = list(roots)
+        while stack:
+            o = stack.pop()
+            if o in order or o.name.startswith("torch.constant"):
+                continue
+            order.append(o)
+            stack.extend(v.owner for v in o.operands if isinstance(v.owner, Operation) and v.owner.name.startswith("torch.aten."))
+        return order
+
+
+class ScalarTensorOperand(RewritePattern):
+    """add/sub/mul/div.Tensor(x, a 0-d constant tensor c) -> the .Scalar overload with c."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        kind = op.name.removeprefix("torch.aten.").removesuffix(".Tensor")
+        if kind not in ("add", "sub", "mul", "div") or op.name != f"torch.aten.{kind}.Tensor":
+            return
+        if kind == "div" and len(op.operands) != 2:
+            return
+        x, other = op.operands[0], op.operands[1]
+        if not isinstance(other.type, t.ValueTensorType) or x.type != op.results[0].type:
+            return
+        c = _scalar_constant(other)
+        if c is None:
+            return
+        new_c = t.ConstantFloatOp(c)
+        scalar = _new(f"torch.aten.{kind}.Scalar", [x, new_c.result, *op.operands[2:]], op.results[0].type)
+        rewriter.replace(op, [new_c, scalar], [scalar.results[0]])
+
+
+class ReduceWithoutKeepdim(RewritePattern):
+    """mean.dim / sum.dim_IntList / amax with keepdim=False -> keepdim=True, then a view."""
+
+    NAMES = ("torch.aten.mean.dim", "torch.aten.sum.dim_IntList", "torch.aten.amax")
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.name not in self.NAMES:
+            return
+        keep = op.operands[2].owner
+        if not isinstance(keep, t.ConstantBoolOp) or keep.value.value.data:
+            return
+        rt, xt = op.results[0].type, op.operands[0].type
+        dims = t.constant_list_ints(op.operands[1])
+        if not (isinstance(rt, t.ValueTensorType) and isinstance(xt, t.ValueTensorType) and rt.has_sizes and xt.has_sizes):
+            return
+        if dims is None or len(dims) != 1 or not xt.get_shape():
+            return
+        shape = list(xt.get_shape())
+        shape[dims[0] % len(shape)] = 1
+        kept_type = t.ValueTensorType(shape, rt.get_dtype())
+        true = t.ConstantBoolOp(True)
+        kept = _new(op.name, [op.operands[0], op.operands[1], true.result, *op.operands[3:]], kept_type)
+        sizes = [t.ConstantIntOp(d) for d in rt.get_shape()]
+        size_list = t.PrimListConstructOp([s.result for s in sizes], t.ListType(t.IntType()))
+        view = _new("torch.aten.view", [kept.results[0], size_list.result], rt)
+        rewriter.replace(op, [true, kept, *sizes, size_list, view], [view.results[0]])
+
+
+ADAPTATIONS: tuple[type[RewritePattern], ...] = (
+    TanhGeluForm,
+    PowToMultiplications,
+    MaxDimToAmax,
+    ScalarTensorOperand,
+    ReduceWithoutKeepdim,
+)
+"""The rewrites, in the order they are tried on each op (the gelu form is matched before its
+pow(x, 3) is rewritten)."""
+
+
+@dataclass(frozen=True)
+class TorchAdaptPass(ModulePass):
+    """Apply every adaptation to a fixed point (see the module docstring for the list)."""
+
+    name = "torch-adapt"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(GreedyRewritePatternApplier([cls() for cls in ADAPTATIONS]), walk_reverse=True).rewrite_module(op)

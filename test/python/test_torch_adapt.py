@@ -1,0 +1,90 @@
+"""torch-adapt end to end: each rewrite keeps the answer (within the DL16 bound of the exact
+float64 result, criterion in helpers.py) and takes the op to the device; without the pass the
+same ops stay correct on the CPU (the lowering never trades a sign for a device path)."""
+
+import math
+
+import pytest
+import torch
+from xdsl.context import Context
+
+from helpers import assert_within_device_bound, reference
+from spyre_mlir.frontend.backend import STATS
+from spyre_mlir.runtime.numerics import DL16
+from spyre_mlir.tools.spyre_opt import make_tool_context
+from spyre_mlir.transforms.torch_adapt import TorchAdaptPass
+from xdsl.parser import Parser
+from test_ops_e2e import Fn, randn
+
+
+def compiled(fn, *inputs):
+    torch._dynamo.reset()
+    model = Fn(fn)
+    (exact,), (bound,) = reference(model, *inputs, numerics=DL16)
+    before = len(STATS.graphs)
+    with torch.no_grad():
+        y = torch.compile(model, backend="spyre")(*inputs)
+    assert_within_device_bound(y, exact, bound, DL16)
+    return STATS.graphs[before]
+
+
+def gelu_new(x):  # GPT-2's NewGELUActivation, as written in transformers
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+@pytest.mark.parametrize("c", [2, 3, 4, -1, -2])
+def test_integer_powers_keep_the_sign(c):
+    # negative bases: exp(c log x) would give NaN here; the multiplications do not
+    x = randn(5, 100, seed=c + 10)
+    x = torch.where(x.abs() < 0.2, torch.full_like(x, -0.7), x)  # keep 1/x^2 in range
+    report = compiled(lambda v: torch.pow(v, c), x)
+    assert not report.cpu_fallback
+
+
+@pytest.mark.parametrize("c", [0.5, -0.5, 1.5])
+def test_fractional_powers(c):
+    report = compiled(lambda v: torch.pow(v, c), randn(5, 100, seed=3).abs() + 0.1)
+    assert not report.cpu_fallback
+
+
+def test_gelu_new_is_one_kernel():
+    from spyre_mlir.runtime.interpreter import DeviceModel  # noqa: F401  (the backend's device)
+    from spyre_mlir.frontend import backend
+
+    device = backend.get_device(backend.DeviceConfig())
+    launches = len(device.profile.kernels)
+    report = compiled(gelu_new, randn(3, 130, seed=4, scale=2.0))
+    assert not report.cpu_fallback
+    assert len(device.profile.kernels) - launches == 1, "gelu_new should be a single device launch"
+
+
+def test_softmax_from_max_values():
+    # torch.max(x, dim) with the indices dropped: torch-mlir's softmax decomposition
+    report = compiled(lambda v: torch.exp(v - torch.max(v, -1, keepdim=True).values), randn(4, 100, seed=5))
+    assert not report.cpu_fallback
+
+
+def test_mean_without_keepdim():
+    report = compiled(lambda v: v.mean(-1) * 2.0, randn(2, 7, 100, seed=6))
+    assert not report.cpu_fallback
+
+
+def test_without_the_pass_integer_powers_stay_on_the_cpu():
+    ctx: Context = make_tool_context()
+    text = """
+    func.func @f(%x: !torch.vtensor<[4,64],f32>) -> !torch.vtensor<[4,64],f32> {
+      %c = torch.constant.float 2.000000e+00
+      %0 = torch.aten.pow.Tensor_Scalar %x, %c : !torch.vtensor<[4,64],f32>, !torch.float -> !torch.vtensor<[4,64],f32>
+      return %0 : !torch.vtensor<[4,64],f32>
+    }"""
+    from spyre_mlir.lowering.convert_torch_to_spyre import ConvertTorchToSpyrePass
+
+    module = Parser(ctx, text).parse_module()
+    ConvertTorchToSpyrePass().apply(ctx, module)
+    pow_op = next(op for op in module.walk() if op.name == "torch.aten.pow.Tensor_Scalar")
+    assert "torch-adapt" in pow_op.attributes["spyre.host"].data
+
+    module = Parser(ctx, text).parse_module()
+    TorchAdaptPass().apply(ctx, module)
+    ConvertTorchToSpyrePass().apply(ctx, module)
+    assert not any(op.name.startswith("torch.aten.") for op in module.walk())
