@@ -25,6 +25,8 @@ from types import TracebackType
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.parser import Parser
+from xdsl.utils.lexer import Position, Span
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
 
@@ -100,6 +102,37 @@ def diagnostic_text(e: BaseException) -> str:
     return text
 
 
+class LocatingParser(Parser):
+    """xDSL's parser, with a location on every error: attribute verifiers and declarative
+    format constraints run while an op is parsed and raise a VerifyException that carries no
+    position; here its message gets the op's file:line:col and text, as a ParseError's has
+    (the exception keeps its type: `--verify-diagnostics` still reports it)."""
+
+    def _locate(self, e: DiagnosticException, start: Position, end: Position) -> DiagnosticException:
+        if getattr(e, "located", False):
+            return e
+        text = self.lexer.input.content
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        located = type(e)(Span(start, max(end, start), self.lexer.input).print_with_context(str(e)).rstrip())
+        located.located = True  # type: ignore[attr-defined]
+        return located
+
+    def parse_operation(self) -> Operation:
+        start = self._current_token.span.start
+        try:
+            return super().parse_operation()
+        except DiagnosticException as e:  # the op ends before the next token
+            raise self._locate(e, start, self._current_token.span.start) from None
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        try:
+            return super().parse_module(allow_implicit_module)
+        except DiagnosticException as e:  # outside any op: an attribute alias, the resources
+            span = self._current_token.span
+            raise self._locate(e, span.start, span.end) from None
+
+
 # region Dominance
 
 
@@ -167,10 +200,28 @@ def _value_name(v: SSAValue) -> str:
     return f"%{v.name_hint}" if v.name_hint else f"a value of type {v.type}"
 
 
-def verify_module(module: Operation) -> None:
-    """xDSL's verifier, then dominance."""
+def verify_resources(module: Operation, ctx: object) -> None:
+    """Every `dense_resource` an op holds has a blob in `ctx` that holds exactly the elements
+    of its type (a truncated or missing blob is bad input, named with its op)."""
+    from xdsl.dialects.builtin import DenseResourceAttr
+
+    from spyre_mlir.dialects.torch import resource_to_numpy
+
+    for op in module.walk():
+        for attr in (*op.properties.values(), *op.attributes.values()):
+            if isinstance(attr, DenseResourceAttr):
+                try:
+                    resource_to_numpy(ctx, attr)  # type: ignore[arg-type]
+                except (KeyError, ValueError) as e:
+                    raise VerifyException(f"{describe_op(op)}: {str(e).strip(chr(39))}") from None
+
+
+def verify_module(module: Operation, ctx: object = None) -> None:
+    """xDSL's verifier, then dominance, then (with the context that holds them) the blobs."""
     module.verify()
     verify_dominance(module)
+    if ctx is not None:
+        verify_resources(module, ctx)
 
 
 # endregion

@@ -95,6 +95,10 @@ def operand_strides(
     if out.is_splat:  # one element per stick, copied in every lane: operands must be splats too
         if not operand.is_splat:
             return None
+    elif out.is_sparse:  # one element per stick, in lane 0 (a stick dim of extent 1)
+        last = dim_map[len(out.shape) - 1] if out.shape else None
+        if not (operand.is_sparse or last is not None and operand.stick_dim == last):
+            return None  # (an operand read from its lane 0: a slice from a stick boundary)
     else:
         out_lane = out.stick_dim
         if out_lane is None:

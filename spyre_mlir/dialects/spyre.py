@@ -746,7 +746,10 @@ class KernelOp(IRDLOperation):
             )
         from spyre_mlir.analysis.work import iteration_dims  # the meaning of split/chunks names
 
-        names = [d.name for d in iteration_dims(compute[0])]
+        try:
+            names = [d.name for d in iteration_dims(compute[0])]
+        except ValueError as e:  # a compute op the kernel form cannot hold (layouts not established)
+            raise VerifyException(f"'spyre.kernel' @{self.sym_name.data}: {e}") from None
         for what, attr in (("split", self.split), ("chunks", self.chunks)):
             if attr is not None and list(attr.as_dict()) != names:
                 raise VerifyException(

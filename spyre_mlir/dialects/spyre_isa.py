@@ -23,6 +23,7 @@ This file defines; `spyre_mlir.lowering.convert_spyre_to_isa` produces these ops
 from __future__ import annotations
 
 import math
+import struct
 from abc import ABC
 from collections.abc import Sequence
 from typing import ClassVar
@@ -65,6 +66,10 @@ from spyre_mlir.dialects.spyre import IntListAttr, check_kernel_operand, device_
 
 # region Attributes
 
+MAX_TABLE = 1 << 16
+"""Most cores a core set or a per-core table may name (the parsers refuse more instead of
+building the list)."""
+
 
 @irdl_attr_definition
 class PerCoreAttr(ParametrizedAttribute):
@@ -96,6 +101,8 @@ class PerCoreAttr(ParametrizedAttribute):
             step = parser.parse_integer(allow_boolean=False)
             parser.parse_keyword("x")
             count = parser.parse_integer(allow_boolean=False, allow_negative=False)
+            if count > MAX_TABLE:
+                parser.raise_error(f"a per-core table of {count} values; at most {MAX_TABLE}")
             parser.parse_punctuation("]")
             return (ArrayAttr(IntAttr(first + step * i) for i in range(count)),)
         vals = [first]
@@ -198,6 +205,8 @@ class CoreSetAttr(ParametrizedAttribute):
                 hi = parser.parse_integer(allow_boolean=False)
                 if hi < lo:
                     parser.raise_error(f"empty core range {lo} to {hi}")
+                if hi - lo >= MAX_TABLE:
+                    parser.raise_error(f"core range {lo} to {hi} has more than {MAX_TABLE} cores")
                 return list(range(lo, hi + 1))
             return [lo]
 
@@ -648,6 +657,9 @@ class SfpBinaryOp(IsaInstruction, ABC):
         props: dict[str, Attribute] = {"lhs": lhs}
         if parser.parse_optional_keyword("lx") is not None:
             props["rhs"] = AccessAttr.new(AccessAttr.parse_parameters(parser))
+        elif parser._current_token.text.lower().startswith("0x"):  # inf and NaN print as their f32 bits
+            bits = parser.parse_integer(allow_boolean=False, allow_negative=False)
+            props["imm"] = FloatAttr(struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0], f32)
         else:
             props["imm"] = FloatAttr(parser.parse_float(), f32)
         parser.parse_punctuation("->")
@@ -851,8 +863,11 @@ class RingSendOp(IsaInstruction):
 
         for i in ndindex(sizes):
             lx[(core + shift[core]) % cores][dst(i)] = lx[core][src(i)]
+        if notify is present: tokens[notify] += 1 once the copy has landed
     Costs one ring hop per step of min(|shift|, cores - |shift|) (the ring is bidirectional);
-    the receiving core must not read the data before a sync tells it the copy is done.
+    the receiving core must not read the data before a sync tells it the copy is done: the
+    `notify` token (a write with completion notice), or a signal after the send (which also
+    waits for everything else the sender issued before).
     """
 
     name = "spyre_isa.ring_send"
@@ -861,12 +876,16 @@ class RingSendOp(IsaInstruction):
     dst = prop_def(AccessAttr)
     shift = prop_def(PerCoreAttr)
     sizes = prop_def(IntListAttr)
-    assembly_format = "`lx` $src `->` `core` `+` $shift `lx` $dst `sizes` $sizes attr-dict"
+    notify = opt_prop_def(IntegerAttr[I64])
+    assembly_format = "`lx` $src `->` `core` `+` $shift `lx` $dst `sizes` $sizes (`notify` $notify^)? attr-dict"
 
-    def __init__(self, src: AccessAttr, dst: AccessAttr, shift: PerCoreAttr | Sequence[int] | int, sizes: Sequence[int]):
+    def __init__(self, src: AccessAttr, dst: AccessAttr, shift: PerCoreAttr | Sequence[int] | int, sizes: Sequence[int], notify: int | None = None):
         if not isinstance(shift, PerCoreAttr):
             shift = PerCoreAttr(shift)
-        super().__init__(properties={"src": src, "dst": dst, "shift": shift, "sizes": IntListAttr(sizes)})
+        props: dict[str, Attribute] = {"src": src, "dst": dst, "shift": shift, "sizes": IntListAttr(sizes)}
+        if notify is not None:
+            props["notify"] = IntegerAttr(notify, i64)
+        super().__init__(properties=props)
 
     def verify_(self) -> None:
         sizes = self.sizes.as_tuple()
@@ -876,6 +895,8 @@ class RingSendOp(IsaInstruction):
         self._check_table("shift", self.shift)
         if self.src.is_f32 != self.dst.is_f32:
             raise VerifyException(f"'{self.name}': src and dst must have the same element type (the ring moves bytes)")
+        if self.notify is not None and self.notify.value.data < 0:
+            raise VerifyException(f"'{self.name}': notify token must be >= 0, got {self.notify.value.data}")
 
 
 # endregion

@@ -676,18 +676,41 @@ def _verify_matmul(op: Operation, names: tuple[str, str], lhs: SSAValue, rhs: SS
         _verify_sizes_agree(op, "batch sizes", a[0], b[0], operands)
 
 
-def _verify_size_list(op: Operation, value: SSAValue, sizes_value: SSAValue) -> None:
-    """For view/reshape: at most one -1, and a constant size list keeps the element count."""
-    sizes = constant_list_ints(sizes_value)
-    if sizes is None:
-        return
-    if sizes.count(-1) > 1 or any(s < -1 for s in sizes):
-        raise VerifyException(f"{op.name}: invalid size list {sizes}")
+def _verify_size_list(op: Operation, value: SSAValue, sizes_value: SSAValue, result: SSAValue | None = None) -> None:
+    """For view/reshape: at most one -1, a constant size list keeps the element count, and a
+    static result type has the elements of the input and the sizes of the list."""
     in_sizes = _sizes(value)
-    if in_sizes is None or -1 in in_sizes or -1 in sizes:
+    sizes = constant_list_ints(sizes_value)
+    if sizes is not None:
+        if sizes.count(-1) > 1 or any(s < -1 for s in sizes):
+            raise VerifyException(f"{op.name}: invalid size list {sizes}")
+        if in_sizes is not None and -1 not in in_sizes and -1 not in sizes and math.prod(in_sizes) != math.prod(sizes):
+            raise VerifyException(f"{op.name}: cannot view {value.type} with {math.prod(in_sizes)} elements as {sizes}")
+    out_sizes = _sizes(result) if result is not None else None
+    if out_sizes is None:
         return
-    if math.prod(in_sizes) != math.prod(sizes):
-        raise VerifyException(f"{op.name}: cannot view {value.type} with {math.prod(in_sizes)} elements as {sizes}")
+    if in_sizes is not None and -1 not in in_sizes and -1 not in out_sizes and math.prod(in_sizes) != math.prod(out_sizes):
+        raise VerifyException(f"{op.name}: cannot view {value.type} ({math.prod(in_sizes)} elements) as {result.type}")  # type: ignore[union-attr]
+    if sizes is not None and (len(out_sizes) != len(sizes) or any(s != -1 and o != -1 and s != o for s, o in zip(sizes, out_sizes))):
+        raise VerifyException(f"{op.name}: result {result.type} does not have the sizes {sizes}")  # type: ignore[union-attr]
+
+
+def _verify_broadcast(op: Operation, operands: Sequence[SSAValue], result: SSAValue) -> None:
+    """Element-wise ops: static operand sizes broadcast (right-aligned, equal or 1), and a
+    static result has the broadcast sizes."""
+    shapes = [_sizes(v) for v in operands]
+    if any(s is None or -1 in s for s in shapes):
+        return
+    rank = max(len(s) for s in shapes)  # type: ignore[arg-type]
+    out: list[int] = []
+    for i in range(rank):
+        dims = {s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0} - {1}  # type: ignore[arg-type]
+        if len(dims) > 1:
+            raise VerifyException(f"{op.name}: operands {', '.join(str(v.type) for v in operands)} do not broadcast")
+        out.append(dims.pop() if dims else 1)
+    got = _sizes(result)
+    if got is not None and -1 not in got and tuple(got) != tuple(out):
+        raise VerifyException(f"{op.name}: result {result.type} does not have the broadcast sizes {out}")
 
 
 @irdl_op_definition
@@ -818,6 +841,9 @@ class AtenAddTensorOp(DefaultFormatOp):
     result = result_def(_TENSOR)
     traits = traits_def(Pure())
 
+    def verify_(self) -> None:
+        _verify_broadcast(self, [self.self_, self.other], self.result)
+
 
 @irdl_op_definition
 class AtenAddScalarOp(DefaultFormatOp):
@@ -829,6 +855,9 @@ class AtenAddScalarOp(DefaultFormatOp):
     alpha = operand_def(_SCALAR)
     result = result_def(_TENSOR)
     traits = traits_def(Pure())
+
+    def verify_(self) -> None:
+        _verify_broadcast(self, [self.self_], self.result)
 
 
 @irdl_op_definition
@@ -842,6 +871,9 @@ class AtenSubTensorOp(DefaultFormatOp):
     result = result_def(_TENSOR)
     traits = traits_def(Pure())
 
+    def verify_(self) -> None:
+        _verify_broadcast(self, [self.self_, self.other], self.result)
+
 
 @irdl_op_definition
 class AtenSubScalarOp(DefaultFormatOp):
@@ -854,6 +886,9 @@ class AtenSubScalarOp(DefaultFormatOp):
     result = result_def(_TENSOR)
     traits = traits_def(Pure())
 
+    def verify_(self) -> None:
+        _verify_broadcast(self, [self.self_], self.result)
+
 
 @irdl_op_definition
 class AtenMulTensorOp(DefaultFormatOp):
@@ -864,6 +899,9 @@ class AtenMulTensorOp(DefaultFormatOp):
     other = operand_def(_TENSOR)
     result = result_def(_TENSOR)
     traits = traits_def(Pure())
+
+    def verify_(self) -> None:
+        _verify_broadcast(self, [self.self_, self.other], self.result)
 
 
 @irdl_op_definition
@@ -876,6 +914,9 @@ class AtenMulScalarOp(DefaultFormatOp):
     result = result_def(_TENSOR)
     traits = traits_def(Pure())
 
+    def verify_(self) -> None:
+        _verify_broadcast(self, [self.self_], self.result)
+
 
 @irdl_op_definition
 class AtenReluOp(DefaultFormatOp):
@@ -885,6 +926,9 @@ class AtenReluOp(DefaultFormatOp):
     self_ = operand_def(_TENSOR)
     result = result_def(_TENSOR)
     traits = traits_def(Pure())
+
+    def verify_(self) -> None:
+        _verify_broadcast(self, [self.self_], self.result)
 
 
 @irdl_op_definition
@@ -914,7 +958,7 @@ class AtenViewOp(DefaultFormatOp):
     traits = traits_def(Pure())
 
     def verify_(self) -> None:
-        _verify_size_list(self, self.self_, self.size)
+        _verify_size_list(self, self.self_, self.size, self.result)
 
 
 @irdl_op_definition
@@ -928,7 +972,7 @@ class AtenReshapeOp(DefaultFormatOp):
     traits = traits_def(Pure())
 
     def verify_(self) -> None:
-        _verify_size_list(self, self.self_, self.shape)
+        _verify_size_list(self, self.self_, self.shape, self.result)
 
 
 @irdl_op_definition
@@ -942,7 +986,7 @@ class AtenUnsafeViewOp(DefaultFormatOp):
     traits = traits_def(Pure())
 
     def verify_(self) -> None:
-        _verify_size_list(self, self.self_, self.size)
+        _verify_size_list(self, self.self_, self.size, self.result)
 
 
 @irdl_op_definition
@@ -1048,15 +1092,24 @@ def resource_to_numpy(ctx: Context, attr: DenseResourceAttr) -> np.ndarray:
     array of the attribute's shape (bf16 is widened to float32).
 
     An MLIR blob is a 4-byte little-endian alignment header followed by the raw little-endian
-    elements. Raises KeyError if the context has no data for the handle."""
+    elements. Raises KeyError if the context has no data for the handle, ValueError if the
+    blob is not hex or does not hold exactly the elements of the type."""
     handle = attr.resource_handle.data
     blob = _blob_store(ctx).lookup(handle)
     if not blob:
         raise KeyError(f"no blob for dense_resource<{handle}> in this context")
-    raw = bytes.fromhex(blob[2:])[4:]
+    try:
+        raw = bytes.fromhex(blob[2:])[4:]
+    except ValueError:
+        raise ValueError(f"the blob of dense_resource<{handle}> is not hexadecimal bytes") from None
     t = attr.type
     assert isinstance(t, TensorType)
     element = t.get_element_type()
+    width = 2 if isinstance(element, BFloat16Type) else (d.itemsize if (d := _numpy_dtype(element)) is not None else None)
+    if width is not None and len(raw) != math.prod(t.get_shape()) * width:
+        raise ValueError(
+            f"the blob of dense_resource<{handle}> holds {len(raw)} bytes after its header, {t} needs {math.prod(t.get_shape()) * width}"
+        )
     if isinstance(element, BFloat16Type):
         bits = np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16
         return bits.view(np.float32).reshape(t.get_shape())

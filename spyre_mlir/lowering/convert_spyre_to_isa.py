@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import Float16Type, Float32Type, ModuleOp
+from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerAttr, ModuleOp, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -101,6 +101,18 @@ def transpose(src: tuple[int, Sequence[int]], dst: tuple[int, Sequence[int]], bl
     return Ins(("transpose", tuple(src[1]), tuple(dst[1]), blocks, rows, cols), (src[0], dst[0]))
 
 
+def ring_send(src: tuple[int, Sequence[int]], dst: tuple[int, Sequence[int]], shift: int, sizes: Sequence[int], notify: int | None) -> Ins:
+    return Ins(("ring", tuple(src[1]), tuple(dst[1]), shift, tuple(sizes), notify), (src[0], dst[0]))
+
+
+def signal(token: int) -> Ins:
+    return Ins(("signal", token), ())
+
+
+def wait(token: int, count: int = 1) -> Ins:
+    return Ins(("wait", token, count), ())
+
+
 def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue]) -> Operation:
     """The xDSL op for an instruction shared by a stream, with per-core base tables."""
     kind = ins.key[0]
@@ -142,6 +154,13 @@ def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue
             k,
             accumulate,
         )
+    if kind == "ring":
+        _, ss, ds, shift, sizes, notify = ins.key
+        return spyre_isa.RingSendOp(spyre_isa.AccessAttr(tables[0], ss), spyre_isa.AccessAttr(tables[1], ds), shift, sizes, notify)
+    if kind == "signal":
+        return spyre_isa.SignalOp.create(properties={"token": IntegerAttr(ins.key[1], i64)})
+    if kind == "wait":
+        return spyre_isa.WaitOp.create(properties={"token": IntegerAttr(ins.key[1], i64), "count": IntegerAttr(ins.key[2], i64)})
     if kind == "transpose":
         _, ss, ds, blocks, rows, cols = ins.key
         return spyre_isa.SfpTransposeOp(spyre_isa.AccessAttr(tables[0], ss), spyre_isa.AccessAttr(tables[1], ds), blocks, rows, cols)
@@ -200,6 +219,12 @@ class KernelCodegen:
             return self.arg_index[v]
         return self.n_inputs  # the kernel's single result
 
+    def buf(self, name: str, count: int) -> int:
+        """LX offset (sticks) of buffer `name` for its `count`-th use: a planned second copy
+        (`name_1`, double buffering) takes the even uses."""
+        second = f"{name}_1"
+        return self.lx[second] if count % 2 == 0 and second in self.lx else self.lx[name]
+
     def per_core(self) -> list[list[Ins] | None]:
         gen: Callable[[dict], list[Ins]]
         if isinstance(self.compute, spyre.MatmulOp):
@@ -214,7 +239,40 @@ class KernelCodegen:
             gen = self.slice
         else:
             gen = self.restickify
-        return [None if box is None else gen(box) for box in self.boxes]
+        self.groups = self._multicast_groups() if gen == self.matmul else {}
+        out: list[list[Ins] | None] = []
+        for core, box in enumerate(self.boxes):
+            self.core = core
+            out.append(None if box is None else gen(box))
+        return out
+
+    def _multicast_groups(self) -> dict[int, list[int]]:
+        """With `spyre.multicast = "rhs"` on the kernel: the cores that read the same B tiles
+        (same b, n and k ranges; only m differs), each in ring order, by core."""
+        attr = self.kernel.attributes.get("spyre.multicast")
+        if attr is None:
+            return {}
+        groups: dict[tuple, list[int]] = {}
+        for core, box in enumerate(self.boxes):
+            if box is not None:
+                key = tuple(r for name, r in box.items() if name != "m")
+                groups.setdefault(key, []).append(core)
+        by_core: dict[int, list[int]] = {}
+        for members in groups.values():
+            events = {len(self._b_events(self.boxes[c])) for c in members}  # type: ignore[arg-type]
+            if len(members) > 1 and len(events) == 1 and members == list(range(members[0], members[0] + len(members))):
+                for c in members:
+                    by_core[c] = members
+        return by_core
+
+    def _b_events(self, box: dict) -> list[tuple]:
+        keys: list[tuple] = []
+        for ch in chunk_boxes(box, self.dims, self.chunks):
+            for b in range(*ch.get("b", (0, 1))):
+                key = (b, ch["n"], ch["k"])
+                if not keys or keys[-1] != key:
+                    keys.append(key)
+        return keys
 
     # -------------------------------------------------------------- matmul
     def matmul(self, box: dict) -> list[Ins]:
@@ -231,6 +289,10 @@ class KernelCodegen:
         lx = self.lx
         out: list[Ins] = []
         loaded_a = loaded_b = None
+        n_a = n_b = n_out = 0  # loads/stores so far: double buffers alternate on their parity
+        group = self.groups.get(self.core)
+        pos = group.index(self.core) if group else 0
+        n_tiles = len(self._b_events(box)) if group else 0
         kt_total = math.ceil(K / 64)
         # one matrix at a time (the tiles hold one); within it the (n, m, k) chunks in order,
         # so that the k chunks of one output tile accumulate back to back
@@ -243,15 +305,45 @@ class KernelCodegen:
             r0, r1 = k0 * 64, min(K, k1 * 64)
             ncols = min(N, n1 * 64) - n0 * 64
             if loaded_a != (b, m0, m1, k0, k1):  # A tile as [k stick][row]
-                out.append(load(A, b * sa_b + k0 * sa_kt + m0 * sa_m, [sa_kt, sa_m], lx["lhs"], [mr, 1], [kst, mr]))
+                n_a += 1
+                out.append(load(A, b * sa_b + k0 * sa_kt + m0 * sa_m, [sa_kt, sa_m], self.buf("lhs", n_a), [mr, 1], [kst, mr]))
                 loaded_a = (b, m0, m1, k0, k1)
             if loaded_b != (b, n0, n1, k0, k1):  # B tile as [n stick][k row]
-                out.append(load(B, b * sb_b + n0 * sb_nt + r0 * sb_k, [sb_nt, sb_k], lx["rhs"], [r1 - r0, 1], [nst, r1 - r0]))
+                n_b += 1
+                rhs = self.buf("rhs", n_b)
+                if group is None or pos == 0:
+                    out.append(load(B, b * sb_b + n0 * sb_nt + r0 * sb_k, [sb_nt, sb_k], rhs, [r1 - r0, 1], [nst, r1 - r0]))
+                if group is not None:
+                    out += self._multicast_step(group, pos, n_b, n_tiles, rhs, [r1 - r0, 1], [nst, r1 - r0])
                 loaded_b = (b, n0, n1, k0, k1)
-            out.append(pt((lx["lhs"], [1, mr]), (lx["rhs"], [1, r1 - r0]), (lx["acc"], [2, 2 * mr]), mr, ncols, r1 - r0, k0 > 0))
+            out.append(pt((self.buf("lhs", n_a), [1, mr]), (self.buf("rhs", n_b), [1, r1 - r0]), (lx["acc"], [2, 2 * mr]), mr, ncols, r1 - r0, k0 > 0))
             if k1 == kt_total:  # round the fp32 sums into the output tile, then store it
-                out.append(sfp("copy", [(lx["acc"], [2 * mr, 2], True)], (lx["out"], [mr, 1], False), [nst, mr]))
-                out.append(store(C, lx["out"], [mr, 1], b * sc_b + n0 * sc_nt + m0 * sc_m, [sc_nt, sc_m], [nst, mr]))
+                n_out += 1
+                out.append(sfp("copy", [(lx["acc"], [2 * mr, 2], True)], (self.buf("out", n_out), [mr, 1], False), [nst, mr]))
+                out.append(store(C, self.buf("out", n_out), [mr, 1], b * sc_b + n0 * sc_nt + m0 * sc_m, [sc_nt, sc_m], [nst, mr]))
+        return out
+
+    def _multicast_step(self, group: list[int], pos: int, tile: int, tiles: int, rhs: int, lx_strides: list[int], sizes: list[int]) -> list[Ins]:
+        """B tile number `tile` (1-based) travels the group's chain over the ring: the first
+        core loads it from DDR, every core passes it on to the next one's same buffer.
+
+            token 2c     tile landed in core c's buffer (the sender's ring_send notifies it)
+            token 2c+1   core c has finished with the tile two back (its buffer is free)
+
+        A core that is not first frees tile - 1's buffer (a signal: every earlier instruction,
+        the PT passes reading it and the send passing it on, has finished) and waits for the
+        tile; a core that is not last waits until its successor has freed the buffer, then sends."""
+        me = group[pos]
+        out: list[Ins] = []
+        if pos > 0:
+            if 2 <= tile < tiles:  # the predecessor's last wait is for tile `tiles`
+                out.append(signal(2 * me + 1))
+            out.append(wait(2 * me))
+        if pos < len(group) - 1:
+            succ = group[pos + 1]
+            if tile >= 3:
+                out.append(wait(2 * succ + 1))
+            out.append(ring_send((rhs, lx_strides), (rhs, lx_strides), 1, sizes, 2 * succ))
         return out
 
     # -------------------------------------------------------------- pointwise
@@ -262,31 +354,31 @@ class KernelCodegen:
         steps, _ = pointwise_program(op)
         lx = self.lx
         result: list[Ins] = []
-        for ch in chunk_boxes(box, self.dims, self.chunks):
+        for count, ch in enumerate(chunk_boxes(box, self.dims, self.chunks), start=1):
             lo = [ch[d.name][0] for d in dims]
             ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
             tile = _compact(ext)
-            access: dict[tuple[str, int], tuple[int, list[int], bool]] = {("out", 0): (lx["out"], tile, False)}
+            access: dict[tuple[str, int], tuple[int, list[int], bool]] = {("out", 0): (self.buf("out", count), tile, False)}
             for i, v in enumerate(op.inputs):
                 s = strides_in[i]
                 kept = [j for j in range(len(dims)) if s[j] != 0]
                 in_tile = _compact([ext[j] for j in kept])
                 base = sum(lo[j] * s[j] for j in range(len(dims)))
                 if kept:
-                    result.append(load(self.arg(v), base, [s[j] for j in kept], lx[f"in{i}"], in_tile, [ext[j] for j in kept]))
+                    result.append(load(self.arg(v), base, [s[j] for j in kept], self.buf(f"in{i}", count), in_tile, [ext[j] for j in kept]))
                 else:  # a single stick broadcast everywhere
-                    result.append(load(self.arg(v), base, [1], lx[f"in{i}"], [1], [1]))
+                    result.append(load(self.arg(v), base, [1], self.buf(f"in{i}", count), [1], [1]))
                 full = [0] * len(dims)
                 for pos, j in enumerate(kept):
                     full[j] = in_tile[pos]
-                access[("in", i)] = (lx[f"in{i}"], full, False)
+                access[("in", i)] = (self.buf(f"in{i}", count), full, False)
             for name, base in lx.items():
-                if name.startswith("t"):
+                if name.startswith("t") and not name.endswith("_1"):
                     access[("t", int(name[1:]))] = (base, [2 * s for s in tile], True)
             for st in steps:
                 result.append(sfp(st.fn, [access[s] for s in st.srcs], access[st.dst], ext, st.imm))
             out_base = sum(l * d.stick_stride for l, d in zip(lo, dims))
-            result.append(store(self.arg(op.result), lx["out"], tile, out_base, [d.stick_stride for d in dims], ext))
+            result.append(store(self.arg(op.result), self.buf("out", count), tile, out_base, [d.stick_stride for d in dims], ext))
         return result
 
     # -------------------------------------------------------------- gather
@@ -379,7 +471,10 @@ class KernelCodegen:
         """One element per stick -> the element in every lane (an SFP max over lane 0), or
         back (a splat already holds lane 0: a copy)."""
         op = self.compute
-        if src.device_size[:-1] != dst.device_size[:-1] or src.stride_map[:-1] != dst.stride_map[:-1]:
+        def rows(lay: Layout) -> list[tuple[int, int]]:  # the stick dims that step (size-1 dims do not)
+            return [(n, s) for n, s in zip(lay.device_size[:-1], lay.stride_map[:-1]) if n > 1]
+
+        if rows(src) != rows(dst):
             raise PassFailedException(f"kernel {self.name}: restickify {src} to the splat {dst} is not supported yet")
         dims = restickify_loops(src, dst)
         out: list[Ins] = []

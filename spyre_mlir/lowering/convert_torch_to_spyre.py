@@ -81,6 +81,11 @@ class NotOnDevice(Exception):
     """Raised by a lowering that cannot take this instance of its op: the op stays on the host."""
 
 
+class InconsistentResult(Exception):
+    """Raised by a lowering whose op's declared result type disagrees with what its operands
+    give (the torch dialect's verifiers check only some ops): a diagnostic naming the op."""
+
+
 # region Helpers: types, scalars, pointwise bodies
 
 
@@ -288,6 +293,12 @@ class Lowering(RewritePattern):
         except NotOnDevice as e:
             self.refused[op] = str(e)
             return
+        except InconsistentResult as e:
+            raise PassFailedException(f"'{op.name}': {e}") from None
+        for v, r in zip([value] if isinstance(value, SSAValue) else value, op.results):
+            want = r.type.get_shape() if isinstance(r.type, t.ValueTensorType) and r.type.has_sizes else None  # type: ignore[union-attr]
+            if want is not None and spyre.is_device_tensor(v.type) and _shape(v) != tuple(want):
+                raise PassFailedException(f"'{op.name}': its result type {r.type} is not the shape {_shape(v)} its operands give")
         _finish(rewriter, op, ops, value)
 
     def dev(self, v: SSAValue, op: Operation) -> SSAValue:
@@ -310,10 +321,19 @@ def _permute(ops: list[Operation], v: SSAValue, perm: Sequence[int]) -> SSAValue
     return p.result
 
 
+def _dim(d: int, shape: Sequence[int]) -> int:
+    """A dim argument, made non-negative; out of range is the op's error (as in PyTorch)."""
+    if not -max(len(shape), 1) <= d < max(len(shape), 1):  # a 0-d tensor takes dim 0 and -1, as in PyTorch
+        raise InconsistentResult(f"dim {d} is out of range for shape {tuple(shape)}")
+    return d % max(len(shape), 1)
+
+
 def _reshape(ops: list[Operation], v: SSAValue, shape: Sequence[int]) -> SSAValue:
     shape = tuple(shape)
     if _shape(v) == shape:
         return v
+    if math.prod(_shape(v)) != math.prod(shape):
+        raise InconsistentResult(f"its result shape {shape} does not hold the {math.prod(_shape(v))} elements of {_shape(v)}")
     layout = _layout(v).reshaped(shape)
     if layout is None:  # not a view of this layout: move to the generic layout first
         generic = Layout.generic(_shape(v), 2)
@@ -358,13 +378,14 @@ class LowerViews(Lowering):
         "torch.aten.reshape",
         "torch.aten._unsafe_view",
         "torch.aten.clone",
+        "torch.aten.alias",
     )
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         x = self.dev(op.operands[0], op)
         rank = len(_shape(x))
         ops: list[Operation] = []
-        if op.name == "torch.aten.clone":
+        if op.name in ("torch.aten.clone", "torch.aten.alias"):
             return ops, x
         if op.name == "torch.aten.t":
             return ops, _permute(ops, x, (1, 0)) if rank == 2 else x
@@ -537,6 +558,8 @@ class LowerPow(Lowering):
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         c = scalar_of(op.operands[1], op, "the exponent")
+        if not math.isfinite(c):
+            raise NotOnDevice(f"exponent {c}")
         if c == int(c) or abs(c) == 0.5:
             raise NotOnDevice(f"exponent {c:g} (torch-adapt rewrites the ones in -2..4 and +-0.5)")
         x = self.dev(op.operands[0], op)
@@ -595,11 +618,15 @@ class LowerSlice(Lowering):
         dim = t.constant_int_value(op.operands[1])
         if dim is None:
             raise NotOnDevice("dim is not constant")
-        dim %= len(shape)
+        dim = _dim(dim, shape)
         if op.name == "torch.aten.select.int":
             index = t.constant_int_value(op.operands[2])
             if index is None:
                 raise NotOnDevice("index is not constant")
+            if not -shape[dim] <= index < shape[dim]:
+                raise InconsistentResult(f"index {index} is out of range for dim {dim} of {shape}")
+            if dim == len(shape) - 1 and shape[dim] > 1 and len(shape) > 1:
+                raise NotOnDevice("a select along the stick dim: its elements sit one per stick, and no device relayout gathers them yet")
             begin, end, step = index % shape[dim], index % shape[dim] + 1, 1
         else:
             begin_v, end_v, step_v = (t.constant_int_value(v) if not isinstance(v.type, t.NoneType) else None for v in op.operands[2:5])
@@ -611,11 +638,12 @@ class LowerSlice(Lowering):
         if dim == len(shape) - 1 and begin % 64:
             raise NotOnDevice(f"a slice of the stick dim starting at {begin}, not at a stick boundary")
         box = tuple(end - begin if i == dim else n for i, n in enumerate(shape))
-        if box == shape:
-            return [], x
+        if box == shape:  # select of an extent-1 dim still drops it
+            ops: list[Operation] = []
+            return ops, _reshape(ops, x, _result_shape(op))
         start = [begin if i == dim else 0 for i in range(len(shape))]
         sl = spyre.SliceOp(x, start, spyre.device_tensor_type(box))
-        ops: list[Operation] = [sl]
+        ops = [sl]
         return ops, _reshape(ops, sl.result, _result_shape(op))
 
 
@@ -626,7 +654,8 @@ class LowerEmbedding(Lowering):
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         weight, indices = op.operands[0], op.operands[1]
-        if len(weight.type.get_shape()) != 2 or not indices.type.has_dtype or _is_float(indices):  # type: ignore[union-attr]
+        index_type = indices.type.get_dtype() if indices.type.has_dtype else None  # type: ignore[union-attr]
+        if len(weight.type.get_shape()) != 2 or not (isinstance(index_type, IntegerType) and index_type.width.data > 1):  # type: ignore[union-attr]
             raise NotOnDevice("embedding needs a 2-D table and integer indices")
         table = self.dev(weight, op)
         idx = self.border.host_tensor(indices, op)
@@ -643,7 +672,9 @@ class LowerEmbedding(Lowering):
 def _reduce(ops: list[Operation], x: SSAValue, kind: str, dim: int) -> SSAValue:
     """spyre.reduce along `dim` (keepdim); along the stick dim only, for now."""
     shape = _shape(x)
-    dim %= len(shape)
+    dim = _dim(dim, shape)
+    if not shape or shape[dim] == 1:  # over one element: sum, mean and max of it are the element
+        return x
     if dim != len(shape) - 1:
         raise NotOnDevice(f"a reduction along dim {dim} of {shape}, not the stick (last) dim")
     out_shape = (*shape[:-1], 1)
@@ -661,6 +692,10 @@ class LowerReductions(Lowering):
         dims = t.constant_list_ints(op.operands[1])
         keep = op.operands[2].owner
         keepdim = isinstance(keep, t.ConstantBoolOp) and bool(keep.value.value.data)
+        x_type = op.operands[0].type
+        if isinstance(x_type, t.ValueTensorType) and x_type.has_sizes and x_type.get_shape() == () and len(dims or ()) == 1:
+            keepdim = True  # a 0-d input: keepdim changes nothing
+            keepdim = True
         if dims is None or len(dims) != 1 or not keepdim:
             raise NotOnDevice("only one reduced dim, with keepdim=True")
         if len(op.operands) > 3 and not isinstance(op.operands[3].type, t.NoneType):
@@ -765,13 +800,14 @@ DEVICE_OPS: dict[str, str] = {
     "torch.aten.reshape": "spyre.reshape (free view)",
     "torch.aten._unsafe_view": "spyre.reshape (free view)",
     "torch.aten.clone": "its input (value semantics)",
+    "torch.aten.alias": "its input (value semantics)",
     "torch.aten.unsqueeze": "spyre.reshape (free view)",
     "torch.aten.squeeze.dims": "spyre.reshape (free view)",
     "torch.aten.squeeze.dim": "spyre.reshape (free view)",
     "torch.aten.expand": "spyre.pointwise copy (the broadcast is materialised)",
     "torch.aten.embedding": "spyre.gather: row DMAs at indices the host hands over at launch",
     "torch.aten.slice.Tensor": "spyre.slice (step 1; along the stick dim from a stick boundary)",
-    "torch.aten.select.int": "spyre.slice of one row + spyre.reshape dropping the dim",
+    "torch.aten.select.int": "spyre.slice of one row + spyre.reshape dropping the dim (not along the stick dim)",
     "torch.aten.gelu": "spyre.pointwise: erf form (none) or tanh form (tanh)",
     "torch.aten.pow.Tensor_Scalar": "spyre.pointwise exp(c log x) for non-integer c; torch-adapt makes x*x..., sqrt, rsqrt",
     "torch.aten.clamp": "spyre.pointwise: maximumf / minimumf with constants",

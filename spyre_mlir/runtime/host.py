@@ -67,6 +67,17 @@ _LAYOUTS = {0: torch.strided}
 _MEMORY_FORMATS = {0: torch.contiguous_format, 1: torch.preserve_format, 2: torch.channels_last, 3: torch.channels_last_3d}
 
 
+def check_enum_arguments(op_name: str, fn: Any, args: Sequence[Any]) -> None:
+    """PyTorch takes dtype, layout and memory format as int codes (the schema's `type` says
+    int, its `real_type` says ScalarType...) and crashes the process (a segfault) on a code it
+    does not know: refuse those, naming the op."""
+    for a, value in zip(fn._schema.arguments, args):
+        real = str(a.real_type)
+        for name, codes in (("ScalarType", _SCALAR_TYPES), ("MemoryFormat", _MEMORY_FORMATS), ("Layout", _LAYOUTS)):
+            if name in real and isinstance(value, int) and not isinstance(value, bool) and value not in codes:
+                raise DeviceError(f"'{op_name}': {a.name} = {value} is not a {name} code this runtime knows ({sorted(codes)})")
+
+
 def torch_dtype(element_type: Any) -> torch.dtype:
     return _TORCH_DTYPES.get(str(element_type), torch.float32)
 
@@ -98,8 +109,10 @@ class _HostOp:
         self.kinds = [str(a.type) for a in schema.arguments]
         self.keywords = [a.name if a.kwarg_only else None for a in schema.arguments]
         self.dtypes = [torch_dtype(v.type.get_dtype()) if isinstance(v.type, t.ValueTensorType) else None for v in op.operands]
+        self.name = op.name
 
     def run(self, args: list[Any]) -> tuple[Any, ...]:
+        check_enum_arguments(self.name, self.fn, args)
         call: list[Any] = []
         kwargs: dict[str, Any] = {}
         for kind, keyword, dtype, value in zip(self.kinds, self.keywords, self.dtypes, args):
@@ -119,7 +132,10 @@ class _HostOp:
                 call.append(value)
             else:
                 kwargs[keyword] = value
-        out = self.fn(*call, **kwargs)
+        try:
+            out = self.fn(*call, **kwargs)
+        except (RuntimeError, IndexError, TypeError, ValueError, NotImplementedError) as e:  # PyTorch's own argument checks
+            raise DeviceError(f"'{self.name}': PyTorch rejects its operands on the host: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
         outs = out if isinstance(out, tuple) else (out,)
         return tuple(
             to_numpy(o) if isinstance(o, torch.Tensor) else [to_numpy(x) for x in o] if isinstance(o, list) else o
@@ -137,6 +153,8 @@ class Executable:
         fn = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry), None)
         if fn is None:
             raise DeviceError(f"the module has no function @{entry} to run")
+        if len(fn.body.blocks) != 1:
+            raise DeviceError(f"@{entry} has {len(fn.body.blocks)} blocks; the host runs straight-line functions (one block)")
         self.function = fn
         self.programs = {op.sym_name.data: op for op in module.ops if isinstance(op, spyre_isa.ProgramOp)}
         self.steps = [self._prepare(op) for op in fn.body.block.ops]

@@ -25,6 +25,7 @@ from xdsl.ir import BlockArgument, Operation
 from spyre_mlir.dialects import spyre, spyre_isa
 from spyre_mlir.layout import STICK_BYTES
 from spyre_mlir.runtime import timing
+from spyre_mlir.runtime.batch import BatchedProgram, Unbatchable, _b_groups, _Labels
 from spyre_mlir.runtime.config import DEFAULT_CONFIG, DeviceConfig
 from spyre_mlir.runtime.memory import DdrTensor, DeviceError, DeviceMemory
 from spyre_mlir.runtime.profile import KernelRecord, Profile, record_launch
@@ -45,6 +46,13 @@ def _bases(acc: spyre_isa.AccessAttr, n: int) -> np.ndarray:
     return np.asarray(acc.base.table(n), dtype=np.int64)
 
 
+def _flat(cores: Sequence[int] | np.ndarray, pos: np.ndarray, lx_sticks: int) -> np.ndarray:
+    """Row indices into the (cores * lx_sticks, 128) view of LX of positions `pos` (one row
+    per core), so that an access is one 1-D gather instead of a 2-D one."""
+    c = np.asarray(cores, dtype=np.int64).reshape(-1, *([1] * (pos.ndim - 1)))
+    return c * lx_sticks + pos
+
+
 def _span(pos: np.ndarray, row: int) -> tuple[tuple[int, int], ...]:
     """The LX stick interval one core's access covers (the timing model's hazard unit)."""
     r = pos[row]
@@ -53,13 +61,18 @@ def _span(pos: np.ndarray, row: int) -> tuple[tuple[int, int], ...]:
 
 class _Plan:
     """An instruction prepared for execution on the cores of one stream: `run` does its
-    semantics for all of them at once; `works` are its per-core costs for the timing model."""
+    semantics for all of them at once; `works` are its per-core costs for the timing model.
+
+    `run(..., check)`: with `check` false the LX bounds and the sanitizer are skipped; the
+    program plan asks for them until one launch has passed them (they depend on addresses
+    only, and a program's addresses are the same at every launch)."""
 
     engine: str | None = None
     ddr_read = 0
     ddr_write = 0
     ring_bytes = 0
     macs = 0
+    sync: tuple | None = None
 
     def __init__(self, op: Operation, kernel: str, index: int, n: int):
         self.op = op
@@ -67,7 +80,10 @@ class _Plan:
         self.where = f"kernel {kernel}, instruction #{index} ({op.name})"
         self.works = [timing.Work(index, op.name, None) for _ in range(n)]
 
-    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
+    def bind(self, cores: np.ndarray, lx_sticks: int) -> None:
+        """Precompute the LX row indices of this instruction's accesses on these cores."""
+
+    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = True) -> None:
         pass
 
     def _works(self, n: int, *, reads=(), writes=(), **cost: float) -> None:
@@ -123,28 +139,34 @@ class _DmaPlan(_Plan):
                 w.ddr_reads = _span(tagged, i)
             else:
                 w.ddr_writes = _span(tagged, i)
+        self.ddr_end = int(self.ddr_pos.max()) + 1 if self.ddr_pos.size else 0
 
-    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
+    def bind(self, cores: np.ndarray, lx_sticks: int) -> None:
+        self.lx_idx = _flat(cores, self.lx_pos, lx_sticks)
+
+    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = True) -> None:
         t = args[self.arg]
-        if self.ddr_pos.max() >= t.data.shape[0]:
+        if self.ddr_end > t.data.shape[0]:
             row = int(np.argmax(self.ddr_pos.max(axis=1)))
             bad = self.ddr_pos[row][self.ddr_pos[row] >= t.data.shape[0]]
             raise DeviceError(
                 f"{self.where}, core {cores[row]}: DMA reaches DDR bytes [{int(bad.min()) * STICK_BYTES}, "
                 f"{(int(bad.max()) + 1) * STICK_BYTES}) outside argument {self.arg}, a {t.nbytes}-byte tensor"
             )
-        san = model.sanitizer
-        lx = model.memory.lx
+        san = model.sanitizer if check else None
+        lx = model.memory.lx_rows
         if self.load:
             if san:
                 san.ddr_access(self.where, cores, self.arg, t, self.ddr_pos, write=False)
-            self._write(model, cores, self.lx_pos, "DMA")
-            lx[cores[:, None], self.lx_pos] = t.data[self.ddr_pos]
+            if check:
+                self._write(model, cores, self.lx_pos, "DMA")
+            lx[self.lx_idx] = t.data[self.ddr_pos]
         else:
-            self._read(model, cores, self.lx_pos, "DMA")
+            if check:
+                self._read(model, cores, self.lx_pos, "DMA")
             if san:
                 san.ddr_access(self.where, cores, self.arg, t, self.ddr_pos, write=True)
-            t.data[self.ddr_pos] = lx[cores[:, None], self.lx_pos]
+            t.data[self.ddr_pos] = lx[self.lx_idx]
 
 
 class _GatherPlan(_Plan):
@@ -171,7 +193,10 @@ class _GatherPlan(_Plan):
         for w in self.works:
             w.ddr_reads = (whole,)
 
-    def run(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray) -> None:
+    def bind(self, cores: np.ndarray, lx_sticks: int) -> None:
+        self.lx_idx = _flat(cores, self.lx_pos, lx_sticks)
+
+    def run(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
         table = args[self.table_arg]
         idx = np.asarray(args[self.index_arg]).reshape(-1)
         rows = idx[self.index_base[:, None] + np.arange(self.count)[None]]  # (n, count)
@@ -181,14 +206,22 @@ class _GatherPlan(_Plan):
             raise DeviceError(f"{self.where}: index {bad} is out of range for a table of {vocab} rows")
         pos = (rows * self.s_row)[:, :, None] + (np.arange(self.row_sticks) * self.s_stick)[None, None, :]
         pos = pos.reshape(len(cores), -1)
-        if model.sanitizer:
+        if model.sanitizer and check:
             model.sanitizer.ddr_access(self.where, cores, self.table_arg, table, pos, write=False)
-        self._write(model, cores, self.lx_pos, "gather")
-        model.memory.lx[cores[:, None], self.lx_pos] = table.data[pos]
+        if check:
+            self._write(model, cores, self.lx_pos, "gather")
+        model.memory.lx_rows[self.lx_idx] = table.data[pos]
 
 
 class _PtPlan(_Plan):
     engine = "pt"
+    shared: str | None = None
+    """"rhs" ("lhs"): every core of the stream holds the same B (A) bytes at the same LX
+    sticks whenever this instruction runs (`_mark_shared_operands`), so the stream's
+    products are one matrix product: A of all cores stacked on one B (one A on all B)."""
+    b_groups: list[np.ndarray] | None = None
+    """Rows (cores) that hold the same B bytes, group by group (batched execution,
+    runtime/batch.py): one matrix product per group, B read from its first row."""
 
     def __init__(self, op: spyre_isa.PtMatmulOp, kernel: str, index: int, n: int, config: DeviceConfig):
         super().__init__(op, kernel, index, n)
@@ -212,27 +245,97 @@ class _PtPlan(_Plan):
         reads = [self.a_pos, self.b_pos] + ([self.c_pos] if self.accumulate else [])
         self._works(n, compute=timing.pt_passes(config, m, nn, k), reads=reads, writes=[self.c_pos])
 
-    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
-        self._read(model, cores, self.a_pos, "PT lhs")
-        self._read(model, cores, self.b_pos, "PT rhs")
-        if self.accumulate:
-            self._read(model, cores, self.c_pos, "PT acc")
-        self._write(model, cores, self.c_pos, "PT acc")
-        lx, num = model.memory.lx, model.memory.numerics
-        c = cores[:, None, None]
-        nc = len(cores)
-        a = num.decode(lx[c, self.a_pos].view(np.uint16)).reshape(nc, self.m, -1)[:, :, : self.k]
-        b = num.decode(lx[c, self.b_pos].view(np.uint16)).reshape(nc, self.k, -1)[:, :, : self.n]
+    def bind(self, cores: np.ndarray, lx_sticks: int) -> None:
+        self.a_idx = _flat(cores, self.a_pos, lx_sticks)
+        self.b_idx = _flat(cores, self.b_pos, lx_sticks)
+        self.c_idx = _flat(cores, self.c_pos, lx_sticks)
+
+    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = True) -> None:
+        if check:
+            self._read(model, cores, self.a_pos, "PT lhs")
+            self._read(model, cores, self.b_pos, "PT rhs")
+            if self.accumulate:
+                self._read(model, cores, self.c_pos, "PT acc")
+            self._write(model, cores, self.c_pos, "PT acc")
+        lx, num = model.memory.lx_rows, model.memory.numerics
+        nc, m, k, n = len(cores), self.m, self.k, self.n
         # DL16 x DL16 products are exact; the pass's sums are taken in f64 and rounded to the fp32
         # accumulator once, so a result does not depend on how BLAS blocks a tile (i.e. on the
-        # work division): the PT's fixed-order fp32 sums are modelled to within their rounding
-        prod = np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+        # work division): the PT's fixed-order fp32 sums are modelled to within their rounding.
+        # Operands are decoded straight to f64 (the values of decode(...).astype(np.float64)),
+        # contiguous as BLAS takes them.
+        if self.shared == "rhs":  # (nc * m, k) @ (k, n)
+            a = _f64_matrix(num, lx[self.a_idx], nc * m, k)
+            b = _f64_matrix(num, lx[self.b_idx[0]], k, n)
+            prod = np.matmul(a, b).astype(np.float32).reshape(nc, m, n)
+        elif self.b_groups is not None:  # per group: (rows * m, k) @ (k, n)
+            a = _f64_matrix(num, lx[self.a_idx], nc * m, k).reshape(nc, m, k)
+            prod = np.empty((nc, m, n), dtype=np.float32)
+            for rows in self.b_groups:
+                b = _f64_matrix(num, lx[self.b_idx[rows[0]]], k, n)
+                prod[rows] = np.matmul(a[rows].reshape(-1, k), b).astype(np.float32).reshape(len(rows), m, n)
+        elif self.shared == "lhs":  # (m, k) @ (k, nc * n), B's columns core by core
+            a = _f64_matrix(num, lx[self.a_idx[0]], m, k)
+            b = num.decode_f64(lx[self.b_idx.transpose(1, 0, 2)].view(np.uint16)).reshape(k, nc, -1)
+            b = np.ascontiguousarray(b[:, :, :n]).reshape(k, nc * n)
+            prod = np.ascontiguousarray(np.matmul(a, b).astype(np.float32).reshape(m, nc, n).transpose(1, 0, 2))
+        else:
+            a = _f64_matrix(num, lx[self.a_idx], nc * m, k).reshape(nc, m, k)
+            b = _f64_matrix(num, lx[self.b_idx], nc * k, n).reshape(nc, k, n)
+            prod = np.matmul(a, b).astype(np.float32)
+        width = self.c_pos.shape[2] * 32
         if self.accumulate:
-            old = lx[c, self.c_pos].view(np.float32).reshape(nc, self.m, -1)[:, :, : self.n]
-            prod = prod + old
-        out = np.zeros((nc, self.m, self.c_pos.shape[2] * 32), dtype=np.float32)
-        out[:, :, : self.n] = prod
-        lx[c, self.c_pos] = out.view(np.uint8).reshape(nc, self.m, -1, STICK_BYTES)
+            old = lx[self.c_idx].view(np.float32).reshape(nc, m, -1)
+            prod += old[:, :, :n] if width != n else old
+        if width != n:
+            out = np.zeros((nc, m, width), dtype=np.float32)
+            out[:, :, :n] = prod
+            prod = out
+        lx[self.c_idx] = prod.view(np.uint8).reshape(nc, m, -1, STICK_BYTES)
+
+
+def _f64_matrix(num: Any, sticks: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """The first `cols` lanes of `rows` rows of 16-bit sticks as a contiguous f64 matrix."""
+    x = num.decode_f64(sticks.view(np.uint16)).reshape(rows, -1)
+    return x if x.shape[1] == cols else np.ascontiguousarray(x[:, :cols])
+
+
+def _mark_shared_operands(streams: Sequence[_StreamPlan], cores: int, lx_sticks: int) -> None:
+    """Find the PT operands that cores of a stream hold identically (the same bytes at their
+    operand's LX sticks), from the addresses alone: LX sticks carry labels (runtime/batch.py),
+    equal when a DMA load gave them the same DDR sticks, fresh after any other write. Programs
+    with ring sends (which write other streams' LX) are left alone."""
+    instrs = [ins for s in streams for ins in s.instrs]
+    used = [int(c) for s in streams for c in s.cores]
+    if any(isinstance(i, _RingPlan) for i in instrs) or len(set(used)) != len(used):
+        return
+    labels = _Labels(cores, lx_sticks)
+    try:
+        for si, s in enumerate(streams):
+            if len(s.cores) < 2:
+                continue
+            for i, ins in enumerate(s.instrs):
+                if isinstance(ins, _PtPlan):
+                    groups = _b_groups(labels, ins)
+                    a = labels.labels[ins.a_idx.reshape(len(ins.a_idx), -1)]
+                    if groups is not None and len(groups) == 1:
+                        ins.shared = "rhs"
+                    elif groups is not None:
+                        ins.b_groups = groups
+                    elif (a == a[:1]).all():
+                        ins.shared = "lhs"
+                    labels.write_fresh(ins.c_idx)
+                elif isinstance(ins, _DmaPlan):
+                    if ins.load:
+                        labels.load((si, i), ins.arg, ins.lx_idx, ins.ddr_pos)
+                elif isinstance(ins, _GatherPlan):
+                    labels.write_fresh(ins.lx_idx)
+                elif isinstance(ins, _SfpPlan | _ReducePlan | _TransposePlan):
+                    labels.write_fresh(ins.dst_idx)
+    except IndexError:  # an access outside LX: the checked launch will say where
+        for ins in instrs:
+            if isinstance(ins, _PtPlan):
+                ins.shared, ins.b_groups = None, None
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
@@ -270,20 +373,18 @@ def _vector_pos(acc: spyre_isa.AccessAttr, sizes: Sequence[int], n: int) -> np.n
     return pos
 
 
-def _load_vectors(model: DeviceModel, cores: np.ndarray, pos: np.ndarray, is_f32: bool) -> np.ndarray:
-    """(n, vectors, 64) float32 values at the positions."""
-    cc = cores.reshape(-1, *([1] * (pos.ndim - 1)))
-    raw = model.memory.lx[cc, pos]
+def _load_vectors(model: DeviceModel, idx: np.ndarray, is_f32: bool) -> np.ndarray:
+    """(n, vectors, 64) float32 values at the LX rows `idx` (`_flat` of an SFP access)."""
+    raw = model.memory.lx_rows[idx]
     if is_f32:
-        return raw.view(np.float32).reshape(len(cores), -1, 64)
-    return model.memory.numerics.decode(raw.view(np.uint16)).reshape(len(cores), -1, 64)
+        return raw.view(np.float32).reshape(len(idx), -1, 64)
+    return model.memory.numerics.decode(raw.view(np.uint16)).reshape(len(idx), -1, 64)
 
 
-def _store_vectors(model: DeviceModel, cores: np.ndarray, pos: np.ndarray, is_f32: bool, values: np.ndarray) -> None:
-    cc = cores.reshape(-1, *([1] * (pos.ndim - 1)))
+def _store_vectors(model: DeviceModel, idx: np.ndarray, is_f32: bool, values: np.ndarray) -> None:
     values = np.ascontiguousarray(values, dtype=np.float32)
     bits = values if is_f32 else model.memory.numerics.encode(values)
-    model.memory.lx[cc, pos] = bits.view(np.uint8).reshape(*pos.shape, STICK_BYTES)
+    model.memory.lx_rows[idx] = bits.view(np.uint8).reshape(*idx.shape, STICK_BYTES)
 
 
 class _SfpPlan(_Plan):
@@ -315,18 +416,24 @@ class _SfpPlan(_Plan):
             writes=[self.dst[1].reshape(n, -1)],
         )
 
-    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
+    def bind(self, cores: np.ndarray, lx_sticks: int) -> None:
+        self.src_idx = [_flat(cores, pos, lx_sticks) for _, pos in self.srcs]
+        self.dst_idx = _flat(cores, self.dst[1], lx_sticks)
+
+    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = True) -> None:
         vals = []
-        for is_f32, pos in self.srcs:
-            self._read(model, cores, pos, "SFP source")
-            vals.append(_load_vectors(model, cores, pos, is_f32))
+        for (is_f32, pos), idx in zip(self.srcs, self.src_idx):
+            if check:
+                self._read(model, cores, pos, "SFP source")
+            vals.append(_load_vectors(model, idx, is_f32))
         if self.imm is not None:
             vals.append(self.imm)
         with np.errstate(all="ignore"):
             out = np.asarray(self.fn(*vals), dtype=np.float32)
         is_f32, pos = self.dst
-        self._write(model, cores, pos, "SFP destination")
-        _store_vectors(model, cores, pos, is_f32, out)
+        if check:
+            self._write(model, cores, pos, "SFP destination")
+        _store_vectors(model, self.dst_idx, is_f32, out)
 
 
 class _ReducePlan(_Plan):
@@ -351,9 +458,14 @@ class _ReducePlan(_Plan):
             writes=[self.dst[1].reshape(n, -1)],
         )
 
-    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
-        self._read(model, cores, self.src[1], "reduce source")
-        x = _load_vectors(model, cores, self.src[1], self.src[0]).reshape(len(cores), self.outer, self.inner, 64)
+    def bind(self, cores: np.ndarray, lx_sticks: int) -> None:
+        self.src_idx = _flat(cores, self.src[1], lx_sticks)
+        self.dst_idx = _flat(cores, self.dst[1], lx_sticks)
+
+    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = True) -> None:
+        if check:
+            self._read(model, cores, self.src[1], "reduce source")
+        x = _load_vectors(model, self.src_idx, self.src[0]).reshape(len(cores), self.outer, self.inner, 64)
         fill = {"max": -np.inf, "min": np.inf, "sum": 0.0}[self.function]
         if self.tail < 64:
             x = x.copy()
@@ -365,8 +477,9 @@ class _ReducePlan(_Plan):
                 r = x.min(axis=(2, 3))
             else:
                 r = x.sum(axis=(2, 3), dtype=np.float32)
-        self._write(model, cores, self.dst[1], "reduce destination")
-        _store_vectors(model, cores, self.dst[1], self.dst[0], np.repeat(r[:, :, None], 64, axis=2))
+        if check:
+            self._write(model, cores, self.dst[1], "reduce destination")
+        _store_vectors(model, self.dst_idx, self.dst[0], np.repeat(r[:, :, None], 64, axis=2))
 
 
 class _TransposePlan(_Plan):
@@ -393,16 +506,20 @@ class _TransposePlan(_Plan):
             writes=[self.dst.reshape(n, -1)],
         )
 
-    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
-        self._read(model, cores, self.src, "transpose source")
-        self._write(model, cores, self.dst, "transpose destination")
-        lx = model.memory.lx
-        c = cores[:, None, None]
-        src = lx[c, self.src].view(np.uint16)  # (n, blocks, rows, 64)
+    def bind(self, cores: np.ndarray, lx_sticks: int) -> None:
+        self.src_idx = _flat(cores, self.src, lx_sticks)
+        self.dst_idx = _flat(cores, self.dst, lx_sticks)
+
+    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = True) -> None:
+        if check:
+            self._read(model, cores, self.src, "transpose source")
+            self._write(model, cores, self.dst, "transpose destination")
+        lx = model.memory.lx_rows
+        src = lx[self.src_idx].view(np.uint16)  # (n, blocks, rows, 64)
         block = np.zeros((*src.shape[:2], 64, 64), dtype=np.uint16)
         block[:, :, : self.rows, :] = src
         out = np.ascontiguousarray(block.transpose(0, 1, 3, 2)[:, :, : self.cols, :])
-        lx[c, self.dst] = out.view(np.uint8)
+        lx[self.dst_idx] = out.view(np.uint8)
 
 
 class _RingPlan(_Plan):
@@ -415,6 +532,7 @@ class _RingPlan(_Plan):
         self.dst = _vector_pos(op.dst, sizes, n)
         shift = np.asarray(op.shift.table(n), dtype=np.int64)
         self.targets = (np.asarray(cores) + shift) % config.cores
+        self.notify = None if op.notify is None else op.notify.value.data
         hops = np.minimum(np.abs(shift) % config.cores, config.cores - np.abs(shift) % config.cores)
         nbytes = self.src[0].size * STICK_BYTES
         self.ring_bytes = n * nbytes
@@ -426,17 +544,21 @@ class _RingPlan(_Plan):
                 compute=timing.ring_cycles(config, nbytes, int(h)),
                 port=nbytes,
                 reads=_span(self.src.reshape(n, -1), i),
+                notify=self.notify,
             )
             for i, h in enumerate(hops)
         ]
 
-    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
-        self._read(model, cores, self.src, "ring source")
-        self._write(model, self.targets, self.dst, "ring destination")
-        lx = model.memory.lx
-        cc = cores.reshape(-1, *([1] * (self.src.ndim - 1)))
-        tt = self.targets.reshape(-1, *([1] * (self.dst.ndim - 1)))
-        lx[tt, self.dst] = lx[cc, self.src]
+    def bind(self, cores: np.ndarray, lx_sticks: int) -> None:
+        self.src_idx = _flat(cores, self.src, lx_sticks)
+        self.dst_idx = _flat(self.targets, self.dst, lx_sticks)
+
+    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = True) -> None:
+        if check:
+            self._read(model, cores, self.src, "ring source")
+            self._write(model, self.targets, self.dst, "ring destination")
+        lx = model.memory.lx_rows
+        lx[self.dst_idx] = lx[self.src_idx]
 
 
 class _SyncPlan(_Plan):
@@ -448,10 +570,17 @@ class _SyncPlan(_Plan):
             sync = ("wait", op.token.value.data, op.count.value.data)
         else:
             sync = ("barrier",)
+        self.sync = sync
         self.works = [timing.Work(index, op.name, None, sync=sync) for _ in range(n)]
 
 
 def _plan_instruction(op: Operation, kernel: str, index: int, cores: Sequence[int], config: DeviceConfig) -> _Plan:
+    plan = _new_plan(op, kernel, index, cores, config)
+    plan.bind(np.asarray(cores, dtype=np.int64), config.lx_sticks)
+    return plan
+
+
+def _new_plan(op: Operation, kernel: str, index: int, cores: Sequence[int], config: DeviceConfig) -> _Plan:
     n = len(cores)
     if isinstance(op, spyre_isa.DmaOp):
         return _DmaPlan(op, kernel, index, n, config)
@@ -494,6 +623,23 @@ class ProgramPlan:
         self.streams = [_StreamPlan(s, self.name, config) for s in prog.streams]
         self.config = config
         self._timeline: timing.Timeline | None = None
+        instrs = [ins for s in self.streams for ins in s.instrs]
+        self.counts = dict(
+            cores=sum(len(s.cores) for s in self.streams if s.instrs),
+            instructions=sum(len(s.instrs) * len(s.cores) for s in self.streams),
+            ddr_read_bytes=sum(i.ddr_read for i in instrs),
+            ddr_write_bytes=sum(i.ddr_write for i in instrs),
+            ring_bytes=sum(i.ring_bytes for i in instrs),
+            macs=sum(i.macs for i in instrs),
+        )
+        self.checked = False
+        """True once a launch passed the LX bounds and the sanitizer: they depend on the
+        program's addresses only, so later launches skip them."""
+        self.data_dependent = any(isinstance(i, _GatherPlan) for i in instrs)
+        """Addresses picked at run time (gathers): every launch is checked."""
+        self.batched: BatchedProgram | None = None
+        """The program as batched steps, once a launch has passed the checks."""
+        _mark_shared_operands(self.streams, config.cores, config.lx_sticks)
 
     def timeline(self) -> timing.Timeline:
         if self._timeline is None:
@@ -509,8 +655,12 @@ class ProgramPlan:
 
     def execute(self, model: DeviceModel, args: Sequence[DdrTensor]) -> None:
         """The semantics: streams run cooperatively until they block on a wait or a barrier."""
+        if self.checked and self.batched is not None:
+            self.batched.run(model, args)
+            return
         streams = self.streams
-        san = model.sanitizer
+        check = not self.checked
+        san = model.sanitizer if check else None
         if san:
             san.begin(self.name)
         pcs = [0] * len(streams)
@@ -519,25 +669,35 @@ class ProgramPlan:
         while True:
             progress = False
             for si, s in enumerate(streams):
-                while pcs[si] < len(s.instrs) and si not in at_barrier:
-                    op = s.instrs[pcs[si]].op
-                    if isinstance(op, spyre_isa.BarrierOp):
+                instrs, cores = s.instrs, s.cores
+                pc = pcs[si]
+                while pc < len(instrs) and si not in at_barrier:
+                    ins = instrs[pc]
+                    sync = ins.sync
+                    if sync is None:
+                        ins.run(model, args, cores, check)
+                        notify = getattr(ins, "notify", None)
+                        if notify is not None:  # a ring send's completion notice
+                            tokens[notify] += len(cores)
+                            if san:
+                                san.signal(cores, notify)
+                    elif sync[0] == "barrier":
                         at_barrier.add(si)
                         break
-                    if isinstance(op, spyre_isa.WaitOp):  # every core of the stream consumes `count`
-                        need = op.count.value.data * len(s.cores)
-                        if tokens[op.token.value.data] < need:
+                    elif sync[0] == "wait":  # every core of the stream consumes `count`
+                        need = sync[2] * len(cores)
+                        if tokens[sync[1]] < need:
                             break
-                        tokens[op.token.value.data] -= need
+                        tokens[sync[1]] -= need
                         if san:
-                            san.wait(s.cores, op.token.value.data, op.count.value.data)
-                    elif isinstance(op, spyre_isa.SignalOp):  # every core of the stream adds one
-                        tokens[op.token.value.data] += len(s.cores)
+                            san.wait(cores, sync[1], sync[2])
+                    else:  # signal: every core of the stream adds one
+                        tokens[sync[1]] += len(cores)
                         if san:
-                            san.signal(s.cores, op.token.value.data)
-                    s.instrs[pcs[si]].run(model, args, s.cores)
-                    pcs[si] += 1
+                            san.signal(cores, sync[1])
+                    pc += 1
                     progress = True
+                pcs[si] = pc
             unfinished = [si for si in range(len(streams)) if pcs[si] < len(streams[si].instrs)]
             if not unfinished:
                 break
@@ -554,22 +714,16 @@ class ProgramPlan:
                     for si in unfinished
                 )
                 raise DeviceError(f"kernel {self.name}: deadlock, every unfinished core is blocked: {where}")
+        if check and not self.data_dependent:
+            self.checked = True
+            try:  # later launches run the program as batched steps (runtime/batch.py)
+                self.batched = BatchedProgram(self, self.config.cores, self.config.lx_sticks)
+            except Unbatchable:
+                self.batched = None
 
     def run(self, model: DeviceModel, args: Sequence[DdrTensor]) -> KernelRecord:
         self.execute(model, args)
-        tl = self.timeline()
-        instrs = [ins for s in self.streams for ins in s.instrs]
-        return KernelRecord.from_timeline(
-            self.name,
-            tl,
-            self.config,
-            cores=sum(len(s.cores) for s in self.streams if s.instrs),
-            instructions=sum(len(s.instrs) * len(s.cores) for s in self.streams),
-            ddr_read_bytes=sum(i.ddr_read for i in instrs),
-            ddr_write_bytes=sum(i.ddr_write for i in instrs),
-            ring_bytes=sum(i.ring_bytes for i in instrs),
-            macs=sum(i.macs for i in instrs),
-        )
+        return KernelRecord.from_timeline(self.name, self.timeline(), self.config, **self.counts)
 
 
 # endregion

@@ -15,7 +15,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from spyre_mlir.layout import STICK_BYTES, Layout
+from numpy.lib.stride_tricks import as_strided
+
+from spyre_mlir.layout import STICK_BYTES, Layout, row_major_strides
 from spyre_mlir.runtime.config import DeviceConfig
 from spyre_mlir.runtime.numerics import Numerics, get_numerics
 
@@ -25,12 +27,40 @@ class DeviceError(RuntimeError):
     naming the kernel, core, instruction and bytes where they apply)."""
 
 
+@dataclass(frozen=True)
+class _Placement:
+    """Where a layout puts the host elements, as a strided view (no per-element index arrays).
+
+    Pad every host dim to its padded extent (the top digit's overhang) with zeros; then device
+    element c is padded-host element sum_j c[j] * q_j * phs[h_j] (q_j the digit weight of
+    device dim j along host dim h_j, phs the padded host's row-major strides), so the device
+    array is an `as_strided` view of the padded host with those strides. Synthetic (-1) dims
+    hold data at coordinate 0 only (`select`), a splat lane dim has stride 0 (copies)."""
+
+    padded: tuple[int, ...]
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    """In elements of the padded host array."""
+    select: tuple[slice, ...]
+    """The device coordinates that hold data (index 0 of every synthetic dim)."""
+
+
 @lru_cache(maxsize=256)
-def _index_arrays(layout: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(host offsets of valid device elements, their flat device positions, valid mask)."""
-    offset, valid = layout.index_arrays()
-    flat_valid = valid.reshape(-1)
-    return offset.reshape(-1)[flat_valid], np.flatnonzero(flat_valid), flat_valid
+def _placement(layout: Layout) -> _Placement:
+    host = layout.host_shape
+    padded = tuple(max(e, layout.padded_extent(h)) for h, e in enumerate(host))
+    phs = row_major_strides(padded)
+    shape, strides, select = [], [], []
+    for j, (n, s) in enumerate(zip(layout.device_size, layout.stride_map)):
+        owner = layout.host_dim_of(j)
+        if s == -1:
+            shape.append(1), strides.append(0), select.append(slice(0, 1))
+        elif owner is None:  # a size-1 dim, or the splat lane dim (copies)
+            shape.append(n), strides.append(0), select.append(slice(None))
+        else:
+            h, q = owner
+            shape.append(n), strides.append(q * phs[h]), select.append(slice(None))
+    return _Placement(padded, tuple(shape), tuple(strides), tuple(select))
 
 
 @dataclass(eq=False)
@@ -61,6 +91,8 @@ class DeviceMemory:
         self.config = config
         self.numerics: Numerics = get_numerics(config.numerics)
         self.lx = np.zeros((config.cores, config.lx_sticks, STICK_BYTES), dtype=np.uint8)
+        self.lx_rows = self.lx.reshape(-1, STICK_BYTES)
+        """The same bytes as (cores * lx_sticks, 128) rows: core c's stick s is row c * lx_sticks + s."""
         self.ddr_used = 0
         self._next_address = 0x1000_0000
 
@@ -95,18 +127,31 @@ class DeviceMemory:
         if src.shape != layout.shape:
             raise DeviceError(f"to_device: host array of shape {src.shape} does not match layout shape {layout.shape}")
         t = self.allocate(layout, name)
-        host_off, dev_pos, _ = _index_arrays(layout)
-        flat = np.ascontiguousarray(src, dtype=np.float32).reshape(-1)
-        bits = np.zeros(layout.num_sticks * layout.lanes, dtype=np.uint16)
-        bits[dev_pos] = self.numerics.encode(flat[host_off])
-        t.data[...] = bits.view(np.uint8).reshape(t.data.shape)
+        p = _placement(layout)
+        host = np.ascontiguousarray(src, dtype=np.float32).reshape(layout.host_shape)
+        if p.padded != host.shape:
+            padded = np.zeros(p.padded, dtype=np.float32)
+            padded[tuple(slice(0, e) for e in host.shape)] = host
+            host = padded
+        view = as_strided(host, p.shape, tuple(s * host.itemsize for s in p.strides), writeable=False)
+        values = np.zeros(layout.device_size, dtype=np.float32)  # padding and synthetic coordinates: 0
+        values[p.select] = view
+        t.data[...] = self.numerics.encode(values).view(np.uint8).reshape(t.data.shape)
         return t
 
     def from_device(self, t: DdrTensor) -> np.ndarray:
         """The logical tensor as float32 on the host (padding ignored)."""
         layout = t.layout
-        host_off, dev_pos, _ = _index_arrays(layout)
-        bits = t.data.reshape(-1).view(np.uint16)
-        out = np.empty(max(1, int(np.prod(layout.shape))), dtype=np.float32)
-        out[host_off] = self.numerics.decode(bits[dev_pos])
-        return out.reshape(layout.shape)
+        p = _placement(layout)
+        values = self.numerics.decode(t.data.reshape(-1).view(np.uint16)).reshape(layout.device_size)
+        # of the copies in a splat lane dim, the last lane's (as the element-wise definition,
+        # where the last write of an element wins)
+        select = tuple(slice(n - 1, n) if s == 0 and st == 0 and sel == slice(None) and n > 1 else sel
+                       for n, s, st, sel in zip(layout.device_size, layout.stride_map, p.strides, p.select))
+        values = values[select]
+        padded = np.empty(p.padded, dtype=np.float32)
+        shape = tuple(values.shape)
+        view = as_strided(padded, shape, tuple(s * padded.itemsize for s in p.strides[: len(shape)]))
+        view[...] = values
+        out = padded[tuple(slice(0, e) for e in layout.host_shape)]
+        return np.ascontiguousarray(out).reshape(layout.shape)

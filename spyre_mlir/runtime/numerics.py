@@ -39,8 +39,9 @@ DL16_MAX = float(np.float32((1 + 510 / 512) * 2.0**32))
 DL16_MIN = float(np.float32((1 + 1 / 512) * 2.0**-31))
 
 
-def dl16_encode(x: np.ndarray) -> np.ndarray:
-    """fp32 values -> DL16 bit patterns (uint16), vectorised."""
+def dl16_encode_reference(x: np.ndarray) -> np.ndarray:
+    """fp32 values -> DL16 bit patterns (uint16): the definition, field by field
+    (`dl16_encode` computes the same bits faster; test_numerics checks that they agree)."""
     bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.int64)
     sign = (bits >> 16) & 0x8000
     mag = bits & 0x7FFFFFFF
@@ -53,11 +54,12 @@ def dl16_encode(x: np.ndarray) -> np.ndarray:
     out = np.where((exp > 63) | ((exp == 63) & (frac == 0x1FF)), DL16_MAX_BITS, out)
     out = np.where(exp < 0, 0, out)
     out = np.where(is_nan, DL16_NAN, out)
-    return (out | sign).astype(np.uint16)
+    return (out | sign).astype(np.uint16).reshape(np.shape(x))  # ascontiguousarray made 0-d 1-d
 
 
-def dl16_decode(b: np.ndarray) -> np.ndarray:
-    """DL16 bit patterns (uint16) -> fp32 values, vectorised."""
+def dl16_decode_reference(b: np.ndarray) -> np.ndarray:
+    """DL16 bit patterns (uint16) -> fp32 values: the definition (`dl16_decode` looks the
+    same values up in a table of all 65,536 patterns)."""
     b = np.asarray(b, dtype=np.uint16).astype(np.uint32)
     sign = (b & 0x8000) << 16
     mag = b & 0x7FFF
@@ -69,6 +71,51 @@ def dl16_decode(b: np.ndarray) -> np.ndarray:
     return bits.astype(np.uint32).view(np.float32)
 
 
+_ENCODE_CHUNK = 1 << 16
+"""Elements per step of `dl16_encode`: its temporaries stay in cache."""
+
+
+def dl16_encode(x: np.ndarray) -> np.ndarray:
+    """fp32 values -> DL16 bit patterns (uint16), the bits of `dl16_encode_reference`.
+
+    In 32-bit unsigned arithmetic on the magnitude: round to nearest even at 9 fraction bits
+    (r = exponent:fraction of the rounded value), then one clip does both ends, since
+    DL16 = r - (96 << 9) for 96 << 9 <= r < 0x13FFF, flushes to 0 below and saturates to
+    0x7FFE above (inf too); NaN adds one to the saturated 0x7FFE, giving 0x7FFF."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).reshape(-1).view(np.uint32)
+    out = np.empty(bits.size, dtype=np.uint16)
+    for lo in range(0, bits.size, _ENCODE_CHUNK):
+        b = bits[lo : lo + _ENCODE_CHUNK]
+        mag = b & np.uint32(0x7FFFFFFF)
+        r = mag >> 14
+        r &= 1
+        r += mag  # <= 0x80001FFF: no overflow
+        r += 0x1FFF
+        r >>= 14
+        np.clip(r, 0xC000, 0x13FFE, out=r)
+        r -= 0xC000
+        r += mag > 0x7F800000
+        np.right_shift(b, 16, out=mag)
+        mag &= 0x8000
+        r |= mag
+        out[lo : lo + _ENCODE_CHUNK] = r
+    return out.reshape(np.shape(x))
+
+
+_DL16_VALUES = dl16_decode_reference(np.arange(1 << 16, dtype=np.uint32).astype(np.uint16))
+_DL16_VALUES_F64 = _DL16_VALUES.astype(np.float64)
+
+
+def _lookup(table: np.ndarray, b: np.ndarray) -> np.ndarray:
+    b = np.asarray(b, dtype=np.uint16)
+    return table[b.reshape(-1)].reshape(b.shape)
+
+
+def dl16_decode(b: np.ndarray) -> np.ndarray:
+    """DL16 bit patterns (uint16) -> fp32 values, by table (the values of `dl16_decode_reference`)."""
+    return _lookup(_DL16_VALUES, b)
+
+
 def fp16_encode(x: np.ndarray) -> np.ndarray:
     """fp32 -> IEEE binary16 bits (round to nearest even, overflow to inf, subnormals kept)."""
     with np.errstate(over="ignore"):
@@ -77,6 +124,10 @@ def fp16_encode(x: np.ndarray) -> np.ndarray:
 
 def fp16_decode(b: np.ndarray) -> np.ndarray:
     return np.asarray(b, dtype=np.uint16).view(np.float16).astype(np.float32)
+
+
+with np.errstate(invalid="ignore"):  # the NaN patterns
+    _FP16_VALUES_F64 = fp16_decode(np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)).astype(np.float64)
 
 
 @dataclass(frozen=True)
@@ -94,6 +145,10 @@ class Numerics:
 
     def decode(self, b: np.ndarray) -> np.ndarray:
         return dl16_decode(b) if self.name == "dl16" else fp16_decode(b)
+
+    def decode_f64(self, b: np.ndarray) -> np.ndarray:
+        """`decode(b).astype(np.float64)`, by table."""
+        return _lookup(_DL16_VALUES_F64 if self.name == "dl16" else _FP16_VALUES_F64, b)
 
     def round(self, x: np.ndarray) -> np.ndarray:
         """The fp32 value a store of x leaves in device memory."""

@@ -12,6 +12,8 @@ device store rounds) and the f32 unit roundoff u32 = 2^-24 of PT sums and SFP in
     layer norm z = (x-m) r    e_z = r (e + mean e) + |z| r^2 mean(|x-m| (e + mean e)),
                               y = z w + b: e_y = |w| e_z + |z| e_w + e_b + 5u |w z|
     gelu                      e = 1.13 e_x                       (sup |gelu'| = 1.1289, both forms)
+    sin, cos                  e = min(e_x, 2)                    (1-Lipschitz; the corners of a box
+                                                                  wider than a period miss its swings)
     any other op f            the largest deviation of f at the corners X +- E of the inputs'
                               error boxes (exact for monotone element-wise ops, sums, views)
     integer / boolean ops     exact (they run on the host)
@@ -64,25 +66,47 @@ class _Tensor:
         return self.value.dtype.kind == "f"
 
 
-def evaluate(module: ModuleOp, inputs: Sequence[np.ndarray], numerics: Numerics, ctx: Any = None, entry: str = "main") -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """(values, bounds) of the function's results, in float64."""
+def evaluate(
+    module: ModuleOp,
+    inputs: Sequence[np.ndarray],
+    numerics: Numerics,
+    ctx: Any = None,
+    entry: str = "main",
+    range_notes: list[str] | None = None,
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """(values, bounds) of the function's results, in float64.
+
+    The bounds hold while values stay within the device format's range; with `range_notes`,
+    the values that leave it (where the device saturates) are listed there."""
     from spyre_mlir.runtime.host import _aten_overload
 
     fn = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry), None)
     if fn is None:
         raise ReferenceError(f"no function @{entry}")
+    if len(fn.body.blocks) != 1:
+        raise ReferenceError(f"@{entry} has {len(fn.body.blocks)} blocks; the reference runs straight-line functions (one block)")
     u, tiny = numerics.unit_roundoff, numerics.min_normal
     env: dict[SSAValue, Any] = {}
 
-    def transferred(x: np.ndarray) -> _Tensor:
+    def watch(what: str, values: list[Any], types: Sequence[Any]) -> None:
+        for r, rt in zip(values, types):
+            if range_notes is None or len(range_notes) >= 3 or not isinstance(r, _Tensor) or not r.is_float:
+                continue
+            top = min(numerics.max_value, _HOST_MAX.get(_element(rt), np.inf))
+            mag = np.abs(r.value[~np.isnan(r.value)])
+            if mag.size and mag.max() > top:
+                range_notes.append(f"{what} (|x| up to {mag.max():.3g})")
+
+    def transferred(x: np.ndarray, rt: Any) -> _Tensor:
         x = np.asarray(x)
         if x.dtype.kind == "f":
             x = x.astype(np.float64)
-            return _Tensor(x, u * np.abs(x) + tiny)
+            return _Tensor(x, max(u, _HOST_U.get(_element(rt), 0.0)) * np.abs(x) + tiny)
         return _Tensor(x, np.zeros(x.shape))
 
-    for arg, x in zip(fn.body.block.args, inputs):
-        env[arg] = transferred(x)
+    for i, (arg, x) in enumerate(zip(fn.body.block.args, inputs)):
+        env[arg] = transferred(x, arg.type)
+        watch(f"input {i}", [env[arg]], [arg.type])
     for op in fn.body.block.ops:
         if isinstance(op, func.ReturnOp):
             vals = [env[v] for v in op.arguments]
@@ -97,7 +121,8 @@ def evaluate(module: ModuleOp, inputs: Sequence[np.ndarray], numerics: Numerics,
                 x = np.asarray(op.value.get_values()).reshape(op.result.type.get_shape())  # type: ignore[union-attr]
             if str(op.result.type.get_dtype()) == "i1":  # type: ignore[union-attr]  # dense<true>: booleans, not 0/1 ints
                 x = x.astype(bool)
-            env[op.result] = transferred(x)
+            env[op.result] = transferred(x, op.result.type)
+            watch(f"'{op.name}'", [env[op.result]], [op.result.type])
             continue
         if isinstance(op, t.PrimListConstructOp):
             env[op.result] = [env[v] for v in op.elements]
@@ -110,13 +135,17 @@ def evaluate(module: ModuleOp, inputs: Sequence[np.ndarray], numerics: Numerics,
             env[op.results[0]] = _Tensor(x.astype(np.float64) if x.dtype.kind == "f" else x, np.zeros(()))
             continue
         if not op.name.startswith("torch.aten."):
+            if not isinstance(op, t.ConstantIntOp | t.ConstantFloatOp | t.ConstantBoolOp | t.ConstantStrOp | t.ConstantNoneOp | t.ConstantDeviceOp):
+                raise ReferenceError(f"the reference has no semantics for '{op.name}'")
             env[op.results[0]] = _constant(op)
             continue
         try:
             fn_aten = _aten_overload(op.name)
         except AttributeError:
             raise ReferenceError(f"the reference has no semantics for '{op.name}'") from None
-        results = _eval(op, fn_aten, [env[v] for v in op.operands], u, tiny)
+        u_op = max([u] + [_HOST_U.get(_element(r.type), 0.0) for r in op.results])  # a bf16 op rounds more than the device
+        results = _eval(op, fn_aten, [env[v] for v in op.operands], u_op, tiny)
+        watch(f"'{op.name}'", results, [r.type for r in op.results])
         env.update(zip(op.results, results))
     raise ReferenceError(f"@{entry} has no return")
 
@@ -136,10 +165,36 @@ def _constant(op: Operation) -> Any:
 _SCALAR_TYPES = {0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: torch.int64, 5: torch.float64, 6: torch.float64, 7: torch.float64, 11: torch.bool, 15: torch.float64}
 
 
+_HOST_U = {"bf16": 2.0**-8}
+"""Unit roundoff of host element types coarser than the device format: the CPU runs host ops
+(and casts inputs) in the declared type."""
+_HOST_MAX = {"f16": 65504.0}
+"""Largest finite value of host element types with a narrower range than the device format."""
+
+
+def _element(rt: Any) -> str:
+    return str(rt.get_dtype()) if isinstance(rt, t.ValueTensorType) and rt.has_dtype else ""
+
+
+def _kind(element: str) -> str | None:
+    """float, int or bool for a torch-mlir element type (None: not a number type)."""
+    if element == "i1":
+        return "bool"
+    if element in ("f16", "f32", "f64", "bf16"):
+        return "float"
+    if element.startswith(("si", "ui", "i")):
+        return "int"
+    return None
+
+
+def _kind_of(x: np.ndarray) -> str:
+    return {"b": "bool", "f": "float", "i": "int", "u": "int"}.get(np.asarray(x).dtype.kind, "other")
+
+
 def _torch(x: np.ndarray) -> torch.Tensor:
     """A contiguous, writable tensor, as a value-semantics tensor is (aten.view needs the
     former; weights from blobs are read-only arrays)."""
-    x = np.ascontiguousarray(x)
+    x = np.ascontiguousarray(x).reshape(np.shape(x))  # ascontiguousarray makes a 0-d array 1-d
     return torch.from_numpy(x if x.flags.writeable else x.copy())
 
 
@@ -172,8 +227,20 @@ def _call(fn_aten: Any, args: list[Any], values: list[np.ndarray | None]) -> lis
 
 
 def _eval(op: Operation, fn_aten: Any, args: list[Any], u: float, tiny: float) -> list[Any]:
+    from spyre_mlir.runtime.host import check_enum_arguments
+
+    check_enum_arguments(op.name, fn_aten, args)
     tensors = [a for a in args if isinstance(a, _Tensor)]
-    exact = _call(fn_aten, args, [a.value for a in tensors])
+    try:
+        exact = _call(fn_aten, args, [a.value for a in tensors])
+    except (RuntimeError, IndexError, TypeError, ValueError, NotImplementedError) as e:  # PyTorch's own argument checks
+        raise ReferenceError(f"'{op.name}': PyTorch rejects its operands: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    for r, res in zip(exact, op.results):  # a result type the op's verifier could not check
+        rt = res.type
+        if isinstance(rt, t.ValueTensorType) and rt.has_sizes and -1 not in rt.get_shape() and tuple(r.shape) != tuple(rt.get_shape()):
+            raise ReferenceError(f"'{op.name}': PyTorch computes a result of shape {tuple(r.shape)}, the op declares {rt}")
+        if isinstance(rt, t.ValueTensorType) and rt.has_dtype and _kind(str(rt.get_dtype())) not in (None, _kind_of(r)):
+            raise ReferenceError(f"'{op.name}': PyTorch computes a result of dtype {r.dtype}, the op declares {rt}")
     floats = [a for a in tensors if a.is_float]
     if not floats:
         return [_Tensor(r, np.zeros(r.shape)) for r in exact]
@@ -192,6 +259,8 @@ def _eval(op: Operation, fn_aten: Any, args: list[Any], u: float, tiny: float) -
         return [_Tensor(y, e + tiny)]
     if name == "torch.aten.native_layer_norm":
         return _layer_norm_bound(args, exact, u, tiny)
+    if name in ("torch.aten.sin", "torch.aten.cos"):
+        return [stored(exact[0], np.minimum(floats[0].bound, 2.0))]
     if name == "torch.aten.gelu":
         return [stored(exact[0], GELU_LIPSCHITZ * floats[0].bound)]
     # the corners of the inputs' error boxes

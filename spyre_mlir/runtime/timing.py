@@ -12,8 +12,8 @@ instructions one at a time, in program order. An instruction starts when
 
 so DMA and compute overlap whenever the data lets them (double buffering), and a DMA stalled
 on a buffer does not hold up compute behind it. `signal` fires once every earlier
-instruction of its core has finished; `wait` once enough tokens were signalled; `barrier`
-once every core of the launch has finished its earlier work and reached it. A running
+instruction of its core has finished (a ring send's `notify` token once the send has);
+`wait` once enough tokens were signalled; `barrier` once every core of the launch has finished its earlier work and reached it. A running
 instruction needs some of: engine cycles (`compute`), bytes through its core's LX port
 (`port`), bytes of DDR bandwidth (`ddr`), after a fixed `latency`. Shared resources are
 divided at every moment among the instructions using them (fluid sharing):
@@ -61,6 +61,8 @@ class Work:
     ddr_writes: tuple[tuple[int, int], ...] = ()
     """DDR intervals, as (argument << 40) + stick, so that different tensors never overlap."""
     sync: tuple = ()  # ("signal", token) | ("wait", token, count) | ("barrier",)
+    notify: int | None = None
+    """A token this instruction signals when it finishes (a ring send's completion notice)."""
 
 
 @dataclass
@@ -262,6 +264,9 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
             running.remove(r)
             engine_busy[(r.core, r.work.engine)] = False
             finish(r.core, r.pos)
+            if r.work.notify is not None:
+                tokens[r.work.notify].append(t)
+                dirty.update(cores)
             spans.append(Span(r.core, r.work.engine, r.work.name, r.work.index, r.start, t))
             busy[r.work.engine] += t - r.start
             dirty.add(r.core)

@@ -9,13 +9,21 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from spyre_mlir.diagnostics import InternalCompilerError, diagnostic_text, internal_error, verify_dominance
+from spyre_mlir.diagnostics import (
+    InternalCompilerError,
+    LocatingParser,
+    diagnostic_text,
+    internal_error,
+    verify_dominance,
+    verify_resources,
+)
 from spyre_mlir.dialects.torch import make_context
 
 
@@ -44,6 +52,11 @@ class SpyreOptMain(xDSLOptMain):
         for name, factory in get_all_passes().items():
             self.register_pass(name, factory)
 
+    def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
+        if (self.args.frontend or file_extension) == "mlir":  # located errors (LocatingParser)
+            return LocatingParser(self.ctx, chunk.read(), self.get_input_name()).parse_module(not self.args.no_implicit_module)
+        return super().parse_chunk(chunk, file_extension, start_offset)
+
     def apply_passes(self, prog: ModuleOp) -> None:
         """xDSL's pipeline, plus: the input is checked for dominance too, and a pass that fails
         other than with a diagnostic, or leaves IR that does not verify, is an internal error
@@ -57,6 +70,7 @@ class SpyreOptMain(xDSLOptMain):
                     verify(prev, module, nxt)
                     if not self.args.disable_verify:
                         verify_dominance(module)
+                        verify_resources(module, self.ctx)
             elif verify is not None:
                 try:
                     verify(prev, module, nxt)

@@ -3,11 +3,18 @@
     strategy=even:  repeatedly halve the parallel dim with the most units per core while the
                     number of parts fits the cores (matmul: n in sticks and m in rows, never
                     k; pointwise/restickify: the output's device dims, whole sticks)
+    strategy=cost:  matmul: every split of b, n and m (powers of two, product <= cores), with
+                    and without passing B tiles along the ring between the cores that share
+                    them (multicast), each with the best chunking that fits LX, ranked by
+                    analysis/cost.py's estimate (PT passes, DDR traffic with re-reads at the
+                    shared bandwidth, ring transfers, LX port);
+                    other kernels: as even (their output dims split first, never a reduction)
 
     %r = spyre.kernel "k0" (...)   ->   %r = spyre.kernel "k0" (...) split <n = 8, m = 4>
 
 The split's meaning (which core gets which part) is `spyre_mlir.analysis.work.core_boxes`.
-A kernel that already carries a split keeps it (a hand-written experiment).
+A kernel that already carries a split keeps it: write `split <...>` on a kernel to try a
+division by hand (per-kernel override).
 """
 
 from __future__ import annotations
@@ -15,12 +22,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from spyre_mlir.analysis.cost import matmul_shape, plan_matmul
 from spyre_mlir.analysis.work import even_split, iteration_dims
 from spyre_mlir.dialects import spyre
+from spyre_mlir.layout import STICK_BYTES
 from spyre_mlir.runtime.config import DEFAULT_CONFIG
 
 
@@ -33,16 +42,39 @@ class SpyreDivideWorkPass(ModulePass):
     cores: int = DEFAULT_CONFIG.cores
     """Cores to divide the work over."""
 
-    strategy: str = "even"
-    """How to choose splits: "even" (stick-aligned halving)."""
+    strategy: str = "cost"
+    """How to choose splits: "cost" (estimated time) or "even" (stick-aligned halving)."""
+
+    budget_bytes: int = DEFAULT_CONFIG.planner_lx_bytes
+    """LX per core the plan may use (as spyre-plan-scratchpad's), for the cost estimates."""
+
+    double_buffer: bool = True
+    """Whether spyre-plan-scratchpad double-buffers (changes the estimates)."""
+
+    multicast: bool = True
+    """strategy=cost may have cores that share B tiles pass them along the ring (the first
+    loads each tile from DDR) instead of each loading them: `spyre.multicast = "rhs"`."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.strategy != "even":
-            raise PassFailedException(f"spyre-divide-work: unknown strategy {self.strategy!r} (supported: even)")
+        if self.strategy not in ("even", "cost"):
+            raise PassFailedException(f"spyre-divide-work: unknown strategy {self.strategy!r} (supported: cost, even)")
         if self.cores < 1:
             raise PassFailedException(f"spyre-divide-work: cores must be >= 1, got {self.cores}")
         for kernel in op.walk():
             if not isinstance(kernel, spyre.KernelOp) or kernel.split is not None:
                 continue
             dims = iteration_dims(kernel.compute_op)
-            kernel.split = spyre.SplitAttr(even_split(dims, self.cores))
+            split = None
+            if self.strategy == "cost" and isinstance(kernel.compute_op, spyre.MatmulOp):
+                split, multicast = self.cheapest_matmul_split(kernel.compute_op)
+                if multicast:
+                    kernel.attributes["spyre.multicast"] = StringAttr("rhs")
+            kernel.split = spyre.SplitAttr(split or even_split(dims, self.cores))
+
+    def cheapest_matmul_split(self, mm: spyre.MatmulOp) -> tuple[dict[str, int] | None, bool]:
+        """The split (and whether B tiles travel the ring) with the least estimated time."""
+        config = DEFAULT_CONFIG.replace(cores=self.cores)
+        best = plan_matmul(matmul_shape(mm), config, self.budget_bytes // STICK_BYTES, self.double_buffer, self.multicast)
+        if best is None:
+            return None, False
+        return {d.name: best[0][d.name] for d in iteration_dims(mm)}, best[1]

@@ -9,6 +9,16 @@ core's work until its buffers fit the planner's budget (80% of 2 MiB by default)
 
 A kernel whose smallest chunk still does not fit is an error naming the kernel and the
 bytes. Tensors larger than LX stream through it chunk by chunk (DMA in, compute, DMA out).
+
+Options (each off is a baseline of bench/ablation.py):
+
+    double_buffer   matmul and pointwise tiles that DMA streams get a second buffer (`lhs_1`,
+                    `in0_1`, ...); convert-spyre-to-isa alternates them, so the next chunk's
+                    loads and the last chunk's store overlap the compute (when both copies
+                    do not fit, the kernel is planned single-buffered)
+    cost            matmul chunks: of every chunking that fits, the one with the least
+                    estimated time (analysis/cost.py: re-reads, PT passes, overlap) instead of
+                    halving the dim that shrinks the footprint most
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from spyre_mlir.analysis.cost import best_chunks, matmul_shape
 from spyre_mlir.analysis.work import core_boxes, iteration_dims, kernel_buffers, max_chunk
 from spyre_mlir.dialects import spyre
 from spyre_mlir.layout import STICK_BYTES
@@ -38,6 +49,12 @@ class SpyrePlanScratchpadPass(ModulePass):
     cores: int = DEFAULT_CONFIG.cores
     """Cores of the device (must match spyre-divide-work)."""
 
+    double_buffer: bool = True
+    """Second buffers for streamed matmul and pointwise tiles."""
+
+    cost: bool = True
+    """Matmul chunks by estimated time (else greedy halving)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in op.walk():
             if isinstance(kernel, spyre.KernelOp) and kernel.lx is None:
@@ -47,12 +64,37 @@ class SpyrePlanScratchpadPass(ModulePass):
         if kernel.split is None:
             raise PassFailedException(f"kernel {kernel.sym_name.data}: run spyre-divide-work first (no split)")
         compute = kernel.compute_op
+        streamed = isinstance(compute, spyre.MatmulOp | spyre.PointwiseOp)
+        if self.double_buffer and streamed and self._plan(kernel, double=True):
+            return
+        if not self._plan(kernel, double=False):
+            raise AssertionError("unreachable: _plan raises when nothing fits")
+
+    def _plan(self, kernel: spyre.KernelOp, double: bool) -> bool:
+        """Chunks and offsets for the kernel (False: with `double`, nothing fits)."""
+        compute = kernel.compute_op
         dims = iteration_dims(compute)
-        boxes = core_boxes(dims, kernel.split.as_dict(), self.cores)
+        split = kernel.split.as_dict()  # type: ignore[union-attr]
+        boxes = core_boxes(dims, split, self.cores)
         chunks = {d.name: 1 for d in dims}
 
+        def buffers(ch: dict[str, int]) -> dict[str, int]:
+            bufs = kernel_buffers(compute, max_chunk(dims, boxes, ch))
+            if double:
+                for name in list(bufs):
+                    if name in ("lhs", "rhs", "out") or name.startswith("in"):
+                        bufs[f"{name}_1"] = bufs[name]
+            return bufs
+
         def footprint(ch: dict[str, int]) -> int:
-            return sum(kernel_buffers(compute, max_chunk(dims, boxes, ch)).values()) * STICK_BYTES
+            return sum(buffers(ch).values()) * STICK_BYTES
+
+        if self.cost and isinstance(compute, spyre.MatmulOp):
+            config = DEFAULT_CONFIG.replace(cores=self.cores)
+            multicast = "spyre.multicast" in kernel.attributes
+            found = best_chunks(matmul_shape(compute), split, config, self.budget_bytes // STICK_BYTES, double, multicast)
+            if found is not None:
+                chunks = found[0]
 
         size = footprint(chunks)
         while size > self.budget_bytes:
@@ -66,6 +108,8 @@ class SpyrePlanScratchpadPass(ModulePass):
                 if best is None or got < best[1]:
                     best = (trial, got)
             if best is None:
+                if double:
+                    return False
                 raise PassFailedException(
                     f"kernel {kernel.sym_name.data}: its smallest chunk needs {size} bytes of LX per core, "
                     f"the planner's budget is {self.budget_bytes}"
@@ -73,8 +117,9 @@ class SpyrePlanScratchpadPass(ModulePass):
             chunks, size = best
         offsets = {}
         at = 0
-        for name, sticks in kernel_buffers(compute, max_chunk(dims, boxes, chunks)).items():
+        for name, sticks in buffers(chunks).items():
             offsets[name] = at * STICK_BYTES
             at += max(1, sticks)
         kernel.chunks = spyre.SplitAttr({k: v for k, v in chunks.items()})
         kernel.lx = spyre.LxPlanAttr(offsets)
+        return True

@@ -85,8 +85,9 @@ class PointwiseOperandsShareSticks(RewritePattern):
                 continue
             if lay.shape == out.shape:
                 target = out
-            elif out.stick_dim is not None and (not lay.shape or lay.shape[-1] == 1) and out.shape[-1] != 1:
-                target = Layout.splat(lay.shape, lay.element_bytes)  # broadcast along the stick
+            elif out.is_splat or out.stick_dim is not None and (not lay.shape or lay.shape[-1] == 1) and out.shape[-1] != 1:
+                # broadcast along the stick, or into a splat result (e.g. a () operand of a (1,) result)
+                target = Layout.splat(lay.shape, lay.element_bytes)
             else:
                 target = Layout.generic(lay.shape, lay.element_bytes)
             if operand_strides(out, target, dim_map) is None:
@@ -141,6 +142,11 @@ class ReduceInputGeneric(RewritePattern):
     def match_and_rewrite(self, op: spyre.ReduceOp, rewriter: PatternRewriter):
         if _in_kernel(op):
             return
+        if _generic(op.input).stick_dim != op.dim.value.data:
+            raise PassFailedException(
+                f"'spyre.reduce': along dim {op.dim.value.data} of {spyre.device_layout(op.input.type).shape}: "
+                f"the device reduces along the stick dim (the last, of extent > 1) only"
+            )
         if spyre.device_layout(op.input.type).canonical() != _generic(op.input):
             _restickify_operand(op, 0, _generic(op.input), rewriter)
 

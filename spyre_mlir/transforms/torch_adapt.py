@@ -234,6 +234,10 @@ class ReduceWithoutKeepdim(RewritePattern):
         if dims is None or len(dims) != 1 or not xt.get_shape():
             return
         shape = list(xt.get_shape())
+        if not -len(shape) <= dims[0] < len(shape):  # out of range: left for the reference / host to refuse
+            return
+        if list(rt.get_shape()) != shape[: dims[0] % len(shape)] + shape[dims[0] % len(shape) + 1 :]:
+            return  # a result type that is not the reduction's: not rewritten into an invalid view
         shape[dims[0] % len(shape)] = 1
         kept_type = t.ValueTensorType(shape, rt.get_dtype())
         true = t.ConstantBoolOp(True)

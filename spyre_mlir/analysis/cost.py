@@ -1,0 +1,285 @@
+"""Estimated time of a planned matmul kernel, from the device model's own cost functions
+(runtime/timing.py: PT passes, SFP vectors, DMA latency; DeviceConfig: DDR bandwidth shared by
+all cores, the LX port per core). spyre-divide-work (strategy=cost) and spyre-plan-scratchpad
+rank candidate splits and chunkings with it; the simulated time of the chosen program is the
+measurement (bench/ablation.py prints both).
+
+For a split and a chunking, every core's chunks are walked as convert-spyre-to-isa walks them
+(an A tile is loaded when its (b, m, k) range changes, a B tile when its (b, n, k) range
+changes; after the last k chunk the accumulator is rounded and stored), giving per core
+
+    pt    = sum of timing.pt_passes(rows, columns, k) over its chunks            (cycles)
+    sfp   = the vectors the rounding copies touch
+    dma   = its DMA instructions, bytes = the sticks they move x 128
+
+and then
+
+    ddr   = sum of every core's DMA bytes / DDR bytes per cycle    (one shared bandwidth)
+    port  = max over cores of its DMA bytes / LX port bytes per cycle
+    busy  = max over cores of max(pt, sfp)
+    dma   = per DMA engine of a core: its instructions' latency + its bytes at the full rate
+    time  = max(busy, ddr, port) + fill + drain          (double-buffered: DMA hides behind compute;
+                                                          busy = max over cores of pt, sfp, dma)
+    time  = sum over chunks of (load + compute + store)   (single-buffered: every step waits)
+
+where fill is the first chunk's loads and drain the last chunk's store, each at its share of
+the DDR bandwidth.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from spyre_mlir.analysis.work import IterDim, core_boxes
+from spyre_mlir.layout import STICK_BYTES
+from spyre_mlir.runtime import timing
+from spyre_mlir.runtime.config import DeviceConfig
+
+
+@dataclass(frozen=True)
+class MatmulShape:
+    batch: int
+    m: int
+    k: int
+    n: int
+    batched: bool = False
+    """A bmm (iteration dim b, even of extent 1)."""
+
+    @property
+    def dims(self) -> list[IterDim]:
+        batch = [IterDim("b", self.batch)] if self.batched else []
+        return [*batch, IterDim("n", math.ceil(self.n / 64)), IterDim("m", self.m), IterDim("k", math.ceil(self.k / 64), parallel=False)]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    seconds: float
+    ddr_bytes: int
+    pt_cycles: float
+    """Of the busiest core."""
+    bound: str
+    """What limits it: "pt", "sfp", "ddr" or "port"."""
+
+
+@dataclass(frozen=True)
+class _CoreWork:
+    loads: int
+    """Load instructions."""
+    b_loads: int
+    """Of which B tiles."""
+    b_sticks: int
+    """Sticks of B loaded."""
+    first_b_sticks: int
+    stores: int
+    """Store instructions (one per output tile)."""
+    load_sticks: int
+    store_sticks: int
+    pt: float
+    sfp: float
+    first_load_sticks: int
+    last_store_sticks: int
+    chunks: int
+
+
+def _parts(size: int, count: int) -> tuple[int, int, int]:
+    """work.parts(size, count) in closed form: (how many, the size of each but the last, the last)."""
+    per = -(-size // count)
+    n = -(-size // per)
+    return n, per, size - per * (n - 1)
+
+
+def _core_work(shape: MatmulShape, box: dict, chunks: dict[str, int], config: DeviceConfig) -> _CoreWork:
+    """What one core's program does, counted in closed form for the loop order the code
+    generator uses (per matrix: n chunks, then m, then k innermost): an A tile is reloaded
+    whenever its (m, k) range changes between consecutive chunks, a B tile whenever its (n, k)
+    range does."""
+    mats = box.get("b", (0, 1))[1] - box.get("b", (0, 1))[0]
+    (n0, n1), (m0, m1), (k0, k1) = box["n"], box["m"], box["k"]
+    cn, n_per, n_last = _parts(n1 - n0, chunks.get("n", 1))
+    cm, m_per, m_last = _parts(m1 - m0, chunks.get("m", 1))
+    ck, k_per, _ = _parts(k1 - k0, chunks.get("k", 1))
+    rows_k = min(shape.k, k1 * 64) - k0 * 64  # contraction rows of the box
+    cols = min(shape.n, n1 * 64) - n0 * 64
+    a_box = (k1 - k0) * (m1 - m0)  # sticks
+    b_box = (n1 - n0) * rows_k
+    c_box = (n1 - n0) * (m1 - m0)
+    a_reloads = cn if (ck > 1 or cm > 1) else 1
+    b_reloads = cm if ck > 1 else 1
+    a_loads = cn * cm * ck if (ck > 1 or cm > 1) else 1
+    b_loads = cn * cm * ck if ck > 1 else cn
+    # PT passes are separable: ceil(rows / 8) per m part, ceil(cols / 64) per n part, k rows;
+    # every n part but the last holds whole sticks, the last the ragged columns
+    row_passes = (cm - 1) * -(-m_per // config.pt_rows) + -(-m_last // config.pt_rows)
+    col_passes = (cn - 1) * n_per + -(-(cols - 64 * n_per * (cn - 1)) // config.pt_lanes)
+    pt = row_passes * col_passes * rows_k / config.corelets_used
+    sfp = timing.sfp_cycles(config, 2 * c_box, False)
+    first_b = n_per * min(rows_k, 64 * k_per)
+    first = k_per * m_per + first_b
+    last = n_last * m_last
+    return _CoreWork(
+        loads=mats * (a_loads + b_loads),
+        b_loads=mats * b_loads,
+        b_sticks=mats * b_reloads * b_box,
+        first_b_sticks=first_b,
+        stores=mats * cn * cm,
+        load_sticks=mats * (a_reloads * a_box + b_reloads * b_box),
+        store_sticks=mats * c_box,
+        pt=mats * pt,
+        sfp=mats * sfp,
+        first_load_sticks=first,
+        last_store_sticks=last,
+        chunks=mats * cn * cm * ck,
+    )
+
+
+def matmul_shape(mm) -> MatmulShape:
+    """The shape of a spyre.matmul (batched when its operands have rank 3)."""
+    from spyre_mlir.dialects import spyre
+
+    a, b = spyre.device_layout(mm.lhs.type), spyre.device_layout(mm.rhs.type)
+    batch = a.shape[0] if len(a.shape) == 3 else 1
+    return MatmulShape(batch, a.shape[-2], a.shape[-1], b.shape[-1], len(a.shape) == 3)
+
+
+def _core_classes(shape: MatmulShape, split: tuple[tuple[str, int], ...], cores: int, group: int) -> list[tuple[dict, int, int]]:
+    """The distinct kinds of core of a split: (a box, its chain position class, how many),
+    where the class is 0 first / 1 middle / 2 last of a multicast chain (0 without one)."""
+    boxes = [b for b in core_boxes(shape.dims, dict(split), cores) if b is not None]
+    classes: dict[tuple, list] = {}
+    for index, box in enumerate(boxes):
+        pos = index % group  # m is the fastest-varying split dim: a chain is consecutive cores
+        role = 0 if group == 1 or pos == 0 else 2 if pos == group - 1 else 1
+        key = (tuple((lo, hi) if name == "k" else hi - lo for name, (lo, hi) in box.items()), role)
+        if key in classes:
+            classes[key][2] += 1
+        else:
+            classes[key] = [box, role, 1]
+    return [(box, role, count) for box, role, count in classes.values()]
+
+
+_CLASSES_CACHE: dict[tuple, list] = {}
+
+
+def matmul_estimate(shape: MatmulShape, split: dict[str, int], chunks: dict[str, int], config: DeviceConfig, double_buffer: bool, multicast: bool = False) -> Estimate:
+    """With `multicast`, the cores that share B tiles (split m > 1) form a chain over the ring:
+    only the first loads B from DDR, each passes every tile on (ring engine: hop latency +
+    bytes at the ring's rate), and the chain's start-up (one tile per hop) adds to the fill."""
+    group = split.get("m", 1) if multicast else 1
+    key = (shape, tuple(split.items()), config.cores, group)
+    if key not in _CLASSES_CACHE:
+        _CLASSES_CACHE[key] = _core_classes(shape, tuple(split.items()), config.cores, group)
+    classes = _CLASSES_CACHE[key]
+    active = sum(count for *_, count in classes)
+    ddr_rate = config.ddr_bytes_per_s / config.clock_hz
+    port_rate = config.lx_port_bytes_per_cycle
+    stream_rate = min(ddr_rate, port_rate)
+    share = ddr_rate / active  # each core's share when all stream at once
+    lat = config.ddr_latency_cycles
+    total_bytes = 0
+    busy = port = serial = fill = drain = pt_max = sfp_max = 0.0
+    for box, role, count in classes:
+        w = _core_work(shape, box, chunks, config)
+        ring = 0.0
+        sent = 0
+        if group > 1:
+            if role > 0:  # B arrives over the ring instead of from DDR
+                w = dataclasses.replace(w, load_sticks=w.load_sticks - w.b_sticks, loads=w.loads - w.b_loads)
+            if role < 2:  # and is passed on
+                ring = w.b_loads * config.ring_hop_latency_cycles + w.b_sticks * STICK_BYTES / config.ring_bytes_per_cycle
+                sent = w.b_sticks * STICK_BYTES
+                fill = max(fill, (group - 1) * (config.ring_hop_latency_cycles + w.first_b_sticks * STICK_BYTES / config.ring_bytes_per_cycle))
+        core_bytes = (w.load_sticks + w.store_sticks) * STICK_BYTES
+        total_bytes += core_bytes * count
+        # the DMA engines hold each instruction for its latency, then stream (contention with
+        # the other cores is the `ddr` term)
+        dma_in = w.loads * lat + w.load_sticks * STICK_BYTES / stream_rate
+        dma_out = w.stores * lat + w.store_sticks * STICK_BYTES / stream_rate
+        pt_max, sfp_max = max(pt_max, w.pt), max(sfp_max, w.sfp)
+        busy = max(busy, w.pt, w.sfp, dma_in, dma_out, ring)
+        port = max(port, (core_bytes + sent) / port_rate)
+        fill = max(fill, lat + w.first_load_sticks * STICK_BYTES / share)
+        drain = max(drain, lat + w.last_store_sticks * STICK_BYTES / share)
+        serial = max(serial, dma_in + w.pt + w.sfp + dma_out)
+    ddr = total_bytes / ddr_rate
+    cycles = max(busy, ddr, port) + fill + drain if double_buffer else max(serial, ddr)
+    bound = max((("pt", pt_max), ("sfp", sfp_max), ("ddr", ddr), ("port", port)), key=lambda kv: kv[1])[0]
+    return Estimate(cycles / config.clock_hz, total_bytes, pt_max, bound)
+
+
+def matmul_buffers(shape: MatmulShape, ext: dict[str, int], double_buffer: bool) -> dict[str, int]:
+    """LX sticks of each buffer for a chunk of extent `ext`; with double buffering the tiles
+    DMA streams through (A, B, the output) get a second copy, suffix `_1`."""
+    m, n, k = ext["m"], ext["n"], ext["k"]
+    bufs = {"lhs": m * k, "rhs": 64 * k * n, "acc": 2 * m * n, "out": m * n}
+    if double_buffer:
+        for name in ("lhs", "rhs", "out"):
+            bufs[f"{name}_1"] = bufs[name]
+    return bufs
+
+
+def _powers(limit: int) -> list[int]:
+    out, p = [], 1
+    while p < limit:
+        out.append(p)
+        p *= 2
+    out.append(limit)
+    return sorted(set(out))
+
+
+def candidate_splits(dims: Sequence[IterDim], cores: int) -> list[dict[str, int]]:
+    """Parts per parallel dim (powers of two, or the whole dim), product <= cores."""
+    options = [_powers(min(d.size, cores)) if d.parallel else [1] for d in dims]
+    out = []
+    for combo in itertools.product(*options):
+        if math.prod(combo) <= cores:
+            out.append({d.name: c for d, c in zip(dims, combo)})
+    return out
+
+
+def best_chunks(shape: MatmulShape, split: dict[str, int], config: DeviceConfig, budget_sticks: int, double_buffer: bool, multicast: bool = False) -> tuple[dict[str, int], Estimate] | None:
+    """The chunking of a split that fits `budget_sticks` of LX per core with the least
+    estimated time (None: no chunking fits). Memoised: models repeat their shapes."""
+    found = _best_chunks(shape, tuple(split.items()), config, budget_sticks, double_buffer, multicast)
+    return None if found is None else (dict(found[0]), found[1])
+
+
+def plan_matmul(shape: MatmulShape, config: DeviceConfig, budget_sticks: int, double_buffer: bool, allow_multicast: bool) -> tuple[dict[str, int], bool, Estimate] | None:
+    """The split (and whether B tiles travel the ring) with the least estimated time, over
+    every candidate split and its best chunking."""
+    return _plan_matmul(shape, config, budget_sticks, double_buffer, allow_multicast)
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan_matmul(shape: MatmulShape, config: DeviceConfig, budget_sticks: int, double_buffer: bool, allow_multicast: bool):
+    best = None
+    for split in candidate_splits(shape.dims, config.cores):
+        for multicast in (False, True) if allow_multicast and split.get("m", 1) > 1 else (False,):
+            found = best_chunks(shape, split, config, budget_sticks, double_buffer, multicast)
+            if found is not None and (best is None or found[1].seconds < best[2].seconds):
+                best = (split, multicast, found[1])
+    return best
+
+
+@functools.lru_cache(maxsize=4096)
+def _best_chunks(shape: MatmulShape, split_items: tuple, config: DeviceConfig, budget_sticks: int, double_buffer: bool, multicast: bool):
+    split = dict(split_items)
+    dims = shape.dims
+    boxes = [b for b in core_boxes(dims, split, config.cores) if b is not None]
+    widest = {d.name: max(b[d.name][1] - b[d.name][0] for b in boxes) for d in dims}  # = max_chunk(..., 1)
+    best = None
+    options = [[1] if d.name == "b" else _powers(max(1, widest[d.name])) for d in dims]
+    for combo in itertools.product(*options):
+        chunks = {d.name: c for d, c in zip(dims, combo)}
+        ext = {name: -(-w // chunks[name]) for name, w in widest.items()}  # = max_chunk(..., chunks)
+        need = sum(matmul_buffers(shape, ext, double_buffer).values())  # tiles hold one matrix at a time
+        if need > budget_sticks:
+            continue
+        est = matmul_estimate(shape, split, chunks, config, double_buffer, multicast)
+        if best is None or est.seconds < best[1].seconds:
+            best = (tuple(chunks.items()), est)
+    return best
