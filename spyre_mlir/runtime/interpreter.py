@@ -14,6 +14,7 @@ The host side of a compiled module (transfers, launches, host torch ops) is `run
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -27,7 +28,7 @@ from spyre_mlir.layout import STICK_BYTES
 from spyre_mlir.runtime import timing
 from spyre_mlir.runtime.batch import BatchedProgram, Unbatchable, _b_groups, _Labels
 from spyre_mlir.runtime.config import DEFAULT_CONFIG, DeviceConfig
-from spyre_mlir.runtime.memory import DdrTensor, DeviceError, DeviceMemory
+from spyre_mlir.runtime.memory import DdrTensor, DeviceError, DeviceMemory, StickRows
 from spyre_mlir.runtime.profile import KernelRecord, Profile, record_launch
 from spyre_mlir.runtime.sanitizer import Sanitizer
 
@@ -160,13 +161,13 @@ class _DmaPlan(_Plan):
                 san.ddr_access(self.where, cores, self.arg, t, self.ddr_pos, write=False)
             if check:
                 self._write(model, cores, self.lx_pos, "DMA")
-            lx[self.lx_idx] = t.data[self.ddr_pos]
+            lx[self.lx_idx] = np.take(t.data, self.ddr_pos, axis=0)
         else:
             if check:
                 self._read(model, cores, self.lx_pos, "DMA")
             if san:
                 san.ddr_access(self.where, cores, self.arg, t, self.ddr_pos, write=True)
-            t.data[self.ddr_pos] = lx[self.lx_idx]
+            StickRows(t.data)[self.ddr_pos] = lx[self.lx_idx]
 
 
 class _GatherPlan(_Plan):
@@ -210,7 +211,7 @@ class _GatherPlan(_Plan):
             model.sanitizer.ddr_access(self.where, cores, self.table_arg, table, pos, write=False)
         if check:
             self._write(model, cores, self.lx_pos, "gather")
-        model.memory.lx_rows[self.lx_idx] = table.data[pos]
+        model.memory.lx_rows[self.lx_idx] = np.take(table.data, pos, axis=0)
 
 
 class _PtPlan(_Plan):
@@ -612,6 +613,11 @@ class _StreamPlan:
         ]
 
 
+BATCH = os.environ.get("SPYRE_BATCH", "1") != "0"
+"""Run checked programs as batched steps (runtime/batch.py); False (SPYRE_BATCH=0): every
+launch runs cooperatively, as the definition (the two agree bit for bit)."""
+
+
 class ProgramPlan:
     """A `spyre_isa.program` prepared for repeated execution; its timeline is computed once
     (time does not depend on the data)."""
@@ -655,7 +661,7 @@ class ProgramPlan:
 
     def execute(self, model: DeviceModel, args: Sequence[DdrTensor]) -> None:
         """The semantics: streams run cooperatively until they block on a wait or a barrier."""
-        if self.checked and self.batched is not None:
+        if self.checked and self.batched is not None and BATCH:
             self.batched.run(model, args)
             return
         streams = self.streams
@@ -747,6 +753,9 @@ class DeviceModel:
         return plan
 
     def launch(self, prog: spyre_isa.ProgramOp, inputs: Sequence[DdrTensor]) -> list[DdrTensor]:
+        if prog not in self._plans:  # outputs the DDR cannot hold: refused before the plan's host arrays
+            for i, a in enumerate(prog.args[prog.num_inputs.data :]):
+                self.memory.check_room(spyre.device_layout(a.type), f"{prog.sym_name.data}.out{i}")
         plan = self.plan(prog)
         if len(inputs) != plan.num_inputs:
             raise DeviceError(f"kernel {plan.name} takes {plan.num_inputs} inputs, got {len(inputs)}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -25,6 +26,26 @@ from spyre_mlir.runtime.numerics import Numerics, get_numerics
 class DeviceError(RuntimeError):
     """The device model refuses an operation the hardware cannot do (a precise message
     naming the kernel, core, instruction and bytes where they apply)."""
+
+
+STICK = np.dtype((np.void, STICK_BYTES))
+"""One stick as a single numpy item."""
+
+
+class StickRows:
+    """A (rows, 128) uint8 array read and written by arrays of row indices: `rows[idx]` is
+    np.take and `rows[idx] = v` is np.put on 128-byte items, the same as fancy indexing (the
+    last of repeated indices wins) at a fraction of its cost."""
+
+    def __init__(self, array: np.ndarray):
+        self.array = array
+        self.items = array.view(STICK).reshape(-1)
+
+    def __getitem__(self, idx: np.ndarray) -> np.ndarray:
+        return np.take(self.array, idx, axis=0)
+
+    def __setitem__(self, idx: np.ndarray, values: np.ndarray) -> None:
+        np.put(self.items, idx, np.ascontiguousarray(values, dtype=np.uint8).view(STICK))
 
 
 @dataclass(frozen=True)
@@ -91,19 +112,24 @@ class DeviceMemory:
         self.config = config
         self.numerics: Numerics = get_numerics(config.numerics)
         self.lx = np.zeros((config.cores, config.lx_sticks, STICK_BYTES), dtype=np.uint8)
-        self.lx_rows = self.lx.reshape(-1, STICK_BYTES)
-        """The same bytes as (cores * lx_sticks, 128) rows: core c's stick s is row c * lx_sticks + s."""
+        self.lx_rows = StickRows(self.lx.reshape(-1, STICK_BYTES))
+        """The same bytes as rows: core c's stick s is row c * lx_sticks + s."""
         self.ddr_used = 0
         self._next_address = 0x1000_0000
 
     # ------------------------------------------------------------------ DDR
-    def allocate(self, layout: Layout, name: str = "") -> DdrTensor:
+    def check_room(self, layout: Layout, name: str = "") -> None:
+        """Refuse, before any host memory is taken, a tensor the free usable DDR cannot hold."""
         nbytes = layout.nbytes
         if self.ddr_used + nbytes > self.config.ddr_usable_bytes:
             raise DeviceError(
                 f"DDR exhausted: {name or 'a tensor'} of shape {layout.shape} needs {nbytes} bytes, "
                 f"{self.config.ddr_usable_bytes - self.ddr_used} of {self.config.ddr_usable_bytes} usable bytes are free"
             )
+
+    def allocate(self, layout: Layout, name: str = "") -> DdrTensor:
+        nbytes = layout.nbytes
+        self.check_room(layout, name)
         data = np.zeros((layout.num_sticks, STICK_BYTES), dtype=np.uint8)
         t = DdrTensor(layout, data, self._next_address, name)
         self._next_address += (nbytes + 4095) // 4096 * 4096
@@ -155,3 +181,22 @@ class DeviceMemory:
         view[...] = values
         out = padded[tuple(slice(0, e) for e in layout.host_shape)]
         return np.ascontiguousarray(out).reshape(layout.shape)
+
+
+def check_ddr_sizes(module: Any, config: DeviceConfig) -> None:
+    """Compile-time check: every device tensor of the module must fit the device's usable DDR
+    on its own (shapes are static), or no launch could ever run; refused with a diagnostic
+    naming the op, the value's type and the bytes, before any planning or host allocation."""
+    from xdsl.utils.exceptions import PassFailedException
+
+    from spyre_mlir.dialects import spyre
+
+    for op in module.walk():
+        for v in op.results:
+            if spyre.is_device_tensor(v.type):
+                nbytes = spyre.device_layout(v.type).nbytes
+                if nbytes > config.ddr_usable_bytes:
+                    raise PassFailedException(
+                        f"'{op.name}': its result {v.type} needs {nbytes} bytes of DDR, more than the "
+                        f"{config.ddr_usable_bytes} bytes the device may allocate (ddr_usable_bytes)"
+                    )

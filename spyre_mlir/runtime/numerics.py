@@ -92,7 +92,8 @@ def dl16_encode(x: np.ndarray) -> np.ndarray:
         r += mag  # <= 0x80001FFF: no overflow
         r += 0x1FFF
         r >>= 14
-        np.clip(r, 0xC000, 0x13FFE, out=r)
+        np.maximum(r, 0xC000, out=r)  # the ufuncs: np.clip's wrapper costs more than the work
+        np.minimum(r, 0x13FFE, out=r)
         r -= 0xC000
         r += mag > 0x7F800000
         np.right_shift(b, 16, out=mag)
@@ -108,7 +109,7 @@ _DL16_VALUES_F64 = _DL16_VALUES.astype(np.float64)
 
 def _lookup(table: np.ndarray, b: np.ndarray) -> np.ndarray:
     b = np.asarray(b, dtype=np.uint16)
-    return table[b.reshape(-1)].reshape(b.shape)
+    return np.take(table, b.reshape(-1)).reshape(b.shape)  # np.take: faster than table[b]
 
 
 def dl16_decode(b: np.ndarray) -> np.ndarray:

@@ -164,13 +164,25 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
     t = 0.0
     dirty = set(cores)
     eps = 1e-9
+    # A scan of core c can issue something new only after one of its instructions finished
+    # or the sync state (tokens, barrier arrivals) changed: `finished[c]` and `sync_epoch`
+    # count those, and a scan whose (finished[c], sync_epoch) equals the last one's returns
+    # at once (it would find what the last found: nothing more to issue).
+    finished = {c: 0 for c in cores}
+    sync_epoch = [0]
+    scanned: dict[int, tuple[int, int]] = {}
 
     def finish(c: int, i: int) -> None:
         state[c][i] = 2
+        finished[c] += 1
         while frontier[c] < len(programs[c]) and state[c][frontier[c]] == 2:
             frontier[c] += 1
 
     def try_issue(c: int) -> None:
+        key = (finished[c], sync_epoch[0])
+        if scanned.get(c) == key:
+            return
+        scanned[c] = key
         prog, st = programs[c], state[c]
         i = frontier[c]
         end = min(len(prog), frontier[c] + WINDOW)
@@ -185,6 +197,7 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
                 if kind == "signal":
                     if earlier_done:
                         tokens[w.sync[1]].append(t)
+                        sync_epoch[0] += 1
                         finish(c, i)
                         dirty.update(cores)
                     i += 1
@@ -195,12 +208,15 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
                         return
                     for _ in range(w.sync[2]):
                         queue.popleft()
+                    sync_epoch[0] += 1
                     finish(c, i)
                     i += 1
                     continue
                 # barrier: this core's earlier work done, then every core of the launch
                 if not earlier_done:
                     return
+                if c not in at_barrier:
+                    sync_epoch[0] += 1
                 at_barrier[c] = i
                 if len(at_barrier) < len(cores):
                     return
@@ -208,6 +224,7 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
                     finish(other, j)
                     dirty.add(other)
                 at_barrier.clear()
+                sync_epoch[0] += 1
                 i += 1
                 continue
             head = engine_head[(c, w.engine)]
@@ -266,6 +283,7 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
             finish(r.core, r.pos)
             if r.work.notify is not None:
                 tokens[r.work.notify].append(t)
+                sync_epoch[0] += 1
                 dirty.update(cores)
             spans.append(Span(r.core, r.work.engine, r.work.name, r.work.index, r.start, t))
             busy[r.work.engine] += t - r.start

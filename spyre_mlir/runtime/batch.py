@@ -1,0 +1,291 @@
+"""Batched execution of a program the device model has already run once with every check.
+
+A program's control flow does not depend on the data: which instruction of which stream can
+run after which follows from the sync instructions alone (signal, wait, a ring send's notify,
+barrier). So the first launch of a program runs it as interpreter.py defines (streams run
+cooperatively, with the LX bounds and the sanitizer), and then the program is rewritten once
+into a straight list of *steps* that later launches execute without any sync bookkeeping:
+
+    waves     the cooperative schedule in lockstep: each wave takes the next instruction of
+              every stream that is not blocked (syncs are settled between waves), data
+              movement (DMA, ring) before compute: a stream whose next instruction computes
+              waits while others still move data, so that cores fed by a chain of ring sends
+              compute together
+    steps     within a wave, instructions of the same kind and shape, from any streams, become
+              one instruction over all their cores (one numpy operation: their per-core index
+              arrays are concatenated)
+
+A step executes its instructions at once (reads, then writes), which equals running them one
+after the other only if none writes what another reads or writes. That is checked once, from
+the addresses: DDR sticks exactly, and the LX sticks that ring sends write into other cores
+against everything else on those cores (as intervals, conservatively). A program that fails
+the check keeps the cooperative execution.
+
+PT operands that several cores hold identically (the same B bytes at each core's B sticks) are
+multiplied as one matrix product per distinct B: which LX sticks hold the same bytes follows
+from the addresses too. Every LX stick carries a label: a DMA load labels it with the DDR stick
+and the wave it came from (cores loading the same DDR stick in one wave get equal labels), a
+ring send copies the source's labels, any other write gives fresh labels. Cores whose B sticks
+carry equal labels hold equal B.
+
+Time is untouched: the timing model replays the original per-core instruction lists.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from spyre_mlir.runtime.interpreter import DeviceModel, ProgramPlan, _Plan
+    from spyre_mlir.runtime.memory import DdrTensor
+
+
+class Unbatchable(Exception):
+    """The program keeps the cooperative execution (a conflict within a wave, a deadlock)."""
+
+
+def _signature(ins: _Plan) -> tuple | None:
+    """Instructions with equal signatures can share one step; None: never merged."""
+    from spyre_mlir.runtime import interpreter as I
+
+    if isinstance(ins, I._DmaPlan):
+        return ("dma", ins.arg, ins.load, ins.ddr_pos.shape[1:], ins.lx_idx.shape[1:])
+    if isinstance(ins, I._PtPlan):
+        if ins.shared is not None:
+            return None
+        return ("pt", ins.m, ins.n, ins.k, ins.accumulate, ins.a_idx.shape[1:], ins.b_idx.shape[1:], ins.c_idx.shape[1:])
+    if isinstance(ins, I._SfpPlan):
+        imm = None if ins.imm is None else float(ins.imm)
+        if imm is not None and imm != imm:  # NaN: never equal to itself
+            return None
+        srcs = tuple((f32, idx.shape[1:]) for (f32, _), idx in zip(ins.srcs, ins.src_idx))
+        return ("sfp", ins.function, imm, srcs, ins.dst[0], ins.dst_idx.shape[1:])
+    if isinstance(ins, I._ReducePlan):
+        return ("reduce", ins.function, ins.outer, ins.inner, ins.tail, ins.src[0], ins.dst[0], ins.src_idx.shape[1:], ins.dst_idx.shape[1:])
+    if isinstance(ins, I._TransposePlan):
+        return ("transpose", ins.rows, ins.cols, ins.src_idx.shape[1:], ins.dst_idx.shape[1:])
+    if isinstance(ins, I._RingPlan):
+        return ("ring", ins.src_idx.shape[1:], ins.dst_idx.shape[1:])
+    return None
+
+
+_ROW_ARRAYS = {
+    "_DmaPlan": ("ddr_pos", "lx_idx"),
+    "_PtPlan": ("a_idx", "b_idx", "c_idx", "c_pos"),
+    "_ReducePlan": ("src_idx", "dst_idx"),
+    "_TransposePlan": ("src_idx", "dst_idx"),
+    "_RingPlan": ("src_idx", "dst_idx"),
+}
+
+
+def _merge(members: list[tuple[_Plan, np.ndarray]]) -> tuple[_Plan, np.ndarray]:
+    """One instruction over the cores of several (same signature): row arrays concatenated."""
+    first, _ = members[0]
+    cores = np.concatenate([c for _, c in members])
+    merged = copy.copy(first)  # a step never aliases the streams' own plans
+    if len(members) == 1:
+        return merged, cores
+    name = type(first).__name__
+    if name == "_SfpPlan":
+        merged.src_idx = [np.concatenate([p.src_idx[i] for p, _ in members]) for i in range(len(first.src_idx))]
+        merged.dst_idx = np.concatenate([p.dst_idx for p, _ in members])
+    else:
+        for attr in _ROW_ARRAYS[name]:
+            setattr(merged, attr, np.concatenate([getattr(p, attr) for p, _ in members]))
+    if name == "_DmaPlan":
+        merged.ddr_end = max(p.ddr_end for p, _ in members)
+    return merged, cores
+
+
+
+_MOVERS = ("dma_in", "dma_out", "ring")
+
+
+def schedule(plan: ProgramPlan) -> list[list[tuple[int, int]]]:
+    """The waves: (stream, instruction index) of the compute instructions run together."""
+    streams = plan.streams
+    ns = len(streams)
+    pcs = [0] * ns
+    tokens: dict[int, int] = defaultdict(int)
+    at_barrier: set[int] = set()
+    waves: list[list[tuple[int, int]]] = []
+    while True:
+        changed = True
+        while changed:  # settle the syncs
+            changed = False
+            for si, s in enumerate(streams):
+                while pcs[si] < len(s.instrs) and si not in at_barrier:
+                    sync = s.instrs[pcs[si]].sync
+                    if sync is None:
+                        break
+                    if sync[0] == "barrier":
+                        at_barrier.add(si)
+                        changed = True
+                        break
+                    if sync[0] == "wait":
+                        need = sync[2] * len(s.cores)
+                        if tokens[sync[1]] < need:
+                            break
+                        tokens[sync[1]] -= need
+                    else:
+                        tokens[sync[1]] += len(s.cores)
+                    pcs[si] += 1
+                    changed = True
+            if at_barrier and at_barrier == set(range(ns)):
+                for si in at_barrier:
+                    pcs[si] += 1
+                at_barrier.clear()
+                changed = True
+        ready = [
+            si for si in range(ns)
+            if si not in at_barrier and pcs[si] < len(streams[si].instrs) and streams[si].instrs[pcs[si]].sync is None
+        ]
+        if not ready:
+            if all(pcs[si] == len(streams[si].instrs) for si in range(ns)):
+                return waves
+            raise Unbatchable("deadlock")
+        # data movement first: a stream whose next instruction computes waits while others
+        # still move data, so that the cores a chain of ring sends feeds compute together
+        movers = [si for si in ready if streams[si].instrs[pcs[si]].engine in _MOVERS]
+        ready = movers or ready
+        waves.append([(si, pcs[si]) for si in ready])
+        for si in ready:
+            ins = streams[si].instrs[pcs[si]]
+            notify = getattr(ins, "notify", None)
+            if notify is not None:
+                tokens[notify] += len(streams[si].cores)
+            pcs[si] += 1
+
+
+def _check_wave(plan: ProgramPlan, wave: list[tuple[int, int]], lx_sticks: int) -> None:
+    """Raise Unbatchable if an instruction of the wave writes what another reads or writes."""
+    from spyre_mlir.runtime import interpreter as I
+
+    streams = plan.streams
+    # DDR, exactly: (argument, stick) of every DMA of the wave
+    w_pos, w_own, r_pos, r_own = [], [], [], []
+    for k, (si, pc) in enumerate(wave):
+        ins = streams[si].instrs[pc]
+        if isinstance(ins, I._DmaPlan):
+            tagged = np.unique(ins.ddr_pos) + (ins.arg << 40)
+            (r_pos if ins.load else w_pos).append(tagged)
+            (r_own if ins.load else w_own).append(np.full(tagged.size, k))
+    if w_pos:
+        wp, wo = np.concatenate(w_pos), np.concatenate(w_own)
+        order = np.argsort(wp, kind="stable")
+        wp, wo = wp[order], wo[order]
+        if (wp[1:] == wp[:-1]).any():  # per-instruction positions are unique: two writers
+            raise Unbatchable("two DMA stores of one wave write one DDR stick")
+        if r_pos:
+            rp, ro = np.concatenate(r_pos), np.concatenate(r_own)
+            at = np.searchsorted(wp, rp)
+            hit = (at < wp.size) & (wp[np.minimum(at, wp.size - 1)] == rp)
+            if (hit & (wo[np.minimum(at, wp.size - 1)] != ro)).any():
+                raise Unbatchable("a DMA of one wave reads a DDR stick another stores")
+    # LX: what ring sends write into other cores, against everything on those cores
+    rings = [(k, streams[si].instrs[pc], streams[si].cores) for k, (si, pc) in enumerate(wave) if isinstance(streams[si].instrs[pc], I._RingPlan)]
+    if not rings:
+        return
+    touched: dict[int, list[tuple[int, int, int, bool]]] = defaultdict(list)  # core -> (lo, hi, owner, write)
+    for k, (si, pc) in enumerate(wave):
+        ins, cores = streams[si].instrs[pc], streams[si].cores
+        for row, core in enumerate(cores):
+            w = ins.works[row]
+            for lo, hi in w.reads:
+                touched[int(core)].append((lo, hi, k, False))
+            for lo, hi in w.writes:
+                touched[int(core)].append((lo, hi, k, True))
+    for k, ins, cores in rings:
+        for row, target in enumerate(ins.targets):
+            dst = ins.dst[row].reshape(-1)
+            lo, hi = int(dst.min()), int(dst.max()) + 1
+            for lo2, hi2, other, _ in touched[int(target)]:
+                if other != k and lo < hi2 and lo2 < hi:
+                    raise Unbatchable("a ring send of one wave writes LX another instruction of the wave touches")
+            touched[int(target)].append((lo, hi, k, True))
+
+
+class _Labels:
+    """What every LX stick holds, as a label (equal labels: equal bytes)."""
+
+    def __init__(self, cores: int, lx_sticks: int):
+        self.lx_sticks = lx_sticks
+        self.labels = -np.arange(1, cores * lx_sticks + 1, dtype=np.int64)  # all different
+        self.fresh = cores * lx_sticks + 1
+        self.sources: dict[tuple[Any, int], int] = {}
+
+    def write_fresh(self, rows: np.ndarray) -> None:
+        rows = rows.reshape(-1)
+        self.labels[rows] = -(self.fresh + np.arange(rows.size, dtype=np.int64))
+        self.fresh += rows.size
+
+    def load(self, when: Any, arg: int, rows: np.ndarray, ddr_pos: np.ndarray) -> None:
+        src = self.sources.setdefault((when, arg), len(self.sources) + 1)
+        self.labels[rows.reshape(-1)] = (src << 40) + ddr_pos.reshape(-1)
+
+
+def _apply(labels: _Labels, wave: int, ins: _Plan, reads: dict[int, np.ndarray]) -> None:
+    """The writes of one instruction to the labels (ring sends copy what they read)."""
+    from spyre_mlir.runtime import interpreter as I
+
+    if isinstance(ins, I._DmaPlan):
+        if ins.load:
+            labels.load(wave, ins.arg, ins.lx_idx, np.broadcast_to(ins.ddr_pos, ins.lx_idx.shape))
+    elif isinstance(ins, I._RingPlan):
+        labels.labels[ins.dst_idx.reshape(-1)] = reads[id(ins)]
+    elif isinstance(ins, I._PtPlan):
+        labels.write_fresh(ins.c_idx)
+    elif isinstance(ins, I._SfpPlan | I._ReducePlan | I._TransposePlan):
+        labels.write_fresh(ins.dst_idx)
+    else:
+        raise Unbatchable(f"no batched form of {type(ins).__name__}")
+
+
+def _b_groups(labels: _Labels, ins: _Plan) -> list[np.ndarray] | None:
+    keys: dict[bytes, list[int]] = {}
+    lab = labels.labels[ins.b_idx.reshape(len(ins.b_idx), -1)]
+    for row in range(len(lab)):
+        keys.setdefault(lab[row].tobytes(), []).append(row)
+    if len(keys) == len(lab):
+        return None
+    return [np.asarray(rows, dtype=np.int64) for rows in keys.values()]
+
+
+class BatchedProgram:
+    """A program as a straight list of steps (see the module docstring)."""
+
+    def __init__(self, plan: ProgramPlan, cores: int, lx_sticks: int):
+        from spyre_mlir.runtime import interpreter as I
+
+        waves = schedule(plan)
+        streams = plan.streams
+        labels = _Labels(cores, lx_sticks)
+        self.steps: list[tuple[_Plan, np.ndarray]] = []
+        for w, wave in enumerate(waves):
+            _check_wave(plan, wave, lx_sticks)
+            groups: dict[Any, list[tuple[_Plan, np.ndarray]]] = {}
+            for si, pc in wave:
+                ins = streams[si].instrs[pc]
+                if isinstance(ins, I._GatherPlan):
+                    raise Unbatchable("gather")
+                key = _signature(ins)
+                groups.setdefault(key if key is not None else ("single", si, pc), []).append((ins, streams[si].cores))
+            merged = [_merge(members) for members in groups.values()]
+            # labels: every read of the wave happens before its writes
+            reads = {id(m): labels.labels[m.src_idx.reshape(-1)] for m, _ in merged if isinstance(m, I._RingPlan)}
+            for m, _ in merged:
+                if isinstance(m, I._PtPlan) and m.shared is None:
+                    m.b_groups = _b_groups(labels, m)
+            for m, _ in merged:
+                _apply(labels, w, m, reads)
+            self.steps.extend(merged)
+
+    def run(self, model: DeviceModel, args: Sequence[DdrTensor]) -> None:
+        for ins, cores in self.steps:
+            ins.run(model, args, cores, False)
+

@@ -1,0 +1,194 @@
+"""The host-speed machinery computes exactly what the definitions compute (issue 8).
+
+- DL16 by table and in 32-bit arithmetic = the field-by-field definitions;
+- host <-> device transfers through strided views = the element-wise layout map;
+- batched launches (runtime/batch.py) = the cooperative execution, bit for bit, with the same
+  simulated time;
+- bench/host.py runs (`--quick --json`) and reports numbers (no wall time is asserted).
+"""
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spyre_mlir.frontend.backend import get_device
+from spyre_mlir.layout import Layout
+from spyre_mlir.runtime import interpreter
+from spyre_mlir.runtime.config import DeviceConfig
+from spyre_mlir.runtime.memory import DeviceMemory
+from spyre_mlir.runtime.numerics import (
+    DL16,
+    IEEE_FP16,
+    dl16_decode,
+    dl16_decode_reference,
+    dl16_encode,
+    dl16_encode_reference,
+    fp16_decode,
+)
+
+BENCH = Path(__file__).parents[2] / "bench" / "host.py"
+
+
+# region numerics
+
+
+def test_dl16_decode_table_is_the_definition():
+    allbits = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    ref = dl16_decode_reference(allbits)
+    assert np.array_equal(dl16_decode(allbits).view(np.uint32), ref.view(np.uint32))
+    assert np.array_equal(DL16.decode_f64(allbits).view(np.uint64), ref.astype(np.float64).view(np.uint64))
+    with np.errstate(invalid="ignore"):
+        half = fp16_decode(allbits).astype(np.float64)
+    assert np.array_equal(IEEE_FP16.decode_f64(allbits).view(np.uint64), half.view(np.uint64))
+    assert dl16_decode(np.array(0x3E00, dtype=np.uint16)).shape == ()
+
+
+def test_dl16_encode_is_the_definition():
+    """Every exponent and sign with the fraction bits around each rounding boundary, plus a
+    million random patterns (all 2^32 patterns were compared once, offline)."""
+    high = np.arange(1 << 16, dtype=np.uint64) << 16  # sign, exponent, top 7 fraction bits
+    low = np.array([0, 1, 0x1FFF, 0x2000, 0x2001, 0x3FFF, 0x4000, 0x5FFF, 0x6000, 0x6001, 0xBFFF, 0xE000, 0xFFFF], dtype=np.uint64)
+    bits = (high[:, None] | low[None, :]).reshape(-1)
+    rng = np.random.default_rng(8)
+    bits = np.concatenate([bits, rng.integers(0, 1 << 32, size=1 << 20, dtype=np.uint64)]).astype(np.uint32)
+    x = bits.view(np.float32)
+    assert np.array_equal(dl16_encode(x), dl16_encode_reference(x))
+    assert dl16_encode(np.float32(1.5)).shape == dl16_encode_reference(np.float32(1.5)).shape == ()
+
+
+# endregion
+# region transfers
+
+
+def elementwise_to_device(mem: DeviceMemory, x: np.ndarray, lay: Layout) -> np.ndarray:
+    off, valid = lay.index_arrays()
+    off, valid = off.reshape(-1), valid.reshape(-1)
+    bits = np.zeros(lay.num_sticks * lay.lanes, dtype=np.uint16)
+    bits[np.flatnonzero(valid)] = mem.numerics.encode(np.ascontiguousarray(x, dtype=np.float32).reshape(-1)[off[valid]])
+    return bits
+
+
+def elementwise_from_device(mem: DeviceMemory, bits: np.ndarray, lay: Layout) -> np.ndarray:
+    off, valid = lay.index_arrays()
+    off, valid = off.reshape(-1), valid.reshape(-1)
+    out = np.empty(max(1, math.prod(lay.shape)), dtype=np.float32)
+    out[off[valid]] = mem.numerics.decode(bits[np.flatnonzero(valid)])
+    return out.reshape(lay.shape)
+
+
+shapes = st.lists(st.sampled_from([1, 2, 3, 63, 64, 65, 100, 150]), min_size=1, max_size=4).filter(lambda s: math.prod(s) <= 100_000)
+
+
+@settings(max_examples=80, deadline=None)
+@given(shapes, st.randoms(use_true_random=False))
+def test_transfers_are_the_elementwise_layout_map(shape, rnd):
+    shape = tuple(shape)
+    mem = DeviceMemory(DeviceConfig())
+    rng = np.random.default_rng(rnd.randint(0, 2**31))
+    perm = list(range(len(shape)))
+    rnd.shuffle(perm)
+    generic = Layout.generic(shape, 2)
+    layouts = [generic, generic.permuted(tuple(perm))]
+    layouts += [v for cut in range(len(shape)) if (v := generic.reshaped(shape[:cut] + (math.prod(shape[cut:]),))) is not None]
+    if shape[-1] == 1:
+        layouts.append(Layout.splat(shape, 2))
+    for lay in layouts:
+        x = (rng.standard_normal(lay.shape) * 10).astype(np.float32)
+        t = mem.to_device(x, lay)
+        assert np.array_equal(t.data.reshape(-1).view(np.uint16), elementwise_to_device(mem, x, lay))
+        bits = rng.integers(0, 0x7FFE, size=lay.num_sticks * lay.lanes).astype(np.uint16)  # any contents, padding too
+        t.data[...] = bits.view(np.uint8).reshape(t.data.shape)
+        assert np.array_equal(mem.from_device(t).view(np.uint32), elementwise_from_device(mem, bits, lay).view(np.uint32))
+        mem.free(t)
+
+
+# endregion
+# region batched launches
+
+
+def tiny_bert() -> torch.nn.Module:
+    transformers = pytest.importorskip("transformers")
+    transformers.utils.logging.set_verbosity_error()
+    config = transformers.BertConfig(
+        hidden_size=128, num_attention_heads=2, intermediate_size=512, num_hidden_layers=2, vocab_size=500, max_position_embeddings=64
+    )
+    torch.manual_seed(0)
+    return transformers.BertModel(config).eval()
+
+
+def mlp() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.GELU(), torch.nn.Linear(512, 256)).eval()
+
+
+def outputs(model, inputs: dict, calls: int, batch: bool):
+    """Each call's output (first element) and per-kernel simulated times, on a fresh device."""
+    torch._dynamo.reset()
+    interpreter.BATCH = batch
+    device = get_device()
+    device._plans.clear()
+    # multicast kernels give every core its own stream (ring sends and tokens differ per core):
+    # they always run cooperatively, so the batched steps are compared on SPMD programs
+    compiled = torch.compile(model, backend="spyre", options={"disable": ["multicast"]})
+    got = []
+    try:
+        with torch.no_grad():
+            for _ in range(calls):
+                before = len(device.profile.kernels)
+                out = compiled(**inputs)
+                out = out.last_hidden_state if hasattr(out, "last_hidden_state") else out
+                times = [(k.time_s, k.cycles, k.ddr_bytes, k.ring_bytes, k.macs, k.engine_cycles) for k in device.profile.kernels[before:]]
+                got.append((out.numpy().copy(), times))
+    finally:
+        interpreter.BATCH = True
+        torch._dynamo.reset()
+    return got
+
+
+@pytest.mark.parametrize("which", ["mlp", "bert"])
+def test_batched_launches_are_bit_identical_to_the_cooperative_run(which):
+    import warnings
+
+    if which == "mlp":
+        model, inputs = mlp(), {"input": torch.randn(100, 256, generator=torch.Generator().manual_seed(1))}
+    else:
+        model = tiny_bert()
+        ids = torch.randint(0, 500, (2, 40), generator=torch.Generator().manual_seed(1))
+        inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        batched = outputs(model, inputs, 3, batch=True)
+        cooperative = outputs(model, inputs, 2, batch=False)
+    reference, times = cooperative[0]
+    # calls 2 and 3 run the batched steps; the cooperative run is the definition
+    assert any(p.batched is not None for p in get_device()._plans.values())
+    for out, t in batched + cooperative[1:]:
+        assert np.array_equal(out.view(np.uint32), reference.view(np.uint32))
+        assert t == times  # simulated time per kernel: unchanged
+
+
+# endregion
+# region bench
+
+
+def test_bench_host_quick_reports_numbers():
+    out = subprocess.run([sys.executable, str(BENCH), "--quick", "--json"], capture_output=True, text=True, check=True, timeout=3000)
+    r = json.loads(out.stdout)
+    assert set(r["compile_s_by_layers"]) == {"1", "2"}
+    keys = ["minilm_device_s", "minilm_eager_s", "peak_rss_bytes", "weight_bytes", "fixed_rss_bytes", f"inductor_compile_s_{r['inductor_layers']}"]
+    keys += ["compile_vs_inductor", "compile_growth", "minilm_vs_eager", "rss_over_fixed_vs_weights"]
+    for k in keys:
+        assert isinstance(r[k], int | float) and math.isfinite(r[k]), (k, r[k])
+    assert all(isinstance(v, float) for v in r["compile_s_by_layers"].values())
+    assert r["weight_bytes"] > 0 and r["peak_rss_bytes"] > r["fixed_rss_bytes"] > 0
+
+
+# endregion
