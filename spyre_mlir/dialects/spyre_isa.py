@@ -70,6 +70,12 @@ MAX_TABLE = 1 << 16
 """Most cores a core set or a per-core table may name (the parsers refuse more instead of
 building the list)."""
 
+MAX_LOOP_COUNT = (1 << 16) - 1
+"""Largest count an instruction's loop fields hold: each loop size of a nest, and pt_matmul's
+m, n, k, dma_gather's count and row_sticks, sfp_transpose's blocks. Assumption (no public
+encoding; docs/hardware.md): 16-bit fields. Every loop the compiler emits walks LX sticks, at
+most 16,384 of them in a 2 MiB LX; DeviceConfig.validate refuses an LX these fields cannot walk."""
+
 
 @irdl_attr_definition
 class PerCoreAttr(ParametrizedAttribute):
@@ -368,6 +374,15 @@ class IsaInstruction(IRDLOperation, ABC):
     def _check_sizes(op: Operation, sizes: Sequence[int]) -> None:
         if not sizes or any(s < 1 for s in sizes):
             raise VerifyException(f"'{op.name}': loop sizes must be >= 1, got {list(sizes)}")
+        for i, s in enumerate(sizes):
+            IsaInstruction._check_count(op, f"loop size {s} (dim {i} of {list(sizes)})", s)
+
+    @staticmethod
+    def _check_count(op: Operation, what: str, value: int) -> None:
+        if value > MAX_LOOP_COUNT:
+            raise VerifyException(
+                f"'{op.name}': {what} exceeds the instruction format: its 16-bit count fields hold at most {MAX_LOOP_COUNT}"
+            )
 
 
 def _print_access(printer: Printer, memory: str, acc: AccessAttr) -> None:
@@ -544,6 +559,8 @@ class DmaGatherOp(IsaInstruction):
         self._check_table("index base", self.index_base)
         if self.count.value.data < 1 or self.row_sticks.value.data < 1:
             raise VerifyException(f"'{self.name}': count and row_sticks must be >= 1")
+        self._check_count(self, f"count {self.count.value.data}", self.count.value.data)
+        self._check_count(self, f"row_sticks {self.row_sticks.value.data}", self.row_sticks.value.data)
         self._check_access("the LX access", self.lx_access, [self.count.value.data, self.row_sticks.value.data])
         n = math.prod(self.indices.type.get_shape())  # type: ignore[union-attr]
         for base in self.index_base.table(1 if self.index_base.is_uniform else self.n_cores()):
@@ -595,6 +612,8 @@ class PtMatmulOp(IsaInstruction):
     def verify_(self) -> None:
         if min(self.m.value.data, self.n.value.data, self.k.value.data) < 1:
             raise VerifyException(f"'{self.name}': m, n, k must be >= 1, got {self.m.value.data}, {self.n.value.data}, {self.k.value.data}")
+        for what, v in (("m", self.m), ("n", self.n), ("k", self.k)):
+            self._check_count(self, f"{what} = {v.value.data}", v.value.data)
         for what, acc, f32_ in (("lhs", self.lhs, False), ("rhs", self.rhs, False), ("acc", self.acc, True)):
             self._check_table(f"{what} base", acc.base)
             if len(acc.strides.values) != 2:
@@ -794,6 +813,7 @@ class SfpTransposeOp(IsaInstruction):
                 f"'{self.name}': need blocks >= 1 and 1 <= rows, cols <= 64, got "
                 f"{self.blocks.value.data}, {self.rows.value.data}, {self.cols.value.data}"
             )
+        self._check_count(self, f"blocks {self.blocks.value.data}", self.blocks.value.data)
         for what, acc in (("src", self.src), ("dst", self.dst)):
             self._check_table(f"{what} base", acc.base)
             if len(acc.strides.values) != 2 or acc.is_f32:

@@ -856,6 +856,12 @@ def _is_float(v: SSAValue) -> bool:
     return v.type.has_dtype and isinstance(v.type.get_dtype(), HOST_FLOAT_TYPES)  # type: ignore[union-attr]
 
 
+def _is_int(v: SSAValue) -> bool:
+    """An integer/boolean tensor (or one of unknown dtype); f64 and complex tensors are not:
+    those are float data the device cannot take, a CPU fallback to report."""
+    return not v.type.has_dtype or isinstance(v.type.get_dtype(), IntegerType)  # type: ignore[union-attr]
+
+
 def _host_by_design(op: Operation) -> tuple[bool, str]:
     """Ops the host runs by design, as the real stack does: index and mask arithmetic on
     integer/boolean tensors, comparisons producing masks, and constant creation."""
@@ -869,9 +875,9 @@ def _host_by_design(op: Operation) -> tuple[bool, str]:
         return True, "builds a mask from a boolean condition and two constants (host)"
     ins = [v for v in op.operands if is_vtensor(v)]
     outs = [v for v in op.results if is_vtensor(v)]
-    if (ins or outs) and not any(_is_float(v) for v in (*ins, *outs)):
+    if (ins or outs) and all(_is_int(v) for v in (*ins, *outs)):
         return True, "integer/boolean tensors stay on the host"
-    if outs and not any(_is_float(v) for v in outs):
+    if outs and all(_is_int(v) for v in outs):
         return True, "computes an integer/boolean mask (host)"
     return False, ""
 

@@ -112,6 +112,13 @@ class DeviceConfig:
             raise ValueError(f"numerics must be 'dl16' or 'ieee-fp16', got {self.numerics!r}")
         if self.cores < 1 or self.lx_bytes < self.stick_bytes:
             raise ValueError(f"a device needs >= 1 core and >= 1 stick of LX, got {self.cores}, {self.lx_bytes}")
+        from spyre_mlir.dialects.spyre_isa import MAX_LOOP_COUNT
+
+        if self.lx_sticks > MAX_LOOP_COUNT + 1:
+            raise ValueError(
+                f"lx_bytes = {self.lx_bytes}: {self.lx_sticks} sticks of LX, more than the instruction format's "
+                f"16-bit loop counts can walk ({MAX_LOOP_COUNT + 1} sticks = {(MAX_LOOP_COUNT + 1) * self.stick_bytes} bytes)"
+            )
 
     @staticmethod
     def from_overrides(pairs: list[str] | None) -> DeviceConfig:

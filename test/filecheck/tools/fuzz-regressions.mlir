@@ -1,0 +1,55 @@
+// Inputs on which spyre-opt or spyre-run once printed a Python traceback, crashed or gave a
+// false verdict; each found by the fuzz harness (bench/fuzz.py, docs/fuzzing.md). Every
+// failure is now a diagnostic (exit 1) naming the line or the op.
+
+// A use before the definition: xDSL does not check dominance, the tools do.
+// RUN: not spyre-opt %S/../inputs/use-before-def.txt.mlir 2>&1 | filecheck %s --check-prefix=DOM
+// RUN: not spyre-run %S/../inputs/use-before-def.txt.mlir 2>&1 | filecheck %s --check-prefix=DOM
+// DOM:     'torch.aten.relu': operand 0 ({{.*}}) does not dominate this use
+// DOM-NOT: Traceback
+
+// A weight blob shorter than its type (a ValueError in numpy).
+// RUN: not spyre-opt %S/../inputs/bad-blob.txt.mlir 2>&1 | filecheck %s --check-prefix=BLOB
+// RUN: not spyre-run %S/../inputs/bad-blob.txt.mlir --reference 2>&1 | filecheck %s --check-prefix=BLOB
+// BLOB:     'torch.vtensor.literal': the blob of dense_resource<w> holds 12 bytes after its header, tensor<4xf32> needs 16
+// BLOB-NOT: Traceback
+
+// A type constraint that fails while the op is parsed: located like a parse error.
+// RUN: not spyre-opt %S/../inputs/attr-error-in-op.txt.mlir 2>&1 | filecheck %s --check-prefix=ATTR
+// ATTR:      attr-error-in-op.txt.mlir:4:5
+// ATTR-NEXT:     %r = math.exp %a : i64
+// ATTR:      Unexpected attribute i64
+
+// A verifier message that does not name its op gets the op's line.
+// RUN: not spyre-opt %S/../inputs/relu-two-operands.txt.mlir 2>&1 | filecheck %s --check-prefix=OPLINE
+// OPLINE:      Expected 1 operand, but got 2
+// OPLINE-NEXT: "torch.aten.relu"(%a, %a)
+
+// A declared result the op's operands do not give (a LayoutError in the lowering).
+// RUN: not spyre-opt %S/../inputs/inconsistent-slice.txt.mlir -p spyre-pipeline 2>&1 | filecheck %s --check-prefix=SLICE
+// RUN: not spyre-run %S/../inputs/inconsistent-slice.txt.mlir --reference 2>&1 | filecheck %s --check-prefix=SLICEREF
+// SLICE:    'torch.aten.slice.Tensor': its result shape (2, 4, 64) does not hold the 384 elements of (2, 3, 64)
+// SLICEREF: 'torch.aten.slice.Tensor': PyTorch computes a result of shape (2, 3, 64), the op declares !torch.vtensor<[2,4,64],f32>
+
+// spyre-run returns tensors; a dtype code PyTorch does not know is refused (it was a segfault).
+// RUN: not spyre-run %S/../inputs/list-result.txt.mlir 2>&1 | filecheck %s --check-prefix=LIST
+// LIST: spyre-run: error: @main returns !torch.list<vtensor>; spyre-run returns tensors only
+// RUN: not spyre-run %S/../inputs/bad-dtype-code.txt.mlir --reference 2>&1 | filecheck %s --check-prefix=DTYPE
+// DTYPE: spyre-run: error: 'torch.aten._to_copy': dtype = -1 is not a ScalarType code this runtime knows
+
+// A softmax over an extent-1 dim (the device reduces along sticked dims only: it stays on the
+// host) and an embedding; NaN where the exact answer is NaN agrees with the reference.
+// RUN: spyre-run %S/../inputs/softmax-extent-1.txt.mlir --reference --no-profile | filecheck %s --check-prefix=EXT1
+// EXT1: output 0 vs reference: {{.*}} within the dl16 bound: yes
+// EXT1: output 1 vs reference: {{.*}} within the dl16 bound: yes
+// RUN: spyre-run %S/../inputs/nan-agreement.txt.mlir --reference --no-profile | filecheck %s --check-prefix=NAN
+// NAN: output 0 vs reference: {{.*}} within the dl16 bound: yes
+
+// A function of device tensors (spyre level) runs: its arguments are transferred in their layouts.
+// RUN: spyre-run %S/../transforms/spyre-fuse.mlir --entry chain --no-profile | filecheck %s --check-prefix=DEVARGS
+// DEVARGS: output 0: shape (4, 64) float32
+// DEVARGS: output 1: shape (4, 64) float32
+
+// A bf16 program on the host rounds as bf16 does: the reference's bound says so.
+// RUN: spyre-run %S/../inputs/atan-bf16.txt.mlir --reference --no-profile | filecheck %s --check-prefix=BF16
+// BF16: output 0 vs reference: {{.*}} within the dl16 bound: yes

@@ -1,0 +1,60 @@
+"""The CI slice of the fuzz harness (test/fuzz, docs/fuzzing.md): 200 mutants of the test
+suite's modules, drawn by Hypothesis from a fixed seed, through spyre-opt and spyre-run.
+No traceback, crash, hang, mismatch or unlocated diagnostic is allowed.
+
+    SPYRE_FUZZ_CASES=1000 pytest test/python/test_fuzz.py     # a longer slice
+    python bench/fuzz.py --cases 1000                          # the same, as a table
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
+
+from fuzz_mutations import OPERATORS, apply_recipe, draw_recipes, load_seeds  # noqa: E402
+from fuzz_runner import FAILURES, run_cases, summarize  # noqa: E402
+
+CASES = int(os.environ.get("SPYRE_FUZZ_CASES", "200"))
+SEED = int(os.environ.get("SPYRE_FUZZ_SEED", "0"))
+
+
+def test_recipes_are_reproducible():
+    """Same seed and count: the same recipes and the same mutant texts."""
+    a, b = draw_recipes(30, SEED), draw_recipes(30, SEED)
+    assert a == b
+    assert [apply_recipe(r)[1] for r in a] == [apply_recipe(r)[1] for r in b]
+    assert draw_recipes(30, SEED + 1) != a
+
+
+def test_every_operator_mutates_some_seed():
+    seeds = load_seeds()
+    assert len(seeds) > 50
+    for name in OPERATORS:
+        changed = 0
+        for s in seeds[::3]:
+            r = {"seed": s.name, "muts": [[name, 12345, 678]], "cores": None}
+            changed += apply_recipe(r)[1] != s.text
+        assert changed, name
+
+
+def test_fuzz_slice():
+    recipes = draw_recipes(CASES, SEED)
+    results = run_cases(recipes, jobs=2)
+    summary = summarize(results, 0.0, SEED)
+    bad = {k: v for k, v in summary["findings"].items()}
+    assert not bad, "fuzz findings (replay with bench/fuzz.py --replay RECIPE):\n" + json.dumps(bad, indent=2)[:20000]
+    assert summary["cases"] == CASES
+    assert sum(summary[k] for k in ("tracebacks", "crashes", "hangs", "mismatches", "unlocated")) == 0
+    # the slice reaches every stage: some mutants compile and run, and some are compared
+    assert summary["ran_device_model"] > 0 and summary["compared_with_reference"] > 0
+    assert all(r.outcome not in FAILURES for r in results)
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
