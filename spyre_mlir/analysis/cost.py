@@ -36,6 +36,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spyre_mlir.analysis.work import IterDim, core_boxes
+
+MULTICAST_PIECE = 64
+"""Sticks (8 KiB) per ring send down a multicast chain (convert-spyre-to-isa): a piece moves on
+as soon as it has landed, so the chain fills in (g - 1) piece hops, not (g - 1) tile hops."""
+
+
+def piece_rows(n_sticks: int) -> int:
+    """Rows of a B tile ([n stick][row]) one multicast ring send carries."""
+    return max(1, MULTICAST_PIECE // max(1, n_sticks))
+
+MULTICAST_BUFFERS = 2
+"""B tile buffers of a multicast kernel (spyre-plan-scratchpad); measured: 4 gave the same
+MLP time as 2 (141.5 us, /tmp-free command in docs/optimizations.md), so the chain keeps 2."""
 from spyre_mlir.layout import STICK_BYTES
 from spyre_mlir.runtime import timing
 from spyre_mlir.runtime.config import DeviceConfig
@@ -75,6 +88,8 @@ class _CoreWork:
     b_sticks: int
     """Sticks of B loaded."""
     first_b_sticks: int
+    b_rows: int
+    """Rows of a B tile (its k chunk)."""
     stores: int
     """Store instructions (one per output tile)."""
     load_sticks: int
@@ -126,6 +141,7 @@ def _core_work(shape: MatmulShape, box: dict, chunks: dict[str, int], config: De
         b_loads=mats * b_loads,
         b_sticks=mats * b_reloads * b_box,
         first_b_sticks=first_b,
+        b_rows=min(rows_k, 64 * k_per),
         stores=mats * cn * cm,
         load_sticks=mats * (a_reloads * a_box + b_reloads * b_box),
         store_sticks=mats * c_box,
@@ -165,11 +181,12 @@ def _core_classes(shape: MatmulShape, split: tuple[tuple[str, int], ...], cores:
 _CLASSES_CACHE: dict[tuple, list] = {}
 
 
-def matmul_estimate(shape: MatmulShape, split: dict[str, int], chunks: dict[str, int], config: DeviceConfig, double_buffer: bool, multicast: bool = False) -> Estimate:
-    """With `multicast`, the cores that share B tiles (split m > 1) form a chain over the ring:
-    only the first loads B from DDR, each passes every tile on (ring engine: hop latency +
-    bytes at the ring's rate), and the chain's start-up (one tile per hop) adds to the fill."""
-    group = split.get("m", 1) if multicast else 1
+def matmul_estimate(shape: MatmulShape, split: dict[str, int], chunks: dict[str, int], config: DeviceConfig, double_buffer: bool, multicast: int = 1) -> Estimate:
+    """With `multicast` = g > 1, the cores that share B tiles (split m > 1) form chains of g
+    consecutive cores over the ring: the first loads each tile from DDR, every other but the
+    last passes it on (ring engine: hop latency per piece + bytes at the ring's rate); the
+    start-up (one piece per hop, then a tile) adds to the fill."""
+    group = multicast
     key = (shape, tuple(split.items()), config.cores, group)
     if key not in _CLASSES_CACHE:
         _CLASSES_CACHE[key] = _core_classes(shape, tuple(split.items()), config.cores, group)
@@ -182,17 +199,22 @@ def matmul_estimate(shape: MatmulShape, split: dict[str, int], chunks: dict[str,
     lat = config.ddr_latency_cycles
     total_bytes = 0
     busy = port = serial = fill = drain = pt_max = sfp_max = 0.0
+    first_sticks = last_sticks = 0
     for box, role, count in classes:
         w = _core_work(shape, box, chunks, config)
         ring = 0.0
         sent = 0
         if group > 1:
-            if role > 0:  # B arrives over the ring instead of from DDR
+            if role > 0:  # B arrives over the ring instead of from DDR (written through the LX port)
                 w = dataclasses.replace(w, load_sticks=w.load_sticks - w.b_sticks, loads=w.loads - w.b_loads)
-            if role < 2:  # and is passed on
-                ring = w.b_loads * config.ring_hop_latency_cycles + w.b_sticks * STICK_BYTES / config.ring_bytes_per_cycle
                 sent = w.b_sticks * STICK_BYTES
-                fill = max(fill, (group - 1) * (config.ring_hop_latency_cycles + w.first_b_sticks * STICK_BYTES / config.ring_bytes_per_cycle))
+            if role < 2:  # and is passed on, in pieces
+                sends = w.b_loads * -(-w.b_rows // piece_rows(w.first_b_sticks // max(1, w.b_rows)))
+                ring = sends * config.ring_hop_latency_cycles + w.b_sticks * STICK_BYTES / config.ring_bytes_per_cycle
+                sent += w.b_sticks * STICK_BYTES  # read through the LX port
+            piece = min(w.first_b_sticks, (w.first_b_sticks // max(1, w.b_rows)) * piece_rows(w.first_b_sticks // max(1, w.b_rows)))
+            fill = max(fill, (group - 1) * (config.ring_hop_latency_cycles + piece * STICK_BYTES / config.ring_bytes_per_cycle)
+                       + w.first_b_sticks * STICK_BYTES / config.ring_bytes_per_cycle)
         core_bytes = (w.load_sticks + w.store_sticks) * STICK_BYTES
         total_bytes += core_bytes * count
         # the DMA engines hold each instruction for its latency, then stream (contention with
@@ -202,23 +224,36 @@ def matmul_estimate(shape: MatmulShape, split: dict[str, int], chunks: dict[str,
         pt_max, sfp_max = max(pt_max, w.pt), max(sfp_max, w.sfp)
         busy = max(busy, w.pt, w.sfp, dma_in, dma_out, ring)
         port = max(port, (core_bytes + sent) / port_rate)
-        fill = max(fill, lat + w.first_load_sticks * STICK_BYTES / share)
-        drain = max(drain, lat + w.last_store_sticks * STICK_BYTES / share)
+        # the first tiles of every core stream at once, sharing the DDR (a multicast chain's
+        # later cores receive their first B tile over the ring: the `fill` above)
+        first_sticks += count * (w.first_load_sticks - (w.first_b_sticks if group > 1 and role > 0 else 0))
+        last_sticks += count * w.last_store_sticks
         serial = max(serial, dma_in + w.pt + w.sfp + dma_out)
     ddr = total_bytes / ddr_rate
+    fill = max(fill, lat + first_sticks * STICK_BYTES / ddr_rate)
+    drain = lat + last_sticks * STICK_BYTES / ddr_rate
     cycles = max(busy, ddr, port) + fill + drain if double_buffer else max(serial, ddr)
     bound = max((("pt", pt_max), ("sfp", sfp_max), ("ddr", ddr), ("port", port)), key=lambda kv: kv[1])[0]
     return Estimate(cycles / config.clock_hz, total_bytes, pt_max, bound)
 
 
-def matmul_buffers(shape: MatmulShape, ext: dict[str, int], double_buffer: bool) -> dict[str, int]:
+def matmul_buffers(
+    shape: MatmulShape, ext: dict[str, int], double_buffer: bool, epilogue: tuple[int, int, int, int] | None = None, multicast: int = 1
+) -> dict[str, int]:
     """LX sticks of each buffer for a chunk of extent `ext`; with double buffering the tiles
-    DMA streams through (A, B, the output) get a second copy, suffix `_1`."""
+    DMA streams through (A, B, the output) get a second copy, suffix `_1`. An epilogue
+    (work.epilogue_sticks) adds its tiles as one buffer `epilogue` (the planner splits it)."""
     m, n, k = ext["m"], ext["n"], ext["k"]
     bufs = {"lhs": m * k, "rhs": 64 * k * n, "acc": 2 * m * n, "out": m * n}
     if double_buffer:
         for name in ("lhs", "rhs", "out"):
             bufs[f"{name}_1"] = bufs[name]
+    if multicast > 1:
+        for i in range(1, MULTICAST_BUFFERS):
+            bufs[f"rhs_{i}"] = bufs["rhs"]
+    if epilogue is not None:
+        per_mn, per_n, per_m, fixed = epilogue
+        bufs["epilogue"] = (per_mn + (1 if double_buffer else 0)) * m * n + per_n * n + per_m * m + fixed
     return bufs
 
 
@@ -241,32 +276,40 @@ def candidate_splits(dims: Sequence[IterDim], cores: int) -> list[dict[str, int]
     return out
 
 
-def best_chunks(shape: MatmulShape, split: dict[str, int], config: DeviceConfig, budget_sticks: int, double_buffer: bool, multicast: bool = False) -> tuple[dict[str, int], Estimate] | None:
+def best_chunks(
+    shape: MatmulShape, split: dict[str, int], config: DeviceConfig, budget_sticks: int, double_buffer: bool, multicast: int = 1,
+    epilogue: tuple[int, int, int, int] | None = None,
+) -> tuple[dict[str, int], Estimate] | None:
     """The chunking of a split that fits `budget_sticks` of LX per core with the least
     estimated time (None: no chunking fits). Memoised: models repeat their shapes."""
-    found = _best_chunks(shape, tuple(split.items()), config, budget_sticks, double_buffer, multicast)
+    found = _best_chunks(shape, tuple(split.items()), config, budget_sticks, double_buffer, multicast, epilogue)
     return None if found is None else (dict(found[0]), found[1])
 
 
-def plan_matmul(shape: MatmulShape, config: DeviceConfig, budget_sticks: int, double_buffer: bool, allow_multicast: bool) -> tuple[dict[str, int], bool, Estimate] | None:
-    """The split (and whether B tiles travel the ring) with the least estimated time, over
-    every candidate split and its best chunking."""
-    return _plan_matmul(shape, config, budget_sticks, double_buffer, allow_multicast)
+def plan_matmul(
+    shape: MatmulShape, config: DeviceConfig, budget_sticks: int, double_buffer: bool, allow_multicast: bool,
+    epilogue: tuple[int, int, int, int] | None = None,
+) -> tuple[dict[str, int], bool, Estimate] | None:
+    """The split and multicast chain length (1: none) with the least estimated time, over
+    every candidate split, chain length dividing its m split, and best chunking."""
+    return _plan_matmul(shape, config, budget_sticks, double_buffer, allow_multicast, epilogue)
 
 
 @functools.lru_cache(maxsize=1024)
-def _plan_matmul(shape: MatmulShape, config: DeviceConfig, budget_sticks: int, double_buffer: bool, allow_multicast: bool):
+def _plan_matmul(shape: MatmulShape, config: DeviceConfig, budget_sticks: int, double_buffer: bool, allow_multicast: bool, epilogue):
     best = None
     for split in candidate_splits(shape.dims, config.cores):
-        for multicast in (False, True) if allow_multicast and split.get("m", 1) > 1 else (False,):
-            found = best_chunks(shape, split, config, budget_sticks, double_buffer, multicast)
+        mp = split.get("m", 1)
+        chains = [g for g in range(1, mp + 1) if mp % g == 0 and (g & (g - 1) == 0 or g == mp)] if allow_multicast else [1]
+        for multicast in chains:
+            found = best_chunks(shape, split, config, budget_sticks, double_buffer, multicast, epilogue)
             if found is not None and (best is None or found[1].seconds < best[2].seconds):
                 best = (split, multicast, found[1])
     return best
 
 
 @functools.lru_cache(maxsize=4096)
-def _best_chunks(shape: MatmulShape, split_items: tuple, config: DeviceConfig, budget_sticks: int, double_buffer: bool, multicast: bool):
+def _best_chunks(shape: MatmulShape, split_items: tuple, config: DeviceConfig, budget_sticks: int, double_buffer: bool, multicast: int, epilogue):
     split = dict(split_items)
     dims = shape.dims
     boxes = [b for b in core_boxes(dims, split, config.cores) if b is not None]
@@ -276,7 +319,7 @@ def _best_chunks(shape: MatmulShape, split_items: tuple, config: DeviceConfig, b
     for combo in itertools.product(*options):
         chunks = {d.name: c for d, c in zip(dims, combo)}
         ext = {name: -(-w // chunks[name]) for name, w in widest.items()}  # = max_chunk(..., chunks)
-        need = sum(matmul_buffers(shape, ext, double_buffer).values())  # tiles hold one matrix at a time
+        need = sum(matmul_buffers(shape, ext, double_buffer, epilogue, multicast).values())  # tiles hold one matrix at a time
         if need > budget_sticks:
             continue
         est = matmul_estimate(shape, split, chunks, config, double_buffer, multicast)

@@ -353,3 +353,192 @@ def kernel_buffers(op: Operation, ext: dict[str, int]) -> dict[str, int]:
 
 
 # endregion
+
+
+# region Row groups: reductions and the element-wise ops around them, one kernel
+
+
+@dataclass(frozen=True)
+class RowGroup:
+    """Reductions along the stick dim of one `full` layout and the pointwise ops around them
+    (softmax, layer norm, RMS norm), computed in one kernel: each core takes whole rows, every
+    intermediate stays in its LX, only the group's inputs and its result move through DDR.
+
+        for each chunk of rows:                       (iteration dims: the outer loops, r)
+            DMA the inputs' tiles in
+            for op in ops: reduce / SFP steps, LX -> LX (each result rounded as if stored)
+            DMA the last op's result out
+
+    Values are `full` (the layout of the reduced tensor), `splat` (a reduction's result
+    layout: one element per row, in every lane) or inputs read through their own strides."""
+
+    ops: tuple[Operation, ...]
+    full: Layout
+    tile: int
+    """The full layout's device dim of the reduced dim's sticks."""
+    outer: tuple[LoopDim, ...]
+    """The full layout's other loops, outer first."""
+    splat: Layout
+
+    @property
+    def r(self) -> int:
+        return self.full.device_size[self.tile]
+
+    def dims(self) -> list[IterDim]:
+        return [IterDim(d.name, d.size) for d in self.outer] + [IterDim("r", self.r, parallel=False, chunkable=False)]
+
+    def is_full(self, v) -> bool:
+        return spyre.device_layout(v.type) == self.full
+
+    def strides(self, v, user: Operation) -> list[int]:
+        """DDR stick strides of value `v` (read by `user`) per loop [*outer, r]; 0 = broadcast."""
+        lay = spyre.device_layout(v.type)
+        if lay == self.full:
+            st = self.full.stick_strides
+            return [st[d.device_dim] for d in self.outer] + [st[self.tile]]
+        if lay == self.splat:
+            st = self.splat.stick_strides
+            return [st[d.device_dim] for d in self.outer] + [0]
+        assert isinstance(user, spyre.PointwiseOp)
+        loops, all_strides = pointwise_loops(user)
+        by_dim = {d.device_dim: s for d, s in zip(loops, all_strides[list(user.inputs).index(v)])}
+        return [by_dim.get(d.device_dim, 0) for d in self.outer] + [by_dim.get(self.tile, 0)]
+
+
+def row_group(ops: Sequence[Operation]) -> RowGroup:
+    """The row group of `ops` (a kernel's compute ops, in order), or ValueError saying why
+    they cannot form one."""
+    reduces = [o for o in ops if isinstance(o, spyre.ReduceOp)]
+    if not reduces or any(not isinstance(o, spyre.ReduceOp | spyre.PointwiseOp) for o in ops):
+        raise ValueError("a kernel of several compute ops holds reductions and pointwise ops only")
+    first = reduces[0]
+    full = spyre.device_layout(first.input.type)
+    splat = spyre.device_layout(first.result.type)
+    tile = reduce_tile_dim(first)
+    for r in reduces[1:]:
+        if spyre.device_layout(r.input.type) != full or r.dim.value.data != first.dim.value.data or spyre.device_layout(r.result.type) != splat:
+            raise ValueError("the reductions of a row group reduce one layout along one dim")
+    full_loops = loop_dims(full)
+    outer = tuple(d for d in full_loops if d.device_dim != tile)
+    if len(full_loops) != len(full.device_size) - 1:
+        raise ValueError("a row group's layout has no refined loops")
+    for o in ops:
+        if not isinstance(o, spyre.PointwiseOp):
+            continue
+        out = spyre.device_layout(o.result.type)
+        if out not in (full, splat):
+            raise ValueError(f"a pointwise op of a row group computes the reduced layout or its splat, not {out}")
+        loops, _ = pointwise_loops(o)
+        if [(d.device_dim, d.size) for d in loops] != [(d.device_dim, d.size if out == full or d.device_dim != tile else 1) for d in full_loops]:
+            raise ValueError("a pointwise op of a row group must iterate the reduced layout's sticks")
+    return RowGroup(tuple(ops), full, tile, outer, splat)
+
+
+def kernel_ops(kernel: spyre.KernelOp) -> list[Operation]:
+    """The compute ops of a kernel, in order (views and the yield excluded)."""
+    return [op for op in kernel.body.block.ops if not isinstance(op, spyre.YieldOp | spyre.PermuteOp | spyre.ReshapeOp)]
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """A matmul and the pointwise op applied to its result (bias, activation, residual), in one
+    kernel: after the last k chunk of an output tile the fp32 sums are rounded into the tile
+    (as a store would), the pointwise steps run on it in LX with the other inputs' tiles, and
+    only their result is stored. `strides[i]` is input i's DDR stick stride per (n stick,
+    m row) of the output; `operand` the input that is the matmul's result."""
+
+    matmul: spyre.MatmulOp
+    pointwise: spyre.PointwiseOp
+    operand: int
+    strides: tuple[tuple[int, int], ...]
+
+
+def epilogue(ops: Sequence[Operation]) -> Epilogue:
+    """The epilogue form of `ops`, or ValueError saying why they are not one."""
+    if len(ops) != 2 or not isinstance(ops[0], spyre.MatmulOp) or not isinstance(ops[1], spyre.PointwiseOp):
+        raise ValueError("an epilogue kernel holds a spyre.matmul and then a spyre.pointwise")
+    mm, pw = ops
+    out = spyre.device_layout(mm.result.type)
+    if len(out.shape) != 2 or spyre.device_layout(pw.result.type) != out:
+        raise ValueError("an epilogue computes the (2-D) matmul result's layout")
+    if mm.result not in pw.inputs or len([v for v in pw.inputs if v is mm.result]) != 1:
+        raise ValueError("an epilogue reads the matmul's result once")
+    loops, all_strides = pointwise_loops(pw)
+    roles = [(d.host_dim, d.weight) for d in loops]
+    if sorted(roles, key=str) != sorted([(1, 64), (0, 1)], key=str) or len(loops) != 2:
+        raise ValueError("an epilogue iterates the output's sticks and rows")
+    n_at, m_at = roles.index((1, 64)), roles.index((0, 1))
+    strides = tuple((st[n_at], st[m_at]) for st in all_strides)
+    return Epilogue(mm, pw, list(pw.inputs).index(mm.result), strides)
+
+
+def kernel_iteration_dims(kernel: spyre.KernelOp) -> list[IterDim]:
+    ops = kernel_ops(kernel)
+    if len(ops) == 1:
+        return iteration_dims(ops[0])
+    if isinstance(ops[0], spyre.MatmulOp):
+        epilogue(ops)
+        return iteration_dims(ops[0])
+    return row_group(ops).dims()
+
+
+def epilogue_buffers(ep: Epilogue, m: int, n: int) -> dict[str, int]:
+    """LX sticks of an epilogue's buffers for an output tile of m rows x n sticks: `e{i}` the
+    other inputs' tiles, `t{k}` f32 temporaries, `res` the result tile."""
+    bufs: dict[str, int] = {}
+    for i, (sn, sm) in enumerate(ep.strides):
+        if i != ep.operand:
+            bufs[f"e{i}"] = (n if sn else 1) * (m if sm else 1)
+    for k in range(pointwise_program(ep.pointwise)[1]):
+        bufs[f"t{k}"] = 2 * m * n
+    bufs["res"] = m * n
+    return bufs
+
+
+def epilogue_sticks(ep: Epilogue) -> tuple[int, int, int, int]:
+    """LX sticks the epilogue adds per output tile: (per output stick of the tile, per n stick,
+    per row, fixed): full-tile inputs, the result tile and the f32 temporaries; inputs that
+    vary along n only (a bias) or along rows only; a single broadcast stick."""
+    per_mn = 1 + 2 * pointwise_program(ep.pointwise)[1]
+    per_n = per_m = fixed = 0
+    for i, (sn, sm) in enumerate(ep.strides):
+        if i == ep.operand:
+            continue
+        if sn and sm:
+            per_mn += 1
+        elif sn:
+            per_n += 1
+        elif sm:
+            per_m += 1
+        else:
+            fixed += 1
+    return per_mn, per_n, per_m, fixed
+
+
+def row_group_buffers(group: RowGroup, ext: dict[str, int], args: Sequence) -> dict[str, int]:
+    """LX sticks per buffer of a row group's chunk: `a{i}` the kernel inputs read (their
+    non-broadcast loops), `v{j}` each op's result, `t{k}` the f32 temporaries of the pointwise
+    steps (shared by the ops), `acc` a sum's f32 partials."""
+    vectors = math.prod(ext[d.name] for d in group.outer)
+    r = ext["r"]
+    bufs: dict[str, int] = {}
+    for i, a in enumerate(args):
+        users = [o for o in group.ops if a in o.operands]
+        if users:
+            st = group.strides(a, users[0])
+            sizes = [ext[d.name] for d in group.outer] + [r]
+            bufs[f"a{i}"] = math.prod(n for n, s in zip(sizes, st) if s != 0)
+    temps = 0
+    for j, o in enumerate(group.ops):
+        full = group.is_full(o.results[0])
+        bufs[f"v{j}"] = vectors * (r if full else 1)
+        if isinstance(o, spyre.PointwiseOp):
+            temps = max(temps, pointwise_program(o)[1])
+    for k in range(temps):
+        bufs[f"t{k}"] = 2 * vectors * r
+    if any(isinstance(o, spyre.ReduceOp) and o.kind.data in ("sum", "mean") for o in group.ops):
+        bufs["acc"] = 2 * vectors
+    return bufs
+
+
+# endregion

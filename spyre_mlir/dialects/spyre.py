@@ -716,7 +716,7 @@ class KernelOp(IRDLOperation):
 
     @property
     def compute_op(self) -> Operation:
-        """The kernel's single compute op (kernels hold one until spyre-fuse grows them)."""
+        """The kernel's single compute op (a row group has several: analysis.work.kernel_ops)."""
         ops = [op for op in self.body.block.ops if not isinstance(op, YieldOp | PermuteOp | ReshapeOp)]
         assert len(ops) == 1, f"kernel {self.sym_name.data} holds {len(ops)} compute ops"
         return ops[0]
@@ -738,23 +738,24 @@ class KernelOp(IRDLOperation):
             for op in block.ops
             if not isinstance(op, MatmulOp | PointwiseOp | ReduceOp | GatherOp | SliceOp | RestickifyOp | PermuteOp | ReshapeOp | YieldOp)
         ]
-        if other or len(compute) != 1:
+        if other or not compute:
             raise VerifyException(
                 f"'spyre.kernel' @{self.sym_name.data}: holds one compute op (spyre.matmul, spyre.pointwise, "
-                f"spyre.reduce, spyre.gather, spyre.slice or spyre.restickify) and views, found {len(compute)} compute op(s)"
+                f"spyre.reduce, spyre.gather, spyre.slice or spyre.restickify), a matmul and its pointwise "
+                f"epilogue, or a row group of reductions and pointwise ops, and views; found {len(compute)} compute op(s)"
                 + (f" and {', '.join(other)}" if other else "")
             )
-        from spyre_mlir.analysis.work import iteration_dims  # the meaning of split/chunks names
+        from spyre_mlir.analysis.work import kernel_iteration_dims  # the meaning of split/chunks names
 
         try:
-            names = [d.name for d in iteration_dims(compute[0])]
-        except ValueError as e:  # a compute op the kernel form cannot hold (layouts not established)
+            names = [d.name for d in kernel_iteration_dims(self)]
+        except ValueError as e:  # compute ops the kernel form cannot hold (layouts not established)
             raise VerifyException(f"'spyre.kernel' @{self.sym_name.data}: {e}") from None
         for what, attr in (("split", self.split), ("chunks", self.chunks)):
             if attr is not None and list(attr.as_dict()) != names:
                 raise VerifyException(
                     f"'spyre.kernel' @{self.sym_name.data}: {what} names {list(attr.as_dict())} are not the "
-                    f"iteration dims {names} of its {compute[0].name}"
+                    f"iteration dims {names} of its {compute[0].name if len(compute) == 1 else 'row group'}"
                 )
 
 

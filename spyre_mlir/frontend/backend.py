@@ -35,7 +35,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from spyre_mlir.frontend.fx_importer import UnsupportedGraphError, import_fx_graph
 from spyre_mlir.lowering.convert_torch_to_spyre import host_ops
-from spyre_mlir.pipeline import run_pipeline
+from spyre_mlir.pipeline import Optimizations, run_pipeline
 from spyre_mlir.runtime.config import DeviceConfig
 from spyre_mlir.runtime.host import Executable
 from spyre_mlir.runtime.interpreter import DeviceModel
@@ -86,20 +86,27 @@ def get_device(config: DeviceConfig | None = None) -> DeviceModel:
     return _DEVICES[config]
 
 
-def _parse_options(options: dict[str, Any] | None) -> tuple[DeviceConfig, bool, str | None]:
+def _parse_options(options: dict[str, Any] | None) -> tuple[DeviceConfig, bool, str | None, Optimizations]:
     opts = dict(options or {})
     strict = bool(opts.pop("strict", False))
     dump_ir = opts.pop("dump_ir", None)
+    disable = opts.pop("disable", ())
     fields = {f.name for f in dataclasses.fields(DeviceConfig)}
     unknown = sorted(set(opts) - fields)
     if unknown:
-        raise SpyreCompileError(f"unknown spyre backend option(s) {unknown}; known: strict, dump_ir, {', '.join(sorted(fields))}")
+        raise SpyreCompileError(f"unknown spyre backend option(s) {unknown}; known: strict, dump_ir, disable, {', '.join(sorted(fields))}")
     config = DeviceConfig().replace(**opts)
     config.validate()
-    return config, strict, dump_ir
+    try:
+        optimizations = Optimizations.none() if disable == "all" else Optimizations().without(*disable)
+    except ValueError as e:
+        raise SpyreCompileError(f"spyre backend option disable: {e}") from None
+    return config, strict, dump_ir, optimizations
 
 
-def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], config: DeviceConfig, strict: bool, dump_ir: str | None) -> Callable[..., Any]:
+def compile_graph(
+    gm: torch.fx.GraphModule, example_inputs: Sequence[Any], config: DeviceConfig, strict: bool, dump_ir: str | None, opts: Optimizations = Optimizations()
+) -> Callable[..., Any]:
     """Compile one aot_autograd inference graph for the device model."""
     STATS.compiles += 1
     eager = gm.forward
@@ -119,7 +126,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], confi
         dump = dump_ir or os.environ.get("SPYRE_DUMP_IR")
         graph = f"g{STATS.compiles}"
         run_pipeline(
-            info.ctx, module, config, dump and os.path.join(dump, graph), kernel_prefix=f"{graph}_k", strict=strict
+            info.ctx, module, config, dump and os.path.join(dump, graph), kernel_prefix=f"{graph}_k", strict=strict, opts=opts
         )
     except (UnsupportedGraphError, DiagnosticException) as e:
         if strict:
@@ -133,14 +140,19 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], confi
     if on_cpu:
         STATS.fallbacks += 1
         listed = ", ".join(f"{name} x{n}" for name, n in sorted(on_cpu.items()))
-        warnings.warn(f"spyre: {sum(on_cpu.values())} op(s) of this graph run on the CPU (no device lowering yet): {listed}", stacklevel=2)
+        why = sorted({f"'{op.name}': {text}" for op, text, d in placed if not d and text != "no device lowering yet"})
+        if why:  # not just a missing lowering: say why (an f64 dtype, a layout, ...)
+            warnings.warn(f"spyre: {sum(on_cpu.values())} op(s) of this graph run on the CPU: {listed}; {'; '.join(why)}", stacklevel=2)
+        else:
+            warnings.warn(f"spyre: {sum(on_cpu.values())} op(s) of this graph run on the CPU (no device lowering yet): {listed}", stacklevel=2)
     exe = Executable(module, info.ctx, get_device(config))
     out_dtypes = [o.dtype for o in info.outputs]
 
     def run(*all_args: Any) -> tuple[torch.Tensor, ...]:
         args = [all_args[i] for i in keep]
         host = [
-            np.asarray((a.detach().float() if a.is_floating_point() else a.detach()).cpu().numpy(), order="C")
+            # bf16 has no numpy type: widened to f32 (exact); f64 stays f64 for the host ops that take it
+            np.asarray((a.detach().float() if a.dtype == torch.bfloat16 else a.detach()).cpu().numpy(), order="C")
             for a in args
         ]
         keys = [(id(a), a._version) if isinstance(a, torch.nn.Parameter) else None for a in args]
@@ -161,10 +173,10 @@ def spyre_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], optio
     from torch._decomp import core_aten_decompositions
     from torch._dynamo.backends.common import aot_autograd
 
-    config, strict, dump_ir = _parse_options(options)
+    config, strict, dump_ir, optimizations = _parse_options(options)
 
     def fw_compiler(fx: torch.fx.GraphModule, inputs: Sequence[Any]) -> Callable[..., Any]:
-        return compile_graph(fx, inputs, config, strict, dump_ir)
+        return compile_graph(fx, inputs, config, strict, dump_ir, optimizations)
 
     def compile_for(inputs: Sequence[Any]) -> Callable[..., Any]:
         return aot_autograd(

@@ -37,6 +37,10 @@ from spyre_mlir.analysis.work import (
     core_boxes,
     chunk_boxes,
     iteration_dims,
+    epilogue,
+    kernel_iteration_dims,
+    kernel_ops,
+    row_group,
     pointwise_loops,
     pointwise_program,
     reduce_tile_dim,
@@ -191,6 +195,8 @@ def fold_streams(per_core: list[list[Ins] | None], args: Sequence[SSAValue]) -> 
 # endregion
 # region Kernel code generation
 
+from spyre_mlir.analysis.cost import piece_rows  # rows of a B tile one ring send passes on  # noqa: E402
+
 
 class KernelCodegen:
     """Instructions of one kernel for each core."""
@@ -204,8 +210,11 @@ class KernelCodegen:
             )
         if len(kernel.outputs) != 1:
             raise PassFailedException(f"kernel {self.name}: {len(kernel.outputs)} results; programs with several outputs are not supported yet")
-        self.compute = kernel.compute_op
-        self.dims = iteration_dims(self.compute)
+        ops = kernel_ops(kernel)
+        self.epilogue = epilogue(ops) if len(ops) == 2 and isinstance(ops[0], spyre.MatmulOp) else None
+        self.group = row_group(ops) if len(ops) > 1 and self.epilogue is None else None
+        self.compute = ops[0] if self.epilogue is not None else ops[-1]  # a row group's result is its last op's
+        self.dims = kernel_iteration_dims(kernel)
         self.boxes = core_boxes(self.dims, kernel.split.as_dict(), cores)
         self.chunks = kernel.chunks.as_dict()
         self.lx = {k: v // STICK_BYTES for k, v in kernel.lx.as_dict().items()}
@@ -220,14 +229,21 @@ class KernelCodegen:
         return self.n_inputs  # the kernel's single result
 
     def buf(self, name: str, count: int) -> int:
-        """LX offset (sticks) of buffer `name` for its `count`-th use: a planned second copy
-        (`name_1`, double buffering) takes the even uses."""
-        second = f"{name}_1"
-        return self.lx[second] if count % 2 == 0 and second in self.lx else self.lx[name]
+        """LX offset (sticks) of buffer `name` for its `count`-th use (1-based): planned copies
+        `name_1`, `name_2`, ... (double or deeper buffering) take the uses in turn."""
+        return self.lx[self.copies(name)[(count - 1) % len(self.copies(name))]]
+
+    def copies(self, name: str) -> list[str]:
+        out = [name]
+        while f"{name}_{len(out)}" in self.lx:
+            out.append(f"{name}_{len(out)}")
+        return out
 
     def per_core(self) -> list[list[Ins] | None]:
         gen: Callable[[dict], list[Ins]]
-        if isinstance(self.compute, spyre.MatmulOp):
+        if self.group is not None:
+            gen = self.rows
+        elif isinstance(self.compute, spyre.MatmulOp):
             gen = self.matmul
         elif isinstance(self.compute, spyre.PointwiseOp):
             gen = self.pointwise
@@ -247,22 +263,25 @@ class KernelCodegen:
         return out
 
     def _multicast_groups(self) -> dict[int, list[int]]:
-        """With `spyre.multicast = "rhs"` on the kernel: the cores that read the same B tiles
-        (same b, n and k ranges; only m differs), each in ring order, by core."""
+        """With `spyre.multicast = g` on the kernel: chains of g consecutive cores that read the
+        same B tiles (same b, n and k ranges; only m differs), in ring order, by core."""
         attr = self.kernel.attributes.get("spyre.multicast")
-        if attr is None:
+        if not isinstance(attr, IntegerAttr) or attr.value.data < 2:
             return {}
-        groups: dict[tuple, list[int]] = {}
+        g = attr.value.data
+        sharing: dict[tuple, list[int]] = {}
         for core, box in enumerate(self.boxes):
             if box is not None:
                 key = tuple(r for name, r in box.items() if name != "m")
-                groups.setdefault(key, []).append(core)
+                sharing.setdefault(key, []).append(core)
         by_core: dict[int, list[int]] = {}
-        for members in groups.values():
-            events = {len(self._b_events(self.boxes[c])) for c in members}  # type: ignore[arg-type]
-            if len(members) > 1 and len(events) == 1 and members == list(range(members[0], members[0] + len(members))):
-                for c in members:
-                    by_core[c] = members
+        for members in sharing.values():
+            for start in range(0, len(members), g):
+                chain = members[start : start + g]
+                events = {len(self._b_events(self.boxes[c])) for c in chain}  # type: ignore[arg-type]
+                if len(chain) > 1 and len(events) == 1 and chain == list(range(chain[0], chain[0] + len(chain))):
+                    for c in chain:
+                        by_core[c] = chain
         return by_core
 
     def _b_events(self, box: dict) -> list[tuple]:
@@ -311,7 +330,7 @@ class KernelCodegen:
             if loaded_b != (b, n0, n1, k0, k1):  # B tile as [n stick][k row]
                 n_b += 1
                 rhs = self.buf("rhs", n_b)
-                if group is None or pos == 0:
+                if group is None or pos == 0:  # the chain's first core loads B from DDR
                     out.append(load(B, b * sb_b + n0 * sb_nt + r0 * sb_k, [sb_nt, sb_k], rhs, [r1 - r0, 1], [nst, r1 - r0]))
                 if group is not None:
                     out += self._multicast_step(group, pos, n_b, n_tiles, rhs, [r1 - r0, 1], [nst, r1 - r0])
@@ -319,31 +338,81 @@ class KernelCodegen:
             out.append(pt((self.buf("lhs", n_a), [1, mr]), (self.buf("rhs", n_b), [1, r1 - r0]), (lx["acc"], [2, 2 * mr]), mr, ncols, r1 - r0, k0 > 0))
             if k1 == kt_total:  # round the fp32 sums into the output tile, then store it
                 n_out += 1
-                out.append(sfp("copy", [(lx["acc"], [2 * mr, 2], True)], (self.buf("out", n_out), [mr, 1], False), [nst, mr]))
-                out.append(store(C, self.buf("out", n_out), [mr, 1], b * sc_b + n0 * sc_nt + m0 * sc_m, [sc_nt, sc_m], [nst, mr]))
+                tile_out = self.buf("out", n_out)
+                out.append(sfp("copy", [(lx["acc"], [2 * mr, 2], True)], (tile_out, [mr, 1], False), [nst, mr]))
+                if self.epilogue is not None:
+                    tile_out = self._epilogue(out, tile_out, n_out, n0, m0, nst, mr)
+                    C = self.arg(self.epilogue.pointwise.result)
+                out.append(store(C, tile_out, [mr, 1], b * sc_b + n0 * sc_nt + m0 * sc_m, [sc_nt, sc_m], [nst, mr]))
         return out
 
+    def _epilogue(self, out: list[Ins], tile: int, count: int, n0: int, m0: int, nst: int, mr: int) -> int:
+        """The pointwise epilogue on a rounded output tile ([n stick][row] at `tile`): load the
+        other inputs' tiles, run the SFP steps, return where the result tile is."""
+        ep = self.epilogue
+        assert ep is not None
+        access: dict[tuple[str, int], tuple[int, list[int], bool]] = {}
+        for i, (sn, sm) in enumerate(ep.strides):
+            if i == ep.operand:
+                access[("in", i)] = (tile, [mr, 1], False)
+                continue
+            v = ep.pointwise.inputs[i]
+            kept = [(n, st, full) for n, st, full in ((nst, sn, 0), (mr, sm, 1)) if st]
+            buf = self.lx[f"e{i}"]
+            if kept:
+                lx_strides = _compact([n for n, _, _ in kept])
+                out.append(load(self.arg(v), n0 * sn + m0 * sm, [st for _, st, _ in kept], buf, lx_strides, [n for n, _, _ in kept]))
+            else:
+                out.append(load(self.arg(v), 0, [1], buf, [1], [1]))
+            strides = [0, 0]
+            for (_, _, which), x in zip(kept, _compact([n for n, _, _ in kept]) if kept else []):
+                strides[which] = x
+            access[("in", i)] = (buf, strides, False)
+        res = self.buf("res", count)
+        access[("out", 0)] = (res, [mr, 1], False)
+        steps, temps = pointwise_program(ep.pointwise)
+        for k in range(temps):
+            access[("t", k)] = (self.lx[f"t{k}"], [2 * mr, 2], True)
+        for step in steps:
+            out.append(sfp(step.fn, [access[x] for x in step.srcs], access[step.dst], [nst, mr], step.imm))
+        return res
+
     def _multicast_step(self, group: list[int], pos: int, tile: int, tiles: int, rhs: int, lx_strides: list[int], sizes: list[int]) -> list[Ins]:
-        """B tile number `tile` (1-based) travels the group's chain over the ring: the first
-        core loads it from DDR, every core passes it on to the next one's same buffer.
+        """B tile number `tile` (1-based, [n stick][row] at `rhs`) travels down the group's chain
+        over the ring: the first core loads it from DDR, every other core receives it from its
+        predecessor and, unless it is the last, passes it on to the same buffer of its
+        successor, in pieces of about MULTICAST_PIECE sticks (cost.piece_rows) so that a piece moves on as soon as
+        it has landed (the chain fills in one piece per hop, not one tile per hop).
 
-            token 2c     tile landed in core c's buffer (the sender's ring_send notifies it)
-            token 2c+1   core c has finished with the tile two back (its buffer is free)
+            token 2c     a piece landed in core c's buffer (the sender's ring_send notifies it)
+            token 2c+1   core c has finished with a tile (its buffer is free)
 
-        A core that is not first frees tile - 1's buffer (a signal: every earlier instruction,
-        the PT passes reading it and the send passing it on, has finished) and waits for the
-        tile; a core that is not last waits until its successor has freed the buffer, then sends."""
-        me = group[pos]
+        With `depth` B buffers, a buffer is reused every `depth` tiles: at tile t a receiving
+        core frees tile t - 1's buffer (a signal: every earlier instruction, the PT passes
+        reading it and the sends passing it on, has finished) if tile t - 1 + depth exists, and
+        a sender of tile t > depth first waits for that credit from its successor.
+
+        (A rotating head, tile t loaded by core (t - 1) mod g and passed around the cycle, was
+        measured slower: tiles then reach a core from heads at different distances, and the
+        arrival jitter stalls the PT more than the spread DDR loads save; docs/optimizations.md.)"""
+        g = len(group)
+        me, succ = group[pos], group[min(pos + 1, g - 1)]
+        depth = len(self.copies("rhs"))
+        nst, rows = sizes
         out: list[Ins] = []
-        if pos > 0:
-            if 2 <= tile < tiles:  # the predecessor's last wait is for tile `tiles`
-                out.append(signal(2 * me + 1))
-            out.append(wait(2 * me))
-        if pos < len(group) - 1:
-            succ = group[pos + 1]
-            if tile >= 3:
-                out.append(wait(2 * succ + 1))
-            out.append(ring_send((rhs, lx_strides), (rhs, lx_strides), 1, sizes, 2 * succ))
+        if pos > 0 and tile >= 2 and tile - 1 + depth <= tiles:
+            out.append(signal(2 * me + 1))
+        sends = pos < g - 1
+        if sends and tile > depth:
+            out.append(wait(2 * succ + 1))
+        step = piece_rows(nst)
+        for r0 in range(0, rows, step):
+            piece = min(step, rows - r0)
+            if pos > 0:
+                out.append(wait(2 * me))
+            if sends:
+                at = (rhs + r0 * lx_strides[1], lx_strides)
+                out.append(ring_send(at, at, 1, [nst, piece], 2 * succ))
         return out
 
     # -------------------------------------------------------------- pointwise
@@ -454,6 +523,81 @@ class KernelCodegen:
             dst_strides = [out_strides[d.device_dim] for d in dims] or [0]
             out_base = sum(l * x for l, x in zip(lo, dst_strides))
             out.append(store(self.arg(op.result), lx["out"], vec, out_base, dst_strides, ext))
+        return out
+
+    # -------------------------------------------------------------- row group
+    def rows(self, box: dict) -> list[Ins]:
+        """A row group (analysis.work.RowGroup) per chunk of rows: DMA in the inputs' tiles,
+        every reduction and pointwise step from LX to LX, DMA out the last result. The loops
+        are the full layout's outer loops, then r (the reduced dim's sticks, innermost);
+        each value's LX tile is dense over the loops it does not broadcast along."""
+        g = self.group
+        assert g is not None
+        args = list(self.kernel.body.block.args)
+        first_reduce = next(o for o in g.ops if isinstance(o, spyre.ReduceOp))
+        extent = g.full.shape[first_reduce.dim.value.data]
+        tail = extent - 64 * (g.r - 1)
+        last = len(g.ops) - 1
+        out: list[Ins] = []
+        for count, ch in enumerate(chunk_boxes(box, self.dims, self.chunks), start=1):
+            lo = [ch[d.name][0] for d in g.outer]
+            ext = [ch[d.name][1] - ch[d.name][0] for d in g.outer]
+            r = ch["r"][1] - ch["r"][0]
+            full_sizes = [*ext, r]
+            vec = _compact(ext) if ext else []
+            loc: dict[SSAValue, tuple[int, list[int]]] = {}
+            for i, a in enumerate(args):
+                users = [o for o in g.ops if a in o.operands]
+                if not users:
+                    continue
+                st = g.strides(a, users[0])
+                kept = [j for j, x in enumerate(st) if x != 0]
+                tile = _compact([full_sizes[j] for j in kept])
+                base = sum(lo[j] * st[j] for j in range(len(lo)))
+                buf = self.buf(f"a{i}", count)
+                if kept:
+                    out.append(load(self.arg(a), base, [st[j] for j in kept], buf, tile, [full_sizes[j] for j in kept]))
+                else:  # one stick, broadcast everywhere
+                    out.append(load(self.arg(a), base, [1], buf, [1], [1]))
+                strides = [0] * len(full_sizes)
+                for p, j in enumerate(kept):
+                    strides[j] = tile[p]
+                loc[a] = (buf, strides)
+            for j, o in enumerate(g.ops):
+                full = g.is_full(o.results[0])
+                vbuf = self.buf(f"v{j}", count) if j == last else self.lx[f"v{j}"]
+                res = (vbuf, _compact(full_sizes) if full else [*vec, 0])
+                if isinstance(o, spyre.ReduceOp):
+                    src_base, src_strides = loc[o.input]
+                    kind = o.kind.data
+                    if kind in ("sum", "mean"):
+                        acc = (self.lx["acc"], [2 * v for v in vec] + [0], True)
+                        out.append(reduce("sum", (src_base, src_strides, False), acc, full_sizes, tail))
+                        if kind == "sum":
+                            out.append(sfp("copy", [(acc[0], acc[1][:-1], True)], (vbuf, vec, False), ext))
+                        else:
+                            out.append(sfp("mul", [(acc[0], acc[1][:-1], True)], (vbuf, vec, False), ext, 1.0 / extent))
+                    else:
+                        out.append(reduce(kind, (src_base, src_strides, False), (vbuf, [*vec, 0], False), full_sizes, tail))
+                else:
+                    assert isinstance(o, spyre.PointwiseOp)
+                    steps, _ = pointwise_program(o)
+                    sizes = full_sizes if full else [*ext, 1]
+                    access: dict[tuple[str, int], tuple[int, list[int], bool]] = {("out", 0): (res[0], res[1], False)}
+                    for i, v in enumerate(o.inputs):
+                        access[("in", i)] = (loc[v][0], loc[v][1], False)
+                    for k in range(max((int(n[1:]) + 1 for n in self.lx if n[:1] == "t" and n[1:].isdigit()), default=0)):
+                        access[("t", k)] = (self.lx[f"t{k}"], [2 * x for x in _compact(sizes)], True)
+                    for step in steps:
+                        out.append(sfp(step.fn, [access[x] for x in step.srcs], access[step.dst], sizes, step.imm))
+                loc[o.results[0]] = res
+            result = g.ops[last].results[0]
+            st = g.strides(result, g.ops[last])
+            base = sum(lo[j] * st[j] for j in range(len(lo)))
+            if g.is_full(result):
+                out.append(store(self.arg(result), loc[result][0], loc[result][1], base, st, full_sizes))
+            else:
+                out.append(store(self.arg(result), loc[result][0], vec or [0], base, st[:-1] or [0], ext or [1]))
         return out
 
     # -------------------------------------------------------------- restickify

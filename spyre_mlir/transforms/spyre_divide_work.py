@@ -4,8 +4,9 @@
                     number of parts fits the cores (matmul: n in sticks and m in rows, never
                     k; pointwise/restickify: the output's device dims, whole sticks)
     strategy=cost:  matmul: every split of b, n and m (powers of two, product <= cores), with
-                    and without passing B tiles along the ring between the cores that share
-                    them (multicast), each with the best chunking that fits LX, ranked by
+                    and without passing B tiles along chains of the cores that share them
+                    over the ring (multicast, chain lengths dividing the m split), each with
+                    the best chunking that fits LX, ranked by
                     analysis/cost.py's estimate (PT passes, DDR traffic with re-reads at the
                     shared bandwidth, ring transfers, LX port);
                     other kernels: as even (their output dims split first, never a reduction)
@@ -22,12 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.cost import matmul_shape, plan_matmul
-from spyre_mlir.analysis.work import even_split, iteration_dims
+from spyre_mlir.analysis.work import epilogue, epilogue_sticks, even_split, iteration_dims, kernel_iteration_dims, kernel_ops
 from spyre_mlir.dialects import spyre
 from spyre_mlir.layout import STICK_BYTES
 from spyre_mlir.runtime.config import DEFAULT_CONFIG
@@ -53,7 +54,8 @@ class SpyreDivideWorkPass(ModulePass):
 
     multicast: bool = True
     """strategy=cost may have cores that share B tiles pass them along the ring (the first
-    loads each tile from DDR) instead of each loading them: `spyre.multicast = "rhs"`."""
+    loads each tile from DDR) instead of each loading them: `spyre.multicast = g` (chains of g
+    consecutive cores)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.strategy not in ("even", "cost"):
@@ -63,18 +65,19 @@ class SpyreDivideWorkPass(ModulePass):
         for kernel in op.walk():
             if not isinstance(kernel, spyre.KernelOp) or kernel.split is not None:
                 continue
-            dims = iteration_dims(kernel.compute_op)
+            dims = kernel_iteration_dims(kernel)
             split = None
-            if self.strategy == "cost" and isinstance(kernel.compute_op, spyre.MatmulOp):
-                split, multicast = self.cheapest_matmul_split(kernel.compute_op)
-                if multicast:
-                    kernel.attributes["spyre.multicast"] = StringAttr("rhs")
+            ops = kernel_ops(kernel)
+            if self.strategy == "cost" and isinstance(ops[0], spyre.MatmulOp):
+                split, multicast = self.cheapest_matmul_split(ops[0], epilogue_sticks(epilogue(ops)) if len(ops) > 1 else None)
+                if multicast > 1:
+                    kernel.attributes["spyre.multicast"] = IntegerAttr(multicast, 64)
             kernel.split = spyre.SplitAttr(split or even_split(dims, self.cores))
 
-    def cheapest_matmul_split(self, mm: spyre.MatmulOp) -> tuple[dict[str, int] | None, bool]:
-        """The split (and whether B tiles travel the ring) with the least estimated time."""
+    def cheapest_matmul_split(self, mm: spyre.MatmulOp, epilogue: tuple[int, int, int, int] | None) -> tuple[dict[str, int] | None, int]:
+        """The split and B-multicast chain length (1: none) with the least estimated time."""
         config = DEFAULT_CONFIG.replace(cores=self.cores)
-        best = plan_matmul(matmul_shape(mm), config, self.budget_bytes // STICK_BYTES, self.double_buffer, self.multicast)
+        best = plan_matmul(matmul_shape(mm), config, self.budget_bytes // STICK_BYTES, self.double_buffer, self.multicast, epilogue)
         if best is None:
-            return None, False
+            return None, 1
         return {d.name: best[0][d.name] for d in iteration_dims(mm)}, best[1]

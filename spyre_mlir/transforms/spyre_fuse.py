@@ -9,7 +9,19 @@ program launch); views and transfers stay on the host side, between launches.
        %p = spyre.pointwise %a       { f(a) }          %c = spyre.pointwise %a, %b {
        %c = spyre.pointwise %p, %b   { g(p, b) }  ->     g(f(a), b) }
 
-2. One kernel per remaining compute op (matmul, pointwise, reduce, gather, slice, restickify):
+2. Row groups (option `row_groups`, on by default): a reduction along the stick dim and the
+   pointwise ops around it that read and write its layout or its splat (softmax, layer norm,
+   RMS norm) become one kernel whose intermediates never leave LX (analysis.work.RowGroup),
+   when only the group's last result is read outside it:
+
+       %m = reduce max %x; %e = pointwise(%x, %m); %s = reduce sum %e; %y = pointwise(%e, %s)
+         -> %y = spyre.kernel "k0" (%x) { the four ops; spyre.yield %y }
+
+3. Epilogues (option `epilogues`, on by default): a matmul whose only reader is a pointwise op
+   on its layout (bias, activation, residual add) shares its kernel: the op runs on each
+   rounded output tile in LX and only its result is stored (analysis.work.Epilogue).
+
+4. One kernel per remaining compute op (matmul, pointwise, reduce, gather, slice, restickify):
 
        %r = spyre.matmul %a, %b      ->   %r = spyre.kernel "k0" (%a, %b) { spyre.matmul; spyre.yield }
 """
@@ -24,6 +36,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from spyre_mlir.analysis.work import epilogue
 from spyre_mlir.dialects import spyre
 
 KERNEL_OPS = (spyre.MatmulOp, spyre.PointwiseOp, spyre.ReduceOp, spyre.GatherOp, spyre.SliceOp, spyre.RestickifyOp)
@@ -42,6 +55,12 @@ class SpyreFusePass(ModulePass):
     pointwise_chains: bool = True
     """Fold single-use pointwise producers into their pointwise consumer (off: one launch each)."""
 
+    row_groups: bool = True
+    """Reductions and their pointwise neighbours in one kernel (off: one launch each)."""
+
+    epilogues: bool = True
+    """A matmul's single pointwise consumer applied to its output tiles (off: a launch of its own)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.pointwise_chains:
             for consumer in [o for o in op.walk() if isinstance(o, spyre.PointwiseOp)]:
@@ -49,6 +68,25 @@ class SpyreFusePass(ModulePass):
                     consumer = _fold(producer, consumer)
         taken = {k.sym_name.data for k in op.walk() if isinstance(k, spyre.KernelOp)}
         counter = 0
+        if self.epilogues:
+            for mm in [o for o in op.walk() if isinstance(o, spyre.MatmulOp) and not isinstance(o.parent_op(), spyre.KernelOp)]:
+                users = [u.operation for u in mm.result.uses]
+                if len(users) != 1 or not isinstance(users[0], spyre.PointwiseOp) or users[0].parent_block() is not mm.parent_block():
+                    continue
+                try:
+                    epilogue([mm, users[0]])
+                except ValueError:
+                    continue
+                while f"{self.prefix}{counter}" in taken:
+                    counter += 1
+                taken.add(f"{self.prefix}{counter}")
+                _group_kernel(f"{self.prefix}{counter}", [mm, users[0]])
+        if self.row_groups:
+            for group in _row_groups(op):
+                while f"{self.prefix}{counter}" in taken:
+                    counter += 1
+                taken.add(f"{self.prefix}{counter}")
+                _group_kernel(f"{self.prefix}{counter}", group)
         for compute in list(op.walk()):
             if not isinstance(compute, KERNEL_OPS) or isinstance(compute.parent_op(), spyre.KernelOp | spyre.PointwiseOp):
                 continue
@@ -114,3 +152,70 @@ def _clone_body(body: Block, value_map: dict[SSAValue, SSAValue], into: Block) -
         clone: Operation = body_op.clone(value_mapper=value_map)
         into.add_op(clone)
     raise AssertionError("a verified pointwise body ends with spyre.yield")
+
+
+def _row_groups(module: ModuleOp) -> list[list[Operation]]:
+    """Groups of reductions and pointwise ops that form a valid row group (analysis.work)
+    whose only value read outside is the last op's result."""
+    from spyre_mlir.analysis.work import row_group
+
+    taken: set[Operation] = set()
+    groups = []
+    for seed in [o for o in module.walk() if isinstance(o, spyre.ReduceOp)]:
+        if seed in taken or isinstance(seed.parent_op(), spyre.KernelOp):
+            continue
+        try:
+            row_group([seed])
+        except ValueError:
+            continue
+        members: set[Operation] = {seed}
+        changed = True
+        while changed:
+            changed = False
+            for m in list(members):
+                neighbours = [u.operation for r in m.results for u in r.uses]
+                neighbours += [v.owner for v in m.operands if isinstance(v.owner, spyre.PointwiseOp) and all(u.operation in members for u in v.owner.result.uses)]
+                for n in neighbours:
+                    if n in members or n in taken or not isinstance(n, spyre.ReduceOp | spyre.PointwiseOp) or n.parent_block() is not seed.parent_block():
+                        continue
+                    block = seed.parent_block()
+                    trial = sorted(members | {n}, key=block.get_operation_index)  # type: ignore[union-attr]
+                    try:
+                        row_group(trial)
+                    except ValueError:
+                        continue
+                    members.add(n)
+                    changed = True
+        if len(members) < 2:
+            continue
+        ordered = sorted(members, key=seed.parent_block().get_operation_index)  # type: ignore[union-attr]
+        escaping = [m for m in ordered if any(u.operation not in members for r in m.results for u in r.uses)]
+        if escaping != [ordered[-1]]:
+            continue
+        taken |= members
+        groups.append(ordered)
+    return groups
+
+
+def _group_kernel(name: str, ops: list[Operation]) -> spyre.KernelOp:
+    """Move a row group into one spyre.kernel placed where its last op was."""
+    inside = set(ops)
+    inputs: list[SSAValue] = []
+    for o in ops:
+        for v in o.operands:
+            if v.owner not in inside and v not in inputs:
+                inputs.append(v)
+    last = ops[-1]
+    block = Block(arg_types=[v.type for v in inputs])
+    kernel = spyre.KernelOp(name, inputs, [last.results[0].type], Region(block))
+    Rewriter.insert_op(kernel, InsertPoint.before(last))
+    last.results[0].replace_all_uses_with(kernel.outputs[0])
+    arg_of = dict(zip(inputs, block.args))
+    for o in ops:
+        o.detach()
+        for i, v in enumerate(o.operands):
+            if v in arg_of:
+                o.operands[i] = arg_of[v]
+        block.add_op(o)
+    block.add_op(spyre.YieldOp(last.results[0]))
+    return kernel

@@ -26,12 +26,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from spyre_mlir.analysis.cost import best_chunks, matmul_shape
-from spyre_mlir.analysis.work import core_boxes, iteration_dims, kernel_buffers, max_chunk
+from spyre_mlir.analysis.cost import MULTICAST_BUFFERS, best_chunks, matmul_shape
+from spyre_mlir.analysis.work import core_boxes, epilogue, epilogue_buffers, epilogue_sticks, kernel_buffers, kernel_iteration_dims, kernel_ops, max_chunk, row_group, row_group_buffers
 from spyre_mlir.dialects import spyre
 from spyre_mlir.layout import STICK_BYTES
 from spyre_mlir.runtime.config import DEFAULT_CONFIG
@@ -63,8 +63,8 @@ class SpyrePlanScratchpadPass(ModulePass):
     def plan(self, kernel: spyre.KernelOp) -> None:
         if kernel.split is None:
             raise PassFailedException(f"kernel {kernel.sym_name.data}: run spyre-divide-work first (no split)")
-        compute = kernel.compute_op
-        streamed = isinstance(compute, spyre.MatmulOp | spyre.PointwiseOp)
+        ops = kernel_ops(kernel)
+        streamed = len(ops) > 1 or isinstance(ops[0], spyre.MatmulOp | spyre.PointwiseOp)
         if self.double_buffer and streamed and self._plan(kernel, double=True):
             return
         if not self._plan(kernel, double=False):
@@ -72,17 +72,35 @@ class SpyrePlanScratchpadPass(ModulePass):
 
     def _plan(self, kernel: spyre.KernelOp, double: bool) -> bool:
         """Chunks and offsets for the kernel (False: with `double`, nothing fits)."""
-        compute = kernel.compute_op
-        dims = iteration_dims(compute)
+        ops = kernel_ops(kernel)
+        ep = epilogue(ops) if len(ops) == 2 and isinstance(ops[0], spyre.MatmulOp) else None
+        compute = ops[0] if len(ops) == 1 or ep is not None else None
+        group = None if compute is not None else row_group(ops)
+        dims = kernel_iteration_dims(kernel)
         split = kernel.split.as_dict()  # type: ignore[union-attr]
         boxes = core_boxes(dims, split, self.cores)
         chunks = {d.name: 1 for d in dims}
+        last = f"v{len(ops) - 1}"
+        attr = kernel.attributes.get("spyre.multicast")
+        multicast = attr.value.data if isinstance(attr, IntegerAttr) else 1
 
         def buffers(ch: dict[str, int]) -> dict[str, int]:
-            bufs = kernel_buffers(compute, max_chunk(dims, boxes, ch))
+            ext = max_chunk(dims, boxes, ch)
+            if group is not None:
+                bufs = row_group_buffers(group, ext, list(kernel.body.block.args))
+            else:
+                bufs = kernel_buffers(compute, ext)
+            if ep is not None:
+                bufs.update(epilogue_buffers(ep, ext["m"], ext["n"]))
+            if multicast > 1:  # B tiles arrive from heads at different distances: deeper buffering
+                for i in range(1, MULTICAST_BUFFERS):
+                    bufs[f"rhs_{i}"] = bufs["rhs"]
             if double:
                 for name in list(bufs):
-                    if name in ("lhs", "rhs", "out") or name.startswith("in"):
+                    if name == "rhs" and multicast > 1:
+                        continue
+                    streamed_input = name[:1] == "a" and name[1:].isdigit() or name[:2] == "in" and name[2:].isdigit()
+                    if name in ("lhs", "rhs", "out", "res", last) or streamed_input:
                         bufs[f"{name}_1"] = bufs[name]
             return bufs
 
@@ -90,9 +108,11 @@ class SpyrePlanScratchpadPass(ModulePass):
             return sum(buffers(ch).values()) * STICK_BYTES
 
         if self.cost and isinstance(compute, spyre.MatmulOp):
+            assert compute is not None
             config = DEFAULT_CONFIG.replace(cores=self.cores)
-            multicast = "spyre.multicast" in kernel.attributes
-            found = best_chunks(matmul_shape(compute), split, config, self.budget_bytes // STICK_BYTES, double, multicast)
+            found = best_chunks(
+                matmul_shape(compute), split, config, self.budget_bytes // STICK_BYTES, double, multicast, epilogue_sticks(ep) if ep else None
+            )
             if found is not None:
                 chunks = found[0]
 
@@ -110,9 +130,11 @@ class SpyrePlanScratchpadPass(ModulePass):
             if best is None:
                 if double:
                     return False
+                parts = ", ".join(f"{name} {n * STICK_BYTES}" for name, n in buffers(chunks).items())
                 raise PassFailedException(
                     f"kernel {kernel.sym_name.data}: its smallest chunk needs {size} bytes of LX per core, "
-                    f"the planner's budget is {self.budget_bytes}"
+                    f"the planner's budget is {self.budget_bytes} ('{compute.name}' producing {compute.results[0].type}: "
+                    f"buffers {parts} bytes, and no dim can be chunked further)"
                 )
             chunks, size = best
         offsets = {}

@@ -1,4 +1,4 @@
-// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse,spyre-divide-work{strategy=even},spyre-plan-scratchpad{double_buffer=false cost=false},convert-spyre-to-isa' | filecheck %s
+// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse{epilogues=false},spyre-divide-work{strategy=even},spyre-plan-scratchpad{double_buffer=false cost=false},convert-spyre-to-isa' | filecheck %s
 // RUN: spyre-opt %S/../inputs/kernels.mlir -p spyre-fuse,convert-spyre-to-isa --verify-diagnostics | filecheck %s --check-prefix=UNPLANNED
 // Every planned kernel becomes a program of SPMD streams (addresses per core are tables, in
 // sticks); the kernel op becomes a launch. A ragged last part gets a stream of its own.

@@ -34,13 +34,29 @@
 // CHECK-NEXT:      arith.select %[[NZ]]
 // CHECK:         spyre.slice %[[SEL]] start [0, 1, 0] : {{.*}} -> tensor<2x3x64xf16
 
-// The reduce kernel: the rows' sticks in, an SFP reduction over sticks and lanes (the last
-// stick's 36 padding lanes masked), the splat result out; the mean scales the f32 sum.
+// Softmax is one kernel (spyre-fuse's row group): the rows' sticks in once, an SFP max over
+// sticks and lanes (the last stick's 36 padding lanes masked), exp(x - max) into LX, the f32
+// sum, the division, the result out; no intermediate touches DDR.
 // ISA-LABEL: spyre_isa.program @k0
-// ISA:         spyre_isa.sfp_reduce_max lx [0, strides = [2, 1]] -> lx [2, strides = [1, 0]] sizes [1, 2] tail 36
-// ISA-LABEL: spyre_isa.program @k2
-// ISA:         spyre_isa.sfp_reduce_sum lx [0, strides = [2, 1]] -> lx [3, strides = [2, 0], f32] sizes [1, 2] tail 36
+// ISA:         spyre_isa.dma_load %in0
+// ISA-NEXT:    spyre_isa.sfp_reduce_max lx [0, strides = [2, 1]] -> lx [2, strides = [1, 0]] sizes [1, 2] tail 36
+// ISA-NEXT:    spyre_isa.sfp_sub lx [0, strides = [2, 1]], lx [2, strides = [1, 0]] -> lx [[[T:[0-9]+]], strides = [4, 2], f32] sizes [1, 2]
+// ISA-NEXT:    spyre_isa.sfp_exp lx [[[T]], strides = [4, 2], f32] -> lx [[[E:[0-9]+]], strides = [2, 1]] sizes [1, 2]
+// ISA-NEXT:    spyre_isa.sfp_reduce_sum lx [[[E]], strides = [2, 1]] -> lx [[[ACC:[0-9]+]], strides = [2, 0], f32] sizes [1, 2] tail 36
+// ISA-NEXT:    spyre_isa.sfp_copy lx [[[ACC]], strides = [2], f32] -> lx [[[S:[0-9]+]], strides = [1]] sizes [1]
+// ISA-NEXT:    spyre_isa.sfp_div lx [[[E]], strides = [2, 1]], lx [[[S]], strides = [1, 0]] -> lx [[[Y:[0-9]+]], strides = [2, 1]] sizes [1, 2]
+// ISA-NEXT:    spyre_isa.dma_store lx [[[Y]], strides = [2, 1]] -> %out
+// Layer norm likewise: mean (the f32 sum scaled by 1/100), x - mean, its square's mean,
+// rsqrt(var + eps) on the splat, then * w + b with w and b loaded once per chunk.
+// ISA-LABEL: spyre_isa.program @k1
+// ISA-COUNT-3: spyre_isa.dma_load
+// ISA-NEXT:    spyre_isa.sfp_reduce_sum
+// ISA-NEXT:    spyre_isa.sfp_mul {{.*}}, 1.000000e-02
+// ISA:         spyre_isa.sfp_rsqrt
+// ISA:         spyre_isa.dma_store
+// ISA-NOT:     spyre_isa.dma_store
 // The gather: rows at host indices, then stored in place.
+// ISA-LABEL: spyre_isa.program @k2
 // ISA:         spyre_isa.dma_gather %in0[%in1[[0 step 1 x 10]] count 1 row_sticks 1] -> lx [0, strides = [1, 1]] : tensor<50x64xf16, {{.*}}>, tensor<2x5xsi64>
 // ISA:         spyre_isa.sfp_select lx [{{.*}}] ? lx [{{.*}}] : lx [{{.*}}] -> lx [{{.*}}]
 // ISA:         spyre_isa.launch @{{.*}}(%{{.*}}, %ids)

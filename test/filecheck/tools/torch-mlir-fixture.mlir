@@ -24,5 +24,5 @@
 // EXEC:       output 0: shape (4, 256) float32
 // EXEC:       output 0 vs reference: max |error| {{.*}}, within the dl16 bound: yes
 // EXEC:       kernel {{ +}}time (us)
-// Two matmuls, each bias add (the first fused with the GELU) a launch of its own.
-// EXEC:       total (4 launches)
+// Two matmuls, each with its bias add (the first also the GELU) as an epilogue.
+// EXEC:       total (2 launches)

@@ -1,5 +1,5 @@
-// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse,spyre-divide-work{strategy=even}' | filecheck %s
-// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse,spyre-divide-work{cores=4 strategy=even}' | filecheck %s --check-prefix=FOUR
+// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse{epilogues=false},spyre-divide-work{strategy=even}' | filecheck %s
+// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse{epilogues=false},spyre-divide-work{cores=4 strategy=even}' | filecheck %s --check-prefix=FOUR
 // RUN: spyre-opt %S/../inputs/kernels.mlir -p spyre-fuse,spyre-divide-work | filecheck %s --check-prefix=COST
 // RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse,spyre-divide-work{strategy=greedy}' --verify-diagnostics | filecheck %s --check-prefix=BAD
 // Even splits over the cores: halve the parallel dim with the most units per core while the
@@ -27,7 +27,8 @@
 // (analysis/cost.py). For 128x256x512 it takes 2 column halves x 4 row blocks, each chain of
 // 4 cores loading B from DDR once (the first core) and passing it on: 0.5 MB of DDR traffic
 // where the even split reads 4.5 MB. The other kernels split as with strategy=even.
-// COST: spyre.kernel "k0"({{.*}}) split <n = 2, m = 4, k = 1> {spyre.multicast = "rhs"}
-// COST: spyre.kernel "k1"({{.*}}) split <d0 = 2, d1 = 16>
+// (With the default spyre-fuse the bias add is the matmul's epilogue, so k1 is the relu.)
+// COST: spyre.kernel "k0"({{.*}}) split <n = 2, m = 4, k = 1> {spyre.multicast = 4 : i64}
+// COST: spyre.kernel "k1"({{.*}}) split <d0 = 1, d1 = 25>
 
 // BAD: spyre-divide-work: unknown strategy 'greedy' (supported: cost, even)

@@ -1,24 +1,43 @@
 // RUN: spyre-opt %S/../inputs/kernels.mlir -p spyre-fuse | filecheck %s
-// One kernel per compute op (matmul, pointwise, restickify); views and transfers stay outside.
+// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse{epilogues=false}' | filecheck %s --check-prefix=NOEPI
+// The matmul and its bias add are one kernel (an epilogue: the add runs on each output tile in
+// LX); every other compute op (pointwise, restickify) is a kernel of its own; views and
+// transfers stay outside.
 
 // CHECK-LABEL: func.func @kernels
-// CHECK:         %[[MM:.*]] = spyre.kernel "k0"(%{{.*}}, %{{.*}}) : {{.*}} {
-// CHECK-NEXT:    ^{{.*}}(%[[A:.*]]: {{.*}}, %[[B:.*]]: {{.*}}):
+// CHECK:         %[[MM:.*]] = spyre.kernel "k0"(%{{.*}}, %{{.*}}, %{{.*}}) : {{.*}} {
+// CHECK-NEXT:    ^{{.*}}(%[[A:.*]]: {{.*}}, %[[B:.*]]: {{.*}}, %[[BIAS:.*]]: {{.*}}):
 // CHECK-NEXT:      %[[C:.*]] = spyre.matmul %[[A]], %[[B]]
-// CHECK-NEXT:      spyre.yield %[[C]]
+// CHECK-NEXT:      %[[E:.*]] = spyre.pointwise %[[C]], %[[BIAS]]
+// CHECK-NEXT:      ^{{.*}}(%[[CE:.*]]: f32, %[[BE:.*]]: f32):
+// CHECK-NEXT:        %[[S:.*]] = arith.addf %[[CE]], %[[BE]] : f32
+// CHECK-NEXT:        spyre.yield %[[S]] : f32
+// CHECK-NEXT:      }
+// CHECK-NEXT:      spyre.yield %[[E]]
 // CHECK-NEXT:    }
-// CHECK:         spyre.kernel "k1"(%[[MM]], %{{.*}})
-// CHECK:           spyre.pointwise
-// CHECK:         %[[RELU:.*]] = spyre.kernel "k2"
+// CHECK:         %[[RELU:.*]] = spyre.kernel "k1"
 // CHECK:           spyre.pointwise
 // The transpose view stays between launches; its relayout is a kernel of its own.
 // CHECK:         %[[T:.*]] = spyre.permute %[[RELU]]
-// CHECK-NEXT:    %[[R:.*]] = spyre.kernel "k3"(%[[T]])
+// CHECK-NEXT:    %[[R:.*]] = spyre.kernel "k2"(%[[T]])
 // CHECK-NEXT:    ^{{.*}}
 // CHECK-NEXT:      spyre.restickify
-// CHECK:         spyre.kernel "k4"(%[[R]])
-// CHECK:         spyre.from_device
+// CHECK:         spyre.kernel "k3"(%[[R]])
+// CHECK:         spyre.from_device %[[MM]]
 // CHECK-NOT:     spyre.kernel
+
+// Without epilogues the bias add is a launch of its own, reading the matmul's result from DDR.
+// NOEPI:         %[[MM:.*]] = spyre.kernel "k0"(%{{.*}}, %{{.*}}) : {{.*}} {
+// NOEPI-NEXT:    ^{{.*}}(%[[A:.*]]: {{.*}}, %[[B:.*]]: {{.*}}):
+// NOEPI-NEXT:      %[[C:.*]] = spyre.matmul %[[A]], %[[B]]
+// NOEPI-NEXT:      spyre.yield %[[C]]
+// NOEPI-NEXT:    }
+// NOEPI:         spyre.kernel "k1"(%[[MM]], %{{.*}})
+// NOEPI:           spyre.pointwise
+// NOEPI:         spyre.kernel "k2"
+// NOEPI:         spyre.kernel "k3"
+// NOEPI:         spyre.kernel "k4"
+// NOEPI-NOT:     spyre.kernel
 
 // RUN: spyre-opt %s -p spyre-fuse | filecheck %s --check-prefix=CHAIN
 // RUN: spyre-opt %s -p 'spyre-fuse{pointwise_chains=false}' | filecheck %s --check-prefix=UNFUSED

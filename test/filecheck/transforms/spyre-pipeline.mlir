@@ -11,14 +11,19 @@ func.func @main(%x: !torch.vtensor<[64,128],f32>, %w: !torch.vtensor<[128,128],f
   return %2 : !torch.vtensor<[64,128],f32>
 }
 
+// The relu is the matmul's epilogue: one program, each output tile rounded (sfp_copy from the
+// f32 accumulator), then relu'd (sfp_max) in LX before it is stored.
 // CHECK:       spyre_isa.program @k0({{.*}}) inputs 2 {
 // CHECK-NEXT:    spyre_isa.stream cores [{{.*}}] {
-// CHECK:       spyre_isa.program @k1({{.*}}) inputs 1 {
+// CHECK:           spyre_isa.pt_matmul
+// CHECK:           spyre_isa.sfp_copy lx [{{.*}}, f32] -> lx [[[T:[0-9]+]], strides
+// CHECK-NEXT:      spyre_isa.sfp_max lx [[[T]], strides = {{.*}}], 0.000000e+00 -> lx [[[R:[0-9]+]], strides
+// CHECK-NEXT:      spyre_isa.dma_store lx [[[R]],
+// CHECK-NOT:   spyre_isa.program @k1
 // CHECK:       func.func @main(%x: tensor<64x128xf32>, %w: tensor<128x128xf32>) -> tensor<64x128xf32> {
 // CHECK-NEXT:    %[[X:.*]] = spyre.to_device %x
 // CHECK-NEXT:    %[[W:.*]] = spyre.to_device %w permutation [1, 0]
-// CHECK-NEXT:    %[[MM:.*]] = spyre_isa.launch @k0(%[[X]], %[[W]])
-// CHECK-NEXT:    %[[R:.*]] = spyre_isa.launch @k1(%[[MM]])
+// CHECK-NEXT:    %[[R:.*]] = spyre_isa.launch @k0(%[[X]], %[[W]])
 // CHECK-NEXT:    %[[Y:.*]] = spyre.from_device %[[R]]
 // CHECK-NEXT:    func.return %[[Y]]
 // CHECK-NOT:   spyre_isa.program

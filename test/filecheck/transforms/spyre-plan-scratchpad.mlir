@@ -1,6 +1,6 @@
-// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse,spyre-divide-work{strategy=even},spyre-plan-scratchpad{double_buffer=false cost=false}' | filecheck %s
-// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse,spyre-divide-work{strategy=even},spyre-plan-scratchpad' | filecheck %s --check-prefix=DOUBLE
-// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse,spyre-divide-work{cores=1 strategy=even},spyre-plan-scratchpad{cores=1 budget_bytes=65536 double_buffer=false cost=false}' | filecheck %s --check-prefix=SMALL
+// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse{epilogues=false},spyre-divide-work{strategy=even},spyre-plan-scratchpad{double_buffer=false cost=false}' | filecheck %s
+// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse{epilogues=false},spyre-divide-work{strategy=even},spyre-plan-scratchpad' | filecheck %s --check-prefix=DOUBLE
+// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse{epilogues=false},spyre-divide-work{cores=1 strategy=even},spyre-plan-scratchpad{cores=1 budget_bytes=65536 double_buffer=false cost=false}' | filecheck %s --check-prefix=SMALL
 // RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse,spyre-divide-work,spyre-plan-scratchpad{budget_bytes=256}' --verify-diagnostics | filecheck %s --check-prefix=TOOSMALL
 // Buffers are placed one after another (byte offsets, 128-aligned). With room to spare each
 // core does its part in one chunk; a small budget chunks the work until it fits.
@@ -25,4 +25,4 @@
 // SMALL: spyre.kernel "k1"({{.*}}) split <d0 = 1, d1 = 1> chunks <d0 = 8, d1 = 1> lx <in0 = 0, in1 = 16384, out = 16512>
 // SMALL: spyre.kernel "k2"({{.*}}) split <d0 = 1, d1 = 1> chunks <d0 = 2, d1 = 1> lx <in0 = 0, out = 25600>
 
-// TOOSMALL: kernel k0: its smallest chunk needs 8704 bytes of LX per core, the planner's budget is 256
+// TOOSMALL: kernel k0: its smallest chunk needs 17152 bytes of LX per core, the planner's budget is 256

@@ -398,7 +398,7 @@ spyre.yield %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], strid
 
 // -----
 
-// A kernel holds exactly one compute op (until spyre-fuse grows them) and spyre ops only.
+// A kernel holds one compute op, a matmul and its epilogue, or a row group, and spyre ops only.
 %a = "test.op"() : () -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
 %r = spyre.kernel "k"(%a) : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> {
 ^bb0(%x: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>):
@@ -406,7 +406,7 @@ spyre.yield %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], strid
   %z = spyre.restickify %y : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
   spyre.yield %z : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
 }
-// CHECK: {{^}}'spyre.kernel' @k: holds one compute op (spyre.matmul, spyre.pointwise, spyre.reduce, spyre.gather, spyre.slice or spyre.restickify) and views, found 2 compute op(s){{$}}
+// CHECK: {{^}}'spyre.kernel' @k: a kernel of several compute ops holds reductions and pointwise ops only{{$}}
 
 // -----
 
@@ -417,7 +417,7 @@ spyre.yield %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], strid
   "test.op"() : () -> ()
   spyre.yield %y : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
 }
-// CHECK: {{^}}'spyre.kernel' @k: holds one compute op (spyre.matmul, spyre.pointwise, spyre.reduce, spyre.gather, spyre.slice or spyre.restickify) and views, found 1 compute op(s) and test.op{{$}}
+// CHECK: {{^}}'spyre.kernel' @k: holds one compute op (spyre.matmul, spyre.pointwise, spyre.reduce, spyre.gather, spyre.slice or spyre.restickify), a matmul and its pointwise epilogue, or a row group of reductions and pointwise ops, and views; found 1 compute op(s) and test.op{{$}}
 
 // -----
 
