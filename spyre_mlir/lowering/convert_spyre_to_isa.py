@@ -539,9 +539,15 @@ class KernelCodegen:
         tail = extent - 64 * (g.r - 1)
         last = len(g.ops) - 1
         out: list[Ins] = []
+        # a rank-1 group (one row) gets an outer loop of one, so that every step has a loop
+        pad = [] if g.outer else [0]
+
+        def group_strides(v: SSAValue, user: Operation) -> list[int]:
+            return pad + g.strides(v, user)
+
         for count, ch in enumerate(chunk_boxes(box, self.dims, self.chunks), start=1):
-            lo = [ch[d.name][0] for d in g.outer]
-            ext = [ch[d.name][1] - ch[d.name][0] for d in g.outer]
+            lo = [ch[d.name][0] for d in g.outer] or [0]
+            ext = [ch[d.name][1] - ch[d.name][0] for d in g.outer] or [1]
             r = ch["r"][1] - ch["r"][0]
             full_sizes = [*ext, r]
             vec = _compact(ext) if ext else []
@@ -550,7 +556,7 @@ class KernelCodegen:
                 users = [o for o in g.ops if a in o.operands]
                 if not users:
                     continue
-                st = g.strides(a, users[0])
+                st = group_strides(a, users[0])
                 kept = [j for j, x in enumerate(st) if x != 0]
                 tile = _compact([full_sizes[j] for j in kept])
                 base = sum(lo[j] * st[j] for j in range(len(lo)))
@@ -592,7 +598,7 @@ class KernelCodegen:
                         out.append(sfp(step.fn, [access[x] for x in step.srcs], access[step.dst], sizes, step.imm))
                 loc[o.results[0]] = res
             result = g.ops[last].results[0]
-            st = g.strides(result, g.ops[last])
+            st = group_strides(result, g.ops[last])
             base = sum(lo[j] * st[j] for j in range(len(lo)))
             if g.is_full(result):
                 out.append(store(self.arg(result), loc[result][0], loc[result][1], base, st, full_sizes))

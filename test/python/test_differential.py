@@ -1,0 +1,656 @@
+"""Differential tests of every op family the device path supports: hypothesis draws shapes
+(ranks 0-4, sizes at the 64-lane stick boundaries 1, 63, 64, 65, 127, 128, 129, broadcasting),
+dtypes (f32, f16, bf16) and values (normal values at several scales, zeros, denormals, values
+beyond DL16's range, +-inf, NaN), and every compiled result is compared with the exact answer
+PyTorch's own operators give in float64 (runtime/reference.py) under the DL16 error bound that
+reference propagates (docs/numerics.md).
+
+The criterion, element by element (`assert_device_result`):
+
+  * what the device receives is stated by DL16's documented transfer rule (runtime/numerics.py,
+    docs/numerics.md): a value beyond the largest finite DL16 value (+-inf too) saturates to
+    +-DL16_MAX, a value that rounds below the smallest flushes to +-0, NaN stays NaN. The
+    expected answer is computed from those values (`documented_transfer`); every other input
+    is used as drawn, its rounding being inside the bound;
+  * NaN where the exact answer is NaN, and nowhere else;
+  * elsewhere the device value lies in [R(exact - bound), R(exact + bound)], where R is the
+    documented saturation of every DL16 store (clip to +-DL16_MAX: DL16 has no infinity)
+    followed by the cast to the output dtype eager PyTorch returns (f16 / bf16 round again);
+    both are monotone, so this is exactly "within the bound" after the two documented steps.
+
+Each family compiles one graph per (shape, dtype) holding all of its ops, and runs many value
+draws through it (compiling per example would dominate the run time); hypothesis runs
+derandomized with no deadline, so CI sees the same examples every time. Across a family's
+examples, some f32 result must show DL16 rounding, so a silent fp32 path would fail too.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from torch._decomp import core_aten_decompositions
+from torch._dynamo.backends.common import aot_autograd
+
+from spyre_mlir.frontend.backend import STATS, compile_graph
+from spyre_mlir.frontend.fx_importer import import_fx_graph
+from spyre_mlir.runtime.config import DeviceConfig
+from spyre_mlir.runtime.numerics import DL16, DL16_MAX
+from spyre_mlir.runtime.reference import evaluate
+from helpers import reference
+from test_ops_e2e import Fn
+
+EXAMPLES = 60
+"""Hypothesis examples per op family (each one a shape, a dtype and a draw of values);
+DIFF_N overrides it, DIFF_NOSHRINK=1 skips shrinking (for a long local run)."""
+
+SETTINGS = settings(
+    max_examples=int(os.environ.get("DIFF_N", EXAMPLES)),
+    phases=[Phase.explicit, Phase.generate] if os.environ.get("DIFF_NOSHRINK") else list(Phase),
+    report_multiple_bugs=False,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+STICK_SIZES = (1, 63, 64, 65, 127, 128, 129)
+
+SPECIALS = (
+    0.0,
+    -0.0,
+    1e-40,  # an fp32 (and bf16) denormal: flushes to 0
+    -3e-10,  # a normal fp32 below DL16's smallest value (4.66e-10): flushes to -0
+    DL16.min_normal,
+    -65504.0,  # fp16's largest
+    DL16_MAX,
+    -DL16_MAX,
+    1e10,  # beyond DL16's largest: saturates
+    -1e30,
+    math.inf,
+    -math.inf,
+    math.nan,
+)
+"""Values sprinkled into the normal draws (at stick edges and anywhere else)."""
+
+
+# region The criterion
+
+
+FLUSH_BELOW = 2.0**-31 * (1 + 2.0**-10)
+"""Magnitudes up to this one round to DL16's +-0 (the smallest nonzero value is
+(1 + 2^-9) 2^-31; the tie at half its step goes to the even pattern, 0)."""
+
+
+def documented_transfer(x: np.ndarray) -> np.ndarray:
+    """What DL16's documented transfer rule hands the device, where it is not a rounding: values
+    it flushes become +-0, values beyond its range (+-inf too) become +-DL16_MAX, NaN stays NaN.
+    Every other value is kept as drawn (its rounding is in the bound). Written from the rule,
+    not through runtime/numerics.py, so that a wrong encoder cannot hide behind its own output."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        out = np.where(np.abs(x) > DL16_MAX, np.copysign(DL16_MAX, x), x)
+        return np.where(np.abs(x) <= FLUSH_BELOW, np.copysign(0.0, x), out)
+
+
+def _cast(v: np.ndarray, dtype: torch.dtype) -> np.ndarray:
+    return torch.from_numpy(np.ascontiguousarray(v, dtype=np.float64)).to(dtype).to(torch.float64).numpy()
+
+
+def assert_device_result(y: torch.Tensor, exact: np.ndarray, bound: np.ndarray, what: str) -> float:
+    """The module docstring's criterion for one output; returns max |y - exact| / max |exact|
+    over the finite elements (0 when there are none), to see DL16 rounding."""
+    exact = np.asarray(exact, dtype=np.float64)
+    y64 = y.detach().to(torch.float64).numpy()
+    assert y64.shape == exact.shape, f"{what}: shape {y64.shape}, expected {exact.shape}"
+    nan = np.isnan(exact)
+    bad = np.isnan(y64) != nan
+    if bad.any():
+        i = tuple(int(k) for k in np.argwhere(bad)[0])
+        raise AssertionError(f"{what}: at {i} the device gives {y64[i]!r}, exact {exact[i]!r} (NaN must match NaN)")
+    with np.errstate(invalid="ignore"):
+        inf = np.isinf(exact)
+        lo = np.where(inf, exact, exact - bound)
+        hi = np.where(inf, exact, exact + bound)
+    assert not np.isnan(lo[~nan]).any(), f"{what}: the reference bound is NaN where the exact answer is not"
+    lo = _cast(np.clip(lo, -DL16_MAX, DL16_MAX), y.dtype)
+    hi = _cast(np.clip(hi, -DL16_MAX, DL16_MAX), y.dtype)
+    ok = nan | ((lo <= y64) & (y64 <= hi))
+    if not ok.all():
+        i = tuple(int(k) for k in np.argwhere(~ok)[0])
+        raise AssertionError(
+            f"{what}: at {i} the device gives {y64[i]!r}, outside [{lo[i]!r}, {hi[i]!r}] "
+            f"(exact {exact[i]!r}, bound {bound[i]!r}, {int((~ok).sum())} element(s) outside)"
+        )
+    fin = np.isfinite(exact) & (np.abs(exact) < DL16_MAX) & np.isfinite(y64)
+    if not fin.any():
+        return 0.0
+    scale = np.abs(exact[fin]).max()
+    return float(np.abs(y64[fin] - exact[fin]).max() / scale) if scale > 0 else 0.0
+
+
+# endregion
+# region Compiling once per (family, shape, dtype)
+
+
+@dataclass
+class Compiled:
+    fn: Callable[..., Any]
+    """The aot_autograd-compiled callable (Dynamo graph inputs -> outputs)."""
+    order: list[int]
+    """Which of the function's inputs is each graph input."""
+    module: Any
+    """The torch-level module of the same graph, for the reference."""
+    ctx: Any
+
+
+_CACHE: dict[Any, Compiled] = {}
+
+
+def compile_family(key: Any, fn: Callable[..., Any], inputs: Sequence[torch.Tensor], device: bool = True) -> Compiled:
+    """Compile `fn` for inputs of these shapes and dtypes the way the spyre backend does (Dynamo,
+    aot_autograd with core-ATen decompositions, compile_graph), keeping the compiled callable so
+    that later value draws skip Dynamo; the graph must run wholly on the device. (`device=False`:
+    only the torch-level module, for the reference.)"""
+    if key in _CACHE:
+        return _CACHE[key]
+    captured: dict[str, Any] = {}
+
+    def fw(gm: torch.fx.GraphModule, example_inputs: Any) -> Any:
+        with torch._subclasses.fake_tensor.unset_fake_temporarily():
+            captured["module"], info = import_fx_graph(gm)
+        captured["ctx"] = info.ctx
+        return compile_graph(gm, example_inputs, DeviceConfig(), False, None) if device else gm.forward
+
+    def backend(gm: torch.fx.GraphModule, example_inputs: Any) -> Any:
+        # Dynamo orders the graph's inputs by first use: remember where each of ours goes
+        captured["order"] = [next(i for i, x in enumerate(inputs) if x is e) for e in example_inputs]
+        captured["fn"] = aot_autograd(fw_compiler=fw, decompositions=core_aten_decompositions())(gm, example_inputs)
+        return captured["fn"]
+
+    torch._dynamo.reset()
+    before = len(STATS.graphs)
+    with torch.no_grad():
+        torch.compile(fn, backend=backend, dynamic=False, fullgraph=True)(*inputs)
+    torch._dynamo.reset()
+    if device:
+        assert len(STATS.graphs) == before + 1, f"{key}: expected one compiled graph"
+        report = STATS.graphs[-1]
+        assert not report.cpu_fallback, f"{key}: ran on the CPU: {dict(report.cpu_fallback)}"
+    assert sorted(captured["order"]) == list(range(len(inputs))), f"{key}: the graph does not take every input"
+    c = _CACHE[key] = Compiled(captured["fn"], captured["order"], captured["module"], captured["ctx"])
+    return c
+
+
+@dataclass
+class Family:
+    """One op family: a function returning a tuple of outputs (one per op)."""
+
+    name: str
+    ops: Sequence[str]
+    worst_rounding: float = 0.0
+    examples: int = 0
+    special: int = 0
+    """Examples whose inputs hold a value DL16 saturates or flushes, +-inf or NaN."""
+    per_op: dict[str, int] = field(default_factory=dict)
+
+    def check(
+        self,
+        key: Any,
+        fn: Callable[..., Any],
+        inputs: Sequence[torch.Tensor],
+        ops: Sequence[str] | None = None,
+        stored: tuple[Callable[..., Any], Callable[..., list[np.ndarray | None]]] | None = None,
+    ) -> None:
+        """Run one draw of `inputs` through the family's graph and check every output.
+
+        `stored`: (g, where) for ops that store an intermediate result in DL16, whose saturation
+        the exact answer of the op does not see: g computes the same outputs with that store
+        spelled out (a clamp to +-DL16_MAX), and where(documented inputs) says, per output,
+        where an intermediate may leave DL16's range; there the expected value and its bound
+        are g's."""
+        ops = list(ops or self.ops)
+        user_inputs = list(inputs)
+        c = compile_family((self.name, *key), fn, inputs)
+        inputs = [inputs[i] for i in c.order]
+        with torch.no_grad():
+            outs = c.fn(*inputs)
+            eager = fn(*[inputs[c.order.index(i)] for i in range(len(inputs))])
+        outs = list(outs) if isinstance(outs, tuple | list) else [outs]
+        eager = list(eager) if isinstance(eager, tuple | list) else [eager]
+        host = [
+            documented_transfer(x.detach().to(torch.float64).numpy()) if x.is_floating_point() else x.numpy()
+            for x in inputs
+        ]
+        exact, bound = evaluate(c.module, host, DL16, c.ctx)
+        drawn = [x.detach().to(torch.float64).numpy() for x in inputs if x.is_floating_point()]
+        if any(((h != x) & ~np.isnan(x)).any() or np.isnan(x).any() for h, x in zip((documented_transfer(x) for x in drawn), drawn)):
+            self.special += 1
+        if stored is not None:
+            g, where = stored
+            as_f32 = [x.float() if x.is_floating_point() else x for x in user_inputs]  # the reference runs in f64 anyway
+            d = compile_family(("stored", self.name, *key), g, as_f32, device=False)
+            host_user = [host[c.order.index(i)] for i in range(len(host))]
+            d_exact, d_bound = evaluate(d.module, [host_user[i] for i in d.order], DL16, d.ctx)
+            with np.errstate(invalid="ignore", over="ignore"):
+                masks = where(*host_user)
+            for j, m in enumerate(masks):
+                if m is not None:
+                    exact[j] = np.where(m, d_exact[j], exact[j])
+                    bound[j] = np.where(m, d_bound[j], bound[j])
+        assert len(outs) == len(ops) == len(exact), (len(outs), len(ops), len(exact))
+        desc = ", ".join(f"{x.dtype}{list(x.shape)}" for x in inputs)
+        for op, y, e, ex, b in zip(ops, outs, eager, exact, bound):
+            assert y.shape == e.shape and y.dtype == e.dtype, f"{op}: {y.dtype}{list(y.shape)} vs eager {e.dtype}{list(e.shape)}"
+            try:
+                r = assert_device_result(y, ex, b, f"{self.name}/{op} on {desc}")
+            except AssertionError:
+                if os.environ.get("DIFF_DUMP"):
+                    torch.save([inputs[c.order.index(i)] for i in range(len(inputs))], os.environ["DIFF_DUMP"])
+                raise
+            if y.dtype == torch.float32:
+                self.worst_rounding = max(self.worst_rounding, r)
+            self.per_op[op] = self.per_op.get(op, 0) + 1
+        self.examples += 1
+
+    def finish(self) -> None:
+        assert self.examples >= 50, f"{self.name}: only {self.examples} examples ran"
+        assert self.special >= 10, f"{self.name}: only {self.special} examples hold special values"
+        assert self.worst_rounding > DL16.unit_roundoff / 8, f"{self.name}: no f32 result shows DL16 rounding at all"
+
+
+# endregion
+# region Strategies
+
+
+@st.composite
+def shapes(draw: Any, min_rank: int = 0, max_rank: int = 4, max_elements: int = 6000) -> tuple[int, ...]:
+    """Ranks 0-4; the last (stick) dim at a stick boundary; leading dims small or at a boundary."""
+    rank = draw(st.integers(min_rank, max_rank))
+    if rank == 0:
+        return ()
+    shape = [draw(st.sampled_from(STICK_SIZES))]
+    for _ in range(rank - 1):  # leading dims, within the element budget
+        room = max_elements // math.prod(shape)
+        shape.insert(0, draw(st.sampled_from([d for d in (1, 2, 3, 63, 65) if d <= room] or [1])))
+    shape = tuple(shape)
+    return shape
+
+
+@st.composite
+def values(draw: Any, shape: tuple[int, ...], scales: Sequence[float] = (1.0, 1e-3, 30.0, 1e4, 1e8), specials: Sequence[float] = SPECIALS, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Normal values at a drawn scale (a seeded numpy draw: hypothesis picks the seed, the scale,
+    and which special values land where, at stick edges or anywhere)."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    scale = draw(st.sampled_from(scales))
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape) * scale
+    n = max(1, x.size)
+    flat = x.reshape(-1)
+    if specials:
+        for v, where in draw(st.lists(st.tuples(st.sampled_from(specials), st.integers(0, 2**31)), max_size=6)):
+            edges = [i for i in (0, 62, 63, 64, 65, n - 1) if i < n]
+            pos = edges[where % len(edges)] if where % 3 == 0 else where % n
+            flat[pos] = v
+    return torch.from_numpy(flat.reshape(shape).astype(np.float32)).to(dtype)
+
+
+# endregion
+# region Families
+
+
+UNARY: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "relu": torch.relu,
+    "neg": torch.neg,
+    "abs": torch.abs,
+    "exp": torch.exp,
+    "log": torch.log,
+    "sqrt": torch.sqrt,
+    "rsqrt": torch.rsqrt,
+    "tanh": torch.tanh,
+    "sin": torch.sin,
+    "cos": torch.cos,
+    "erf": torch.erf,
+    "sigmoid": torch.sigmoid,
+    "reciprocal": torch.reciprocal,
+    "gelu": torch.nn.functional.gelu,
+    "gelu_tanh": lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
+}
+
+
+def _unary_all(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    return tuple(f(x) for f in UNARY.values())
+
+
+def test_unary_family():
+    fam = Family("unary", list(UNARY))
+
+    @SETTINGS
+    @given(st.data())
+    def run(data: Any) -> None:
+        shape = data.draw(shapes())
+        dtype = data.draw(st.sampled_from(DTYPES))
+        x = data.draw(values(shape, dtype=dtype))
+        fam.check((shape, dtype), _unary_all, [x])
+
+    run()
+    fam.finish()
+
+
+# endregion
+
+# region Binary ops with broadcasting, where
+
+
+@st.composite
+def broadcast_shapes(draw: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Two shapes that broadcast: one drawn, the other a suffix of it with some dims 1 (either
+    operand may be the smaller one)."""
+    shape = draw(shapes())
+    k = draw(st.integers(0, len(shape)))
+    other = tuple(1 if draw(st.booleans()) else d for d in shape[len(shape) - k :])
+    return (other, shape) if draw(st.booleans()) else (shape, other)
+
+
+BINARY: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
+    "add": torch.add,
+    "sub_alpha": lambda x, y: torch.sub(x, y, alpha=2.0),
+    "mul": torch.mul,
+    "div": torch.div,
+    "minimum": torch.minimum,
+    "maximum": torch.maximum,
+    "where": lambda x, y: torch.where(x > 0.3, x, y),
+}
+
+
+def _binary_all(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    return tuple(f(x, y) for f in BINARY.values())
+
+
+def test_binary_family_with_broadcasting():
+    fam = Family("binary", list(BINARY))
+
+    @SETTINGS
+    @given(st.data())
+    def run(data: Any) -> None:
+        sx, sy = data.draw(broadcast_shapes())
+        dtype = data.draw(st.sampled_from(DTYPES))
+        x, y = data.draw(values(sx, dtype=dtype)), data.draw(values(sy, dtype=dtype))
+        fam.check((sx, sy, dtype), _binary_all, [x, y])
+
+    run()
+    fam.finish()
+
+
+# endregion
+# region Scalar operands: add/sub/mul/div.Scalar, pow, clamp
+
+
+SCALAR: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "add_scalar": lambda x: x + 2.5,
+    "rsub_scalar": lambda x: 2.0 - x,
+    "mul_scalar": lambda x: x * -3.0,
+    "div_scalar": lambda x: x / 4.0,
+    "div_by_zero": lambda x: x / 0.0,
+    "square": lambda x: x**2,
+    "cube": lambda x: x**3,
+    "pow_-1": lambda x: x**-1,
+    "pow_0.5": lambda x: x**0.5,
+    "pow_-0.5": lambda x: x**-0.5,
+    "pow_1.5": lambda x: x**1.5,
+    "pow_0.3": lambda x: x**0.3,
+    "clamp": lambda x: torch.clamp(x, -0.5, 0.5),
+    "clamp_min": lambda x: torch.clamp(x, min=0.1),
+    "clamp_max": lambda x: torch.clamp(x, max=-0.25),
+}
+
+
+def _scalar_all(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    return tuple(f(x) for f in SCALAR.values())
+
+
+def test_scalar_operand_family():
+    fam = Family("scalar", list(SCALAR))
+
+    @SETTINGS
+    @given(st.data())
+    def run(data: Any) -> None:
+        shape = data.draw(shapes())
+        dtype = data.draw(st.sampled_from(DTYPES))
+        fam.check((shape, dtype), _scalar_all, [data.draw(values(shape, dtype=dtype))])
+
+    run()
+    fam.finish()
+
+
+# endregion
+# region Reductions over the last dim (padded lanes masked)
+
+
+REDUCTIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "sum_keepdim": lambda x: x.sum(-1, keepdim=True),
+    "mean_keepdim": lambda x: x.mean(-1, keepdim=True),
+    "amax_keepdim": lambda x: x.amax(-1, keepdim=True),
+    "sum": lambda x: x.sum(-1),
+    "mean": lambda x: x.mean(-1),
+    "amax": lambda x: x.amax(-1),
+    "max_values": lambda x: x.max(-1).values,
+}
+
+
+def _reductions_all(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    return tuple(f(x) for f in REDUCTIONS.values())
+
+
+def test_reduction_family():
+    fam = Family("reduce", list(REDUCTIONS))
+
+    @SETTINGS
+    @given(st.data())
+    def run(data: Any) -> None:
+        shape = data.draw(shapes())
+        dtype = data.draw(st.sampled_from(DTYPES))
+        fam.check((shape, dtype), _reductions_all, [data.draw(values(shape, dtype=dtype))])
+
+    run()
+    fam.finish()
+
+
+# endregion
+# region Softmax and layer norm (last dim)
+
+
+def test_softmax_family():
+    fam = Family("softmax", ["softmax"])
+
+    @SETTINGS
+    @given(st.data())
+    def run(data: Any) -> None:
+        shape = data.draw(shapes())
+        dtype = data.draw(st.sampled_from(DTYPES))
+        fam.check((shape, dtype), lambda x: torch.softmax(x, -1), [data.draw(values(shape, dtype=dtype))])
+
+    run()
+    fam.finish()
+
+
+LN_EPS = 1e-5
+
+
+def _layer_norms(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    n = x.shape[-1]
+    return (
+        torch.nn.functional.layer_norm(x, (n,), w, b, eps=LN_EPS),
+        torch.nn.functional.layer_norm(x, (n,), eps=LN_EPS),
+    )
+
+
+def _layer_norms_stored(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Layer norm as the device computes it (docs/numerics.md, "Intermediate stores"): the
+    deviations d = x - mean and their squares are stored in DL16 before the variance's mean,
+    so both saturate at DL16_MAX."""
+    d = torch.clamp(x - x.mean(-1, keepdim=True), -DL16_MAX, DL16_MAX)
+    var = torch.clamp(d * d, max=DL16_MAX).mean(-1, keepdim=True)
+    z = d * torch.rsqrt(var + LN_EPS)
+    return z * w + b, z
+
+
+def _layer_norm_saturates(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> list[np.ndarray | None]:
+    """Rows whose squared deviations reach DL16's range (with a margin: the device's rounded
+    deviations may reach it a little before the exact ones)."""
+    d = x - x.mean(-1, keepdims=True)
+    rows = np.nan_to_num(d * d, nan=0.0).max(-1, keepdims=True) > DL16_MAX / 4
+    return [np.broadcast_to(rows, x.shape)] * 2
+
+
+def test_layer_norm_family():
+    fam = Family("layer_norm", ["layer_norm", "layer_norm_no_affine"])
+
+    @SETTINGS
+    @given(st.data())
+    def run(data: Any) -> None:
+        shape = data.draw(shapes(min_rank=1))
+        dtype = data.draw(st.sampled_from(DTYPES))
+        x = data.draw(values(shape, dtype=dtype))
+        w = data.draw(values(shape[-1:], scales=(1.0,), specials=(), dtype=dtype))
+        b = data.draw(values(shape[-1:], scales=(1.0,), specials=(), dtype=dtype))
+        fam.check((shape, dtype), _layer_norms, [x, w, b], stored=(_layer_norms_stored, _layer_norm_saturates))
+
+    run()
+    fam.finish()
+
+
+# endregion
+# region Matmul: mm, addmm, linear, bmm
+
+
+def _matmuls(a: torch.Tensor, b: torch.Tensor, w: torch.Tensor, bias: torch.Tensor, a3: torch.Tensor, b3: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    return (
+        torch.mm(a, b),
+        torch.addmm(bias, a, b, beta=0.5, alpha=2.0),
+        torch.nn.functional.linear(a, w, bias),
+        torch.bmm(a3, b3),
+    )
+
+
+def _matmuls_stored(a: torch.Tensor, b: torch.Tensor, w: torch.Tensor, bias: torch.Tensor, a3: torch.Tensor, b3: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """addmm and linear as the device computes them (docs/numerics.md, "Intermediate stores"):
+    the product is stored in DL16 (saturating at DL16_MAX) before alpha, beta and the bias."""
+    return (
+        torch.mm(a, b),
+        torch.clamp(torch.mm(a, b), -DL16_MAX, DL16_MAX) * 2.0 + 0.5 * bias,
+        torch.clamp(torch.mm(a, w.t()), -DL16_MAX, DL16_MAX) + bias,
+        torch.bmm(a3, b3),
+    )
+
+
+def _matmul_saturates(a: np.ndarray, b: np.ndarray, w: np.ndarray, bias: np.ndarray, a3: np.ndarray, b3: np.ndarray) -> list[np.ndarray | None]:
+    big = lambda p: np.nan_to_num(np.abs(p), nan=0.0) > DL16_MAX / 4  # noqa: E731
+    return [None, big(a @ b), big(a @ w.T), None]
+
+
+def test_matmul_family():
+    fam = Family("matmul", ["mm", "addmm", "linear", "bmm"])
+
+    @SETTINGS
+    @given(st.data())
+    def run(data: Any) -> None:
+        m, k, n = (data.draw(st.sampled_from(STICK_SIZES)) for _ in range(3))
+        batch = data.draw(st.integers(1, 3))
+        dtype = data.draw(st.sampled_from(DTYPES))
+        draw = lambda *s, **kw: data.draw(values(s, dtype=dtype, **kw))  # noqa: E731
+        ins = [draw(m, k), draw(k, n), draw(n, k), draw(n, scales=(1.0,)), draw(batch, m, k), draw(batch, k, n)]
+        fam.check((m, k, n, batch, dtype), _matmuls, ins, stored=(_matmuls_stored, _matmul_saturates))
+
+    run()
+    fam.finish()
+
+
+# endregion
+# region Data movement: views, transposes, expand, slice, select, embedding
+
+
+def _movement(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Views and copies of a rank >= 2 tensor; each result goes through one exact pointwise
+    multiply by 2 so that the graph computes it on the device (a bare view of an input would be
+    replayed by aot_autograd on the host)."""
+    last = x.shape[-1]
+    outs = [
+        x.transpose(-1, -2) * 2.0,
+        x.permute(*reversed(range(x.dim()))) * 2.0,
+        x.reshape(-1, last) * 2.0,
+        x.unsqueeze(0) * 2.0,
+        x[:1].squeeze(0) * 2.0,
+        x.unsqueeze(-2).expand(*x.shape[:-1], 2, last) * 2.0,
+        x[0] * 2.0,
+        x[-1:] * 2.0,
+        x.clone() * 2.0,
+        (x * 2.0)[..., :1] + 1.0,  # one element per stick (a lane-0 layout)
+    ]
+    if last > 64:
+        outs.append(x[..., 64:] * 2.0)
+    return tuple(outs)
+
+
+MOVEMENT = ["transpose", "permute", "reshape", "unsqueeze", "squeeze", "expand", "select", "slice", "clone", "slice_lane", "slice_stick"]
+
+
+def test_data_movement_family():
+    fam = Family("movement", MOVEMENT)
+
+    @SETTINGS
+    @given(st.data())
+    def run(data: Any) -> None:
+        shape = data.draw(shapes(min_rank=2, max_elements=3000))
+        dtype = data.draw(st.sampled_from(DTYPES))
+        x = data.draw(values(shape, dtype=dtype))
+        fam.check((shape, dtype), _movement, [x], MOVEMENT[: 10 + (shape[-1] > 64)])
+
+    run()
+    fam.finish()
+
+
+def test_select_along_the_stick_dim_runs_on_the_cpu():
+    """x[..., 0] leaves one element per stick where the result needs them side by side (no
+    device relayout gathers lanes yet): the select alone runs on the CPU, with one warning
+    naming it, the rest of the graph on the device, and the values are right."""
+    x = torch.randn(3, 65, generator=torch.Generator().manual_seed(0))
+    fn = lambda v: (v * 2.0)[..., 0] + 1.0  # noqa: E731
+    torch._dynamo.reset()
+    before = len(STATS.graphs)
+    with torch.no_grad(), pytest.warns(UserWarning, match=r"run on the CPU: torch.aten.select.int x1; 'torch.aten.select.int': a select along the stick dim"):
+        y = torch.compile(fn, backend="spyre")(x)
+    assert 0 < STATS.graphs[before].device_fraction < 1
+    (exact,), (bound,) = reference(Fn(fn), x, numerics=DL16)
+    assert_device_result(y, exact, bound, "select along the stick dim")
+
+
+def test_embedding_family():
+    fam = Family("embedding", ["embedding"])
+
+    @SETTINGS
+    @given(st.data())
+    def run(data: Any) -> None:
+        rows = data.draw(st.sampled_from((1, 5, 65)))
+        width = data.draw(st.sampled_from(STICK_SIZES))
+        dtype = data.draw(st.sampled_from(DTYPES))
+        table = data.draw(values((rows, width), dtype=dtype))
+        ids_shape = data.draw(st.sampled_from(((1,), (3,), (2, 7), (1, 2, 65))))
+        seed = data.draw(st.integers(0, 2**32 - 1))
+        ids = torch.from_numpy(np.random.default_rng(seed).integers(0, rows, ids_shape))
+        fam.check((rows, width, ids_shape, dtype), lambda t, i: torch.nn.functional.embedding(i, t), [table, ids])
+
+    run()
+    fam.finish()
+
+
+# endregion
