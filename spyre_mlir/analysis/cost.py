@@ -47,8 +47,8 @@ def piece_rows(n_sticks: int) -> int:
     return max(1, MULTICAST_PIECE // max(1, n_sticks))
 
 MULTICAST_BUFFERS = 2
-"""B tile buffers of a multicast kernel (spyre-plan-scratchpad); measured: 4 gave the same
-MLP time as 2 (141.5 us, /tmp-free command in docs/optimizations.md), so the chain keeps 2."""
+"""B tile buffers of a multicast kernel (spyre-plan-scratchpad). Measured on the MLP of
+bench/ablation.py: 4 buffers gave the same time as 2 (docs/optimizations.md), so 2."""
 from spyre_mlir.layout import STICK_BYTES
 from spyre_mlir.runtime import timing
 from spyre_mlir.runtime.config import DeviceConfig

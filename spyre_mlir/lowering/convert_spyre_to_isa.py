@@ -318,7 +318,8 @@ class KernelCodegen:
         all_chunks = chunk_boxes(box, self.dims, self.chunks)
         b_ranges = list(dict.fromkeys(ch.get("b", (0, 1)) for ch in all_chunks))
         chunks = [(b, ch) for br in b_ranges for b in range(*br) for ch in all_chunks if ch.get("b", (0, 1)) == br]
-        for b, ch in chunks:
+        b_keys = [(b, ch["n"], ch["k"]) for b, ch in chunks]
+        for i, (b, ch) in enumerate(chunks):
             (n0, n1), (m0, m1), (k0, k1) = ch["n"], ch["m"], ch["k"]
             mr, nst, kst = m1 - m0, n1 - n0, k1 - k0
             r0, r1 = k0 * 64, min(K, k1 * 64)
@@ -336,6 +337,12 @@ class KernelCodegen:
                     out += self._multicast_step(group, pos, n_b, n_tiles, rhs, [r1 - r0, 1], [nst, r1 - r0])
                 loaded_b = (b, n0, n1, k0, k1)
             out.append(pt((self.buf("lhs", n_a), [1, mr]), (self.buf("rhs", n_b), [1, r1 - r0]), (lx["acc"], [2, 2 * mr]), mr, ncols, r1 - r0, k0 > 0))
+            if group is not None and pos > 0 and (i + 1 == len(chunks) or b_keys[i + 1] != b_keys[i]):
+                # done with B tile n_b (its PT passes and its sends, all earlier): its buffer may
+                # take tile n_b + depth, if there is one (before the output's rounding and store,
+                # which the credit need not wait for)
+                if n_b + len(self.copies("rhs")) <= n_tiles:
+                    out.append(signal(2 * group[pos] + 1))
             if k1 == kt_total:  # round the fp32 sums into the output tile, then store it
                 n_out += 1
                 tile_out = self.buf("out", n_out)
@@ -387,10 +394,11 @@ class KernelCodegen:
             token 2c     a piece landed in core c's buffer (the sender's ring_send notifies it)
             token 2c+1   core c has finished with a tile (its buffer is free)
 
-        With `depth` B buffers, a buffer is reused every `depth` tiles: at tile t a receiving
-        core frees tile t - 1's buffer (a signal: every earlier instruction, the PT passes
-        reading it and the sends passing it on, has finished) if tile t - 1 + depth exists, and
-        a sender of tile t > depth first waits for that credit from its successor.
+        With `depth` B buffers, a buffer is reused every `depth` tiles: right after its last PT
+        pass on tile t a receiving core frees tile t's buffer (a signal: every earlier
+        instruction, the PT passes reading it and the sends passing it on, has finished; matmul()
+        emits it) if tile t + depth exists, and a sender of tile t > depth first waits for that
+        credit from its successor.
 
         (A rotating head, tile t loaded by core (t - 1) mod g and passed around the cycle, was
         measured slower: tiles then reach a core from heads at different distances, and the
@@ -400,8 +408,6 @@ class KernelCodegen:
         depth = len(self.copies("rhs"))
         nst, rows = sizes
         out: list[Ins] = []
-        if pos > 0 and tile >= 2 and tile - 1 + depth <= tiles:
-            out.append(signal(2 * me + 1))
         sends = pos < g - 1
         if sends and tile > depth:
             out.append(wait(2 * succ + 1))

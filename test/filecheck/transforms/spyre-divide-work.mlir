@@ -24,11 +24,11 @@
 
 // The default, strategy=cost, ranks every split of the matmul, with and without passing B
 // tiles along the ring between the cores that share them, by its estimated time
-// (analysis/cost.py). For 128x256x512 it takes 2 column halves x 4 row blocks, each chain of
-// 4 cores loading B from DDR once (the first core) and passing it on: 0.5 MB of DDR traffic
+// (analysis/cost.py). For 128x256x512 it takes 8 row blocks of 16 rows on 8 cores, one chain
+// passing B along the ring (the first core loads it from DDR once): 0.5 MB of DDR traffic
 // where the even split reads 4.5 MB. The other kernels split as with strategy=even.
 // (With the default spyre-fuse the bias add is the matmul's epilogue, so k1 is the relu.)
-// COST: spyre.kernel "k0"({{.*}}) split <n = 2, m = 4, k = 1> {spyre.multicast = 4 : i64}
+// COST: spyre.kernel "k0"({{.*}}) split <n = 1, m = 8, k = 1> {spyre.multicast = 8 : i64}
 // COST: spyre.kernel "k1"({{.*}}) split <d0 = 1, d1 = 25>
 
 // BAD: spyre-divide-work: unknown strategy 'greedy' (supported: cost, even)

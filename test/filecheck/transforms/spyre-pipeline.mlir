@@ -28,4 +28,10 @@ func.func @main(%x: !torch.vtensor<[64,128],f32>, %w: !torch.vtensor<[128,128],f
 // CHECK-NEXT:    func.return %[[Y]]
 // CHECK-NOT:   spyre_isa.program
 
-// TWO:         spyre_isa.stream cores [0 to 1] {
+// With two cores the 64 rows are split in halves that share B: core 0 loads it and passes it
+// on over the ring, so each core has a stream of its own.
+// TWO:         spyre_isa.stream cores [0] {
+// TWO:           spyre_isa.ring_send
+// TWO:         spyre_isa.stream cores [1] {
+// TWO-NOT:       spyre_isa.ring_send
+// TWO:         func.func @main
