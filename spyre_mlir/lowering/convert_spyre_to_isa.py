@@ -21,12 +21,13 @@ their own stream. Views between kernels stay on the host side (they move no data
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -765,6 +766,9 @@ def _ragged_split(lo: int, hi: int, extent: int) -> list[tuple[int, int, int]]:
 # endregion
 
 
+_KERNEL_NAME = re.compile(r'spyre\.kernel "[^"]*"')
+
+
 @dataclass(frozen=True)
 class ConvertSpyreToIsaPass(ModulePass):
     """Lower planned spyre.kernel ops to spyre_isa programs and launches."""
@@ -777,16 +781,25 @@ class ConvertSpyreToIsaPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernels = [k for k in op.walk() if isinstance(k, spyre.KernelOp)]
         first_func = next((f for f in op.ops if isinstance(f, func.FuncOp)), None)
+        done: dict[str, spyre_isa.ProgramOp] = {}
+        """Programs by the kernel's text without its name: the layers of a model repeat their
+        kernels, and a repeat is a copy of the first program under its own name."""
         for kernel in kernels:
             gen = KernelCodegen(kernel, self.cores)
-            arg_types = [v.type for v in kernel.inputs] + [r.type for r in kernel.outputs]
-            block = Block(arg_types=arg_types)
-            for a, name in zip(block.args, [f"in{i}" for i in range(len(kernel.inputs))] + ["out"]):
-                a.name_hint = name
-            streams = fold_streams(gen.per_core(), block.args)
-            for s in streams:
-                block.add_op(s)
-            prog = spyre_isa.ProgramOp(gen.name, arg_types, len(kernel.inputs), Region(block))
+            key = _KERNEL_NAME.sub("spyre.kernel", str(kernel), count=1)
+            if key in done:
+                prog = done[key].clone()
+                prog.sym_name = StringAttr(gen.name)
+            else:
+                arg_types = [v.type for v in kernel.inputs] + [r.type for r in kernel.outputs]
+                block = Block(arg_types=arg_types)
+                for a, name in zip(block.args, [f"in{i}" for i in range(len(kernel.inputs))] + ["out"]):
+                    a.name_hint = name
+                streams = fold_streams(gen.per_core(), block.args)
+                for s in streams:
+                    block.add_op(s)
+                prog = spyre_isa.ProgramOp(gen.name, arg_types, len(kernel.inputs), Region(block))
+                done[key] = prog
             if first_func is not None:
                 Rewriter.insert_op(prog, InsertPoint.before(first_func))
             else:

@@ -618,6 +618,11 @@ BATCH = os.environ.get("SPYRE_BATCH", "1") != "0"
 launch runs cooperatively, as the definition (the two agree bit for bit)."""
 
 
+_TIMELINES: dict[tuple, timing.Timeline] = {}
+"""Timelines by the instructions' timing-relevant fields (time does not depend on names or data)."""
+_TIMELINES_MAX = 256
+
+
 class ProgramPlan:
     """A `spyre_isa.program` prepared for repeated execution; its timeline is computed once
     (time does not depend on the data)."""
@@ -653,10 +658,18 @@ class ProgramPlan:
             for s in self.streams:
                 for row, core in enumerate(s.cores):
                     programs[int(core)] = [ins.works[row] for ins in s.instrs]
-            try:
-                self._timeline = timing.simulate(programs, self.config)
-            except timing.DeadlockError as e:
-                raise DeviceError(f"kernel {self.name}: {e}") from None
+            # programs that differ only in name (a model's repeated layers) share a timeline
+            key = (self.config, tuple((c, tuple(tuple(w.__dict__.values()) for w in ws)) for c, ws in sorted(programs.items())))
+            cached = _TIMELINES.get(key)
+            if cached is None:
+                try:
+                    cached = timing.simulate(programs, self.config)
+                except timing.DeadlockError as e:
+                    raise DeviceError(f"kernel {self.name}: {e}") from None
+                if len(_TIMELINES) >= _TIMELINES_MAX:
+                    _TIMELINES.pop(next(iter(_TIMELINES)))
+                _TIMELINES[key] = cached
+            self._timeline = cached
         return self._timeline
 
     def execute(self, model: DeviceModel, args: Sequence[DdrTensor]) -> None:
