@@ -35,7 +35,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from spyre_mlir.analysis.work import IterDim, core_boxes
+from spyre_mlir.analysis.work import IterDim, core_boxes, matmul_tiles
+from spyre_mlir.layout import STICK_BYTES
+from spyre_mlir.runtime import timing
+from spyre_mlir.runtime.config import DeviceConfig
 
 MULTICAST_PIECE = 64
 """Sticks (8 KiB) per ring send down a multicast chain (convert-spyre-to-isa): a piece moves on
@@ -46,12 +49,10 @@ def piece_rows(n_sticks: int) -> int:
     """Rows of a B tile ([n stick][row]) one multicast ring send carries."""
     return max(1, MULTICAST_PIECE // max(1, n_sticks))
 
+
 MULTICAST_BUFFERS = 2
 """B tile buffers of a multicast kernel (spyre-plan-scratchpad). Measured on the MLP of
 bench/ablation.py: 4 buffers gave the same time as 2 (docs/optimizations.md), so 2."""
-from spyre_mlir.layout import STICK_BYTES
-from spyre_mlir.runtime import timing
-from spyre_mlir.runtime.config import DeviceConfig
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,7 @@ def matmul_shape(mm) -> MatmulShape:
     return MatmulShape(batch, a.shape[-2], a.shape[-1], b.shape[-1], len(a.shape) == 3)
 
 
+@functools.lru_cache(maxsize=4096)
 def _core_classes(shape: MatmulShape, split: tuple[tuple[str, int], ...], cores: int, group: int) -> list[tuple[dict, int, int]]:
     """The distinct kinds of core of a split: (a box, its chain position class, how many),
     where the class is 0 first / 1 middle / 2 last of a multicast chain (0 without one)."""
@@ -178,19 +180,13 @@ def _core_classes(shape: MatmulShape, split: tuple[tuple[str, int], ...], cores:
     return [(box, role, count) for box, role, count in classes.values()]
 
 
-_CLASSES_CACHE: dict[tuple, list] = {}
-
-
 def matmul_estimate(shape: MatmulShape, split: dict[str, int], chunks: dict[str, int], config: DeviceConfig, double_buffer: bool, multicast: int = 1) -> Estimate:
     """With `multicast` = g > 1, the cores that share B tiles (split m > 1) form chains of g
     consecutive cores over the ring: the first loads each tile from DDR, every other but the
     last passes it on (ring engine: hop latency per piece + bytes at the ring's rate); the
     start-up (one piece per hop, then a tile) adds to the fill."""
     group = multicast
-    key = (shape, tuple(split.items()), config.cores, group)
-    if key not in _CLASSES_CACHE:
-        _CLASSES_CACHE[key] = _core_classes(shape, tuple(split.items()), config.cores, group)
-    classes = _CLASSES_CACHE[key]
+    classes = _core_classes(shape, tuple(split.items()), config.cores, group)
     active = sum(count for *_, count in classes)
     ddr_rate = config.ddr_bytes_per_s / config.clock_hz
     port_rate = config.lx_port_bytes_per_cycle
@@ -244,7 +240,7 @@ def matmul_buffers(
     DMA streams through (A, B, the output) get a second copy, suffix `_1`. An epilogue
     (work.epilogue_sticks) adds its tiles as one buffer `epilogue` (the planner splits it)."""
     m, n, k = ext["m"], ext["n"], ext["k"]
-    bufs = {"lhs": m * k, "rhs": 64 * k * n, "acc": 2 * m * n, "out": m * n}
+    bufs = matmul_tiles(m, n, k)
     if double_buffer:
         for name in ("lhs", "rhs", "out"):
             bufs[f"{name}_1"] = bufs[name]

@@ -22,7 +22,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from spyre_mlir.analysis.sticks import LoopDim, loop_dims, operand_strides
 from spyre_mlir.dialects import spyre
@@ -229,6 +229,25 @@ def pointwise_program(op: spyre.PointwiseOp) -> tuple[list[SfpStep], int]:
     free: list[int] = []
     n_temps = 0
     steps: list[SfpStep] = []
+
+    def place(result: SSAValue, srcs: list, idx: int) -> tuple[str, int]:
+        """Where op `idx`'s result goes: operands dying here free their temporaries (in-place
+        reuse); the yielded value read by nothing else goes straight to the output tile."""
+        nonlocal n_temps
+        for v in srcs:
+            if last_use.get(v) == idx and loc[v][0] == "t" and loc[v][1] not in free:
+                free.append(loc[v][1])
+        if result is yielded and not any(u.operation is not block.last_op for u in result.uses):
+            dst = ("out", 0)
+        else:
+            if free:
+                j = free.pop(0)
+            else:
+                j, n_temps = n_temps, n_temps + 1
+            dst = ("t", j)
+        loc[result] = dst
+        return dst
+
     for idx, o in enumerate(ops):
         fn = spyre.POINTWISE_BODY_OPS[o.name]
         if fn == "cmp":  # folded into the select that reads it: (mask != 0)
@@ -238,19 +257,7 @@ def pointwise_program(op: spyre.PointwiseOp) -> tuple[list[SfpStep], int]:
             srcs3 = [mask, o.operands[1], o.operands[2]]
             if any(v in consts for v in srcs3):
                 raise ValueError("a select on constants has no SFP form")
-            for v in srcs3:
-                if last_use.get(v) == idx and loc[v][0] == "t" and loc[v][1] not in free:
-                    free.append(loc[v][1])
-            result = o.results[0]
-            if result is yielded and not any(u.operation is not block.last_op for u in result.uses):
-                dst = ("out", 0)
-            else:
-                if free:
-                    j = free.pop(0)
-                else:
-                    j, n_temps = n_temps, n_temps + 1
-                dst = ("t", j)
-            loc[result] = dst
+            dst = place(o.results[0], srcs3, idx)
             steps.append(SfpStep("select", dst, tuple(loc[v] for v in srcs3)))
             continue
         if fn == "constant":
@@ -277,19 +284,7 @@ def pointwise_program(op: spyre.PointwiseOp) -> tuple[list[SfpStep], int]:
                 srcs = [srcs[1], srcs[0]]
             imm = consts[srcs[1]]
             srcs = srcs[:1]
-        for s in srcs:  # operands dying here free their temporaries (in-place reuse)
-            if last_use.get(s) == idx and loc[s][0] == "t" and loc[s][1] not in free:
-                free.append(loc[s][1])
-        result = o.results[0]
-        if result is yielded and not any(u.operation is not block.last_op for u in result.uses):
-            dst = ("out", 0)
-        else:
-            if free:
-                j = free.pop(0)
-            else:
-                j, n_temps = n_temps, n_temps + 1
-            dst = ("t", j)
-        loc[result] = dst
+        dst = place(o.results[0], srcs, idx)
         if pre is not None:  # the one-operand step runs in place in the destination
             steps.append(SfpStep(pre.fn, dst, pre.srcs))
             if imm == 1.0 and fn == "mul":
@@ -317,11 +312,16 @@ def _fold(fn: str, a: float, b: float) -> float:
     }[fn]
 
 
+def matmul_tiles(m: int, n: int, k: int) -> dict[str, int]:
+    """LX sticks of a matmul chunk's tiles: m rows by k sticks of A, k sticks of 64 rows by n
+    sticks of B, the fp32 accumulator (two sticks per 64 lanes) and the rounded output."""
+    return {"lhs": m * k, "rhs": 64 * k * n, "acc": 2 * m * n, "out": m * n}
+
+
 def kernel_buffers(op: Operation, ext: dict[str, int]) -> dict[str, int]:
     """LX sticks each buffer of a kernel needs for a chunk of extent `ext` (units per dim)."""
     if isinstance(op, spyre.MatmulOp):
-        m, n, k = ext["m"], ext["n"], ext["k"]
-        return {"lhs": m * k, "rhs": 64 * k * n, "acc": 2 * m * n, "out": m * n}
+        return matmul_tiles(ext["m"], ext["n"], ext["k"])
     if isinstance(op, spyre.PointwiseOp):
         dims, all_strides = pointwise_loops(op)
         vectors = math.prod(ext[d.name] for d in dims)

@@ -33,6 +33,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
+from spyre_mlir.analysis.cost import piece_rows
 from spyre_mlir.analysis.sticks import loop_dims, operand_strides
 from spyre_mlir.analysis.work import (
     core_boxes,
@@ -195,8 +196,6 @@ def fold_streams(per_core: list[list[Ins] | None], args: Sequence[SSAValue]) -> 
 
 # endregion
 # region Kernel code generation
-
-from spyre_mlir.analysis.cost import piece_rows  # rows of a B tile one ring send passes on  # noqa: E402
 
 
 class KernelCodegen:
