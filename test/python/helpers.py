@@ -25,6 +25,7 @@ import torch
 
 from spyre_mlir.runtime.numerics import DL16, Numerics
 from spyre_mlir.runtime.reference import reference_for_model as reference  # noqa: F401
+from model_weights import randomize_weights  # noqa: F401
 
 
 def assert_within_device_bound(y: torch.Tensor, exact: np.ndarray, bound: np.ndarray, numerics: Numerics) -> None:
@@ -46,27 +47,6 @@ ROUNDINGS_PER_LAYER = 16
 """DL16 stores on the longest dependency chain of one transformer layer run on the device."""
 COSINE_MIN = 0.999
 """Cosine floor: relative RMS error <= sqrt(2 (1 - 0.999)) = 4.5%."""
-
-
-def randomize_weights(model: torch.nn.Module, seed: int = 0, spread: float = 0.2) -> torch.nn.Module:
-    """Redraw a model's parameters so that every part of it shows in its output (in place;
-    deterministic for a seed). Matrices and kernels: N(0, 1/fan_in), so each projection keeps
-    its input's scale and attention logits are O(1); vectors (biases, norm scales and shifts):
-    their initial value + N(0, spread^2).
-
-    Why: the families' own initialisation (std 0.02, zero biases) leaves a tiny model's output
-    almost entirely to the embeddings and the final norm. With it, a lost attention mask, a
-    dropped bias or a swapped head changes BERT's output by 0-30 u, inside any DL16 tolerance;
-    with these weights by 280-1300 u, while the compiled model stays within ~5 u."""
-    gen = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for _, p in sorted(model.named_parameters()):
-            if p.dim() >= 2:
-                fan_in = p.shape[1] * math.prod(p.shape[2:])
-                p.copy_(torch.randn(p.shape, generator=gen, dtype=torch.float32).to(p.dtype) / math.sqrt(fan_in))
-            else:
-                p.add_(spread * torch.randn(p.shape, generator=gen, dtype=torch.float32).to(p.dtype))
-    return model
 
 
 def model_tolerance(layers: int) -> float:

@@ -115,7 +115,8 @@ def test_transfers_are_the_elementwise_layout_map(shape, rnd):
 
 
 def tiny_bert() -> torch.nn.Module:
-    transformers = pytest.importorskip("transformers")
+    import transformers  # a test dependency: never skipped
+
     transformers.utils.logging.set_verbosity_error()
     config = transformers.BertConfig(
         hidden_size=128, num_attention_heads=2, intermediate_size=512, num_hidden_layers=2, vocab_size=500, max_position_embeddings=64
