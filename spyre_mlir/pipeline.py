@@ -1,7 +1,8 @@
 """The named pipelines.
 
     spyre-pipeline = torch-adapt, convert-torch-to-spyre, spyre-propagate-layouts, spyre-fuse,
-                     spyre-divide-work, spyre-plan-scratchpad, convert-spyre-to-isa, dce
+                     spyre-divide-work, spyre-onchip-relayout, spyre-plan-scratchpad,
+                     convert-spyre-to-isa, dce
 
 Each stage is also a pass of its own (`spyre-opt -p <name>`), with options for ablation.
 Stages that find their input already lowered do nothing, so the pipeline accepts torch,
@@ -27,6 +28,7 @@ from spyre_mlir.runtime.config import DEFAULT_CONFIG, DeviceConfig
 from spyre_mlir.runtime.memory import check_ddr_sizes
 from spyre_mlir.transforms.spyre_divide_work import SpyreDivideWorkPass
 from spyre_mlir.transforms.spyre_fuse import SpyreFusePass
+from spyre_mlir.transforms.spyre_onchip_relayout import SpyreOnchipRelayoutPass
 from spyre_mlir.transforms.spyre_plan_scratchpad import SpyrePlanScratchpadPass
 from spyre_mlir.transforms.spyre_propagate_layouts import SpyrePropagateLayoutsPass
 from spyre_mlir.transforms.torch_adapt import TorchAdaptPass
@@ -51,6 +53,8 @@ class Optimizations:
     """spyre-plan-scratchpad{double_buffer}: streamed tiles get two buffers."""
     cost_chunks: bool = True
     """spyre-plan-scratchpad{cost}: matmul chunks by estimated time (off: greedy halving)."""
+    onchip_relayout: bool = True
+    """spyre-onchip-relayout: a transpose between pointwise kernels done in LX and over the ring."""
 
     @staticmethod
     def none() -> Optimizations:
@@ -78,6 +82,7 @@ def pipeline_passes(
             double_buffer=opts.double_buffer,
             multicast=opts.multicast,
         ),
+        *([SpyreOnchipRelayoutPass(cores=config.cores, budget_bytes=config.planner_lx_bytes)] if opts.onchip_relayout else []),
         SpyrePlanScratchpadPass(budget_bytes=config.planner_lx_bytes, cores=config.cores, double_buffer=opts.double_buffer, cost=opts.cost_chunks),
         ConvertSpyreToIsaPass(cores=config.cores),
         DeadCodeElimination(),

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    DenseArrayBase,
     ArrayAttr,
     Float16Type,
     Float32Type,
@@ -305,6 +306,15 @@ class ProgramOp(IRDLOperation):
             raise VerifyException(f"'spyre_isa.program' @{self.sym_name.data}: inputs = {self.num_inputs.data} but it has {n_args} arguments")
         for i, a in enumerate(self.body.block.args):
             check_kernel_operand(a.type, f"'spyre_isa.program' @{self.sym_name.data}: argument {i}")
+        for name in ("spyre.resident_in", "spyre.resident_out"):  # LX [lo, hi) sticks kept between launches
+            attr = self.attributes.get(name)
+            if attr is None:
+                continue
+            values = attr.get_values() if isinstance(attr, DenseArrayBase) else None
+            if values is None or len(values) != 2 or not 0 <= values[0] < values[1]:
+                raise VerifyException(
+                    f"'spyre_isa.program' @{self.sym_name.data}: {name} must be array<i64: lo, hi> with 0 <= lo < hi (LX sticks), got {attr}"
+                )
         seen: set[int] = set()
         for op in self.body.block.ops:
             if not isinstance(op, StreamOp):

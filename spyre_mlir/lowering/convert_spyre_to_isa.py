@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, Float16Type, Float32Type, IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -119,6 +119,10 @@ def wait(token: int, count: int = 1) -> Ins:
     return Ins(("wait", token, count), ())
 
 
+def barrier() -> Ins:
+    return Ins(("barrier",), ())
+
+
 def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue]) -> Operation:
     """The xDSL op for an instruction shared by a stream, with per-core base tables."""
     kind = ins.key[0]
@@ -167,6 +171,8 @@ def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue
         return spyre_isa.SignalOp.create(properties={"token": IntegerAttr(ins.key[1], i64)})
     if kind == "wait":
         return spyre_isa.WaitOp.create(properties={"token": IntegerAttr(ins.key[1], i64), "count": IntegerAttr(ins.key[2], i64)})
+    if kind == "barrier":
+        return spyre_isa.BarrierOp.create()
     if kind == "transpose":
         _, ss, ds, blocks, rows, cols = ins.key
         return spyre_isa.SfpTransposeOp(spyre_isa.AccessAttr(tables[0], ss), spyre_isa.AccessAttr(tables[1], ds), blocks, rows, cols)
@@ -216,11 +222,21 @@ class KernelCodegen:
         self.compute = ops[0] if self.epilogue is not None else ops[-1]  # a row group's result is its last op's
         self.dims = kernel_iteration_dims(kernel)
         self.boxes = core_boxes(self.dims, kernel.split.as_dict(), cores)
+        self.cores = cores
         self.chunks = kernel.chunks.as_dict()
         self.lx = {k: v // STICK_BYTES for k, v in kernel.lx.as_dict().items()}
         args = list(kernel.body.block.args)
         self.arg_index = {a: i for i, a in enumerate(args)}
         self.n_inputs = len(args)
+        # spyre-onchip-relayout: values kept in LX between launches (offsets in sticks)
+        attr = kernel.attributes.get("spyre.resident_out")
+        self.resident_out = attr.value.data // STICK_BYTES if isinstance(attr, IntegerAttr) else None
+        attr = kernel.attributes.get("spyre.resident_in")
+        self.resident_in = (attr.get_values()[0], attr.get_values()[1] // STICK_BYTES) if isinstance(attr, DenseArrayBase) else None
+        attr = kernel.attributes.get("spyre.onchip")
+        self.onchip = {k: (v.get_values() if isinstance(v, DenseArrayBase) else v.value.data) for k, v in attr.data.items()} if isinstance(attr, DictionaryAttr) else None
+        self.resident_ranges: dict[str, list[int]] = {}
+        """The program's `spyre.resident_in` / `spyre.resident_out`: [lo, hi) LX sticks."""
 
     def arg(self, v: SSAValue) -> int:
         """Program argument index of a kernel value (inputs, then the output)."""
@@ -259,6 +275,9 @@ class KernelCodegen:
         out: list[list[Ins] | None] = []
         for core, box in enumerate(self.boxes):
             self.core = core
+            if self.onchip is not None:  # the bands of its producer and consumer decide the work
+                out.append(self._onchip_transpose() or None)
+                continue
             out.append(None if box is None else gen(box))
         return out
 
@@ -429,12 +448,25 @@ class KernelCodegen:
         steps, _ = pointwise_program(op)
         lx = self.lx
         result: list[Ins] = []
+        # a resident value (spyre-onchip-relayout) is the core's whole box, dense, in LX
+        box_lo = [box[d.name][0] for d in dims]
+        box_strides = _compact([box[d.name][1] - box[d.name][0] for d in dims])
         for count, ch in enumerate(chunk_boxes(box, self.dims, self.chunks), start=1):
             lo = [ch[d.name][0] for d in dims]
             ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
             tile = _compact(ext)
+            in_box = sum((l - b) * s for l, b, s in zip(lo, box_lo, box_strides))
             access: dict[tuple[str, int], tuple[int, list[int], bool]] = {("out", 0): (self.buf("out", count), tile, False)}
+            if self.resident_out is not None:
+                access[("out", 0)] = (self.resident_out + in_box, box_strides, False)
+                self._resident("spyre.resident_out", self.resident_out, math.prod(box[d.name][1] - box[d.name][0] for d in dims))
             for i, v in enumerate(op.inputs):
+                if self.resident_in is not None and self.resident_in[0] == i:
+                    if any(a != d.stick_stride for a, d in zip(strides_in[i], dims) if d.size > 1):
+                        raise PassFailedException(f"kernel {self.name}: input {i} is resident in LX but not in the output's layout")
+                    access[("in", i)] = (self.resident_in[1] + in_box, box_strides, False)
+                    self._resident("spyre.resident_in", self.resident_in[1], math.prod(box[d.name][1] - box[d.name][0] for d in dims))
+                    continue
                 s = strides_in[i]
                 kept = [j for j in range(len(dims)) if s[j] != 0]
                 in_tile = _compact([ext[j] for j in kept])
@@ -452,9 +484,15 @@ class KernelCodegen:
                     access[("t", int(name[1:]))] = (base, [2 * s for s in tile], True)
             for st in steps:
                 result.append(sfp(st.fn, [access[s] for s in st.srcs], access[st.dst], ext, st.imm))
-            out_base = sum(l * d.stick_stride for l, d in zip(lo, dims))
-            result.append(store(self.arg(op.result), self.buf("out", count), tile, out_base, [d.stick_stride for d in dims], ext))
+            if self.resident_out is None:
+                out_base = sum(l * d.stick_stride for l, d in zip(lo, dims))
+                result.append(store(self.arg(op.result), self.buf("out", count), tile, out_base, [d.stick_stride for d in dims], ext))
         return result
+
+    def _resident(self, which: str, lo: int, sticks: int) -> None:
+        """Record an LX range the program keeps for, or takes from, another launch."""
+        old = self.resident_ranges.get(which, [lo, lo])
+        self.resident_ranges[which] = [lo, max(old[1], lo + sticks)]
 
     # -------------------------------------------------------------- gather
     def gather(self, box: dict) -> list[Ins]:
@@ -622,6 +660,66 @@ class KernelCodegen:
         if transpose_row_dim(src, dst) is None:
             return self._stick_permutation(box, src, dst)
         return self._block_transpose(box, src, dst)
+
+    def _onchip_transpose(self) -> list[Ins]:
+        """This core's part of an in-LX transpose (spyre-onchip-relayout): its band of the
+        source, rows [r0, r1) x all columns, sits at `src` as [column stick][row]; core j's box
+        of the result, sticks [s0, s1) x rows [c0, c1), lands at `dst` as [stick][row].
+
+            for each 64-row block b of the band:
+                if this core's box holds all of b's result:  sfp_transpose b into it
+                else:                                        sfp_transpose b into staging[b]
+            for shift in 1 .. cores - 1 (j = core + shift):  ring_send the staged part j holds
+            for this core's own part (if staged):            sfp copy
+            barrier (when anything crossed the ring)
+        """
+        op = self.compute
+        assert isinstance(op, spyre.RestickifyOp) and self.onchip is not None
+        dst = spyre.device_layout(op.result.type)
+        cols, rows = dst.shape
+        cs = math.ceil(cols / 64)
+        oc, k, n = self.onchip, self.core, self.cores
+        S, D, G = oc["src"] // STICK_BYTES, oc["dst"] // STICK_BYTES, oc["staging"] // STICK_BYTES
+        bands = [tuple(oc["src_rows"][2 * i : 2 * i + 2]) for i in range(n)]
+        boxes = [tuple(oc["dst_boxes"][4 * i : 4 * i + 4]) for i in range(n)]
+        r0, r1 = bands[k]
+        width = r1 - r0  # stick stride between the band's column sticks
+        self._resident("spyre.resident_in", S, max(b - a for a, b in bands) * cs)
+        self._resident("spyre.resident_out", D, max((s1 - s0) * (c1 - c0) for s0, s1, c0, c1 in boxes))
+        def direct(core: int, rb: int) -> bool:
+            """Core `core`'s box holds the whole result of source row block `rb`."""
+            s0, s1, c0, c1 = boxes[core]
+            return s0 <= rb < s1 and (c0, c1) == (0, cols)
+
+        out: list[Ins] = []
+        staged: list[int] = []  # blocks (index in the band) that went to staging
+        for b in range((r1 - r0) // 64):
+            rb = r0 // 64 + b
+            if direct(k, rb):
+                base, full, part = D + (rb - boxes[k][0]) * cols, cols // 64, cols % 64
+                if full:
+                    out.append(transpose((S + b * 64, [width, 1]), (base, [64, 1]), full, 64, 64))
+                if part:
+                    out.append(transpose((S + full * width + b * 64, [width, 1]), (base + full * 64, [64, 1]), 1, 64, part))
+            else:
+                out.append(transpose((S + b * 64, [width, 1]), (G + b * cs * 64, [64, 1]), cs, 64, 64))
+                staged.append(b)
+        for shift in range(n):
+            j = (k + shift) % n
+            s0, s1, c0, c1 = boxes[j]
+            blocks = [b for b in staged if s0 <= r0 // 64 + b < s1]
+            if not blocks or c1 <= c0:
+                continue
+            ba, nb = blocks[0], len(blocks)
+            src = (G + ba * cs * 64 + c0, [cs * 64, 1])
+            dst_acc = (D + (r0 // 64 + ba - s0) * (c1 - c0), [c1 - c0, 1])
+            if shift == 0:
+                out.append(sfp("copy", [(src[0], src[1], False)], (dst_acc[0], dst_acc[1], False), [nb, c1 - c0]))
+            else:
+                out.append(ring_send(src, dst_acc, shift if shift <= n // 2 else shift - n, [nb, c1 - c0], None))
+        if any(not direct(c, rb) for c, (a, b) in enumerate(bands) for rb in range(a // 64, b // 64)):
+            out.append(barrier())  # every core, senders and receivers: all sends have landed
+        return out
 
     def _splat(self, box: dict, src: Layout, dst: Layout) -> list[Ins]:
         """One element per stick -> the element in every lane (an SFP max over lane 0), or
@@ -798,6 +896,8 @@ class ConvertSpyreToIsaPass(ModulePass):
                 for s in streams:
                     block.add_op(s)
                 prog = spyre_isa.ProgramOp(gen.name, arg_types, len(kernel.inputs), Region(block))
+                for name, (lo, hi) in sorted(gen.resident_ranges.items()):
+                    prog.attributes[name] = DenseArrayBase.from_list(i64, [lo, hi])
                 done[key] = prog
             if first_func is not None:
                 Rewriter.insert_op(prog, InsertPoint.before(first_func))

@@ -623,6 +623,14 @@ _TIMELINES: dict[tuple, timing.Timeline] = {}
 _TIMELINES_MAX = 256
 
 
+def _range_attr(prog: spyre_isa.ProgramOp, name: str) -> tuple[int, int] | None:
+    attr = prog.attributes.get(name)
+    if attr is None:
+        return None
+    lo, hi = attr.get_values()  # type: ignore[attr-defined]  (verified by spyre_isa.ProgramOp)
+    return int(lo), int(hi)
+
+
 class ProgramPlan:
     """A `spyre_isa.program` prepared for repeated execution; its timeline is computed once
     (time does not depend on the data)."""
@@ -643,6 +651,11 @@ class ProgramPlan:
             ring_bytes=sum(i.ring_bytes for i in instrs),
             macs=sum(i.macs for i in instrs),
         )
+        self.resident_in = _range_attr(prog, "spyre.resident_in")
+        """LX sticks [lo, hi) an earlier launch left for this one (spyre-onchip-relayout)."""
+        self.resident_out = _range_attr(prog, "spyre.resident_out")
+        """LX sticks [lo, hi) this launch leaves for a later one."""
+        self._lx_writes: list[tuple[int, int]] | None = None
         self.checked = False
         """True once a launch passed the LX bounds and the sanitizer: they depend on the
         program's addresses only, so later launches skip them."""
@@ -651,6 +664,19 @@ class ProgramPlan:
         self.batched: BatchedProgram | None = None
         """The program as batched steps, once a launch has passed the checks."""
         _mark_shared_operands(self.streams, config.cores, config.lx_sticks)
+
+    def lx_writes(self) -> list[tuple[int, int]]:
+        """The LX stick intervals any core of the program writes (merged)."""
+        if self._lx_writes is None:
+            spans = sorted({iv for s in self.streams for ins in s.instrs for w in ins.works for iv in w.writes})
+            merged: list[tuple[int, int]] = []
+            for lo, hi in spans:
+                if merged and lo <= merged[-1][1]:
+                    merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+                else:
+                    merged.append((lo, hi))
+            self._lx_writes = merged
+        return self._lx_writes
 
     def timeline(self) -> timing.Timeline:
         if self._timeline is None:
@@ -682,6 +708,8 @@ class ProgramPlan:
         san = model.sanitizer if check else None
         if san:
             san.begin(self.name)
+            if self.resident_in is not None:  # left by an earlier launch (DeviceModel.launch checks which)
+                san.written[:, self.resident_in[0] : self.resident_in[1]] = True
         pcs = [0] * len(streams)
         tokens: dict[int, int] = defaultdict(int)
         at_barrier: set[int] = set()
@@ -758,6 +786,8 @@ class DeviceModel:
         self.profile = Profile()
         self.sanitizer = Sanitizer(config) if config.sanitize else None
         self._plans: dict[spyre_isa.ProgramOp, ProgramPlan] = {}
+        self.resident: dict[tuple[int, int], str] = {}
+        """LX ranges (sticks, every core) that a launch left for a later one, and its name."""
 
     def plan(self, prog: spyre_isa.ProgramOp) -> ProgramPlan:
         plan = self._plans.get(prog)
@@ -777,8 +807,22 @@ class DeviceModel:
                 continue
             if t.layout.canonical() != want.canonical():
                 raise DeviceError(f"kernel {plan.name}: input {i} has layout {t.layout}, the program expects {want}")
+        if plan.resident_in is not None and plan.resident_in not in self.resident:
+            lo, hi = plan.resident_in
+            raise DeviceError(
+                f"kernel {plan.name} reads LX bytes [{lo * STICK_BYTES}, {hi * STICK_BYTES}) as a value an earlier launch "
+                f"left there, but no earlier launch did (or a later one overwrote it); left: "
+                f"{', '.join(f'[{a * STICK_BYTES}, {b * STICK_BYTES}) by {k}' for (a, b), k in self.resident.items()) or 'nothing'}"
+            )
         outputs = [self.memory.allocate(lay, f"{plan.name}.out{i}") for i, lay in enumerate(plan.arg_layouts[plan.num_inputs :])]
         record = plan.run(self, [*inputs, *outputs])
+        if self.resident:  # what this launch overwrote is gone
+            writes = plan.lx_writes()
+            for lo, hi in list(self.resident):
+                if (lo, hi) != plan.resident_out and any(a < hi and b > lo for a, b in writes):
+                    del self.resident[(lo, hi)]
+        if plan.resident_out is not None:
+            self.resident[plan.resident_out] = plan.name
         self.profile.add(record)
         record_launch(record)
         return outputs

@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import argparse
+import logging
 import sys
 from collections.abc import Sequence
 from typing import IO
@@ -52,12 +54,30 @@ class SpyreOptMain(xDSLOptMain):
         for name, factory in get_all_passes().items():
             self.register_pass(name, factory)
 
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--print-remarks",
+            action="store_true",
+            help="print optimisation remarks (why a transformation was or was not applied) to stderr",
+        )
+
+    def apply_passes(self, prog: ModuleOp) -> None:
+        if self.args.print_remarks:
+            remarks = logging.getLogger("spyre_mlir.remarks")
+            if not remarks.handlers:
+                handler = logging.StreamHandler(sys.stderr)
+                handler.setFormatter(logging.Formatter("remark: %(message)s"))
+                remarks.addHandler(handler)
+            remarks.setLevel(logging.INFO)
+        self._apply_passes(prog)
+
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
         if (self.args.frontend or file_extension) == "mlir":  # located errors (LocatingParser)
             return LocatingParser(self.ctx, chunk.read(), self.get_input_name()).parse_module(not self.args.no_implicit_module)
         return super().parse_chunk(chunk, file_extension, start_offset)
 
-    def apply_passes(self, prog: ModuleOp) -> None:
+    def _apply_passes(self, prog: ModuleOp) -> None:
         """xDSL's pipeline, plus: the input is checked for dominance too, and a pass that fails
         other than with a diagnostic, or leaves IR that does not verify, is an internal error
         naming the pass (spyre_mlir.diagnostics)."""

@@ -35,6 +35,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return SpyreDivideWorkPass
 
+    def spyre_onchip_relayout():
+        from spyre_mlir.transforms.spyre_onchip_relayout import SpyreOnchipRelayoutPass
+
+        return SpyreOnchipRelayoutPass
+
     def spyre_plan_scratchpad():
         from spyre_mlir.transforms.spyre_plan_scratchpad import SpyrePlanScratchpadPass
 
@@ -56,6 +61,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "spyre-propagate-layouts": spyre_propagate_layouts,
         "spyre-fuse": spyre_fuse,
         "spyre-divide-work": spyre_divide_work,
+        "spyre-onchip-relayout": spyre_onchip_relayout,
         "spyre-plan-scratchpad": spyre_plan_scratchpad,
         "convert-spyre-to-isa": convert_spyre_to_isa,
         "spyre-pipeline": spyre_pipeline,

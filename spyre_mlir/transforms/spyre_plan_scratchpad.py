@@ -4,6 +4,8 @@ core's work until its buffers fit the planner's budget (80% of 2 MiB by default)
     footprint(chunk) = sum of kernel_buffers(op, largest chunk over cores)   (sticks)
     while footprint > budget: double the chunks of the dim that shrinks it most
     offsets: buffers placed one after another, 128-byte aligned
+    budget:  the option, or a kernel's `spyre.lx_budget` if smaller (spyre-onchip-relayout
+             keeps values resident above it)
 
     spyre.kernel "k0" (...) split <...>  ->  ... split <...> chunks <k = 2> lx <lhs = 0, rhs = 16384, ...>
 
@@ -83,6 +85,8 @@ class SpyrePlanScratchpadPass(ModulePass):
         last = f"v{len(ops) - 1}"
         attr = kernel.attributes.get("spyre.multicast")
         multicast = attr.value.data if isinstance(attr, IntegerAttr) else 1
+        attr = kernel.attributes.get("spyre.lx_budget")  # LX above it is held by resident buffers
+        budget_bytes = min(self.budget_bytes, attr.value.data) if isinstance(attr, IntegerAttr) else self.budget_bytes
 
         def buffers(ch: dict[str, int]) -> dict[str, int]:
             ext = max_chunk(dims, boxes, ch)
@@ -111,13 +115,13 @@ class SpyrePlanScratchpadPass(ModulePass):
             assert compute is not None
             config = DEFAULT_CONFIG.replace(cores=self.cores)
             found = best_chunks(
-                matmul_shape(compute), split, config, self.budget_bytes // STICK_BYTES, double, multicast, epilogue_sticks(ep) if ep else None
+                matmul_shape(compute), split, config, budget_bytes // STICK_BYTES, double, multicast, epilogue_sticks(ep) if ep else None
             )
             if found is not None:
                 chunks = found[0]
 
         size = footprint(chunks)
-        while size > self.budget_bytes:
+        while size > budget_bytes:
             best = None
             for d in dims:
                 ext = max_chunk(dims, boxes, chunks)[d.name]
@@ -133,7 +137,7 @@ class SpyrePlanScratchpadPass(ModulePass):
                 parts = ", ".join(f"{name} {n * STICK_BYTES}" for name, n in buffers(chunks).items())
                 raise PassFailedException(
                     f"kernel {kernel.sym_name.data}: its smallest chunk needs {size} bytes of LX per core, "
-                    f"the planner's budget is {self.budget_bytes} ('{compute.name}' producing {compute.results[0].type}: "
+                    f"the planner's budget is {budget_bytes} ('{compute.name}' producing {compute.results[0].type}: "
                     f"buffers {parts} bytes, and no dim can be chunked further)"
                 )
             chunks, size = best

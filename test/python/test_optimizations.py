@@ -7,13 +7,15 @@ and where intermediates live, never what is computed, except one:
     depend on it, runtime/numerics.py), double_buffer and cost_chunks (where tiles sit in
     LX), row_groups (a reduction's intermediates kept in LX are stored in the same DL16
     format they would have in DDR), epilogues (the matmul's output tile is rounded to DL16
-    before the epilogue reads it, as the separate kernel would read it from DDR);
+    before the epilogue reads it, as the separate kernel would read it from DDR),
+    onchip_relayout (a transpose moves bits, in LX or through DDR alike);
   * pointwise_chains keeps a folded chain's intermediates in the SFP's f32 temporaries
     instead of rounding each to DL16: a different, and never worse, rounding, so the chain
     is compared with eager within the DL16 bound of the model (helpers.reference).
 
 The workload has every kind of kernel the switches touch: matmuls with epilogues (bias, GELU,
-residual add), softmax and layer norm (row groups), and a pointwise chain. The sanitizer is on
+residual add), softmax and layer norm (row groups), a pointwise chain, and a transpose between
+two pointwise kernels (the on-chip relayout). The sanitizer is on
 (DeviceConfig's default), so every program also passes its checks.
 """
 
@@ -40,7 +42,8 @@ class Block(torch.nn.Module):
         h = self.down(torch.nn.functional.gelu(self.up(x))) + x
         y = self.norm(h)
         attn = torch.softmax(y @ y.T * 0.125, dim=-1)
-        return attn @ y, torch.tanh(y * 0.5 + 1.0) * 2.0
+        moved = torch.relu(torch.tanh(x.t() * 0.5).t()) * 3.0  # a transpose between pointwise kernels
+        return attn @ y, torch.tanh(y * 0.5 + 1.0) * 2.0, moved
 
 
 def run(disable) -> tuple[list[torch.Tensor], list]:
@@ -59,7 +62,7 @@ def optimized():
     return run([])
 
 
-BIT_EXACT = ["cost_split", "multicast", "double_buffer", "cost_chunks", "row_groups", "epilogues"]
+BIT_EXACT = ["cost_split", "multicast", "double_buffer", "cost_chunks", "row_groups", "epilogues", "onchip_relayout"]
 
 
 @pytest.mark.parametrize("name", BIT_EXACT)

@@ -103,6 +103,18 @@ spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64
 
 // -----
 
+spyre_isa.program @p() inputs 0 attributes {spyre.resident_in = array<i64: 8, 8>} {
+}
+// CHECK: {{^}}'spyre_isa.program' @p: spyre.resident_in must be array<i64: lo, hi> with 0 <= lo < hi (LX sticks), got array<i64: 8, 8>{{$}}
+
+// -----
+
+spyre_isa.program @p() inputs 0 attributes {spyre.resident_out = 3 : i64} {
+}
+// CHECK: {{^}}'spyre_isa.program' @p: spyre.resident_out must be array<i64: lo, hi> with 0 <= lo < hi (LX sticks), got 3 : i64{{$}}
+
+// -----
+
 spyre_isa.program @p() inputs 0 {
   spyre_isa.stream cores [0] {
     spyre_isa.program @q() inputs 0 {
