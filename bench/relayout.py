@@ -4,7 +4,7 @@
     python bench/relayout.py --json   # one JSON object
 
 1. The same relayout — the transpose of a (2048, 1280) f16 tensor (5.24 MB) between two
-   pointwise kernels, relu(relu(x).t()) — compiled three ways:
+   pointwise kernels, c = relu(relu(x).t()), whose result also feeds c @ w — compiled three ways:
      ddr        spyre-onchip-relayout off: a restickify kernel loads the tensor from DDR in
                 64 x 64 blocks, transposes them on the SFP and stores the result (the round trip)
      on chip    the pass on (default): the producer keeps its bands in LX, the relayout
@@ -46,8 +46,12 @@ from xdsl.parser import Parser
 SHAPE = (2048, 1280)
 
 
-def _relayout_graph(x: torch.Tensor) -> torch.Tensor:
-    return torch.relu(torch.relu(x).t())
+def _relayout_graph(x: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The consumer's result also feeds a matmul, which needs the generic layout: so the
+    relayout is needed (a result that only goes to the host would stay transposed, and the host
+    would read it through its layout: no relayout at all, spyre-propagate-layouts)."""
+    c = torch.relu(torch.relu(x).t())
+    return c, c @ w
 
 
 def _compiled(fn, inputs: tuple, disable: list[str]) -> tuple[list, torch.Tensor]:
@@ -61,20 +65,20 @@ def _compiled(fn, inputs: tuple, disable: list[str]) -> tuple[list, torch.Tensor
 
 
 def _restickify_kernel(kernels: list) -> object:
-    """The launch between the two relus (the second of three)."""
-    if len(kernels) != 3:
-        raise RuntimeError(f"expected 3 launches (relu, relayout, relu), got {[k.name for k in kernels]}")
+    """The launch between the two relus (the second of four: relu, relayout, relu, matmul)."""
+    if len(kernels) != 4:
+        raise RuntimeError(f"expected 4 launches (relu, relayout, relu, matmul), got {[k.name for k in kernels]}")
     return kernels[1]
 
 
-def _all_to_all(x: torch.Tensor) -> tuple[list, np.ndarray]:
+def _all_to_all(x: torch.Tensor, w: torch.Tensor) -> tuple[list, np.ndarray]:
     """The graph through the pipeline, with spyre-onchip-relayout{align_consumer=false}."""
     with tempfile.TemporaryDirectory() as d:
         import os
 
         os.environ["SPYRE_DUMP_IR"] = d
         try:
-            _compiled(_relayout_graph, (x,), ["onchip_relayout"])
+            _compiled(_relayout_graph, (x, w), ["onchip_relayout"])
         finally:
             del os.environ["SPYRE_DUMP_IR"]
         text = next(Path(d).rglob("05-spyre-divide-work.mlir")).read_text()
@@ -88,21 +92,22 @@ def _all_to_all(x: torch.Tensor) -> tuple[list, np.ndarray]:
     ):
         p.apply(ctx, module)
     model = DeviceModel(config)
-    (out,) = Executable(module, ctx, model, "main")(x.numpy())
+    out, _ = Executable(module, ctx, model, "main")(x.numpy(), w.numpy())
     return model.profile.kernels, np.asarray(out)
 
 
 def measure() -> dict:
     torch.manual_seed(0)
     x = (torch.randint(-512, 512, SHAPE) / 64).to(torch.float16)  # at most 9 significant bits: exact in DL16 (9 fraction bits, docs/numerics.md)
+    w = torch.randn(SHAPE[0], 64, dtype=torch.float16) / 32
     want = torch.relu(torch.relu(x).t())
     rows = {}
     for name, disable in (("ddr", ["onchip_relayout"]), ("onchip", [])):
-        kernels, out = _compiled(_relayout_graph, (x,), disable)
+        kernels, (out, _) = _compiled(_relayout_graph, (x, w), disable)
         if not torch.equal(out, want):
             raise RuntimeError(f"{name}: the relayout is not bit-exact (max |error| {(out.float() - want.float()).abs().max()})")
         rows[name] = kernels
-    a2a_kernels, a2a_out = _all_to_all(x)
+    a2a_kernels, a2a_out = _all_to_all(x, w)
     if not np.array_equal(a2a_out, want.numpy()):
         raise RuntimeError("all-to-all: the relayout is not bit-exact")
     rows["all_to_all"] = a2a_kernels
@@ -145,7 +150,7 @@ def table(r: dict) -> str:
             f"{'through DDR (restickify kernel)':<34}{r['ddr_round_trip_us']:>10.2f}{'1.0x':>8}",
             f"{'on chip (consumer aligned)':<34}{r['onchip_us']:>10.2f}{str(r['ratio']) + 'x':>8}",
             f"{'on chip, all-to-all over the ring':<34}{r['onchip_all_to_all_us']:>10.2f}{str(r['ratio_all_to_all']) + 'x':>8}   ({r['ring_bytes_all_to_all']} bytes on the ring)",
-            f"whole graph (3 launches): ddr {r['pipeline_us']['ddr']} us, on chip {r['pipeline_us']['onchip']} us, all-to-all {r['pipeline_us']['all_to_all']} us",
+            f"whole graph (4 launches, with the matmul): ddr {r['pipeline_us']['ddr']} us, on chip {r['pipeline_us']['onchip']} us, all-to-all {r['pipeline_us']['all_to_all']} us",
             "",
             "matmul (512, 4096) x (4096, 4096) f16, all launches:",
             f"  x @ A    {r['matmul_xA_us']:>9.2f} us   {r['matmul_launches']['xA']}",

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spyre_mlir.analysis.work import IterDim, core_boxes, matmul_tiles
-from spyre_mlir.layout import STICK_BYTES
+from spyre_mlir.layout import STICK_BYTES, Layout
 from spyre_mlir.runtime import timing
 from spyre_mlir.runtime.config import DeviceConfig
 
@@ -322,3 +322,11 @@ def _best_chunks(shape: MatmulShape, split_items: tuple, config: DeviceConfig, b
         if best is None or est.seconds < best[1].seconds:
             best = (tuple(chunks.items()), est)
     return best
+
+
+def relayout_seconds(layout: Layout, config: DeviceConfig) -> float:
+    """Estimated time of a restickify through DDR (one launch): its kernel loads and stores
+    every stick of the tensor once, and the shared DDR bandwidth bounds it (as it does in the
+    simulation: a 5.24 MB transpose takes 52.25 us of device time, 2 x 5.24 MB / 204.8 GB/s =
+    51.2 us; bench/relayout.py)."""
+    return 2 * layout.nbytes / config.ddr_bytes_per_s + config.launch_overhead_s

@@ -14,11 +14,29 @@ explicit `spyre.restickify` where it is not, then move what can be moved to the 
                 two restickifies of one value to one layout (CSE)
 
 Layouts are compared in canonical form (`Layout.canonical`): equal forms place the tensor
-identically. This first version keeps every compute result in the generic layout.
+identically.
+
+Before the rules above, each pointwise result chooses its layout (option `choose`, on by
+default). Candidates: the layout it was converted with (generic) and the layouts of its inputs
+of the same shape (e.g. a transposed view's). Cost of a candidate L, in estimated seconds of
+restickify kernels (analysis/cost.py: relayout_seconds, from the device model's DDR bandwidth
+and launch overhead):
+
+    cost(op, L)    = sum over inputs that cannot be read in L of relayout(input)
+                   + future(result, L)
+    future(v, L)   = sum over v's pointwise readers u of min over u's candidates L' of cost(u, L')
+                   + relayout(v) if any other reader (matmul, reduce, slice, view) needs v's
+                     original layout and L is not it;  from_device reads any layout (free)
+
+The cheapest candidate wins; a tie keeps the converted layout. Readers that need the original
+layout then read a restickify of the result back to it (one, shared). So a pointwise chain on a
+transposed value whose result goes to the host runs in the transposed layout (no relayout at
+all), and one that feeds a matmul relayouts once, at the chain's input.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -32,13 +50,15 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.rewriter import InsertPoint
+from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.utils.exceptions import PassFailedException
 
+from spyre_mlir.analysis.cost import relayout_seconds
 from spyre_mlir.analysis.sticks import broadcast_dim_map, operand_strides
 from spyre_mlir.dialects import spyre
 from spyre_mlir.layout import Layout
+from spyre_mlir.runtime.config import DEFAULT_CONFIG, DeviceConfig
 
 
 def _in_kernel(op: Operation) -> bool:
@@ -72,6 +92,16 @@ class MatmulOperandsGeneric(RewritePattern):
                 _restickify_operand(op, i, _generic(v), rewriter)
 
 
+def _operand_target(out: Layout, lay: Layout) -> Layout:
+    """The layout a pointwise input in `lay` is restickified to, for an output in `out`."""
+    if lay.shape == out.shape:
+        return out
+    if out.is_splat or out.stick_dim is not None and (not lay.shape or lay.shape[-1] == 1) and out.shape[-1] != 1:
+        # broadcast along the stick, or into a splat result (e.g. a () operand of a (1,) result)
+        return Layout.splat(lay.shape, lay.element_bytes)
+    return Layout.generic(lay.shape, lay.element_bytes)
+
+
 class PointwiseOperandsShareSticks(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: spyre.PointwiseOp, rewriter: PatternRewriter):
@@ -83,13 +113,7 @@ class PointwiseOperandsShareSticks(RewritePattern):
             dim_map = broadcast_dim_map(out.shape, lay.shape)
             if operand_strides(out, lay, dim_map) is not None:
                 continue
-            if lay.shape == out.shape:
-                target = out
-            elif out.is_splat or out.stick_dim is not None and (not lay.shape or lay.shape[-1] == 1) and out.shape[-1] != 1:
-                # broadcast along the stick, or into a splat result (e.g. a () operand of a (1,) result)
-                target = Layout.splat(lay.shape, lay.element_bytes)
-            else:
-                target = Layout.generic(lay.shape, lay.element_bytes)
+            target = _operand_target(out, lay)
             if operand_strides(out, target, dim_map) is None:
                 raise PassFailedException(
                     f"'spyre.pointwise': input {i} of shape {lay.shape} broadcasts along the output's stick dim "
@@ -109,6 +133,32 @@ def _view_chain(v: SSAValue) -> tuple[spyre.ToDeviceOp, list[Operation]] | None:
     return v.owner, list(reversed(views))
 
 
+def _transfer_permutation(v: SSAValue) -> tuple[spyre.ToDeviceOp, list[int]] | None:
+    """If v is a host transfer seen through views that one transfer can do (permutes before
+    any reshape compose), the transfer and the host permutation; else None."""
+    chain = _view_chain(v)
+    if chain is None:
+        return None
+    transfer, views = chain
+    src = transfer.input.type
+    assert isinstance(src, TensorType)
+    perm = list(transfer.permutation.as_tuple()) if transfer.permutation else list(range(len(src.get_shape())))
+    reshaped = spyre.device_layout(transfer.result.type).shape != tuple(src.get_shape()[p] for p in perm)
+    for view in views:
+        if isinstance(view, spyre.PermuteOp):
+            if reshaped:
+                return None  # a permute after a reshape is not one host transpose
+            perm = [perm[p] for p in view.permutation.as_tuple()]
+        else:
+            reshaped = True
+    return transfer, perm
+
+
+def _folds_into_transfer(v: SSAValue) -> bool:
+    """A restickify of v costs the device nothing: the host lays the data out on the way in."""
+    return _transfer_permutation(v) is not None
+
+
 class FoldRestickifyIntoTransfer(RewritePattern):
     """The host lays the data out directly; permutes before any reshape compose."""
 
@@ -116,21 +166,10 @@ class FoldRestickifyIntoTransfer(RewritePattern):
     def match_and_rewrite(self, op: spyre.RestickifyOp, rewriter: PatternRewriter):
         if _in_kernel(op):
             return
-        chain = _view_chain(op.input)
-        if chain is None:
+        found = _transfer_permutation(op.input)
+        if found is None:
             return
-        transfer, views = chain
-        src = transfer.input.type
-        assert isinstance(src, TensorType)
-        perm = list(transfer.permutation.as_tuple()) if transfer.permutation else list(range(len(src.get_shape())))
-        reshaped = spyre.device_layout(transfer.result.type).shape != tuple(src.get_shape()[p] for p in perm)
-        for view in views:
-            if isinstance(view, spyre.PermuteOp):
-                if reshaped:
-                    return  # a permute after a reshape is not one host transpose
-                perm = [perm[p] for p in view.permutation.as_tuple()]
-            else:
-                reshaped = True
+        transfer, perm = found
         new = spyre.ToDeviceOp(transfer.input, op.result.type, perm if perm != sorted(perm) else None)
         rewriter.replace(op, [new])
 
@@ -177,6 +216,90 @@ class DropNeedlessRestickify(RewritePattern):
             rewriter.replace(op, [], [src])
 
 
+class LayoutChooser:
+    """The min-cost choice of pointwise result layouts (module docstring)."""
+
+    def __init__(self, config: DeviceConfig, fold_transfers: bool):
+        self.config = config
+        self.fold_transfers = fold_transfers
+        self.memo: dict[tuple[SSAValue, Layout], float] = {}
+
+    def layout(self, v: SSAValue, override: dict[SSAValue, Layout]) -> Layout:
+        return override[v] if v in override else spyre.device_layout(v.type)
+
+    def candidates(self, op: spyre.PointwiseOp, override: dict[SSAValue, Layout]) -> list[Layout]:
+        out = spyre.device_layout(op.result.type)
+        found = [out]
+        seen = {out.canonical()}
+        for v in op.inputs:
+            lay = self.layout(v, override)
+            if lay.shape != out.shape or lay.element_bytes != out.element_bytes or lay.is_splat or lay.is_sparse:
+                continue
+            lay = Layout(out.shape, out.element_bytes, lay.device_size, lay.stride_map)
+            if lay.canonical() not in seen:
+                seen.add(lay.canonical())
+                found.append(lay)
+        return found
+
+    def inputs_cost(self, op: spyre.PointwiseOp, out: Layout, override: dict[SSAValue, Layout]) -> float:
+        """The restickifies the inputs need for an output in `out` (PointwiseOperandsShareSticks
+        places them); infinite if an input could not be read at all (a broadcast along the
+        output's stick needs a splat, which only a one-element-wide input has)."""
+        total = 0.0
+        for v in op.inputs:
+            lay = self.layout(v, override)
+            dim_map = broadcast_dim_map(out.shape, lay.shape)
+            if operand_strides(out, lay, dim_map) is not None:
+                continue
+            if operand_strides(out, _operand_target(out, lay), dim_map) is None:
+                return math.inf
+            if not (self.fold_transfers and _folds_into_transfer(v)):
+                total += relayout_seconds(lay, self.config)
+        return total
+
+    def future(self, v: SSAValue, lay: Layout) -> float:
+        key = (v, lay.canonical())
+        if key not in self.memo:
+            self.memo[key] = 0.0  # (a cycle cannot occur in SSA; this only guards re-entry)
+            total, converted = 0.0, spyre.device_layout(v.type).canonical()
+            back = False
+            for use in v.uses:
+                u = use.operation
+                if isinstance(u, spyre.FromDeviceOp):
+                    continue
+                if isinstance(u, spyre.PointwiseOp) and not _in_kernel(u):
+                    override = {v: lay}
+                    total += min(self.inputs_cost(u, c, override) + self.future(u.result, c) for c in self.candidates(u, override))
+                elif lay.canonical() != converted:
+                    back = True
+            if back:
+                total += relayout_seconds(lay, self.config)
+            self.memo[key] = total
+        return self.memo[key]
+
+    def choose(self, op: spyre.PointwiseOp, rewriter: PatternRewriter | None = None) -> Layout:
+        costs = [(self.inputs_cost(op, c, {}) + self.future(op.result, c), i, c) for i, c in enumerate(self.candidates(op, {}))]
+        return min(costs)[2]
+
+    def apply(self, module: ModuleOp) -> None:
+        for op in list(module.walk()):
+            if not isinstance(op, spyre.PointwiseOp) or _in_kernel(op):
+                continue
+            converted = spyre.device_layout(op.result.type)
+            best = self.choose(op)
+            if best.canonical() == converted.canonical():
+                continue
+            old_type = op.result.type
+            others = [(use.operation, use.index) for use in op.result.uses if not isinstance(use.operation, spyre.PointwiseOp | spyre.FromDeviceOp)]
+            result = Rewriter.replace_value_with_new_type(op.result, spyre.device_tensor_type(best.shape, best))
+            if others:  # readers that need the converted layout read one restickify back to it
+                back = spyre.RestickifyOp(result, old_type)
+                Rewriter.insert_op(back, InsertPoint.after(op))
+                for user, index in others:
+                    user.operands[index] = back.result
+            self.memo.clear()
+
+
 @dataclass(frozen=True)
 class SpyrePropagateLayoutsPass(ModulePass):
     """Insert spyre.restickify where a consumer cannot read its operand's layout, and fold
@@ -187,7 +310,12 @@ class SpyrePropagateLayoutsPass(ModulePass):
     fold_transfers: bool = True
     """Fold restickifies of transferred host values into the transfer (off: keep them on the device)."""
 
+    choose: bool = True
+    """Choose each pointwise result's layout by least relayout cost (off: the converted one)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.choose:
+            LayoutChooser(DEFAULT_CONFIG, self.fold_transfers).apply(op)
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
                 [MatmulOperandsGeneric(), PointwiseOperandsShareSticks(), ReduceInputGeneric(), SliceInputShareSticks()]

@@ -33,22 +33,25 @@ def exact_values(shape: tuple[int, ...], seed: int) -> torch.Tensor:
     return (torch.randint(-512, 512, shape, generator=g) / 64).to(torch.float16)
 
 
-def relayout_graph(x: torch.Tensor) -> torch.Tensor:
-    return torch.relu(torch.relu(x).t())
+def relayout_graph(x: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """c also feeds a matmul (generic layout), so the transpose must happen on the device."""
+    c = torch.relu(torch.relu(x).t())
+    return c, c @ w
 
 
 @pytest.mark.parametrize("shape", [(256, 100), (640, 192), (64, 65), (128, 300)])
 def test_transpose_between_pointwise_kernels_is_exact_and_skips_ddr(shape):
     x = exact_values(shape, 0)
+    w = exact_values((shape[0], 64), 2)
     torch._dynamo.reset()
     dev = get_device(DeviceConfig())
     start = len(dev.profile.kernels)
     with torch.no_grad():
-        out = torch.compile(relayout_graph, backend="spyre")(x)
+        out, _ = torch.compile(relayout_graph, backend="spyre")(x, w)
     kernels = dev.profile.kernels[start:]
-    assert torch.equal(out, relayout_graph(x))
-    assert len(kernels) == 3
-    producer, relayout, consumer = kernels
+    assert torch.equal(out, relayout_graph(x, w)[0])
+    assert len(kernels) == 4  # relu, relayout, relu, matmul
+    producer, relayout, consumer, _ = kernels
     assert producer.ddr_write_bytes == 0 and consumer.ddr_read_bytes == 0
     assert relayout.ddr_read_bytes == relayout.ddr_write_bytes == 0
     assert relayout.engine_cycles.get("sfp", 0) > 0

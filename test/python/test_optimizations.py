@@ -3,9 +3,12 @@
 The switches (pipeline.Optimizations, torch.compile option `disable`) change where work runs
 and where intermediates live, never what is computed, except one:
 
-  * bit-identical by design: cost_split and multicast (how work is divided; PT sums do not
-    depend on it, runtime/numerics.py), double_buffer and cost_chunks (where tiles sit in
-    LX), row_groups (a reduction's intermediates kept in LX are stored in the same DL16
+  * bit-identical by design: cost_split and multicast (how work is divided; a PT pass's sum
+    does not depend on it, runtime/interpreter.py), double_buffer and cost_chunks (where tiles
+    sit in LX) — as long as the matmul's k chunks stay the same. When a switch changes them,
+    the fp32 accumulator adds the passes' sums in another grouping (as the card would): each
+    output then differs by at most one DL16 unit in the last place (the fp32 re-association
+    error, about k * 2^-24 relative, is far below DL16's 2^-10 rounding step); row_groups (a reduction's intermediates kept in LX are stored in the same DL16
     format they would have in DDR), epilogues (the matmul's output tile is rounded to DL16
     before the epilogue reads it, as the separate kernel would read it from DDR),
     onchip_relayout (a transpose moves bits, in LX or through DDR alike);
@@ -42,7 +45,7 @@ class Block(torch.nn.Module):
         h = self.down(torch.nn.functional.gelu(self.up(x))) + x
         y = self.norm(h)
         attn = torch.softmax(y @ y.T * 0.125, dim=-1)
-        moved = torch.relu(torch.tanh(x.t() * 0.5).t()) * 3.0  # a transpose between pointwise kernels
+        moved = (torch.relu(torch.tanh(x.t() * 0.5).t()) * 3.0) @ self.up.weight.T  # a transpose between pointwise kernels
         return attn @ y, torch.tanh(y * 0.5 + 1.0) * 2.0, moved
 
 
@@ -65,12 +68,26 @@ def optimized():
 BIT_EXACT = ["cost_split", "multicast", "double_buffer", "cost_chunks", "row_groups", "epilogues", "onchip_relayout"]
 
 
+K_CHUNKING = {"cost_split", "double_buffer", "cost_chunks"}
+"""Switches that may change a matmul's k chunks (the planner's chunking depends on them)."""
+
+
+def assert_within_one_dl16_ulp(a: torch.Tensor, b: torch.Tensor, name: str) -> None:
+    """|a - b| <= one DL16 ulp of the larger magnitude (9 fraction bits, docs/numerics.md)."""
+    mag = torch.maximum(a.abs(), b.abs()).double()
+    ulp = torch.exp2(torch.floor(torch.log2(mag.clamp_min(2.0**-30))) - 9)
+    excess = (a.double() - b.double()).abs() - ulp
+    assert (excess <= 0).all(), f"{name}: outputs differ by more than one DL16 ulp (by {excess.max().item()} beyond it)"
+
+
 @pytest.mark.parametrize("name", BIT_EXACT)
 def test_switch_keeps_outputs_bit_for_bit(optimized, name):
     outs, kernels = optimized
     base, base_kernels = run([name])
     for a, b in zip(outs, base):
-        assert torch.equal(a, b), f"{name}: outputs differ by {(a - b).abs().max().item()}"
+        if not torch.equal(a, b):
+            assert name in K_CHUNKING, f"{name}: outputs differ by {(a - b).abs().max().item()}"
+            assert_within_one_dl16_ulp(a, b, name)
     # the switch did something: the programs differ in launches or simulated time
     assert [k.time_s for k in kernels] != [k.time_s for k in base_kernels], name
 

@@ -1,6 +1,7 @@
 // RUN: spyre-opt %s -p spyre-propagate-layouts | filecheck %s
 // RUN: spyre-opt %s -p 'spyre-propagate-layouts{fold_transfers=false}' | filecheck %s --check-prefix=NOFOLD
-// Input: convert-torch-to-spyre's output for four small functions. Matmul wants its operands
+// RUN: spyre-opt %s -p 'spyre-propagate-layouts{choose=false}' | filecheck %s --check-prefix=NOCHOOSE
+// Input: convert-torch-to-spyre's output for small functions, one per op class. Matmul wants its operands
 // in the generic stick layout (A sticked on K, B on N); pointwise wants its inputs' sticks to
 // hold the output's elements. Relayouts of host inputs fold into the transfer.
 
@@ -19,20 +20,65 @@
 // CHECK-NEXT:    %[[R:.*]] = spyre.restickify %[[T]] : tensor<128x128xf16, #spyre.layout<device_size = [2, 128, 64], stride_map = [8192, 1, 128]>> -> tensor<128x128xf16, #spyre.layout<device_size = [2, 128, 64], stride_map = [64, 128, 1]>>
 // CHECK-NEXT:    spyre.matmul %[[R]], %{{.*}}
 
-// A chain of pointwise ops on a transposed value restickifies it once; later links read the
-// generic result.
+// A chain of pointwise ops on a transposed value whose result goes to the host runs in the
+// transposed layout: no relayout at all (from_device reads any layout). With the choice off
+// (NOCHOOSE), every result is generic and the chain's input is restickified once.
 // CHECK-LABEL: func.func @pointwise_chain_on_transpose
-// CHECK:         %[[T:.*]] = spyre.permute
-// CHECK-NEXT:    %[[R:.*]] = spyre.restickify %[[T]]
-// CHECK-NEXT:    %[[A:.*]] = spyre.pointwise %[[R]]
-// CHECK:         %[[B:.*]] = spyre.pointwise %[[A]], %[[A]]
-// CHECK:         spyre.pointwise %[[B]], %[[R]]
 // CHECK-NOT:     spyre.restickify
+// CHECK:         %[[T:.*]] = spyre.permute %{{.*}} permutation [1, 0] : {{.*}} -> tensor<200x100xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [6400, 1, 100]>>
+// CHECK-NEXT:    %[[A:.*]] = spyre.pointwise %[[T]] : {{.*}} -> tensor<200x100xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [6400, 1, 100]>>
+// CHECK:         %[[B:.*]] = spyre.pointwise %[[A]], %[[A]]
+// CHECK:         %[[C:.*]] = spyre.pointwise %[[B]], %[[T]] : {{.*}} -> tensor<200x100xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [6400, 1, 100]>>
+// CHECK-NOT:     spyre.restickify
+// CHECK:         spyre.from_device %[[C]]
+// NOCHOOSE-LABEL: func.func @pointwise_chain_on_transpose
+// NOCHOOSE:        %[[T:.*]] = spyre.permute
+// NOCHOOSE-NEXT:   %[[R:.*]] = spyre.restickify %[[T]]
+// NOCHOOSE-NEXT:   %[[A:.*]] = spyre.pointwise %[[R]]
+// NOCHOOSE:        %[[B:.*]] = spyre.pointwise %[[A]], %[[A]]
+// NOCHOOSE:        spyre.pointwise %[[B]], %[[R]]
+// NOCHOOSE-NOT:    spyre.restickify
+// NOCHOOSE-LABEL: func.func @reshape_folds
 
 // A reshape of a host input folds into its transfer as well.
 // CHECK-LABEL: func.func @reshape_folds
 // CHECK:         %[[X:.*]] = spyre.to_device %x : tensor<2x3x128xf32> -> tensor<6x128xf16, #spyre.layout<device_size = [2, 6, 64], stride_map = [64, 128, 1]>>
 // CHECK-NEXT:    spyre.matmul %[[X]]
+
+// Into a matmul (which wants the generic layout) the chain costs one relayout wherever it
+// goes; a tie keeps the converted (generic) layouts, so it is at the chain's input.
+// CHECK-LABEL: func.func @chain_into_matmul
+// CHECK:         %[[T:.*]] = spyre.permute
+// CHECK-NEXT:    %[[R:.*]] = spyre.restickify %[[T]] : {{.*}} -> tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>
+// CHECK-NEXT:    spyre.pointwise %[[R]]
+// CHECK-NOT:     spyre.restickify
+// CHECK:         spyre.matmul
+
+// Reductions read their input in the generic layout: the transposed value is restickified
+// before the pointwise op (a tie: before or after it costs the same).
+// CHECK-LABEL: func.func @reduce_on_transpose
+// CHECK:         %[[T:.*]] = spyre.permute
+// CHECK-NEXT:    %[[R:.*]] = spyre.restickify %[[T]]
+// CHECK-NEXT:    %[[E:.*]] = spyre.pointwise %[[R]]
+// CHECK:         spyre.reduce "sum" %[[E]] dim 1
+// CHECK-NOT:     spyre.restickify
+
+// A slice copies whole sticks of the generic layout: one restickify before it.
+// CHECK-LABEL: func.func @slice_of_transpose
+// CHECK:         %[[T:.*]] = spyre.permute
+// CHECK-NEXT:    %[[R:.*]] = spyre.restickify %[[T]]
+// CHECK-NEXT:    spyre.slice %[[R]]
+// CHECK-NOT:     spyre.restickify
+
+// A bias broadcast along dim 0 cannot be read by an output sticked on dim 0 (it would need a
+// lane broadcast): that candidate is infeasible, so the add is generic; its transposed input
+// is restickified once, before the relu (a tie with after it).
+// CHECK-LABEL: func.func @broadcast_on_transpose
+// CHECK:         %[[T:.*]] = spyre.permute
+// CHECK-NEXT:    %[[R:.*]] = spyre.restickify %[[T]]
+// CHECK-NEXT:    %[[A:.*]] = spyre.pointwise %[[R]]
+// CHECK-NOT:     spyre.restickify
+// CHECK:         spyre.pointwise %[[A]], %{{.*}} : {{.*}} -> tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>
 
 builtin.module {
   func.func @weight_transpose_folds(%x: tensor<8x128xf32>, %w: tensor<64x128xf32>) -> tensor<8x64xf32> {
@@ -93,5 +139,92 @@ builtin.module {
     %4 = spyre.from_device %3 : tensor<6x64xf16, #spyre.layout<device_size = [1, 6, 64], stride_map = [64, 64, 1]>> -> tensor<6x64xf32>
     func.return %4 : tensor<6x64xf32>
   }
+  func.func @chain_into_matmul(%arg0: tensor<128x64xf32>, %arg1: tensor<128x32xf32>) -> tensor<64x32xf32> {
+    %0 = spyre.to_device %arg0 : tensor<128x64xf32> -> tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>
+    %1 = spyre.pointwise %0 : (tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>) -> tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>> {
+    ^bb0(%2: f32):
+      %3 = arith.constant 0.000000e+00 : f32
+      %4 = arith.maximumf %2, %3 : f32
+      spyre.yield %4 : f32
+    }
+    %5 = spyre.permute %1 permutation [1, 0] : tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>> -> tensor<64x128xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 1, 128]>>
+    %6 = spyre.pointwise %5 : (tensor<64x128xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 1, 128]>>) -> tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>> {
+    ^bb0(%7: f32):
+      %8 = arith.constant 0.000000e+00 : f32
+      %9 = arith.maximumf %7, %8 : f32
+      spyre.yield %9 : f32
+    }
+    %10 = spyre.pointwise %6 : (tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>) -> tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>> {
+    ^bb0(%11: f32):
+      %12 = arith.constant 2.000000e+00 : f32
+      %13 = arith.mulf %11, %12 : f32
+      spyre.yield %13 : f32
+    }
+    %14 = spyre.to_device %arg1 : tensor<128x32xf32> -> tensor<128x32xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 32, 1]>>
+    %15 = spyre.matmul %10, %14 : (tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>, tensor<128x32xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 32, 1]>>) -> tensor<64x32xf16, #spyre.layout<device_size = [1, 64, 64], stride_map = [64, 32, 1]>>
+    %16 = spyre.from_device %15 : tensor<64x32xf16, #spyre.layout<device_size = [1, 64, 64], stride_map = [64, 32, 1]>> -> tensor<64x32xf32>
+    func.return %16 : tensor<64x32xf32>
+  }
+  func.func @reduce_on_transpose(%arg0: tensor<128x64xf32>) -> tensor<64xf32> {
+    %0 = spyre.to_device %arg0 : tensor<128x64xf32> -> tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>
+    %1 = spyre.pointwise %0 : (tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>) -> tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>> {
+    ^bb0(%2: f32):
+      %3 = arith.constant 0.000000e+00 : f32
+      %4 = arith.maximumf %2, %3 : f32
+      spyre.yield %4 : f32
+    }
+    %5 = spyre.permute %1 permutation [1, 0] : tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>> -> tensor<64x128xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 1, 128]>>
+    %6 = spyre.pointwise %5 : (tensor<64x128xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 1, 128]>>) -> tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>> {
+    ^bb0(%7: f32):
+      %8 = math.exp %7 : f32
+      spyre.yield %8 : f32
+    }
+    %9 = spyre.reduce "sum" %6 dim 1 : tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>> -> tensor<64x1xf16, #spyre.layout<device_size = [1, 64, 64], stride_map = [64, 1, 0]>>
+    %10 = spyre.reshape %9 : tensor<64x1xf16, #spyre.layout<device_size = [1, 64, 64], stride_map = [64, 1, 0]>> -> tensor<64xf16, #spyre.layout<device_size = [1, 64, 64], stride_map = [64, 1, 0]>>
+    %11 = spyre.from_device %10 : tensor<64xf16, #spyre.layout<device_size = [1, 64, 64], stride_map = [64, 1, 0]>> -> tensor<64xf32>
+    func.return %11 : tensor<64xf32>
+  }
+  func.func @slice_of_transpose(%arg0: tensor<128x96xf32>) -> tensor<96x64xf32> {
+    %0 = spyre.to_device %arg0 : tensor<128x96xf32> -> tensor<128x96xf16, #spyre.layout<device_size = [2, 128, 64], stride_map = [64, 96, 1]>>
+    %1 = spyre.pointwise %0 : (tensor<128x96xf16, #spyre.layout<device_size = [2, 128, 64], stride_map = [64, 96, 1]>>) -> tensor<128x96xf16, #spyre.layout<device_size = [2, 128, 64], stride_map = [64, 96, 1]>> {
+    ^bb0(%2: f32):
+      %3 = arith.constant 0.000000e+00 : f32
+      %4 = arith.maximumf %2, %3 : f32
+      spyre.yield %4 : f32
+    }
+    %5 = spyre.permute %1 permutation [1, 0] : tensor<128x96xf16, #spyre.layout<device_size = [2, 128, 64], stride_map = [64, 96, 1]>> -> tensor<96x128xf16, #spyre.layout<device_size = [2, 128, 64], stride_map = [8192, 1, 128]>>
+    %6 = spyre.slice %5 start [0, 0] : tensor<96x128xf16, #spyre.layout<device_size = [2, 128, 64], stride_map = [8192, 1, 128]>> -> tensor<96x64xf16, #spyre.layout<device_size = [1, 96, 64], stride_map = [64, 64, 1]>>
+    %7 = spyre.pointwise %6 : (tensor<96x64xf16, #spyre.layout<device_size = [1, 96, 64], stride_map = [64, 64, 1]>>) -> tensor<96x64xf16, #spyre.layout<device_size = [1, 96, 64], stride_map = [64, 64, 1]>> {
+    ^bb0(%8: f32):
+      %9 = arith.constant 1.000000e+00 : f32
+      %10 = arith.addf %8, %9 : f32
+      spyre.yield %10 : f32
+    }
+    %11 = spyre.from_device %7 : tensor<96x64xf16, #spyre.layout<device_size = [1, 96, 64], stride_map = [64, 64, 1]>> -> tensor<96x64xf32>
+    func.return %11 : tensor<96x64xf32>
+  }
+  func.func @broadcast_on_transpose(%arg0: tensor<128x64xf32>, %arg1: tensor<128xf32>) -> tensor<64x128xf32> {
+    %0 = spyre.to_device %arg0 : tensor<128x64xf32> -> tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>
+    %1 = spyre.pointwise %0 : (tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>) -> tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>> {
+    ^bb0(%2: f32):
+      %3 = arith.constant 0.000000e+00 : f32
+      %4 = arith.maximumf %2, %3 : f32
+      spyre.yield %4 : f32
+    }
+    %5 = spyre.permute %1 permutation [1, 0] : tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>> -> tensor<64x128xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 1, 128]>>
+    %6 = spyre.pointwise %5 : (tensor<64x128xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 1, 128]>>) -> tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>> {
+    ^bb0(%7: f32):
+      %8 = arith.constant 0.000000e+00 : f32
+      %9 = arith.maximumf %7, %8 : f32
+      spyre.yield %9 : f32
+    }
+    %10 = spyre.to_device %arg1 : tensor<128xf32> -> tensor<128xf16, #spyre.layout<device_size = [2, 64], stride_map = [64, 1]>>
+    %11 = spyre.pointwise %6, %10 : (tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>, tensor<128xf16, #spyre.layout<device_size = [2, 64], stride_map = [64, 1]>>) -> tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>> {
+    ^bb0(%12: f32, %13: f32):
+      %14 = arith.addf %12, %13 : f32
+      spyre.yield %14 : f32
+    }
+    %15 = spyre.from_device %11 : tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>> -> tensor<64x128xf32>
+    func.return %15 : tensor<64x128xf32>
+  }
 }
-
