@@ -684,9 +684,9 @@ def _reduce(ops: list[Operation], x: SSAValue, kind: str, dim: int) -> SSAValue:
 
 
 class LowerReductions(Lowering):
-    """mean.dim / sum.dim_IntList over the last dim with keepdim; amax likewise."""
+    """mean.dim / sum.dim_IntList over the last dim with keepdim; amax and amin likewise."""
 
-    names = ("torch.aten.mean.dim", "torch.aten.sum.dim_IntList", "torch.aten.amax")
+    names = ("torch.aten.mean.dim", "torch.aten.sum.dim_IntList", "torch.aten.amax", "torch.aten.amin")
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         dims = t.constant_list_ints(op.operands[1])
@@ -700,7 +700,7 @@ class LowerReductions(Lowering):
             raise NotOnDevice("only one reduced dim, with keepdim=True")
         if len(op.operands) > 3 and not isinstance(op.operands[3].type, t.NoneType):
             raise NotOnDevice("a dtype argument")
-        kind = {"torch.aten.mean.dim": "mean", "torch.aten.sum.dim_IntList": "sum", "torch.aten.amax": "max"}[op.name]
+        kind = {"torch.aten.mean.dim": "mean", "torch.aten.sum.dim_IntList": "sum", "torch.aten.amax": "max", "torch.aten.amin": "min"}[op.name]
         ops: list[Operation] = []
         return ops, _reduce(ops, self.dev(op.operands[0], op), kind, dims[0])
 
@@ -824,6 +824,7 @@ DEVICE_OPS: dict[str, str] = {
     "torch.aten.mean.dim": "spyre.reduce mean (last dim, keepdim): a splat result",
     "torch.aten.sum.dim_IntList": "spyre.reduce sum (last dim, keepdim): a splat result",
     "torch.aten.amax": "spyre.reduce max (last dim, keepdim): a splat result",
+    "torch.aten.amin": "spyre.reduce min (last dim, keepdim): a splat result",
     "torch.aten._softmax": "spyre.reduce max, spyre.pointwise exp(x - m), spyre.reduce sum, spyre.pointwise divide (last dim)",
     "torch.aten.native_layer_norm": "spyre.reduce mean, spyre.pointwise (x - mean)^2, spyre.reduce mean, rsqrt, normalise (last dim)",
 }

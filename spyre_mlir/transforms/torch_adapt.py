@@ -18,7 +18,7 @@ is (fp32 on the host; the device then computes in DL16 either way).
                                                             is a 0-d constant tensor (scalar_tensor(c),
                                                             a 0-d literal) of x's dtype
     reduce(x, [d], keepdim=False) -> view(reduce(x, [d], keepdim=True), shape)
-                                                            exact, for mean.dim / sum.dim_IntList / amax
+                                                            exact, for mean.dim / sum.dim_IntList / amax / amin
 
 The pass runs first in spyre-pipeline; `convert-torch-to-spyre` without it stays correct (it
 refuses what it cannot lower exactly, e.g. integer exponents, and the op runs on the CPU).
@@ -217,9 +217,9 @@ class ScalarTensorOperand(RewritePattern):
 
 
 class ReduceWithoutKeepdim(RewritePattern):
-    """mean.dim / sum.dim_IntList / amax with keepdim=False -> keepdim=True, then a view."""
+    """mean.dim / sum.dim_IntList / amax / amin with keepdim=False -> keepdim=True, then a view."""
 
-    NAMES = ("torch.aten.mean.dim", "torch.aten.sum.dim_IntList", "torch.aten.amax")
+    NAMES = ("torch.aten.mean.dim", "torch.aten.sum.dim_IntList", "torch.aten.amax", "torch.aten.amin")
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if op.name not in self.NAMES:

@@ -107,3 +107,36 @@ def test_transfers_roundtrip_bit_exactly(shape, rnd):
     _, valid = lay.index_arrays()
     dev = t.data.reshape(-1).view(np.uint16).reshape(lay.device_size)
     assert not dev[~valid].any()
+
+
+ranks_0_to_6 = st.lists(st.sampled_from(DIMS), min_size=0, max_size=6).filter(lambda s: math.prod(s) <= 100_000)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ranks_0_to_6, st.sampled_from([1, 2, 4]), st.randoms(use_true_random=False))
+def test_views_of_every_rank_and_element_size(shape, element_bytes, rnd):
+    """Ranks 0-6; i8 (128 per stick), 16-bit (64) and f32 (32): the generic layout is valid,
+    a permuted view places each element where the permuted tensor has it, and a reshape is
+    either the same placement or refused (only when padding would move)."""
+    shape = tuple(shape)
+    lay = Layout.generic(shape, element_bytes)
+    lay.verify()
+    assert lay.device_size[-1] == 128 // element_bytes
+    x = np.arange(max(1, math.prod(shape))).reshape(shape)
+    off, valid = lay.index_arrays()
+    assert valid.sum() == x.size  # every element once, the rest padding
+    assert np.array_equal(np.sort(off[valid]), np.arange(x.size))
+    perm = list(range(len(shape)))
+    rnd.shuffle(perm)
+    view = lay.permuted(tuple(perm))
+    view.verify()
+    voff, vvalid = view.index_arrays()
+    assert np.array_equal(x.reshape(-1)[off[valid]], x.transpose(perm).reshape(-1)[voff[vvalid]])
+    flat = lay.reshaped((x.size,))
+    if flat is None:
+        assert len(shape) > 1 and shape[-1] % lay.lanes != 0  # the stick dim's padding would move
+    else:  # the same bytes: device position by device position, the same element (flat offset)
+        foff, fvalid = flat.index_arrays()
+        assert foff.size == off.size
+        assert np.array_equal(fvalid.reshape(-1), valid.reshape(-1))
+        assert np.array_equal(foff.reshape(-1)[fvalid.reshape(-1)], off.reshape(-1)[valid.reshape(-1)])

@@ -152,3 +152,20 @@ def test_zero_dim_output_keeps_its_shape():
         y, total = torch.compile(Fn(lambda v: (v * 2, v.sum())), backend="spyre")(x)
     assert y.shape == (4, 64) and total.shape == ()
     assert torch.allclose(total, x.sum(), rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "name, fn",
+    [
+        # exp leaves 1.0 in the padding lanes of each row (exp(0)); every real value is > 1, so a
+        # minimum that read the padding would be 1.0: the padding must be masked with +inf
+        ("min", lambda x: torch.amin(torch.exp(x.abs() + 0.5), dim=-1)),
+        # -exp leaves -1.0 there; every real value is < -1: masked with -inf
+        ("max", lambda x: torch.amax(-torch.exp(x.abs() + 0.5), dim=-1)),
+        # and a sum must not add the 1.0s: masked with 0
+        ("sum", lambda x: torch.sum(torch.exp(x), dim=-1)),
+    ],
+)
+@pytest.mark.parametrize("width", [1, 63, 65, 100, 129])
+def test_reductions_mask_the_padding_with_the_identity_of_their_op(name, fn, width):
+    check(fn, randn(6, width, seed=width))
