@@ -96,6 +96,18 @@ def transpose_row_dim(src: Layout, dst: Layout) -> int | None:
     return None
 
 
+def lane_gather_dim(src: Layout, dst: Layout) -> int | None:
+    """For a restickify from a sparse or splat layout (one element per stick, in lane 0 or in
+    every lane: what a reduction along the stick dim leaves) to one sticked on host dim h: h, when the source
+    steps h with a single digit (h's elements sit in evenly spaced sticks); else None. Such a
+    relayout gathers lane 0 of up to 64 sticks into one stick: an SFP transpose of a block of
+    `rows` sticks that writes one stick."""
+    if not (src.is_sparse or src.is_splat) or dst.is_sparse or dst.is_splat or dst.stick_dim is None:
+        return None
+    h = dst.stick_dim
+    return h if len(src.digits[h]) == 1 else None
+
+
 def restickify_loops(src: Layout, dst: Layout) -> list[LoopDim]:
     """The result's loops, cut to nest inside the source's digits (the stick dims of a
     transposition excepted: blocks handle them)."""
@@ -346,6 +358,8 @@ def kernel_buffers(op: Operation, ext: dict[str, int]) -> dict[str, int]:
     if isinstance(op, spyre.RestickifyOp):
         src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
         units = math.prod(ext.values())
+        if lane_gather_dim(src, dst) is not None:
+            return {"src": 64 * units, "dst": units}
         if transpose_row_dim(src, dst) is None:
             return {"tile": units}
         return {"src": 64 * units, "dst": 64 * units}

@@ -42,6 +42,7 @@ from spyre_mlir.analysis.work import (
     epilogue,
     kernel_iteration_dims,
     kernel_ops,
+    lane_gather_dim,
     row_group,
     pointwise_loops,
     pointwise_program,
@@ -657,6 +658,8 @@ class KernelCodegen:
         src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
         if dst.is_splat or (src.is_splat and dst.is_sparse):
             return self._splat(box, src, dst)
+        if lane_gather_dim(src, dst) is not None:
+            return self._lane_gather(box, src, dst)
         if transpose_row_dim(src, dst) is None:
             return self._stick_permutation(box, src, dst)
         return self._block_transpose(box, src, dst)
@@ -742,6 +745,50 @@ class KernelCodegen:
             if dst.is_splat:
                 out.append(reduce("max", (self.lx["tile"], [*tile, 0], False), (self.lx["tile"], [*tile, 0], False), [*ext, 1], 1))
             out.append(store(self.arg(op.result), self.lx["tile"], tile, base, strides, ext))
+        return out
+
+    def _lane_gather(self, box: dict, src: Layout, dst: Layout) -> list[Ins]:
+        """Sparse (one element per stick, lane 0) -> sticked on host dim h (work.lane_gather_dim):
+
+            for each chunk of result sticks, and each uniform part of h's 64-blocks (rows =
+            64, or what the last block holds):
+                DMA the rows source sticks of every result stick in   ([stick][row] in LX)
+                sfp_transpose blocks = result sticks, rows, cols = 1   (lane i <- stick i's lane 0)
+                DMA the result sticks out
+        """
+        op = self.compute
+        h = lane_gather_dim(src, dst)
+        assert h is not None
+        dims = restickify_loops(src, dst)
+        src_st = src.stick_strides
+        strides = []
+        for d in dims:
+            match = None if d.host_dim is None else next(
+                (od for od in src.digits[d.host_dim] if od.weight <= d.weight < od.weight * od.size and d.weight % od.weight == 0), None
+            )
+            if d.host_dim is not None and match is None:
+                raise PassFailedException(
+                    f"kernel {self.name}: restickify {src.shape} from device_size {list(src.device_size)}, stride_map "
+                    f"{list(src.stride_map)} to {list(dst.device_size)}, {list(dst.stride_map)}: the source's sticks cannot be matched"
+                )
+            strides.append(0 if match is None else src_st[match.device_dim] * (d.weight // match.weight))
+        (digit,) = src.digits[h]
+        step = src_st[digit.device_dim]  # sticks between consecutive elements of h
+        extent = src.host_shape[h]
+        tile = next((i for i, d in enumerate(dims) if d.host_dim == h and d.weight == 64), None)
+        out: list[Ins] = []
+        for ch in chunk_boxes(box, self.dims, self.chunks):
+            lo = [ch[d.name][0] for d in dims]
+            ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
+            parts = [(None, None, extent)] if tile is None else _ragged_split(lo[tile], lo[tile] + ext[tile], extent)
+            for p0, p1, rows in parts:
+                plo, pext = list(lo), list(ext)
+                if tile is not None:
+                    plo[tile], pext[tile] = p0, p1 - p0
+                blocks = math.prod(pext)
+                out.append(load(self.arg(op.input), sum(l * x for l, x in zip(plo, strides)), [*strides, step], self.lx["src"], _compact([*pext, rows]), [*pext, rows]))
+                out.append(transpose((self.lx["src"], [rows, 1]), (self.lx["dst"], [1, 1]), blocks, rows, 1))
+                out.append(store(self.arg(op.result), self.lx["dst"], _compact(pext), sum(l * d.stick_stride for l, d in zip(plo, dims)), [d.stick_stride for d in dims], pext))
         return out
 
     def _stick_permutation(self, box: dict, src: Layout, dst: Layout) -> list[Ins]:

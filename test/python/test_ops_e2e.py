@@ -169,3 +169,11 @@ def test_zero_dim_output_keeps_its_shape():
 @pytest.mark.parametrize("width", [1, 63, 65, 100, 129])
 def test_reductions_mask_the_padding_with_the_identity_of_their_op(name, fn, width):
     check(fn, randn(6, width, seed=width))
+
+
+@pytest.mark.parametrize("n", [2, 9, 64, 65, 130])
+def test_a_reduction_result_read_along_its_rows_is_gathered_into_sticks(n):
+    """x.sum(-1) leaves one element per stick (lane 0); adding b of shape (3, n) reads those
+    elements along sticks: a restickify gathers lane 0 of up to 64 sticks into one stick
+    (SFP transpose of `rows` sticks into one)."""
+    check(lambda x, b: x.sum(-1) + b, randn(3, n, 70, seed=n), randn(3, n, seed=n + 1))
