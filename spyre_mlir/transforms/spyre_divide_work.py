@@ -57,6 +57,13 @@ class SpyreDivideWorkPass(ModulePass):
     loads each tile from DDR) instead of each loading them: `spyre.multicast = g` (chains of g
     consecutive cores)."""
 
+    split_k: bool = True
+    """strategy=cost may split a matmul's contraction dim k too (up to 4 parts, adjacent cores):
+    each part sums its k range, the partial sums go over the ring to the previous part, which
+    adds them (fp32, so the result is rounded differently from one core's sum), and the first
+    rounds and stores. Fewer cores per B tile, so more rows each: less LX port and DDR per PT
+    pass for a multicast chain's head."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.strategy not in ("even", "cost"):
             raise PassFailedException(f"spyre-divide-work: unknown strategy {self.strategy!r} (supported: cost, even)")
@@ -77,7 +84,7 @@ class SpyreDivideWorkPass(ModulePass):
     def cheapest_matmul_split(self, mm: spyre.MatmulOp, epilogue: tuple[int, int, int, int] | None) -> tuple[dict[str, int] | None, int]:
         """The split and B-multicast chain length (1: none) with the least estimated time."""
         config = DEFAULT_CONFIG.replace(cores=self.cores)
-        best = plan_matmul(matmul_shape(mm), config, self.budget_bytes // STICK_BYTES, self.double_buffer, self.multicast, epilogue)
+        best = plan_matmul(matmul_shape(mm), config, self.budget_bytes // STICK_BYTES, self.double_buffer, self.multicast, epilogue, self.split_k)
         if best is None:
             return None, 1
         return {d.name: best[0][d.name] for d in iteration_dims(mm)}, best[1]
