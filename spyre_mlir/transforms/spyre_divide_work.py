@@ -3,9 +3,11 @@
     strategy=even:  repeatedly halve the parallel dim with the most units per core while the
                     number of parts fits the cores (matmul: n in sticks and m in rows, never
                     k; pointwise/restickify: the output's device dims, whole sticks)
-    strategy=cost:  matmul: every split of b, n and m (powers of two, product <= cores), with
-                    and without passing B tiles along chains of the cores that share them
-                    over the ring (multicast, chain lengths dividing the m split), each with
+    strategy=cost:  matmul: every split of b, n and m (powers of two, product <= cores) and,
+                    with split_k, of k (up to 4 parts whose partial sums are added over the
+                    ring), with and without passing B tiles along chains of the cores that
+                    share them over the ring (multicast, chain lengths dividing the m split),
+                    each with
                     the best chunking that fits LX, ranked by
                     analysis/cost.py's estimate (PT passes, DDR traffic with re-reads at the
                     shared bandwidth, ring transfers, LX port);
