@@ -49,6 +49,8 @@ class Optimizations:
     """spyre-divide-work{strategy=cost}: matmul splits by estimated time (off: even)."""
     multicast: bool = True
     """spyre-divide-work{multicast}: B tiles passed along the ring between the cores sharing them."""
+    k_split: bool = True
+    """spyre-divide-work{split_k}: a matmul's contraction split over cores, partial sums added over the ring."""
     double_buffer: bool = True
     """spyre-plan-scratchpad{double_buffer}: streamed tiles get two buffers."""
     cost_chunks: bool = True
@@ -81,6 +83,7 @@ def pipeline_passes(
             budget_bytes=config.planner_lx_bytes,
             double_buffer=opts.double_buffer,
             multicast=opts.multicast,
+            split_k=opts.k_split and opts.cost_split,
         ),
         *([SpyreOnchipRelayoutPass(cores=config.cores, budget_bytes=config.planner_lx_bytes)] if opts.onchip_relayout else []),
         SpyrePlanScratchpadPass(budget_bytes=config.planner_lx_bytes, cores=config.cores, double_buffer=opts.double_buffer, cost=opts.cost_chunks),

@@ -22,6 +22,10 @@ and then
                                                           busy = max over cores of pt, sfp, dma)
     time  = sum over chunks of (load + compute + store)   (single-buffered: every step waits)
 
+With a k split (split k = p), a core whose k range is not the last receives the next part's
+fp32 sums (acc_in) and adds them (SFP), a core whose range is not the first sends its sums
+(ring, LX port) instead of storing; the last tile's exchange adds to the drain.
+
 where fill is the first chunk's loads and drain the last chunk's store, each at its share of
 the DDR bandwidth.
 """
@@ -35,7 +39,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from spyre_mlir.analysis.work import IterDim, core_boxes, matmul_tiles
+from spyre_mlir.analysis.work import IterDim, core_boxes, matmul_tiles, parts
 from spyre_mlir.layout import STICK_BYTES, Layout
 from spyre_mlir.runtime import timing
 from spyre_mlir.runtime.config import DeviceConfig
@@ -168,9 +172,10 @@ def _core_classes(shape: MatmulShape, split: tuple[tuple[str, int], ...], cores:
     """The distinct kinds of core of a split: (a box, its chain position class, how many),
     where the class is 0 first / 1 middle / 2 last of a multicast chain (0 without one)."""
     boxes = [b for b in core_boxes(shape.dims, dict(split), cores) if b is not None]
+    kp = len(parts(math.ceil(shape.k / 64), dict(split).get("k", 1)))  # k parts (core_boxes')
     classes: dict[tuple, list] = {}
     for index, box in enumerate(boxes):
-        pos = index % group  # m is the fastest-varying split dim: a chain is consecutive cores
+        pos = index // kp % group  # m varies fastest after k: a chain is every kp-th core
         role = 0 if group == 1 or pos == 0 else 2 if pos == group - 1 else 1
         key = (tuple((lo, hi) if name == "k" else hi - lo for name, (lo, hi) in box.items()), role)
         if key in classes:
@@ -187,6 +192,7 @@ def matmul_estimate(shape: MatmulShape, split: dict[str, int], chunks: dict[str,
     start-up (one piece per hop, then a tile) adds to the fill."""
     group = multicast
     classes = _core_classes(shape, tuple(split.items()), config.cores, group)
+    k_end = math.ceil(shape.k / 64)
     active = sum(count for *_, count in classes)
     ddr_rate = config.ddr_bytes_per_s / config.clock_hz
     port_rate = config.lx_port_bytes_per_cycle
@@ -194,11 +200,26 @@ def matmul_estimate(shape: MatmulShape, split: dict[str, int], chunks: dict[str,
     share = ddr_rate / active  # each core's share when all stream at once
     lat = config.ddr_latency_cycles
     total_bytes = 0
-    busy = port = serial = fill = drain = pt_max = sfp_max = 0.0
+    busy = port = serial = fill = drain = pt_max = sfp_max = drain_extra = 0.0
     first_sticks = last_sticks = 0
     for box, role, count in classes:
         w = _core_work(shape, box, chunks, config)
-        ring = 0.0
+        ring = partial_drain = 0.0
+        if split.get("k", 1) > 1:  # k split: the partial sums go over the ring to the previous k part
+            acc_bytes = 2 * w.store_sticks * STICK_BYTES  # fp32: two sticks per output stick
+            last_acc = 2 * w.last_store_sticks * STICK_BYTES
+            if box["k"][1] < k_end:  # receives the next part's sums and adds them (SFP)
+                w = dataclasses.replace(w, sfp=2 * w.sfp)
+                partial_drain += timing.sfp_cycles(config, 2 * w.last_store_sticks, False)
+            if box["k"][0] > 0:  # sends its sums (ring, LX port); the first part rounds and stores
+                ring += w.stores * config.ring_hop_latency_cycles + acc_bytes / config.ring_bytes_per_cycle
+                partial_drain += config.ring_hop_latency_cycles + last_acc / config.ring_bytes_per_cycle
+                w = dataclasses.replace(w, store_sticks=0, stores=0, last_store_sticks=0)
+                sent_partial = acc_bytes
+            else:
+                sent_partial = 0
+        else:
+            sent_partial = 0
         sent = 0
         if group > 1:
             if role > 0:  # B arrives over the ring instead of from DDR (written through the LX port)
@@ -206,7 +227,7 @@ def matmul_estimate(shape: MatmulShape, split: dict[str, int], chunks: dict[str,
                 sent = w.b_sticks * STICK_BYTES
             if role < 2:  # and is passed on, in pieces
                 sends = w.b_loads * -(-w.b_rows // piece_rows(w.first_b_sticks // max(1, w.b_rows)))
-                ring = sends * config.ring_hop_latency_cycles + w.b_sticks * STICK_BYTES / config.ring_bytes_per_cycle
+                ring += sends * config.ring_hop_latency_cycles + w.b_sticks * STICK_BYTES / config.ring_bytes_per_cycle
                 sent += w.b_sticks * STICK_BYTES  # read through the LX port
             piece = min(w.first_b_sticks, (w.first_b_sticks // max(1, w.b_rows)) * piece_rows(w.first_b_sticks // max(1, w.b_rows)))
             fill = max(fill, (group - 1) * (config.ring_hop_latency_cycles + piece * STICK_BYTES / config.ring_bytes_per_cycle)
@@ -219,7 +240,8 @@ def matmul_estimate(shape: MatmulShape, split: dict[str, int], chunks: dict[str,
         dma_out = w.stores * lat + w.store_sticks * STICK_BYTES / stream_rate
         pt_max, sfp_max = max(pt_max, w.pt), max(sfp_max, w.sfp)
         busy = max(busy, w.pt, w.sfp, dma_in, dma_out, ring)
-        port = max(port, (core_bytes + sent) / port_rate)
+        port = max(port, (core_bytes + sent + sent_partial) / port_rate)
+        drain_extra = max(drain_extra, partial_drain)
         # the first tiles of every core stream at once, sharing the DDR (a multicast chain's
         # later cores receive their first B tile over the ring: the `fill` above)
         first_sticks += count * (w.first_load_sticks - (w.first_b_sticks if group > 1 and role > 0 else 0))
@@ -227,7 +249,7 @@ def matmul_estimate(shape: MatmulShape, split: dict[str, int], chunks: dict[str,
         serial = max(serial, dma_in + w.pt + w.sfp + dma_out)
     ddr = total_bytes / ddr_rate
     fill = max(fill, lat + first_sticks * STICK_BYTES / ddr_rate)
-    drain = lat + last_sticks * STICK_BYTES / ddr_rate
+    drain = lat + last_sticks * STICK_BYTES / ddr_rate + drain_extra  # (after the last k parts' sums arrive)
     cycles = max(busy, ddr, port) + fill + drain if double_buffer else max(serial, ddr)
     bound = max((("pt", pt_max), ("sfp", sfp_max), ("ddr", ddr), ("port", port)), key=lambda kv: kv[1])[0]
     return Estimate(cycles / config.clock_hz, total_bytes, pt_max, bound)
@@ -262,9 +284,11 @@ def _powers(limit: int) -> list[int]:
     return sorted(set(out))
 
 
-def candidate_splits(dims: Sequence[IterDim], cores: int) -> list[dict[str, int]]:
-    """Parts per parallel dim (powers of two, or the whole dim), product <= cores."""
-    options = [_powers(min(d.size, cores)) if d.parallel else [1] for d in dims]
+def candidate_splits(dims: Sequence[IterDim], cores: int, split_k: bool = False) -> list[dict[str, int]]:
+    """Parts per parallel dim (powers of two, or the whole dim), product <= cores. With
+    `split_k`, a matmul's contraction dim k too (powers of two, at most 4 parts, each of at least
+    2 sticks): its parts' partial sums are added over the ring."""
+    options = [_powers(min(d.size, cores)) if d.parallel else [p for p in _powers(max(1, min(4, d.size // 2))) if p & (p - 1) == 0] if split_k and d.name == "k" else [1] for d in dims]
     out = []
     for combo in itertools.product(*options):
         if math.prod(combo) <= cores:
@@ -284,17 +308,18 @@ def best_chunks(
 
 def plan_matmul(
     shape: MatmulShape, config: DeviceConfig, budget_sticks: int, double_buffer: bool, allow_multicast: bool,
-    epilogue: tuple[int, int, int, int] | None = None,
+    epilogue: tuple[int, int, int, int] | None = None, split_k: bool = False,
 ) -> tuple[dict[str, int], bool, Estimate] | None:
     """The split and multicast chain length (1: none) with the least estimated time, over
-    every candidate split, chain length dividing its m split, and best chunking."""
-    return _plan_matmul(shape, config, budget_sticks, double_buffer, allow_multicast, epilogue)
+    every candidate split (with `split_k`, of k too), chain length dividing its m split, and
+    best chunking."""
+    return _plan_matmul(shape, config, budget_sticks, double_buffer, allow_multicast, epilogue, split_k)
 
 
 @functools.lru_cache(maxsize=1024)
-def _plan_matmul(shape: MatmulShape, config: DeviceConfig, budget_sticks: int, double_buffer: bool, allow_multicast: bool, epilogue):
+def _plan_matmul(shape: MatmulShape, config: DeviceConfig, budget_sticks: int, double_buffer: bool, allow_multicast: bool, epilogue, split_k: bool):
     best = None
-    for split in candidate_splits(shape.dims, config.cores):
+    for split in candidate_splits(shape.dims, config.cores, split_k):
         mp = split.get("m", 1)
         chains = [g for g in range(1, mp + 1) if mp % g == 0 and (g & (g - 1) == 0 or g == mp)] if allow_multicast else [1]
         for multicast in chains:
@@ -316,6 +341,8 @@ def _best_chunks(shape: MatmulShape, split_items: tuple, config: DeviceConfig, b
         chunks = {d.name: c for d, c in zip(dims, combo)}
         ext = {name: -(-w // chunks[name]) for name, w in widest.items()}  # = max_chunk(..., chunks)
         need = sum(matmul_buffers(shape, ext, double_buffer, epilogue, multicast).values())  # tiles hold one matrix at a time
+        if split.get("k", 1) > 1:
+            need += matmul_tiles(ext["m"], ext["n"], ext["k"])["acc"]  # acc_in: the next k part's sums
         if need > budget_sticks:
             continue
         est = matmul_estimate(shape, split, chunks, config, double_buffer, multicast)

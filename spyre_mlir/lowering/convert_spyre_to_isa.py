@@ -37,6 +37,7 @@ from spyre_mlir.analysis.cost import piece_rows
 from spyre_mlir.analysis.sticks import loop_dims, operand_strides
 from spyre_mlir.analysis.work import (
     core_boxes,
+    parts,
     chunk_boxes,
     iteration_dims,
     epilogue,
@@ -283,8 +284,9 @@ class KernelCodegen:
         return out
 
     def _multicast_groups(self) -> dict[int, list[int]]:
-        """With `spyre.multicast = g` on the kernel: chains of g consecutive cores that read the
-        same B tiles (same b, n and k ranges; only m differs), in ring order, by core."""
+        """With `spyre.multicast = g` on the kernel: chains of g cores that read the same B tiles
+        (same b, n and k ranges; only m differs), in ring order, by core: consecutive cores, or
+        every p-th with a k split in p parts (the k parts of one block are adjacent)."""
         attr = self.kernel.attributes.get("spyre.multicast")
         if not isinstance(attr, IntegerAttr) or attr.value.data < 2:
             return {}
@@ -299,7 +301,8 @@ class KernelCodegen:
             for start in range(0, len(members), g):
                 chain = members[start : start + g]
                 events = {len(self._b_events(self.boxes[c])) for c in chain}  # type: ignore[arg-type]
-                if len(chain) > 1 and len(events) == 1 and chain == list(range(chain[0], chain[0] + len(chain))):
+                stride = chain[1] - chain[0] if len(chain) > 1 else 1
+                if len(chain) > 1 and len(events) == 1 and chain == list(range(chain[0], chain[0] + stride * len(chain), stride)):
                     for c in chain:
                         by_core[c] = chain
         return by_core
@@ -333,6 +336,10 @@ class KernelCodegen:
         pos = group.index(self.core) if group else 0
         n_tiles = len(self._b_events(box)) if group else 0
         kt_total = math.ceil(K / 64)
+        # a k split: the cores of one (b, n, m) block each sum their own k range; the partial
+        # sums go down the k parts (core + 1 -> core, adjacent on the ring), the first rounds
+        k_parts = parts(kt_total, self.kernel.split.as_dict().get("k", 1))  # type: ignore[union-attr]
+        k_pos, k_end, n_partial = k_parts.index(box["k"]), box["k"][1], 0
         # one matrix at a time (the tiles hold one); within it the (n, m, k) chunks in order,
         # so that the k chunks of one output tile accumulate back to back
         all_chunks = chunk_boxes(box, self.dims, self.chunks)
@@ -356,14 +363,26 @@ class KernelCodegen:
                 if group is not None:
                     out += self._multicast_step(group, pos, n_b, n_tiles, rhs, [r1 - r0, 1], [nst, r1 - r0])
                 loaded_b = (b, n0, n1, k0, k1)
-            out.append(pt((self.buf("lhs", n_a), [1, mr]), (self.buf("rhs", n_b), [1, r1 - r0]), (lx["acc"], [2, 2 * mr]), mr, ncols, r1 - r0, k0 > 0))
+            out.append(pt((self.buf("lhs", n_a), [1, mr]), (self.buf("rhs", n_b), [1, r1 - r0]), (lx["acc"], [2, 2 * mr]), mr, ncols, r1 - r0, k0 > box["k"][0]))
             if group is not None and pos > 0 and (i + 1 == len(chunks) or b_keys[i + 1] != b_keys[i]):
                 # done with B tile n_b (its PT passes and its sends, all earlier): its buffer may
                 # take tile n_b + depth, if there is one (before the output's rounding and store,
                 # which the credit need not wait for)
                 if n_b + len(self.copies("rhs")) <= n_tiles:
                     out.append(signal(2 * group[pos] + 1))
-            if k1 == kt_total:  # round the fp32 sums into the output tile, then store it
+            if k1 == k_end and (k_pos < len(k_parts) - 1 or k_pos > 0):
+                acc = (lx["acc"], [2 * mr, 2], True)
+                if k_pos < len(k_parts) - 1:  # add the next k part's partial sums, then free its buffer
+                    out.append(wait(self._partial_token(self.core)))
+                    out.append(sfp("add", [acc, (lx["acc_in"], [2 * mr, 2], True)], acc, [nst, mr]))
+                    out.append(signal(self._partial_token(self.core) + 1))
+                if k_pos > 0:  # pass the sums to the previous k part, once its buffer is free
+                    if n_partial:
+                        out.append(wait(self._partial_token(self.core - 1) + 1))
+                    out.append(ring_send((lx["acc"], [1]), (lx["acc_in"], [1]), -1, [2 * mr * nst], self._partial_token(self.core - 1)))
+                    n_partial += 1
+                    continue
+            if k1 == k_end:  # round the fp32 sums into the output tile, then store it
                 n_out += 1
                 tile_out = self.buf("out", n_out)
                 out.append(sfp("copy", [(lx["acc"], [2 * mr, 2], True)], (tile_out, [mr, 1], False), [nst, mr]))
@@ -372,6 +391,11 @@ class KernelCodegen:
                     C = self.arg(self.epilogue.pointwise.result)
                 out.append(store(C, tile_out, [mr, 1], b * sc_b + n0 * sc_nt + m0 * sc_m, [sc_nt, sc_m], [nst, mr]))
         return out
+
+    def _partial_token(self, core: int) -> int:
+        """Token: partial sums landed in `core`'s acc_in (+ 1: `core` has added them, acc_in is
+        free), after the multicast chains' tokens 2c and 2c + 1."""
+        return 2 * self.cores + 2 * core
 
     def _epilogue(self, out: list[Ins], tile: int, count: int, n0: int, m0: int, nst: int, mr: int) -> int:
         """The pointwise epilogue on a rounded output tile ([n stick][row] at `tile`): load the
@@ -438,7 +462,7 @@ class KernelCodegen:
                 out.append(wait(2 * me))
             if sends:
                 at = (rhs + r0 * lx_strides[1], lx_strides)
-                out.append(ring_send(at, at, 1, [nst, piece], 2 * succ))
+                out.append(ring_send(at, at, succ - me, [nst, piece], 2 * succ))
         return out
 
     # -------------------------------------------------------------- pointwise

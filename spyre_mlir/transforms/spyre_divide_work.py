@@ -3,9 +3,11 @@
     strategy=even:  repeatedly halve the parallel dim with the most units per core while the
                     number of parts fits the cores (matmul: n in sticks and m in rows, never
                     k; pointwise/restickify: the output's device dims, whole sticks)
-    strategy=cost:  matmul: every split of b, n and m (powers of two, product <= cores), with
-                    and without passing B tiles along chains of the cores that share them
-                    over the ring (multicast, chain lengths dividing the m split), each with
+    strategy=cost:  matmul: every split of b, n and m (powers of two, product <= cores) and,
+                    with split_k, of k (up to 4 parts whose partial sums are added over the
+                    ring), with and without passing B tiles along chains of the cores that
+                    share them over the ring (multicast, chain lengths dividing the m split),
+                    each with
                     the best chunking that fits LX, ranked by
                     analysis/cost.py's estimate (PT passes, DDR traffic with re-reads at the
                     shared bandwidth, ring transfers, LX port);
@@ -57,6 +59,13 @@ class SpyreDivideWorkPass(ModulePass):
     loads each tile from DDR) instead of each loading them: `spyre.multicast = g` (chains of g
     consecutive cores)."""
 
+    split_k: bool = True
+    """strategy=cost may split a matmul's contraction dim k too (up to 4 parts, adjacent cores):
+    each part sums its k range, the partial sums go over the ring to the previous part, which
+    adds them (fp32, so the result is rounded differently from one core's sum), and the first
+    rounds and stores. Fewer cores per B tile, so more rows each: less LX port and DDR per PT
+    pass for a multicast chain's head."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.strategy not in ("even", "cost"):
             raise PassFailedException(f"spyre-divide-work: unknown strategy {self.strategy!r} (supported: cost, even)")
@@ -77,7 +86,7 @@ class SpyreDivideWorkPass(ModulePass):
     def cheapest_matmul_split(self, mm: spyre.MatmulOp, epilogue: tuple[int, int, int, int] | None) -> tuple[dict[str, int] | None, int]:
         """The split and B-multicast chain length (1: none) with the least estimated time."""
         config = DEFAULT_CONFIG.replace(cores=self.cores)
-        best = plan_matmul(matmul_shape(mm), config, self.budget_bytes // STICK_BYTES, self.double_buffer, self.multicast, epilogue)
+        best = plan_matmul(matmul_shape(mm), config, self.budget_bytes // STICK_BYTES, self.double_buffer, self.multicast, epilogue, self.split_k)
         if best is None:
             return None, 1
         return {d.name: best[0][d.name] for d in iteration_dims(mm)}, best[1]

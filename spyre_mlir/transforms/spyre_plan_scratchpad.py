@@ -96,6 +96,8 @@ class SpyrePlanScratchpadPass(ModulePass):
                 bufs = kernel_buffers(compute, ext)
             if ep is not None:
                 bufs.update(epilogue_buffers(ep, ext["m"], ext["n"]))
+            if compute is not None and isinstance(compute, spyre.MatmulOp) and split.get("k", 1) > 1:
+                bufs["acc_in"] = bufs["acc"]  # the next k part's partial sums
             if multicast > 1:  # B tiles arrive from heads at different distances: deeper buffering
                 for i in range(1, MULTICAST_BUFFERS):
                     bufs[f"rhs_{i}"] = bufs["rhs"]

@@ -1,5 +1,5 @@
-// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse,spyre-divide-work,spyre-plan-scratchpad,convert-spyre-to-isa' | filecheck %s
-// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse,spyre-divide-work{multicast=false},spyre-plan-scratchpad,convert-spyre-to-isa' | filecheck %s --check-prefix=OFF
+// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse,spyre-divide-work{split_k=false},spyre-plan-scratchpad,convert-spyre-to-isa' | filecheck %s
+// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse,spyre-divide-work{multicast=false split_k=false},spyre-plan-scratchpad,convert-spyre-to-isa' | filecheck %s --check-prefix=OFF
 // B tiles multicast down a chain of cores over the ring (spyre-divide-work chose
 // split <n = 1, m = 8> with spyre.multicast = 8 for the 128x256x512 matmul): cores 0-7 share
 // every B tile ([1 stick][256 rows]), passed on in pieces of 64 rows (64 sticks, 8 KiB).

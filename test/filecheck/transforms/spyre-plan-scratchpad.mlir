@@ -1,7 +1,7 @@
 // RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse{epilogues=false},spyre-divide-work{strategy=even},spyre-plan-scratchpad{double_buffer=false cost=false}' | filecheck %s
 // RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse{epilogues=false},spyre-divide-work{strategy=even},spyre-plan-scratchpad' | filecheck %s --check-prefix=DOUBLE
 // RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse{epilogues=false},spyre-divide-work{cores=1 strategy=even},spyre-plan-scratchpad{cores=1 budget_bytes=65536 double_buffer=false cost=false}' | filecheck %s --check-prefix=SMALL
-// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse,spyre-divide-work,spyre-plan-scratchpad{budget_bytes=256}' --verify-diagnostics | filecheck %s --check-prefix=TOOSMALL
+// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse,spyre-divide-work{split_k=false},spyre-plan-scratchpad{budget_bytes=256}' --verify-diagnostics | filecheck %s --check-prefix=TOOSMALL
 // Buffers are placed one after another (byte offsets, 128-aligned). With room to spare each
 // core does its part in one chunk; a small budget chunks the work until it fits.
 
