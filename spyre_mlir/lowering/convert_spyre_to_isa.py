@@ -48,6 +48,7 @@ from spyre_mlir.analysis.work import (
     reduce_tile_dim,
     restickify_loops,
     slice_loops,
+    slice_strides,
     transpose_row_dim,
 )
 from spyre_mlir.dialects import spyre, spyre_isa
@@ -479,7 +480,7 @@ class KernelCodegen:
         assert isinstance(op, spyre.SliceOp)
         src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
         dims = slice_loops(op)
-        s = operand_strides(dst, src, list(range(len(dst.host_shape))), dims)
+        s = slice_strides(op, dims)
         if s is None:
             raise PassFailedException(f"kernel {self.name}: slice of {src} into {dst}: the sticks cannot be matched")
         origin = _element_stick(src, op.start.as_tuple())
