@@ -126,11 +126,13 @@ def pointwise(inputs: Sequence[SSAValue], shape: Sequence[int], body: Callable[.
     for v in inputs:
         s = _shape(v)
         lane_broadcast = shape and shape[-1] > 1 and (not s or s[-1] == 1)
-        if lane_broadcast and not _layout(v).is_splat and not isinstance(v.owner, spyre.ToDeviceOp):
-            # the SFP cannot broadcast across lanes: v needs each element in every lane of a stick,
-            # and no device relayout makes that from a computed value's lanes yet
+        if lane_broadcast and not (_layout(v).is_splat or _layout(v).is_sparse) and not isinstance(v.owner, spyre.ToDeviceOp):
+            # v needs each element in every lane of a stick (a splat): the device makes one from an
+            # element in lane 0 of its own stick (restickify: an SFP broadcast), but has no
+            # relayout that moves an element from another lane to its own stick yet
             raise NotOnDevice(
-                f"broadcasting a computed {s} tensor along the stick dim (to {shape}) needs a lane broadcast, not supported yet"
+                f"broadcasting a computed {s} tensor along the stick dim (to {shape}): its elements are not "
+                f"one per stick in lane 0, and no device relayout puts them there yet"
             )
     block = Block(arg_types=[f32] * len(inputs))
     with ImplicitBuilder(block):
@@ -831,8 +833,8 @@ DEVICE_OPS: dict[str, str] = {
     "torch.aten.squeeze.dim": "spyre.reshape (free view)",
     "torch.aten.expand": "spyre.pointwise copy (the broadcast is materialised)",
     "torch.aten.embedding": "spyre.gather: row DMAs at indices the host hands over at launch",
-    "torch.aten.slice.Tensor": "spyre.slice (any step along the other dims; along the stick dim step 1, from a stick boundary)",
-    "torch.aten.select.int": "spyre.slice of one row + spyre.reshape dropping the dim (not along the stick dim)",
+    "torch.aten.slice.Tensor": "spyre.slice (a step strides the copy); along the stick dim with a step or off a stick boundary: transposed to another dim, sliced there and transposed back",
+    "torch.aten.select.int": "spyre.slice of one row + spyre.reshape dropping the dim; along the stick dim: transposed to another dim first",
     "torch.aten.gelu": "spyre.pointwise: erf form (none) or tanh form (tanh)",
     "torch.aten.pow.Tensor_Scalar": "spyre.pointwise exp(c log x) for non-integer c; torch-adapt makes x*x..., sqrt, rsqrt",
     "torch.aten.clamp": "spyre.pointwise: maximumf / minimumf with constants",
