@@ -134,12 +134,22 @@ def pointwise(inputs: Sequence[SSAValue], shape: Sequence[int], body: Callable[.
                 f"broadcasting a computed {s} tensor along the stick dim (to {shape}): its elements are not "
                 f"one per stick in lane 0, and no device relayout puts them there yet"
             )
+    one_per_stick = not shape or shape[-1] == 1  # a generic layout would hold lane 0 only
+    for v in inputs:
+        lay = _layout(v)
+        if one_per_stick and _shape(v) == shape and not (lay.is_splat or lay.is_sparse):
+            # the result is a splat (below); v holds its elements side by side along another dim
+            # (e.g. a permute moved an extent-1 dim last), and no device relayout puts each in
+            # its own stick yet
+            raise NotOnDevice(
+                f"a {shape} result from a tensor whose elements sit along the sticks of another dim: "
+                f"no device relayout puts them one per stick yet"
+            )
     block = Block(arg_types=[f32] * len(inputs))
     with ImplicitBuilder(block):
         result = body(*block.args)
         spyre.YieldOp(result)
     full = [_layout(v) for v in inputs if _shape(v) == shape]
-    one_per_stick = not shape or shape[-1] == 1  # a generic layout would hold lane 0 only
     layout = None
     if one_per_stick:
         layout = Layout.splat(shape, 2)
@@ -652,6 +662,11 @@ class LowerSlice(Lowering):
                 raise NotOnDevice(
                     f"a slice of the stick dim ({what}) of {shape}, whose other dims are all 1: its elements change "
                     f"lanes, and there is no other dim to transpose the stick dim to"
+                )
+            if count == 1 and op.name == "torch.aten.slice.Tensor":
+                raise NotOnDevice(
+                    f"a slice of one element of the stick dim at {begin} of {shape}, not at a stick boundary: the "
+                    f"elements would sit one per stick, and no device relayout moves them from their lanes there yet"
                 )
             perm = list(range(len(shape)))
             perm[partner], perm[last] = last, partner

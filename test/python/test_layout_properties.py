@@ -168,10 +168,12 @@ def excused(shape: tuple[int, ...], chain: tuple[tuple, ...]) -> set[str]:
         a start off a stick boundary, a select in a rank >= 2 tensor), when every other dim is
         1: the device transposes the stick dim with another dim of extent > 1 to take such
         rows, and there is none;
-      * an expand along the stick dim of a tensor whose one element per row does not sit in
-        lane 0 of its own stick (`lane0` below): the SFP broadcasts lane 0 of each stick to a
-        splat; an element in another lane (e.g. the stick dim moved away by a permute or an
-        unsqueeze at the end) would need an element-to-stick relayout."""
+      * a pointwise op (the expand's copy too) reading a tensor whose last dim is 1 and whose
+        elements do not sit one per stick in lane 0 (`lane0` below: e.g. an extent-1 dim moved
+        last by a permute, or an unsqueeze at the end of a computed tensor): its result (or the
+        broadcast along the stick dim) is a splat, which the device makes from lane 0 of each
+        stick only; an element in another lane would need an element-to-stick relayout. A slice
+        of one element of the stick dim off a stick boundary is refused for the same reason."""
     allowed: set[str] = set()
     lane0 = True  # the value's elements sit one per stick in lane 0 (or come straight from the host)
     for v in chain:
@@ -181,35 +183,45 @@ def excused(shape: tuple[int, ...], chain: tuple[tuple, ...]) -> set[str]:
         if v[0] == "slice":
             _, d, start, stop, step = v
             shifts = d == last and shape[last] > 1 and ((step != 1 and len(range(start, stop, step)) > 1) or start % LANES)
-            if shifts and alone:
+            if shifts and (alone or len(range(start, stop, step)) == 1):
+                # (one element off a stick boundary: it would sit alone in a stick, see below)
                 allowed.add("torch.aten.slice.Tensor")
                 host = True
-            lane0 = host or not shifts  # a box of the generic layout; a transposed one holds rows
+            if len(range(start, stop, step)) < shape[d]:  # (the whole dim: no copy, the value as it is)
+                lane0 = host or not shifts  # a box of the generic layout; a transposed one holds rows
         elif v[0] == "select":
             if v[1] == last and alone and shape[last] > 1 and (last > 0 or v[2] % LANES):
                 allowed.add("torch.aten.select.int")  # likewise (one element: lane 0 of its stick)
                 host = True
-            lane0 = host or v[1] != last
+            if shape[v[1]] == 1:  # a view dropping the dim
+                lane0 = lane0 and _after(shape, v)[-1:] == shape[-1:]
+            else:
+                lane0 = host or v[1] != last
         elif v[0] == "expand":
             _, new, base = v
             moves = _reshape_moves_lanes(shape, base)
             if moves:
                 allowed |= RESHAPES
             base_lane0 = lane0 and base[-1] == shape[-1]  # (an unsqueeze at the end moves the stick dim)
-            if new[-1] != base[-1] and not base_lane0:
-                allowed.add("torch.aten.expand")
+            if base[-1] == 1 and not base_lane0:
+                allowed.add("torch.aten.expand")  # a pointwise copy: see the last class
             lane0 = True  # materialised by a pointwise copy: generic, or a splat
         elif v[0] == "reshape":
             if _reshape_moves_lanes(shape, v[1]):
                 allowed |= RESHAPES
-                lane0 = True
+                lane0 = False  # (it may still run on the device, e.g. (n,) -> (n, 1): a free view)
             else:
                 lane0 = lane0 and v[1][-1] == shape[-1]
         else:  # permute, transpose: lane 0 stays lane 0 only if the last dim stays last
             perm = v[1] if v[0] == "permute" else tuple(v[2] if i == v[1] else v[1] if i == v[2] else i for i in range(len(shape)))
             lane0 = lane0 and (perm[-1] == last or shape[perm[-1]] == 1 and shape[last] == 1)
         shape = _after(shape, v)
+    if shape[-1] == 1 and not lane0:
+        allowed |= POINTWISE_OPS  # its result is a splat, which needs its elements one per stick
     return allowed
+
+
+POINTWISE_OPS = {"torch.aten.mul.Tensor", "torch.aten.mul.Scalar", "torch.aten.neg", "torch.aten.relu", "torch.aten.add.Tensor", "torch.aten.add.Scalar"}
 
 
 LANES = 64
@@ -340,6 +352,8 @@ def examples(draw: Any) -> dict[str, Any]:
 @example(ex=dict(shape=(5, 100), chain=(("slice", 0, 1, 5, 2),), result=(2, 100), op="neg", n=64, dtype=torch.float32, seed=2))
 @example(ex=dict(shape=(3, 100, 130), chain=(("slice", 2, 1, 129, 3),), result=(3, 100, 43), op="relu", n=None, dtype=torch.float16, seed=3))
 @example(ex=dict(shape=(4, 65, 100), chain=(("select", 2, 0),), result=(4, 65), op="mul2", n=65, dtype=torch.float32, seed=4))
+@example(ex=dict(shape=(2, 2), chain=(("slice", 1, 1, 2, 1),), result=(2, 1), op="add0", n=1, dtype=torch.float32, seed=6))
+@example(ex=dict(shape=(3, 1, 100), chain=(("slice", 0, 0, 2, 1), ("permute", (0, 2, 1))), result=(2, 100, 1), op="mul2", n=1, dtype=torch.float16, seed=7))
 @example(ex=dict(shape=(3, 5, 100), chain=(("permute", (1, 0, 2)), ("slice", 2, 64, 65, 1), ("expand", (5, 3, 128), (5, 3, 1))), result=(5, 3, 128), op="neg", n=64, dtype=torch.float16, seed=5))
 def test_views_move_data_exactly(ex: dict[str, Any]) -> None:
     if os.environ.get("PROPS_COLLECT"):  # local triage: log every failing example, keep going
