@@ -124,6 +124,25 @@ def slice_loops(op: spyre.SliceOp) -> list[LoopDim]:
     return loop_dims(dst, [(src, list(range(len(dst.host_shape))))])
 
 
+def slice_strides(op: spyre.SliceOp, loops: Sequence[LoopDim] | None = None) -> list[int] | None:
+    """The input's stick stride per loop of the result (`slice_loops`), a step multiplying it
+    (element r[i] is x[start + i * step]); None when the input's sticks do not hold the
+    result's elements, or a stepped dim is split over several of the input's digits."""
+    src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
+    loops = slice_loops(op) if loops is None else loops
+    strides = operand_strides(dst, src, list(range(len(dst.host_shape))), loops)
+    if strides is None:
+        return None
+    step = op.steps
+    for j, d in enumerate(loops):
+        if d.host_dim is None or step[d.host_dim] == 1:
+            continue
+        if len(src.digits[d.host_dim]) != 1:  # one digit: the stepped elements are evenly spaced sticks
+            return None
+        strides[j] *= step[d.host_dim]
+    return strides
+
+
 def pointwise_loops(op: spyre.PointwiseOp) -> tuple[list[LoopDim], list[list[int]]]:
     """The output's loops, cut to nest inside every input's digits, and each input's stick
     stride per loop (0 where it broadcasts)."""

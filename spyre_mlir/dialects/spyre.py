@@ -623,22 +623,31 @@ class ReshapeOp(IRDLOperation):
 
 @irdl_op_definition
 class SliceOp(IRDLOperation):
-    """A box of a tensor, copied (a slice with step 1 along every dim).
+    """A box of a tensor, copied, with an optional step (>= 1) per dim:
 
-        r[i0, i1, ...] = x[start0 + i0, start1 + i1, ...]
+        r[i0, i1, ...] = x[start0 + i0 * step0, start1 + i1 * step1, ...]
 
-    The start along the input's stick dim must be a multiple of the stick (64): the copy moves
-    whole sticks."""
+    The start along the input's stick dim must be a multiple of the stick (64) and the step
+    along it 1: the copy moves whole sticks (a step along another dim strides the DMA)."""
 
     name = "spyre.slice"
     input = operand_def(TensorType)
     result = result_def(TensorType)
     start = prop_def(IntListAttr)
+    step = opt_prop_def(IntListAttr)
     traits = traits_def(Pure())
-    assembly_format = "$input `start` $start attr-dict `:` type($input) `->` type($result)"
+    assembly_format = "$input `start` $start (`step` $step^)? attr-dict `:` type($input) `->` type($result)"
 
-    def __init__(self, input: SSAValue, start: Sequence[int], result_type: Attribute):
-        super().__init__(operands=[input], result_types=[result_type], properties={"start": IntListAttr(start)})
+    def __init__(self, input: SSAValue, start: Sequence[int], result_type: Attribute, step: Sequence[int] | None = None):
+        props: dict[str, Attribute] = {"start": IntListAttr(start)}
+        if step is not None and any(s != 1 for s in step):
+            props["step"] = IntListAttr(step)
+        super().__init__(operands=[input], result_types=[result_type], properties=props)
+
+    @property
+    def steps(self) -> tuple[int, ...]:
+        """The step per dim (1 where none is given)."""
+        return self.step.as_tuple() if self.step is not None else (1,) * len(self.start.as_tuple())
 
     def verify_(self) -> None:
         src = device_layout(self.input.type, "'spyre.slice': input")
@@ -646,12 +655,26 @@ class SliceOp(IRDLOperation):
         start = self.start.as_tuple()
         if len(start) != len(src.shape) or len(res.shape) != len(src.shape):
             raise VerifyException(f"'spyre.slice': start {list(start)} and result {res.shape} must have the rank of {src.shape}")
-        if any(s < 0 or s + n > m for s, n, m in zip(start, res.shape, src.shape)):
-            raise VerifyException(f"'spyre.slice': the box at {list(start)} of size {res.shape} leaves {src.shape}")
+        step = self.steps
+        if len(step) != len(start):
+            raise VerifyException(f"'spyre.slice': step {list(step)} must have the rank of {src.shape}")
+        if any(k < 1 for k in step):
+            raise VerifyException(f"'spyre.slice': step {list(step)} must be >= 1 along every dim")
+        if any(s < 0 or s + (n - 1) * k >= m for s, n, k, m in zip(start, res.shape, step, src.shape)):
+            raise VerifyException(
+                f"'spyre.slice': the box at {list(start)} of size {res.shape}"
+                + (f" with step {list(step)}" if self.step is not None else "")
+                + f" leaves {src.shape}"
+            )
         h = src.stick_dim
         if h is not None and start[h] % src.lanes:
             raise VerifyException(
                 f"'spyre.slice': start {start[h]} along the stick dim {h} is not a multiple of {src.lanes}"
+            )
+        if h is not None and step[h] != 1 and res.shape[h] > 1:
+            raise VerifyException(
+                f"'spyre.slice': step {step[h]} along the stick dim {h}: the copy moves whole sticks, "
+                f"so the step along the stick dim must be 1"
             )
 
 

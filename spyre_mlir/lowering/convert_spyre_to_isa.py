@@ -50,6 +50,7 @@ from spyre_mlir.analysis.work import (
     reduce_tile_dim,
     restickify_loops,
     slice_loops,
+    slice_strides,
     transpose_row_dim,
 )
 from spyre_mlir.dialects import spyre, spyre_isa
@@ -542,7 +543,7 @@ class KernelCodegen:
         assert isinstance(op, spyre.SliceOp)
         src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
         dims = slice_loops(op)
-        s = operand_strides(dst, src, list(range(len(dst.host_shape))), dims)
+        s = slice_strides(op, dims)
         if s is None:
             raise PassFailedException(f"kernel {self.name}: slice of {src} into {dst}: the sticks cannot be matched")
         origin = _element_stick(src, op.start.as_tuple())
@@ -752,23 +753,27 @@ class KernelCodegen:
         """One element per stick -> the element in every lane (an SFP max over lane 0), or
         back (a splat already holds lane 0: a copy)."""
         op = self.compute
-        def rows(lay: Layout) -> list[tuple[int, int]]:  # the stick dims that step (size-1 dims do not)
-            return [(n, s) for n, s in zip(lay.device_size[:-1], lay.stride_map[:-1]) if n > 1]
 
-        if rows(src) != rows(dst):
-            raise PassFailedException(f"kernel {self.name}: restickify {src} to the splat {dst} is not supported yet")
+        def lane0(lay: Layout) -> Layout | None:  # one element per stick, in lane 0 (a splat has it there too)
+            if not (lay.is_splat or lay.is_sparse):
+                return None
+            return Layout(lay.shape, lay.element_bytes, lay.device_size, (*lay.stride_map[:-1], -1))
+
         dims = restickify_loops(src, dst)
+        s_dst, s_src = lane0(dst), lane0(src)
+        s = None if s_dst is None or s_src is None else operand_strides(s_dst, s_src, list(range(len(dst.host_shape))), dims)
+        if s is None:
+            raise PassFailedException(f"kernel {self.name}: restickify {src} to the splat {dst} is not supported yet")
         out: list[Ins] = []
         for ch in chunk_boxes(box, self.dims, self.chunks):
             lo = [ch[d.name][0] for d in dims]
             ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
             tile = _compact(ext)
             strides = [d.stick_stride for d in dims]
-            base = sum(l * x for l, x in zip(lo, strides))
-            out.append(load(self.arg(op.input), base, strides, self.lx["tile"], tile, ext))
+            out.append(load(self.arg(op.input), sum(l * x for l, x in zip(lo, s)), s, self.lx["tile"], tile, ext))
             if dst.is_splat:
                 out.append(reduce("max", (self.lx["tile"], [*tile, 0], False), (self.lx["tile"], [*tile, 0], False), [*ext, 1], 1))
-            out.append(store(self.arg(op.result), self.lx["tile"], tile, base, strides, ext))
+            out.append(store(self.arg(op.result), self.lx["tile"], tile, sum(l * x for l, x in zip(lo, strides)), strides, ext))
         return out
 
     def _lane_gather(self, box: dict, src: Layout, dst: Layout) -> list[Ins]:

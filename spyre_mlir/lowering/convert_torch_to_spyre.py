@@ -126,24 +126,49 @@ def pointwise(inputs: Sequence[SSAValue], shape: Sequence[int], body: Callable[.
     for v in inputs:
         s = _shape(v)
         lane_broadcast = shape and shape[-1] > 1 and (not s or s[-1] == 1)
-        if lane_broadcast and not _layout(v).is_splat and not isinstance(v.owner, spyre.ToDeviceOp):
-            # the SFP cannot broadcast across lanes: v needs each element in every lane of a stick,
-            # and no device relayout makes that from a computed value's lanes yet
+        if lane_broadcast and not (_layout(v).is_splat or _layout(v).is_sparse) and not isinstance(v.owner, spyre.ToDeviceOp):
+            # v needs each element in every lane of a stick (a splat): the device makes one from an
+            # element in lane 0 of its own stick (restickify: an SFP broadcast), but has no
+            # relayout that moves an element from another lane to its own stick yet
             raise NotOnDevice(
-                f"broadcasting a computed {s} tensor along the stick dim (to {shape}) needs a lane broadcast, not supported yet"
+                f"broadcasting a computed {s} tensor along the stick dim (to {shape}): its elements are not "
+                f"one per stick in lane 0, and no device relayout puts them there yet"
+            )
+    one_per_stick = not shape or shape[-1] == 1  # a generic layout would hold lane 0 only
+    for v in inputs:
+        lay = _layout(v)
+        if one_per_stick and _shape(v) == shape and not (lay.is_splat or lay.is_sparse) and not _host_laid_out(v):
+            # the result is a splat (below); v holds its elements side by side along another dim
+            # (e.g. a permute moved an extent-1 dim last), and no device relayout puts each in
+            # its own stick yet
+            raise NotOnDevice(
+                f"a {shape} result from a tensor whose elements sit along the sticks of another dim: "
+                f"no device relayout puts them one per stick yet"
             )
     block = Block(arg_types=[f32] * len(inputs))
     with ImplicitBuilder(block):
         result = body(*block.args)
         spyre.YieldOp(result)
     full = [_layout(v) for v in inputs if _shape(v) == shape]
-    one_per_stick = not shape or shape[-1] == 1  # a generic layout would hold lane 0 only
     layout = None
     if one_per_stick:
         layout = Layout.splat(shape, 2)
     elif full and all(lay.is_splat and lay == full[0] for lay in full):
         layout = full[0]  # e.g. a viewed reduction result: one element per stick, all lanes
     return spyre.PointwiseOp(inputs, spyre.device_tensor_type(shape, layout), Region(block))
+
+
+def _host_laid_out(v: SSAValue) -> bool:
+    """v is a view of a transferred host tensor that spyre-propagate-layouts folds into the
+    transfer (permutes, then reshapes): the host sends it in whatever layout its reader needs."""
+    permuted = False  # walking back from v: a permute seen, so a reshape before it is no host transpose
+    while isinstance(v.owner, spyre.PermuteOp | spyre.ReshapeOp):
+        if isinstance(v.owner, spyre.PermuteOp):
+            permuted = True
+        elif permuted:
+            return False
+        v = v.owner.input
+    return isinstance(v.owner, spyre.ToDeviceOp)
 
 
 def const(value: float) -> SSAValue:
@@ -608,7 +633,8 @@ class LowerClamp(Lowering):
 
 
 class LowerSlice(Lowering):
-    """slice.Tensor (step 1) and select.int: spyre.slice of the box (+ a view dropping the dim)."""
+    """slice.Tensor and select.int: spyre.slice of the box (+ a view dropping the dim); a step
+    along a dim other than the stick dim strides the copy."""
 
     names = ("torch.aten.slice.Tensor", "torch.aten.select.int")
 
@@ -625,26 +651,55 @@ class LowerSlice(Lowering):
                 raise NotOnDevice("index is not constant")
             if not -shape[dim] <= index < shape[dim]:
                 raise InconsistentResult(f"index {index} is out of range for dim {dim} of {shape}")
-            if dim == len(shape) - 1 and shape[dim] > 1 and len(shape) > 1:
-                raise NotOnDevice("a select along the stick dim: its elements sit one per stick, and no device relayout gathers them yet")
             begin, end, step = index % shape[dim], index % shape[dim] + 1, 1
         else:
             begin_v, end_v, step_v = (t.constant_int_value(v) if not isinstance(v.type, t.NoneType) else None for v in op.operands[2:5])
             step = step_v or 1
             begin = 0 if begin_v is None else min(max(begin_v + shape[dim] if begin_v < 0 else begin_v, 0), shape[dim])
             end = shape[dim] if end_v is None else min(max(end_v + shape[dim] if end_v < 0 else end_v, 0), shape[dim])
-        if step != 1:
-            raise NotOnDevice(f"a slice with step {step}")
-        if dim == len(shape) - 1 and begin % 64:
-            raise NotOnDevice(f"a slice of the stick dim starting at {begin}, not at a stick boundary")
-        box = tuple(end - begin if i == dim else n for i, n in enumerate(shape))
-        if box == shape:  # select of an extent-1 dim still drops it
-            ops: list[Operation] = []
+        if step < 1:
+            raise InconsistentResult(f"step {step} must be positive")
+        count = len(range(begin, end, step))
+        if count <= 1:
+            step = 1  # one element (or none: an empty result stays on the host)
+        last = len(shape) - 1
+        select_lanes = op.name == "torch.aten.select.int" and len(shape) > 1  # the kept elements sit one per stick
+        ops: list[Operation] = []
+        perm: list[int] | None = None
+        if dim == last and shape[dim] > 1 and (step != 1 or begin % 64 or select_lanes):
+            # the kept elements change lanes: transpose the stick dim with another dim (a device
+            # block transpose), take the rows there with a strided copy, and transpose back
+            partner = next((d for d in range(last - 1, -1, -1) if shape[d] > 1), None)
+            if partner is None:
+                what = f"select of index {begin}" if op.name == "torch.aten.select.int" else f"step {step}" if step != 1 else f"start {begin}"
+                raise NotOnDevice(
+                    f"a slice of the stick dim ({what}) of {shape}, whose other dims are all 1: its elements change "
+                    f"lanes, and there is no other dim to transpose the stick dim to"
+                )
+            if count == 1 and op.name == "torch.aten.slice.Tensor":
+                raise NotOnDevice(
+                    f"a slice of one element of the stick dim at {begin} of {shape}, not at a stick boundary: the "
+                    f"elements would sit one per stick, and no device relayout moves them from their lanes there yet"
+                )
+            perm = list(range(len(shape)))
+            perm[partner], perm[last] = last, partner
+            x = _permute(ops, x, perm)
+            shape, dim = _shape(x), partner
+        box = tuple(count if i == dim else n for i, n in enumerate(shape))
+        if box == shape:  # select of an extent-1 dim still drops it (never after the transpose: extent > 1)
             return ops, _reshape(ops, x, _result_shape(op))
+        if _layout(x).canonical() != Layout.generic(shape, 2):
+            # a slice reads its input in the generic layout (its starts are checked against it):
+            # e.g. a transposed view is restickified first (spyre-propagate-layouts would anyway)
+            r = spyre.RestickifyOp(x, spyre.device_tensor_type(shape))
+            ops.append(r)
+            x = r.result
         start = [begin if i == dim else 0 for i in range(len(shape))]
-        sl = spyre.SliceOp(x, start, spyre.device_tensor_type(box))
-        ops = [sl]
-        return ops, _reshape(ops, sl.result, _result_shape(op))
+        steps = [step if i == dim else 1 for i in range(len(shape))]
+        sl = spyre.SliceOp(x, start, spyre.device_tensor_type(box), steps)
+        ops.append(sl)
+        out = sl.result if perm is None else _permute(ops, sl.result, perm)  # a swap undoes itself
+        return ops, _reshape(ops, out, _result_shape(op))
 
 
 class LowerEmbedding(Lowering):
@@ -806,8 +861,8 @@ DEVICE_OPS: dict[str, str] = {
     "torch.aten.squeeze.dim": "spyre.reshape (free view)",
     "torch.aten.expand": "spyre.pointwise copy (the broadcast is materialised)",
     "torch.aten.embedding": "spyre.gather: row DMAs at indices the host hands over at launch",
-    "torch.aten.slice.Tensor": "spyre.slice (step 1; along the stick dim from a stick boundary)",
-    "torch.aten.select.int": "spyre.slice of one row + spyre.reshape dropping the dim (not along the stick dim)",
+    "torch.aten.slice.Tensor": "spyre.slice (a step strides the copy); along the stick dim with a step or off a stick boundary: transposed to another dim, sliced there and transposed back",
+    "torch.aten.select.int": "spyre.slice of one row + spyre.reshape dropping the dim; along the stick dim: transposed to another dim first",
     "torch.aten.gelu": "spyre.pointwise: erf form (none) or tanh form (tanh)",
     "torch.aten.pow.Tensor_Scalar": "spyre.pointwise exp(c log x) for non-integer c; torch-adapt makes x*x..., sqrt, rsqrt",
     "torch.aten.clamp": "spyre.pointwise: maximumf / minimumf with constants",

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import math
 import os
+import re
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -619,19 +621,31 @@ def test_data_movement_family():
     fam.finish()
 
 
-def test_select_along_the_stick_dim_runs_on_the_cpu():
-    """x[..., 0] leaves one element per stick where the result needs them side by side (no
-    device relayout gathers lanes yet): the select alone runs on the CPU, with one warning
-    naming it, the rest of the graph on the device, and the values are right."""
-    x = torch.randn(3, 65, generator=torch.Generator().manual_seed(0))
+def test_select_along_the_stick_dim():
+    """x[..., 0] leaves one element per stick where the result needs them side by side: the
+    device transposes the stick dim with the rows (a block transpose), copies one row and
+    transposes back. A tensor whose other dims are all 1 has no dim to transpose with: there
+    the select alone runs on the CPU, with one warning naming it, the rest of the graph on the
+    device. The values are right either way."""
     fn = lambda v: (v * 2.0)[..., 0] + 1.0  # noqa: E731
-    torch._dynamo.reset()
-    before = len(STATS.graphs)
-    with torch.no_grad(), pytest.warns(UserWarning, match=r"run on the CPU: torch.aten.select.int x1; 'torch.aten.select.int': a select along the stick dim"):
-        y = torch.compile(fn, backend="spyre")(x)
-    assert 0 < STATS.graphs[before].device_fraction < 1
-    (exact,), (bound,) = reference(Fn(fn), x, numerics=DL16)
-    assert_device_result(y, exact, bound, "select along the stick dim")
+    for shape, on_device in (((3, 65), True), ((1, 65), False)):
+        x = torch.randn(*shape, generator=torch.Generator().manual_seed(0))
+        torch._dynamo.reset()
+        before = len(STATS.graphs)
+        with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            y = torch.compile(fn, backend="spyre")(x)
+        spyre_warnings = [str(w.message) for w in caught if str(w.message).startswith("spyre")]
+        if on_device:
+            assert not spyre_warnings and STATS.graphs[before].device_fraction == 1
+        else:
+            assert len(spyre_warnings) == 1 and re.search(
+                r"run on the CPU: torch.aten.select.int x1; 'torch.aten.select.int': a slice of the stick dim \(select of index 0\) of \(1, 65\)",
+                spyre_warnings[0],
+            ), spyre_warnings
+            assert 0 < STATS.graphs[before].device_fraction < 1
+        (exact,), (bound,) = reference(Fn(fn), x, numerics=DL16)
+        assert_device_result(y, exact, bound, f"select along the stick dim of {shape}")
 
 
 def test_embedding_family():

@@ -476,6 +476,31 @@ spyre.yield %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], strid
 
 // -----
 
+// A step strides the copy along the other dims; the box (start + (n - 1) * step) must fit.
+%e = "test.op"() : () -> tensor<2x5x100xf16, #spyre.layout<device_size = [5, 2, 2, 64], stride_map = [100, 64, 500, 1]>>
+%s = spyre.slice %e start [0, 1, 0] step [1, 2, 1] : tensor<2x5x100xf16, #spyre.layout<device_size = [5, 2, 2, 64], stride_map = [100, 64, 500, 1]>> -> tensor<2x3x100xf16, #spyre.layout<device_size = [3, 2, 2, 64], stride_map = [100, 64, 300, 1]>>
+// CHECK: {{^}}'spyre.slice': the box at [0, 1, 0] of size (2, 3, 100) with step [1, 2, 1] leaves (2, 5, 100){{$}}
+
+// -----
+
+%e = "test.op"() : () -> tensor<2x5x100xf16, #spyre.layout<device_size = [5, 2, 2, 64], stride_map = [100, 64, 500, 1]>>
+%s = spyre.slice %e start [0, 0, 0] step [1, 0, 1] : tensor<2x5x100xf16, #spyre.layout<device_size = [5, 2, 2, 64], stride_map = [100, 64, 500, 1]>> -> tensor<2x3x100xf16, #spyre.layout<device_size = [3, 2, 2, 64], stride_map = [100, 64, 300, 1]>>
+// CHECK: {{^}}'spyre.slice': step [1, 0, 1] must be >= 1 along every dim{{$}}
+
+// -----
+
+%e = "test.op"() : () -> tensor<2x5x100xf16, #spyre.layout<device_size = [5, 2, 2, 64], stride_map = [100, 64, 500, 1]>>
+%s = spyre.slice %e start [0, 0, 0] step [1, 2] : tensor<2x5x100xf16, #spyre.layout<device_size = [5, 2, 2, 64], stride_map = [100, 64, 500, 1]>> -> tensor<2x3x100xf16, #spyre.layout<device_size = [3, 2, 2, 64], stride_map = [100, 64, 300, 1]>>
+// CHECK: {{^}}'spyre.slice': step [1, 2] must have the rank of (2, 5, 100){{$}}
+
+// -----
+
+%e = "test.op"() : () -> tensor<2x5x100xf16, #spyre.layout<device_size = [5, 2, 2, 64], stride_map = [100, 64, 500, 1]>>
+%s = spyre.slice %e start [0, 0, 0] step [1, 1, 2] : tensor<2x5x100xf16, #spyre.layout<device_size = [5, 2, 2, 64], stride_map = [100, 64, 500, 1]>> -> tensor<2x5x50xf16, #spyre.layout<device_size = [5, 1, 2, 64], stride_map = [50, 64, 250, 1]>>
+// CHECK: {{^}}'spyre.slice': step 2 along the stick dim 2: the copy moves whole sticks, so the step along the stick dim must be 1{{$}}
+
+// -----
+
 %a = "test.op"() : () -> tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>>
 %p = spyre.pointwise %a : (tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>>) -> tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>> {
 ^bb0(%x: f32):
