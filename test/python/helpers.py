@@ -154,3 +154,59 @@ def compare_model_outputs(compiled: Any, eager: Any, layers: int) -> ModelCompar
 
 
 # endregion
+
+
+@dataclass
+class Captured:
+    """A graph compiled the way the spyre backend compiles it, with what the tests look at."""
+
+    fn: Any
+    """The aot_autograd-compiled callable (Dynamo graph inputs -> outputs): later value draws
+    call it directly, skipping Dynamo."""
+    order: list[int]
+    """Which of the function's inputs each graph input is (Dynamo orders them by first use)."""
+    module: Any
+    """The torch-level module of the graph, for the reference."""
+    ctx: Any
+    report: Any | None
+    """The graph's GraphReport (device fraction, CPU fallbacks); None when `device` is false or
+    the whole graph fell back to the CPU."""
+
+
+def compile_captured(fn: Any, inputs: list[torch.Tensor] | tuple[torch.Tensor, ...], device: bool = True) -> Captured:
+    """Compile `fn` for these inputs as the backend does: Dynamo (static shapes, one graph),
+    aot_autograd with core-ATen decompositions, then compile_graph (`device=False`: only the
+    torch-level module, the graph run by torch). Fallback warnings are left to the report."""
+    import warnings
+
+    from torch._decomp import core_aten_decompositions
+    from torch._dynamo.backends.common import aot_autograd
+
+    from spyre_mlir.frontend.backend import STATS, compile_graph
+    from spyre_mlir.frontend.fx_importer import import_fx_graph
+    from spyre_mlir.runtime.config import DeviceConfig
+
+    captured: dict[str, Any] = {}
+
+    def fw(gm: torch.fx.GraphModule, example_inputs: Any) -> Any:
+        with torch._subclasses.fake_tensor.unset_fake_temporarily():
+            captured["module"], info = import_fx_graph(gm)
+        captured["ctx"] = info.ctx
+        if not device:
+            return gm.forward
+        before = len(STATS.graphs)
+        run = compile_graph(gm, example_inputs, DeviceConfig(), False, None)
+        captured["report"] = STATS.graphs[-1] if len(STATS.graphs) == before + 1 else None
+        return run
+
+    def backend(gm: torch.fx.GraphModule, example_inputs: Any) -> Any:
+        captured["order"] = [next(i for i, x in enumerate(inputs) if x is e) for e in example_inputs]
+        captured["fn"] = aot_autograd(fw_compiler=fw, decompositions=core_aten_decompositions())(gm, example_inputs)
+        return captured["fn"]
+
+    torch._dynamo.reset()
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.compile(fn, backend=backend, dynamic=False, fullgraph=True)(*inputs)
+    torch._dynamo.reset()
+    return Captured(captured["fn"], captured["order"], captured["module"], captured["ctx"], captured.get("report"))

@@ -39,15 +39,11 @@ import pytest
 import torch
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from torch._decomp import core_aten_decompositions
-from torch._dynamo.backends.common import aot_autograd
 
-from spyre_mlir.frontend.backend import STATS, compile_graph
-from spyre_mlir.frontend.fx_importer import import_fx_graph
-from spyre_mlir.runtime.config import DeviceConfig
+from spyre_mlir.frontend.backend import STATS
 from spyre_mlir.runtime.numerics import DL16, DL16_MAX
 from spyre_mlir.runtime.reference import evaluate
-from helpers import reference
+from helpers import compile_captured, reference
 from test_ops_e2e import Fn
 
 EXAMPLES = 60
@@ -159,38 +155,19 @@ _CACHE: dict[Any, Compiled] = {}
 
 
 def compile_family(key: Any, fn: Callable[..., Any], inputs: Sequence[torch.Tensor], device: bool = True) -> Compiled:
-    """Compile `fn` for inputs of these shapes and dtypes the way the spyre backend does (Dynamo,
-    aot_autograd with core-ATen decompositions, compile_graph), keeping the compiled callable so
-    that later value draws skip Dynamo; the graph must run wholly on the device. (`device=False`:
-    only the torch-level module, for the reference.)"""
+    """Compile `fn` for inputs of these shapes and dtypes the way the spyre backend does
+    (helpers.compile_captured), keeping the compiled callable so that later value draws skip
+    Dynamo; the graph must run wholly on the device. (`device=False`: only the torch-level
+    module, for the reference.)"""
     if key in _CACHE:
         return _CACHE[key]
-    captured: dict[str, Any] = {}
-
-    def fw(gm: torch.fx.GraphModule, example_inputs: Any) -> Any:
-        with torch._subclasses.fake_tensor.unset_fake_temporarily():
-            captured["module"], info = import_fx_graph(gm)
-        captured["ctx"] = info.ctx
-        return compile_graph(gm, example_inputs, DeviceConfig(), False, None) if device else gm.forward
-
-    def backend(gm: torch.fx.GraphModule, example_inputs: Any) -> Any:
-        # Dynamo orders the graph's inputs by first use: remember where each of ours goes
-        captured["order"] = [next(i for i, x in enumerate(inputs) if x is e) for e in example_inputs]
-        captured["fn"] = aot_autograd(fw_compiler=fw, decompositions=core_aten_decompositions())(gm, example_inputs)
-        return captured["fn"]
-
-    torch._dynamo.reset()
-    before = len(STATS.graphs)
-    with torch.no_grad():
-        torch.compile(fn, backend=backend, dynamic=False, fullgraph=True)(*inputs)
-    torch._dynamo.reset()
+    c = compile_captured(fn, list(inputs), device)
     if device:
-        assert len(STATS.graphs) == before + 1, f"{key}: expected one compiled graph"
-        report = STATS.graphs[-1]
-        assert not report.cpu_fallback, f"{key}: ran on the CPU: {dict(report.cpu_fallback)}"
-    assert sorted(captured["order"]) == list(range(len(inputs))), f"{key}: the graph does not take every input"
-    c = _CACHE[key] = Compiled(captured["fn"], captured["order"], captured["module"], captured["ctx"])
-    return c
+        assert c.report is not None, f"{key}: expected one compiled graph"
+        assert not c.report.cpu_fallback, f"{key}: ran on the CPU: {dict(c.report.cpu_fallback)}"
+    assert sorted(c.order) == list(range(len(inputs))), f"{key}: the graph does not take every input"
+    found = _CACHE[key] = Compiled(c.fn, c.order, c.module, c.ctx)
+    return found
 
 
 @dataclass

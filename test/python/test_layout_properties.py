@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 from collections import Counter
 from typing import Any
 
@@ -35,14 +34,10 @@ import numpy as np
 import torch
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
-from torch._decomp import core_aten_decompositions
-from torch._dynamo.backends.common import aot_autograd
 
-from spyre_mlir.frontend.backend import STATS, compile_graph
-from spyre_mlir.frontend.fx_importer import import_fx_graph
-from spyre_mlir.runtime.config import DeviceConfig
 from spyre_mlir.runtime.numerics import DL16
 from spyre_mlir.runtime.reference import evaluate
+from helpers import compile_captured
 from test_differential import assert_device_result
 
 DIMS = (1, 2, 63, 64, 65, 100, 127, 128, 150, 257)
@@ -266,30 +261,11 @@ def compile_chain(key: Any, fn: Any, inputs: list[torch.Tensor]) -> tuple[Any, A
     """Compile `fn` as the spyre backend does; (callable, torch-level module, ctx, cpu fallbacks)."""
     if key in _CACHE:
         return _CACHE[key]
-    captured: dict[str, Any] = {}
-
-    def fw(gm: torch.fx.GraphModule, example_inputs: Any) -> Any:
-        with torch._subclasses.fake_tensor.unset_fake_temporarily():
-            captured["module"], info = import_fx_graph(gm)
-        captured["ctx"] = info.ctx
-        before = len(STATS.graphs)
-        run = compile_graph(gm, example_inputs, DeviceConfig(), False, None)
-        assert len(STATS.graphs) == before + 1, f"{key}: the whole graph fell back to the CPU"
-        captured["fallback"] = STATS.graphs[-1].cpu_fallback
-        return run
-
-    def backend(gm: torch.fx.GraphModule, example_inputs: Any) -> Any:
-        assert [id(e) for e in example_inputs] == [id(e) for e in inputs], "graph inputs reordered"
-        captured["fn"] = aot_autograd(fw_compiler=fw, decompositions=core_aten_decompositions())(gm, example_inputs)
-        return captured["fn"]
-
-    torch._dynamo.reset()
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the fallbacks' warnings: GraphReport has them
-        torch.compile(fn, backend=backend, dynamic=False, fullgraph=True)(*inputs)
-    torch._dynamo.reset()
-    c = _CACHE[key] = (captured["fn"], captured["module"], captured["ctx"], captured["fallback"])
-    return c
+    c = compile_captured(fn, inputs)
+    assert c.order == list(range(len(inputs))), "graph inputs reordered"
+    assert c.report is not None, f"{key}: the whole graph fell back to the CPU"
+    found = _CACHE[key] = (c.fn, c.module, c.ctx, c.report.cpu_fallback)
+    return found
 
 
 # endregion
