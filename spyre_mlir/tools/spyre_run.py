@@ -13,6 +13,7 @@ spyre, or spyre_isa. Inputs are seeded random normals, or `.npy` files in argume
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 
@@ -107,6 +108,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             inputs = [np.load(p) for p in args.input]
         else:
             rng = np.random.default_rng(args.seed)
+            for i, (s, e) in enumerate(types):  # before any allocation: a shape no memory holds is refused
+                n = math.prod(s)
+                if n * 4 > config.ddr_usable_bytes:
+                    raise DeviceError(
+                        f"@{args.entry} argument {i}: a random input of shape {tuple(s)} ({e}) has {n} elements, "
+                        f"{n * 4} bytes at 4 per element, more than the device's usable DDR "
+                        f"({config.ddr_usable_bytes} bytes): it could not run; use smaller shapes"
+                    )
             inputs = [_random_input(rng, s, e) for s, e in types]
         torch_level = any(op.name.startswith("torch.") for op in module.walk())
         reference = None

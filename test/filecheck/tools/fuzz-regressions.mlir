@@ -53,3 +53,9 @@
 // A bf16 program on the host rounds as bf16 does: the reference's bound says so.
 // RUN: spyre-run %S/../inputs/atan-bf16.txt.mlir --reference --no-profile | filecheck %s --check-prefix=BF16
 // BF16: output 0 vs reference: {{.*}} within the dl16 bound: yes
+
+// A random input no memory holds (once a MemoryError, or numpy's "Maximum allowed dimension
+// exceeded" with no location): refused before anything is allocated, naming the argument.
+// RUN: not spyre-run %S/../inputs/huge-random-input.txt.mlir 2>&1 | filecheck %s --check-prefix=HUGE
+// HUGE:     spyre-run: error: @main argument 0: a random input of shape (262144, 262144) (i1) has 68719476736 elements, 274877906944 bytes at 4 per element, more than the device's usable DDR (120259084288 bytes): it could not run; use smaller shapes
+// HUGE-NOT: Traceback
