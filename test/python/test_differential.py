@@ -310,19 +310,23 @@ def _unary_all(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
     return tuple(f(x) for f in UNARY.values())
 
 
-def test_unary_family():
-    fam = Family("unary", list(UNARY))
+def check_one_tensor_family(name: str, outputs: list[str], fn: Callable[[torch.Tensor], Any]) -> None:
+    """A family whose ops take one tensor: shape, dtype and values drawn, all outputs checked."""
+    fam = Family(name, outputs)
 
     @SETTINGS
     @given(st.data())
     def run(data: Any) -> None:
         shape = data.draw(shapes())
         dtype = data.draw(st.sampled_from(DTYPES))
-        x = data.draw(values(shape, dtype=dtype))
-        fam.check((shape, dtype), _unary_all, [x])
+        fam.check((shape, dtype), fn, [data.draw(values(shape, dtype=dtype))])
 
     run()
     fam.finish()
+
+
+def test_unary_family():
+    check_one_tensor_family("unary", list(UNARY), _unary_all)
 
 
 # endregion
@@ -398,17 +402,7 @@ def _scalar_all(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
 
 
 def test_scalar_operand_family():
-    fam = Family("scalar", list(SCALAR))
-
-    @SETTINGS
-    @given(st.data())
-    def run(data: Any) -> None:
-        shape = data.draw(shapes())
-        dtype = data.draw(st.sampled_from(DTYPES))
-        fam.check((shape, dtype), _scalar_all, [data.draw(values(shape, dtype=dtype))])
-
-    run()
-    fam.finish()
+    check_one_tensor_family("scalar", list(SCALAR), _scalar_all)
 
 
 # endregion
@@ -431,17 +425,7 @@ def _reductions_all(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
 
 
 def test_reduction_family():
-    fam = Family("reduce", list(REDUCTIONS))
-
-    @SETTINGS
-    @given(st.data())
-    def run(data: Any) -> None:
-        shape = data.draw(shapes())
-        dtype = data.draw(st.sampled_from(DTYPES))
-        fam.check((shape, dtype), _reductions_all, [data.draw(values(shape, dtype=dtype))])
-
-    run()
-    fam.finish()
+    check_one_tensor_family("reduce", list(REDUCTIONS), _reductions_all)
 
 
 # endregion
@@ -449,17 +433,7 @@ def test_reduction_family():
 
 
 def test_softmax_family():
-    fam = Family("softmax", ["softmax"])
-
-    @SETTINGS
-    @given(st.data())
-    def run(data: Any) -> None:
-        shape = data.draw(shapes())
-        dtype = data.draw(st.sampled_from(DTYPES))
-        fam.check((shape, dtype), lambda x: torch.softmax(x, -1), [data.draw(values(shape, dtype=dtype))])
-
-    run()
-    fam.finish()
+    check_one_tensor_family("softmax", ["softmax"], lambda x: torch.softmax(x, -1))
 
 
 LN_EPS = 1e-5
