@@ -205,6 +205,7 @@ def matmul_estimate(shape: MatmulShape, split: dict[str, int], chunks: dict[str,
     for box, role, count in classes:
         w = _core_work(shape, box, chunks, config)
         ring = partial_drain = 0.0
+        sent_partial = 0
         if split.get("k", 1) > 1:  # k split: the partial sums go over the ring to the previous k part
             acc_bytes = 2 * w.store_sticks * STICK_BYTES  # fp32: two sticks per output stick
             last_acc = 2 * w.last_store_sticks * STICK_BYTES
@@ -216,10 +217,6 @@ def matmul_estimate(shape: MatmulShape, split: dict[str, int], chunks: dict[str,
                 partial_drain += config.ring_hop_latency_cycles + last_acc / config.ring_bytes_per_cycle
                 w = dataclasses.replace(w, store_sticks=0, stores=0, last_store_sticks=0)
                 sent_partial = acc_bytes
-            else:
-                sent_partial = 0
-        else:
-            sent_partial = 0
         sent = 0
         if group > 1:
             if role > 0:  # B arrives over the ring instead of from DDR (written through the LX port)
@@ -288,9 +285,15 @@ def candidate_splits(dims: Sequence[IterDim], cores: int, split_k: bool = False)
     """Parts per parallel dim (powers of two, or the whole dim), product <= cores. With
     `split_k`, a matmul's contraction dim k too (powers of two, at most 4 parts, each of at least
     2 sticks): its parts' partial sums are added over the ring."""
-    options = [_powers(min(d.size, cores)) if d.parallel else [p for p in _powers(max(1, min(4, d.size // 2))) if p & (p - 1) == 0] if split_k and d.name == "k" else [1] for d in dims]
+    def options(d: IterDim) -> list[int]:
+        if d.parallel:
+            return _powers(min(d.size, cores))
+        if split_k and d.name == "k":
+            return [p for p in _powers(max(1, min(4, d.size // 2))) if p & (p - 1) == 0]
+        return [1]
+
     out = []
-    for combo in itertools.product(*options):
+    for combo in itertools.product(*(options(d) for d in dims)):
         if math.prod(combo) <= cores:
             out.append({d.name: c for d, c in zip(dims, combo)})
     return out

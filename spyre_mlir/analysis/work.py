@@ -22,6 +22,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from spyre_mlir.analysis.sticks import LoopDim, loop_dims, operand_strides
@@ -106,6 +107,38 @@ def lane_gather_dim(src: Layout, dst: Layout) -> int | None:
         return None
     h = dst.stick_dim
     return h if len(src.digits[h]) == 1 else None
+
+
+def view_chain(v: SSAValue) -> tuple[spyre.ToDeviceOp, list[Operation]] | None:
+    """to_device and the views (outermost last) that lead to v, if v is such a chain."""
+    views: list[Operation] = []
+    while isinstance(v.owner, spyre.PermuteOp | spyre.ReshapeOp):
+        views.append(v.owner)
+        v = v.owner.input
+    if not isinstance(v.owner, spyre.ToDeviceOp):
+        return None
+    return v.owner, list(reversed(views))
+
+
+def transfer_permutation(v: SSAValue) -> tuple[spyre.ToDeviceOp, list[int]] | None:
+    """If v is a host transfer seen through views that one transfer can do (permutes before
+    any reshape compose), the transfer and the host permutation; else None."""
+    chain = view_chain(v)
+    if chain is None:
+        return None
+    transfer, views = chain
+    src = transfer.input.type
+    assert isinstance(src, TensorType)
+    perm = list(transfer.permutation.as_tuple()) if transfer.permutation else list(range(len(src.get_shape())))
+    reshaped = spyre.device_layout(transfer.result.type).shape != tuple(src.get_shape()[p] for p in perm)
+    for view in views:
+        if isinstance(view, spyre.PermuteOp):
+            if reshaped:
+                return None  # a permute after a reshape is not one host transpose
+            perm = [perm[p] for p in view.permutation.as_tuple()]
+        else:
+            reshaped = True
+    return transfer, perm
 
 
 def restickify_loops(src: Layout, dst: Layout) -> list[LoopDim]:

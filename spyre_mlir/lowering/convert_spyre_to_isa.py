@@ -34,7 +34,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.cost import piece_rows
-from spyre_mlir.analysis.sticks import loop_dims, operand_strides
+from spyre_mlir.analysis.sticks import LoopDim, loop_dims, operand_strides
 from spyre_mlir.analysis.work import (
     core_boxes,
     parts,
@@ -476,7 +476,8 @@ class KernelCodegen:
         result: list[Ins] = []
         # a resident value (spyre-onchip-relayout) is the core's whole box, dense, in LX
         box_lo = [box[d.name][0] for d in dims]
-        box_strides = _compact([box[d.name][1] - box[d.name][0] for d in dims])
+        box_ext = [box[d.name][1] - box[d.name][0] for d in dims]
+        box_strides = _compact(box_ext)
         for count, ch in enumerate(chunk_boxes(box, self.dims, self.chunks), start=1):
             lo = [ch[d.name][0] for d in dims]
             ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
@@ -485,13 +486,13 @@ class KernelCodegen:
             access: dict[tuple[str, int], tuple[int, list[int], bool]] = {("out", 0): (self.buf("out", count), tile, False)}
             if self.resident_out is not None:
                 access[("out", 0)] = (self.resident_out + in_box, box_strides, False)
-                self._resident("spyre.resident_out", self.resident_out, math.prod(box[d.name][1] - box[d.name][0] for d in dims))
+                self._resident("spyre.resident_out", self.resident_out, math.prod(box_ext))
             for i, v in enumerate(op.inputs):
                 if self.resident_in is not None and self.resident_in[0] == i:
                     if any(a != d.stick_stride for a, d in zip(strides_in[i], dims) if d.size > 1):
                         raise PassFailedException(f"kernel {self.name}: input {i} is resident in LX but not in the output's layout")
                     access[("in", i)] = (self.resident_in[1] + in_box, box_strides, False)
-                    self._resident("spyre.resident_in", self.resident_in[1], math.prod(box[d.name][1] - box[d.name][0] for d in dims))
+                    self._resident("spyre.resident_in", self.resident_in[1], math.prod(box_ext))
                     continue
                 s = strides_in[i]
                 kept = [j for j in range(len(dims)) if s[j] != 0]
@@ -789,20 +790,14 @@ class KernelCodegen:
         h = lane_gather_dim(src, dst)
         assert h is not None
         dims = restickify_loops(src, dst)
-        src_st = src.stick_strides
-        strides = []
-        for d in dims:
-            match = None if d.host_dim is None else next(
-                (od for od in src.digits[d.host_dim] if od.weight <= d.weight < od.weight * od.size and d.weight % od.weight == 0), None
+        strides = _source_strides(src, dims)
+        if strides is None:
+            raise PassFailedException(
+                f"kernel {self.name}: restickify {src.shape} from device_size {list(src.device_size)}, stride_map "
+                f"{list(src.stride_map)} to {list(dst.device_size)}, {list(dst.stride_map)}: the source's sticks cannot be matched"
             )
-            if d.host_dim is not None and match is None:
-                raise PassFailedException(
-                    f"kernel {self.name}: restickify {src.shape} from device_size {list(src.device_size)}, stride_map "
-                    f"{list(src.stride_map)} to {list(dst.device_size)}, {list(dst.stride_map)}: the source's sticks cannot be matched"
-                )
-            strides.append(0 if match is None else src_st[match.device_dim] * (d.weight // match.weight))
         (digit,) = src.digits[h]
-        step = src_st[digit.device_dim]  # sticks between consecutive elements of h
+        step = src.stick_strides[digit.device_dim]  # sticks between consecutive elements of h
         extent = src.host_shape[h]
         tile = next((i for i, d in enumerate(dims) if d.host_dim == h and d.weight == 64), None)
         out: list[Ins] = []
@@ -858,15 +853,9 @@ class KernelCodegen:
         dims = restickify_loops(src, dst)
         tile_dim = next((d.device_dim for d in dims if d.host_dim == hd and d.weight == 64), None)
         others = [d for d in dims if d.device_dim not in (row_dim, tile_dim)]
-        src_other = []
-        for d in others:
-            if d.host_dim is None:
-                src_other.append(0)
-                continue
-            match = next((od for od in src.digits[d.host_dim] if od.weight <= d.weight < od.weight * od.size and d.weight % od.weight == 0), None)
-            if match is None:
-                raise err
-            src_other.append(st_src[match.device_dim] * (d.weight // match.weight))
+        src_other = _source_strides(src, others)
+        if src_other is None:
+            raise err
         by_dim = {d.device_dim: d for d in dims}
         st_R = by_dim[row_dim].stick_stride
         st_T = by_dim[tile_dim].stick_stride if tile_dim is not None else 0
@@ -913,6 +902,21 @@ def _element_stick(layout: Layout, coords: Sequence[int]) -> int:
             if d.device_dim != lane:
                 stick += c * strides[d.device_dim]
     return stick
+
+
+def _source_strides(src: Layout, loops: Sequence[LoopDim]) -> list[int] | None:
+    """The source's stick stride per loop of a result (0 for a synthetic loop): the stride of
+    the source digit of the loop's host dim that holds its step; None if no digit holds it."""
+    out = []
+    for d in loops:
+        if d.host_dim is None:
+            out.append(0)
+            continue
+        match = next((od for od in src.digits[d.host_dim] if od.weight <= d.weight < od.weight * od.size and d.weight % od.weight == 0), None)
+        if match is None:
+            return None
+        out.append(src.stick_strides[match.device_dim] * (d.weight // match.weight))
+    return out
 
 
 def _stride(layout: Layout, host_dim: int, weight: int) -> int:

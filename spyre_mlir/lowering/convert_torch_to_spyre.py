@@ -58,6 +58,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
+from spyre_mlir.analysis.work import transfer_permutation
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects import torch as t
 from spyre_mlir.layout import Layout
@@ -137,7 +138,8 @@ def pointwise(inputs: Sequence[SSAValue], shape: Sequence[int], body: Callable[.
     one_per_stick = not shape or shape[-1] == 1  # a generic layout would hold lane 0 only
     for v in inputs:
         lay = _layout(v)
-        if one_per_stick and _shape(v) == shape and not (lay.is_splat or lay.is_sparse) and not _host_laid_out(v):
+        # (a view of a host transfer is laid out by the host: its relayout folds into the transfer)
+        if one_per_stick and _shape(v) == shape and not (lay.is_splat or lay.is_sparse) and transfer_permutation(v) is None:
             # the result is a splat (below); v holds its elements side by side along another dim
             # (e.g. a permute moved an extent-1 dim last), and no device relayout puts each in
             # its own stick yet
@@ -156,19 +158,6 @@ def pointwise(inputs: Sequence[SSAValue], shape: Sequence[int], body: Callable[.
     elif full and all(lay.is_splat and lay == full[0] for lay in full):
         layout = full[0]  # e.g. a viewed reduction result: one element per stick, all lanes
     return spyre.PointwiseOp(inputs, spyre.device_tensor_type(shape, layout), Region(block))
-
-
-def _host_laid_out(v: SSAValue) -> bool:
-    """v is a view of a transferred host tensor that spyre-propagate-layouts folds into the
-    transfer (permutes, then reshapes): the host sends it in whatever layout its reader needs."""
-    permuted = False  # walking back from v: a permute seen, so a reshape before it is no host transpose
-    while isinstance(v.owner, spyre.PermuteOp | spyre.ReshapeOp):
-        if isinstance(v.owner, spyre.PermuteOp):
-            permuted = True
-        elif permuted:
-            return False
-        v = v.owner.input
-    return isinstance(v.owner, spyre.ToDeviceOp)
 
 
 def const(value: float) -> SSAValue:

@@ -62,7 +62,16 @@ class SpyreOptMain(xDSLOptMain):
             help="print optimisation remarks (why a transformation was or was not applied) to stderr",
         )
 
+    def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
+        if (self.args.frontend or file_extension) == "mlir":  # located errors (LocatingParser)
+            return LocatingParser(self.ctx, chunk.read(), self.get_input_name()).parse_module(not self.args.no_implicit_module)
+        return super().parse_chunk(chunk, file_extension, start_offset)
+
     def apply_passes(self, prog: ModuleOp) -> None:
+        """xDSL's pipeline, plus: the input is checked for dominance too, and a pass that fails
+        other than with a diagnostic, or leaves IR that does not verify, is an internal error
+        naming the pass (spyre_mlir.diagnostics). With --print-remarks, the passes' remarks
+        (the `spyre_mlir.remarks` logger) go to stderr."""
         if self.args.print_remarks:
             remarks = logging.getLogger("spyre_mlir.remarks")
             if not remarks.handlers:
@@ -70,17 +79,6 @@ class SpyreOptMain(xDSLOptMain):
                 handler.setFormatter(logging.Formatter("remark: %(message)s"))
                 remarks.addHandler(handler)
             remarks.setLevel(logging.INFO)
-        self._apply_passes(prog)
-
-    def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
-        if (self.args.frontend or file_extension) == "mlir":  # located errors (LocatingParser)
-            return LocatingParser(self.ctx, chunk.read(), self.get_input_name()).parse_module(not self.args.no_implicit_module)
-        return super().parse_chunk(chunk, file_extension, start_offset)
-
-    def _apply_passes(self, prog: ModuleOp) -> None:
-        """xDSL's pipeline, plus: the input is checked for dominance too, and a pass that fails
-        other than with a diagnostic, or leaves IR that does not verify, is an internal error
-        naming the pass (spyre_mlir.diagnostics)."""
         verify = self.pipeline.callback
         current: list[ModulePass | None] = [self.pipeline.passes[0] if self.pipeline.passes else None]
 

@@ -56,6 +56,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.cost import relayout_seconds
 from spyre_mlir.analysis.sticks import broadcast_dim_map, operand_strides
+from spyre_mlir.analysis.work import transfer_permutation
 from spyre_mlir.dialects import spyre
 from spyre_mlir.layout import Layout
 from spyre_mlir.runtime.config import DEFAULT_CONFIG, DeviceConfig
@@ -122,43 +123,6 @@ class PointwiseOperandsShareSticks(RewritePattern):
             _restickify_operand(op, i, target, rewriter)
 
 
-def _view_chain(v: SSAValue) -> tuple[spyre.ToDeviceOp, list[Operation]] | None:
-    """to_device and the views (outermost last) that lead to v, if v is such a chain."""
-    views: list[Operation] = []
-    while isinstance(v.owner, spyre.PermuteOp | spyre.ReshapeOp):
-        views.append(v.owner)
-        v = v.owner.input
-    if not isinstance(v.owner, spyre.ToDeviceOp):
-        return None
-    return v.owner, list(reversed(views))
-
-
-def _transfer_permutation(v: SSAValue) -> tuple[spyre.ToDeviceOp, list[int]] | None:
-    """If v is a host transfer seen through views that one transfer can do (permutes before
-    any reshape compose), the transfer and the host permutation; else None."""
-    chain = _view_chain(v)
-    if chain is None:
-        return None
-    transfer, views = chain
-    src = transfer.input.type
-    assert isinstance(src, TensorType)
-    perm = list(transfer.permutation.as_tuple()) if transfer.permutation else list(range(len(src.get_shape())))
-    reshaped = spyre.device_layout(transfer.result.type).shape != tuple(src.get_shape()[p] for p in perm)
-    for view in views:
-        if isinstance(view, spyre.PermuteOp):
-            if reshaped:
-                return None  # a permute after a reshape is not one host transpose
-            perm = [perm[p] for p in view.permutation.as_tuple()]
-        else:
-            reshaped = True
-    return transfer, perm
-
-
-def _folds_into_transfer(v: SSAValue) -> bool:
-    """A restickify of v costs the device nothing: the host lays the data out on the way in."""
-    return _transfer_permutation(v) is not None
-
-
 class FoldRestickifyIntoTransfer(RewritePattern):
     """The host lays the data out directly; permutes before any reshape compose."""
 
@@ -166,7 +130,7 @@ class FoldRestickifyIntoTransfer(RewritePattern):
     def match_and_rewrite(self, op: spyre.RestickifyOp, rewriter: PatternRewriter):
         if _in_kernel(op):
             return
-        found = _transfer_permutation(op.input)
+        found = transfer_permutation(op.input)
         if found is None:
             return
         transfer, perm = found
@@ -253,14 +217,13 @@ class LayoutChooser:
                 continue
             if operand_strides(out, _operand_target(out, lay), dim_map) is None:
                 return math.inf
-            if not (self.fold_transfers and _folds_into_transfer(v)):
+            if not (self.fold_transfers and transfer_permutation(v) is not None):  # the host lays it out free
                 total += relayout_seconds(lay, self.config)
         return total
 
     def future(self, v: SSAValue, lay: Layout) -> float:
         key = (v, lay.canonical())
         if key not in self.memo:
-            self.memo[key] = 0.0  # (a cycle cannot occur in SSA; this only guards re-entry)
             total, converted = 0.0, spyre.device_layout(v.type).canonical()
             back = False
             for use in v.uses:
@@ -277,7 +240,7 @@ class LayoutChooser:
             self.memo[key] = total
         return self.memo[key]
 
-    def choose(self, op: spyre.PointwiseOp, rewriter: PatternRewriter | None = None) -> Layout:
+    def choose(self, op: spyre.PointwiseOp) -> Layout:
         costs = [(self.inputs_cost(op, c, {}) + self.future(op.result, c), i, c) for i, c in enumerate(self.candidates(op, {}))]
         return min(costs)[2]
 
