@@ -50,6 +50,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_attr_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -984,16 +985,31 @@ class LaunchOp(IRDLOperation):
 
     name = "spyre_isa.launch"
     program = prop_def(SymbolRefAttr)
+    kernel = opt_attr_def(Attribute)
+    """A string: the kernel this launch runs, when its program was lowered for an identical kernel of
+    another name (a model's repeated layers share one program); profiles name the launch by it."""
     inputs = var_operand_def(TensorType)
     outputs = var_result_def(TensorType)
     assembly_format = "$program `(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs)"
 
-    def __init__(self, program: str, inputs: Sequence[SSAValue], output_types: Sequence[Attribute]):
+    def __init__(
+        self, program: str, inputs: Sequence[SSAValue], output_types: Sequence[Attribute], kernel: str | None = None
+    ):
         super().__init__(
-            operands=[inputs], result_types=[output_types], properties={"program": SymbolRefAttr(program)}
+            operands=[inputs],
+            result_types=[output_types],
+            properties={"program": SymbolRefAttr(program)},
+            attributes={"kernel": StringAttr(kernel)} if kernel is not None and kernel != program else {},
         )
 
+    @property
+    def kernel_name(self) -> str:
+        """The name profiles give this launch: its kernel's, else its program's."""
+        return self.kernel.data if isinstance(self.kernel, StringAttr) else self.program.root_reference.data
+
     def verify_(self) -> None:
+        if self.kernel is not None and not isinstance(self.kernel, StringAttr):
+            raise VerifyException(f"'{self.name}': kernel must be a string (the kernel's name), not {self.kernel}")
         prog = SymbolTable.lookup_symbol(self, self.program)
         if not isinstance(prog, ProgramOp):
             raise VerifyException(f"'{self.name}': no spyre_isa.program named {self.program}")

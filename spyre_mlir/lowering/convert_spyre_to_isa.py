@@ -20,8 +20,8 @@ their own stream. Views between kernels stay on the host side (they move no data
 
 from __future__ import annotations
 
+import functools
 import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -126,19 +126,30 @@ def barrier() -> Ins:
     return Ins(("barrier",), ())
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _per_core(values: int | tuple[int, ...]) -> spyre_isa.PerCoreAttr:
+    """Attributes are immutable values: one per distinct table (building one verifies it)."""
+    return spyre_isa.PerCoreAttr(values)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _access(table: spyre_isa.PerCoreAttr, strides: tuple[int, ...], f32: bool = False) -> spyre_isa.AccessAttr:
+    return spyre_isa.AccessAttr(table, strides, F32 if f32 else F16)
+
+
 def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue]) -> Operation:
     """The xDSL op for an instruction shared by a stream, with per-core base tables."""
     kind = ins.key[0]
     if kind in ("load", "store"):
         _, arg, ddr_s, lx_s, sizes = ins.key
-        ddr = spyre_isa.AccessAttr(tables[0], ddr_s)
-        lx = spyre_isa.AccessAttr(tables[1], lx_s)
+        ddr = _access(tables[0], ddr_s)
+        lx = _access(tables[1], lx_s)
         cls = spyre_isa.DmaLoadOp if kind == "load" else spyre_isa.DmaStoreOp
         return cls(args[arg], ddr, lx, sizes)
     if kind == "sfp":
         _, fn, srcs, (dst_s, dst_f), sizes, imm = ins.key
-        accs = [spyre_isa.AccessAttr(t, s, F32 if f else F16) for t, (s, f) in zip(tables, srcs)]
-        dst = spyre_isa.AccessAttr(tables[len(srcs)], dst_s, F32 if dst_f else F16)
+        accs = [_access(t, s, f) for t, (s, f) in zip(tables, srcs)]
+        dst = _access(tables[len(srcs)], dst_s, dst_f)
         if fn in spyre_isa.SFP_UNARY:
             return spyre_isa.SFP_UNARY[fn](accs[0], dst, sizes)
         if fn == "select":
@@ -146,22 +157,22 @@ def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue
         return spyre_isa.SFP_BINARY[fn](accs[0], accs[1] if len(accs) > 1 else imm, dst, sizes)
     if kind == "gather":
         _, table, indices, count, row_sticks, lx_s = ins.key
-        return spyre_isa.DmaGatherOp(args[table], args[indices], tables[0], count, row_sticks, spyre_isa.AccessAttr(tables[1], lx_s))
+        return spyre_isa.DmaGatherOp(args[table], args[indices], tables[0], count, row_sticks, _access(tables[1], lx_s))
     if kind == "reduce":
         _, fn, (ss, sf), (ds, df), sizes, tail = ins.key
         cls = {"max": spyre_isa.SfpReduceMaxOp, "min": spyre_isa.SfpReduceMinOp, "sum": spyre_isa.SfpReduceSumOp}[fn]
         return cls(
-            spyre_isa.AccessAttr(tables[0], ss, F32 if sf else F16),
-            spyre_isa.AccessAttr(tables[1], ds, F32 if df else F16),
+            _access(tables[0], ss, sf),
+            _access(tables[1], ds, df),
             sizes,
             tail,
         )
     if kind == "pt":
         _, ls, rs, cs, m, n, k, accumulate = ins.key
         return spyre_isa.PtMatmulOp(
-            spyre_isa.AccessAttr(tables[0], ls),
-            spyre_isa.AccessAttr(tables[1], rs),
-            spyre_isa.AccessAttr(tables[2], cs, F32),
+            _access(tables[0], ls),
+            _access(tables[1], rs),
+            _access(tables[2], cs, True),
             m,
             n,
             k,
@@ -169,7 +180,7 @@ def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue
         )
     if kind == "ring":
         _, ss, ds, shift, sizes, notify = ins.key
-        return spyre_isa.RingSendOp(spyre_isa.AccessAttr(tables[0], ss), spyre_isa.AccessAttr(tables[1], ds), shift, sizes, notify)
+        return spyre_isa.RingSendOp(_access(tables[0], ss), _access(tables[1], ds), shift, sizes, notify)
     if kind == "signal":
         return spyre_isa.SignalOp.create(properties={"token": IntegerAttr(ins.key[1], i64)})
     if kind == "wait":
@@ -178,7 +189,7 @@ def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue
         return spyre_isa.BarrierOp.create()
     if kind == "transpose":
         _, ss, ds, blocks, rows, cols = ins.key
-        return spyre_isa.SfpTransposeOp(spyre_isa.AccessAttr(tables[0], ss), spyre_isa.AccessAttr(tables[1], ds), blocks, rows, cols)
+        return spyre_isa.SfpTransposeOp(_access(tables[0], ss), _access(tables[1], ds), blocks, rows, cols)
     raise AssertionError(kind)
 
 
@@ -197,7 +208,7 @@ def fold_streams(per_core: list[list[Ins] | None], args: Sequence[SSAValue]) -> 
             tables = []
             for b in range(len(column[0].bases)):
                 vals = [ins.bases[b] for ins in column]
-                tables.append(spyre_isa.PerCoreAttr(vals[0] if len(set(vals)) == 1 else vals))
+                tables.append(_per_core(vals[0] if len(set(vals)) == 1 else tuple(vals)))
             ops.append(build(column[0], tables, args))
         streams.append(spyre_isa.StreamOp(cores, ops))
     return streams
@@ -943,7 +954,43 @@ def _ragged_split(lo: int, hi: int, extent: int) -> list[tuple[int, int, int]]:
 # endregion
 
 
-_KERNEL_NAME = re.compile(r'spyre\.kernel "[^"]*"')
+def kernel_key(kernel: spyre.KernelOp) -> tuple:
+    """What two kernels must share to lower to the same program: everything but their names.
+
+        key = (input types, output types, properties but sym_name, attributes,
+               for each op inside: name, properties, attributes, result types,
+                                   operands as numbers (values numbered in order of definition))
+
+    A value from outside the kernel (none today: kernels are isolated) keys by its identity."""
+    number: dict[SSAValue, int] = {}
+    ops = []
+    for block in kernel.body.blocks:
+        for a in block.args:
+            number[a] = len(number)
+        ops.append(("block", tuple(a.type for a in block.args)))
+    for inner in kernel.body.walk():
+        for region in inner.regions:
+            for block in region.blocks:
+                for a in block.args:
+                    number[a] = len(number)
+        ops.append((
+            inner.name,
+            tuple(inner.properties.items()),
+            tuple(inner.attributes.items()),
+            tuple(number.get(v, id(v)) for v in inner.operands),
+            tuple(r.type for r in inner.results),
+            tuple(tuple(a.type for b in r.blocks for a in b.args) for r in inner.regions),
+        ))
+        for r in inner.results:
+            number[r] = len(number)
+    return (
+        tuple(v.type for v in kernel.inputs),
+        tuple(r.type for r in kernel.outputs),
+        tuple((k, v) for k, v in kernel.properties.items() if k != "sym_name"),
+        tuple(kernel.attributes.items()),
+        tuple(ops),
+    )
+
 
 
 @dataclass(frozen=True)
@@ -958,30 +1005,29 @@ class ConvertSpyreToIsaPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernels = [k for k in op.walk() if isinstance(k, spyre.KernelOp)]
         first_func = next((f for f in op.ops if isinstance(f, func.FuncOp)), None)
-        done: dict[str, spyre_isa.ProgramOp] = {}
-        """Programs by the kernel's text without its name: the layers of a model repeat their
-        kernels, and a repeat is a copy of the first program under its own name."""
+        done: dict[tuple, spyre_isa.ProgramOp] = {}
+        """Programs by `kernel_key`: the layers of a model repeat their
+        kernels, and a repeat launches the first one's program (its launch names the kernel)."""
         for kernel in kernels:
-            gen = KernelCodegen(kernel, self.cores)
-            key = _KERNEL_NAME.sub("spyre.kernel", str(kernel), count=1)
-            if key in done:
-                prog = done[key].clone()
-                prog.sym_name = StringAttr(gen.name)
-            else:
+            name = kernel.sym_name.data
+            key = kernel_key(kernel)
+            prog = done.get(key)
+            if prog is None:
+                gen = KernelCodegen(kernel, self.cores)
                 arg_types = [v.type for v in kernel.inputs] + [r.type for r in kernel.outputs]
                 block = Block(arg_types=arg_types)
-                for a, name in zip(block.args, [f"in{i}" for i in range(len(kernel.inputs))] + ["out"]):
-                    a.name_hint = name
+                for a, arg_name in zip(block.args, [f"in{i}" for i in range(len(kernel.inputs))] + ["out"]):
+                    a.name_hint = arg_name
                 streams = fold_streams(gen.per_core(), block.args)
                 for s in streams:
                     block.add_op(s)
                 prog = spyre_isa.ProgramOp(gen.name, arg_types, len(kernel.inputs), Region(block))
-                for name, (lo, hi) in sorted(gen.resident_ranges.items()):
-                    prog.attributes[name] = DenseArrayBase.from_list(i64, [lo, hi])
+                for attr_name, (lo, hi) in sorted(gen.resident_ranges.items()):
+                    prog.attributes[attr_name] = DenseArrayBase.from_list(i64, [lo, hi])
                 done[key] = prog
-            if first_func is not None:
-                Rewriter.insert_op(prog, InsertPoint.before(first_func))
-            else:
-                op.body.block.add_op(prog)
-            launch = spyre_isa.LaunchOp(gen.name, list(kernel.inputs), [r.type for r in kernel.outputs])
+                if first_func is not None:
+                    Rewriter.insert_op(prog, InsertPoint.before(first_func))
+                else:
+                    op.body.block.add_op(prog)
+            launch = spyre_isa.LaunchOp(prog.sym_name.data, list(kernel.inputs), [r.type for r in kernel.outputs], kernel=name)
             Rewriter.replace_op(kernel, launch)

@@ -161,6 +161,16 @@ def _row_groups(module: ModuleOp) -> list[list[Operation]]:
 
     taken: set[Operation] = set()
     groups = []
+    positions: dict[Block, dict[Operation, int]] = {}
+    """Each block's ops by position (Block.get_operation_index walks the block: quadratic)."""
+
+    def position(op: Operation) -> int:
+        block = op.parent_block()
+        assert block is not None
+        if block not in positions:
+            positions[block] = {o: i for i, o in enumerate(block.ops)}
+        return positions[block][op]
+
     for seed in [o for o in module.walk() if isinstance(o, spyre.ReduceOp)]:
         if seed in taken or isinstance(seed.parent_op(), spyre.KernelOp):
             continue
@@ -178,8 +188,7 @@ def _row_groups(module: ModuleOp) -> list[list[Operation]]:
                 for n in neighbours:
                     if n in members or n in taken or not isinstance(n, spyre.ReduceOp | spyre.PointwiseOp) or n.parent_block() is not seed.parent_block():
                         continue
-                    block = seed.parent_block()
-                    trial = sorted(members | {n}, key=block.get_operation_index)  # type: ignore[union-attr]
+                    trial = sorted(members | {n}, key=position)
                     try:
                         row_group(trial)
                     except ValueError:
@@ -188,7 +197,7 @@ def _row_groups(module: ModuleOp) -> list[list[Operation]]:
                     changed = True
         if len(members) < 2:
             continue
-        ordered = sorted(members, key=seed.parent_block().get_operation_index)  # type: ignore[union-attr]
+        ordered = sorted(members, key=position)
         escaping = [m for m in ordered if any(u.operation not in members for r in m.results for u in r.uses)]
         if escaping != [ordered[-1]]:
             continue

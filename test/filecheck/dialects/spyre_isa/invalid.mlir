@@ -416,6 +416,17 @@ func.func @main(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], st
 
 // -----
 
+// A launch names its kernel with a string.
+spyre_isa.program @k(%in: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %out: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+}
+func.func @main(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) {
+  %0 = spyre_isa.launch @k(%a) {kernel = 3 : i64} : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
+  func.return
+}
+// CHECK: {{^}}'spyre_isa.launch': kernel must be a string (the kernel's name), not 3 : i64{{$}}
+
+// -----
+
 // The right types, split the wrong way between inputs and outputs.
 spyre_isa.program @k(%in: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %out: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
 }
