@@ -36,7 +36,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from spyre_mlir.dialects import spyre, spyre_isa
 from spyre_mlir.dialects import torch as t
-from spyre_mlir.runtime.interpreter import DeviceModel
+from spyre_mlir.runtime.interpreter import DeviceModel, blas_single_thread
 from spyre_mlir.runtime.memory import DdrTensor, DeviceError
 
 _TORCH_DTYPES = {
@@ -218,6 +218,10 @@ class Executable:
 
     # ------------------------------------------------------------------ run
     def __call__(self, *inputs: np.ndarray, arg_keys: Sequence[Any] | None = None) -> tuple[np.ndarray, ...]:
+        with blas_single_thread():  # once per call, not once per launch
+            return self._call(inputs, arg_keys)
+
+    def _call(self, inputs: Sequence[np.ndarray], arg_keys: Sequence[Any] | None) -> tuple[np.ndarray, ...]:
         keys = list(arg_keys or [])
         args = self.function.body.block.args
         if len(inputs) != len(args):
@@ -235,7 +239,7 @@ class Executable:
                 if isinstance(op, func.ReturnOp):
                     return tuple(memory.from_device(env[v]) if isinstance(env[v], DdrTensor) else env[v] for v in op.arguments)
                 if isinstance(op, spyre_isa.LaunchOp):
-                    outs = self.model.launch(prepared, [env[v] for v in op.inputs])
+                    outs = self.model.launch(prepared, [env[v] for v in op.inputs], op.kernel_name)
                     transient.extend(outs)
                     env.update(zip(op.outputs, outs))
                 elif isinstance(prepared, _HostOp):

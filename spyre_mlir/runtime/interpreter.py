@@ -14,13 +14,15 @@ The host side of a compiled module (transfers, launches, host torch ops) is `run
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import torch
+from threadpoolctl import ThreadpoolController
 from xdsl.ir import BlockArgument, Operation
 
 from spyre_mlir.dialects import spyre, spyre_isa
@@ -32,6 +34,34 @@ from spyre_mlir.runtime.memory import DdrTensor, DeviceError, DeviceMemory, Stic
 from spyre_mlir.runtime.profile import KernelRecord, Profile, record_launch
 from spyre_mlir.runtime.sanitizer import Sanitizer
 
+# region BLAS threads
+
+_BLAS: Any = None
+_blas_depth = 0
+
+
+@contextlib.contextmanager
+def blas_single_thread() -> Iterator[None]:
+    """numpy's BLAS on one thread while the device model runs (re-entrant; torch's own
+    threads are untouched). Its matrix products are one core's tiles or a few cores' rows
+    stacked (tens to hundreds of rows): a second BLAS thread costs more to start and join than
+    it saves, and on a loaded machine its threads wait on each other (a 128 x 192 x 64 f64
+    product: 108 us on one thread, 1239 us on two, measured with another job running)."""
+    global _BLAS, _blas_depth
+    if _blas_depth == 0:
+        if _BLAS is None:
+            _BLAS = ThreadpoolController().select(internal_api="openblas")
+        limit = _BLAS.limit(limits=1)
+    _blas_depth += 1
+    try:
+        yield
+    finally:
+        _blas_depth -= 1
+        if _blas_depth == 0:
+            limit.restore_original_limits()
+
+
+# endregion
 # region Instruction plans
 
 
@@ -768,9 +798,9 @@ class ProgramPlan:
             except Unbatchable:
                 self.batched = None
 
-    def run(self, model: DeviceModel, args: Sequence[DdrTensor]) -> KernelRecord:
+    def run(self, model: DeviceModel, args: Sequence[DdrTensor], name: str | None = None) -> KernelRecord:
         self.execute(model, args)
-        return KernelRecord.from_timeline(self.name, self.timeline(), self.config, **self.counts)
+        return KernelRecord.from_timeline(name or self.name, self.timeline(), self.config, **self.counts)
 
 
 # endregion
@@ -795,34 +825,41 @@ class DeviceModel:
             plan = self._plans[prog] = ProgramPlan(prog, self.config)
         return plan
 
-    def launch(self, prog: spyre_isa.ProgramOp, inputs: Sequence[DdrTensor]) -> list[DdrTensor]:
+    def launch(self, prog: spyre_isa.ProgramOp, inputs: Sequence[DdrTensor], name: str | None = None) -> list[DdrTensor]:
+        """Run `prog` on `inputs`; its outputs. `name`: the kernel the profile names the launch
+        by (a launch of a program shared by identical kernels); default the program's."""
         if prog not in self._plans:  # outputs the DDR cannot hold: refused before the plan's host arrays
             for i, a in enumerate(prog.args[prog.num_inputs.data :]):
                 self.memory.check_room(spyre.device_layout(a.type), f"{prog.sym_name.data}.out{i}")
+        with blas_single_thread():
+            return self._launch(prog, inputs, name)
+
+    def _launch(self, prog: spyre_isa.ProgramOp, inputs: Sequence[DdrTensor], name: str | None) -> list[DdrTensor]:
         plan = self.plan(prog)
+        name = name or plan.name
         if len(inputs) != plan.num_inputs:
-            raise DeviceError(f"kernel {plan.name} takes {plan.num_inputs} inputs, got {len(inputs)}")
+            raise DeviceError(f"kernel {name} takes {plan.num_inputs} inputs, got {len(inputs)}")
         for i, (t, want) in enumerate(zip(inputs, plan.arg_layouts)):
             if want is None:  # host indices, handed to the program as they are
                 continue
             if t.layout.canonical() != want.canonical():
-                raise DeviceError(f"kernel {plan.name}: input {i} has layout {t.layout}, the program expects {want}")
+                raise DeviceError(f"kernel {name}: input {i} has layout {t.layout}, the program expects {want}")
         if plan.resident_in is not None and plan.resident_in not in self.resident:
             lo, hi = plan.resident_in
             raise DeviceError(
-                f"kernel {plan.name} reads LX bytes [{lo * STICK_BYTES}, {hi * STICK_BYTES}) as a value an earlier launch "
+                f"kernel {name} reads LX bytes [{lo * STICK_BYTES}, {hi * STICK_BYTES}) as a value an earlier launch "
                 f"left there, but no earlier launch did (or a later one overwrote it); left: "
                 f"{', '.join(f'[{a * STICK_BYTES}, {b * STICK_BYTES}) by {k}' for (a, b), k in self.resident.items()) or 'nothing'}"
             )
-        outputs = [self.memory.allocate(lay, f"{plan.name}.out{i}") for i, lay in enumerate(plan.arg_layouts[plan.num_inputs :])]
-        record = plan.run(self, [*inputs, *outputs])
+        outputs = [self.memory.allocate(lay, f"{name}.out{i}") for i, lay in enumerate(plan.arg_layouts[plan.num_inputs :])]
+        record = plan.run(self, [*inputs, *outputs], name)
         if self.resident:  # what this launch overwrote is gone
             writes = plan.lx_writes()
             for lo, hi in list(self.resident):
                 if (lo, hi) != plan.resident_out and any(a < hi and b > lo for a, b in writes):
                     del self.resident[(lo, hi)]
         if plan.resident_out is not None:
-            self.resident[plan.resident_out] = plan.name
+            self.resident[plan.resident_out] = name
         self.profile.add(record)
         record_launch(record)
         return outputs

@@ -10,6 +10,7 @@ what is in memory is exactly what the hardware would hold; every store rounds.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -21,6 +22,9 @@ from numpy.lib.stride_tricks import as_strided
 from spyre_mlir.layout import STICK_BYTES, Layout, row_major_strides
 from spyre_mlir.runtime.config import DeviceConfig
 from spyre_mlir.runtime.numerics import Numerics, get_numerics
+
+_TO_DEVICE_SLAB = 1 << 20
+"""Elements `to_device` stages and encodes at a time (4 MiB of fp32)."""
 
 
 class DeviceError(RuntimeError):
@@ -160,9 +164,19 @@ class DeviceMemory:
             padded[tuple(slice(0, e) for e in host.shape)] = host
             host = padded
         view = as_strided(host, p.shape, tuple(s * host.itemsize for s in p.strides), writeable=False)
-        values = np.zeros(layout.device_size, dtype=np.float32)  # padding and synthetic coordinates: 0
-        values[p.select] = view
-        t.data[...] = self.numerics.encode(values).view(np.uint8).reshape(t.data.shape)
+        # in slabs of the outermost device dim, so that a large weight's fp32 staging copy and
+        # its encoding never exist whole (they would set the process's peak memory)
+        outer, inner = layout.device_size[0], math.prod(layout.device_size[1:])
+        step = outer if p.select[0] != slice(None) else max(1, _TO_DEVICE_SLAB // inner)
+        flat = t.data.reshape(-1).view(np.uint16)
+        for lo in range(0, outer, step):
+            hi = min(outer, lo + step)
+            values = np.zeros((hi - lo, *layout.device_size[1:]), dtype=np.float32)  # padding, synthetic coordinates: 0
+            if step < outer:
+                values[(slice(None), *p.select[1:])] = view[lo:hi]
+            else:
+                values[p.select] = view
+            flat[lo * inner : hi * inner] = self.numerics.encode(values).reshape(-1)
         return t
 
     def from_device(self, t: DdrTensor) -> np.ndarray:

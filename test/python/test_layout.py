@@ -109,6 +109,29 @@ def test_transfers_roundtrip_bit_exactly(shape, rnd):
     assert not dev[~valid].any()
 
 
+@settings(max_examples=60, deadline=None)
+@given(shapes, st.sampled_from([1, 7, 64, 1000]), st.randoms(use_true_random=False))
+def test_transfers_in_slabs_write_the_same_bytes(shape, slab, rnd):
+    """to_device stages and encodes a large tensor slab by slab (bounding its peak memory): the
+    bytes equal those of one whole-tensor step, whatever the slab size."""
+    from spyre_mlir.runtime import memory
+
+    shape = tuple(shape)
+    rng = np.random.default_rng(rnd.randint(0, 2**31))
+    x = rng.standard_normal(shape).astype(np.float32)  # not rounded: the encoding is tested too
+    perm = list(range(len(shape)))
+    rnd.shuffle(perm)
+    lay = Layout.generic(tuple(shape[p] for p in perm), 2)
+    whole = DeviceMemory(DeviceConfig()).to_device(x, lay, tuple(perm)).data
+    old = memory._TO_DEVICE_SLAB
+    memory._TO_DEVICE_SLAB = slab
+    try:
+        sliced = DeviceMemory(DeviceConfig()).to_device(x, lay, tuple(perm)).data
+    finally:
+        memory._TO_DEVICE_SLAB = old
+    assert np.array_equal(whole, sliced)
+
+
 ranks_0_to_6 = st.lists(st.sampled_from(DIMS), min_size=0, max_size=6).filter(lambda s: math.prod(s) <= 100_000)
 
 
