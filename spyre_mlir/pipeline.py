@@ -1,8 +1,8 @@
 """The named pipelines.
 
     spyre-pipeline = torch-adapt, convert-torch-to-spyre, spyre-propagate-layouts, spyre-fuse,
-                     spyre-divide-work, spyre-onchip-relayout, spyre-plan-scratchpad,
-                     convert-spyre-to-isa, dce
+                     spyre-resident-chains, spyre-divide-work, spyre-onchip-relayout,
+                     spyre-plan-scratchpad, convert-spyre-to-isa, dce
 
 Each stage is also a pass of its own (`spyre-opt -p <name>`), with options for ablation.
 Stages that find their input already lowered do nothing, so the pipeline accepts torch,
@@ -31,6 +31,7 @@ from spyre_mlir.transforms.spyre_fuse import SpyreFusePass
 from spyre_mlir.transforms.spyre_onchip_relayout import SpyreOnchipRelayoutPass
 from spyre_mlir.transforms.spyre_plan_scratchpad import SpyrePlanScratchpadPass
 from spyre_mlir.transforms.spyre_propagate_layouts import SpyrePropagateLayoutsPass
+from spyre_mlir.transforms.spyre_resident_chains import SpyreResidentChainsPass
 from spyre_mlir.transforms.torch_adapt import TorchAdaptPass
 
 
@@ -57,6 +58,9 @@ class Optimizations:
     """spyre-plan-scratchpad{cost}: matmul chunks by estimated time (off: greedy halving)."""
     onchip_relayout: bool = True
     """spyre-onchip-relayout: a transpose between pointwise kernels done in LX and over the ring."""
+    resident_chains: bool = True
+    """spyre-resident-chains (with cost_split): a matmul's result read only as the next matmul's A
+    stays in LX, the two splits chosen together (an MLP's intermediate never goes to DDR)."""
 
     @staticmethod
     def none() -> Optimizations:
@@ -77,6 +81,12 @@ def pipeline_passes(
         ConvertTorchToSpyrePass(strict=strict),
         SpyrePropagateLayoutsPass(),
         SpyreFusePass(prefix=kernel_prefix, pointwise_chains=opts.pointwise_chains, row_groups=opts.row_groups, epilogues=opts.epilogues),
+        *(
+            [SpyreResidentChainsPass(cores=config.cores, budget_bytes=config.planner_lx_bytes, double_buffer=opts.double_buffer,
+                                     multicast=opts.multicast, split_k=opts.k_split)]
+            if opts.resident_chains and opts.cost_split
+            else []
+        ),
         SpyreDivideWorkPass(
             cores=config.cores,
             strategy="cost" if opts.cost_split else "even",

@@ -113,11 +113,14 @@ def _parts(size: int, count: int) -> tuple[int, int, int]:
     return n, per, size - per * (n - 1)
 
 
-def _core_work(shape: MatmulShape, box: dict, chunks: dict[str, int], config: DeviceConfig) -> _CoreWork:
+def _core_work(
+    shape: MatmulShape, box: dict, chunks: dict[str, int], config: DeviceConfig, a_resident: bool = False, out_resident: bool = False
+) -> _CoreWork:
     """What one core's program does, counted in closed form for the loop order the code
     generator uses (per matrix: n chunks, then m, then k innermost): an A tile is reloaded
     whenever its (m, k) range changes between consecutive chunks, a B tile whenever its (n, k)
-    range does."""
+    range does. `a_resident`: A is already in LX (no A loads); `out_resident`: the output
+    stays in LX (no stores) — spyre-resident-chains."""
     mats = box.get("b", (0, 1))[1] - box.get("b", (0, 1))[0]
     (n0, n1), (m0, m1), (k0, k1) = box["n"], box["m"], box["k"]
     cn, n_per, n_last = _parts(n1 - n0, chunks.get("n", 1))
@@ -128,9 +131,9 @@ def _core_work(shape: MatmulShape, box: dict, chunks: dict[str, int], config: De
     a_box = (k1 - k0) * (m1 - m0)  # sticks
     b_box = (n1 - n0) * rows_k
     c_box = (n1 - n0) * (m1 - m0)
-    a_reloads = cn if (ck > 1 or cm > 1) else 1
+    a_reloads = 0 if a_resident else cn if (ck > 1 or cm > 1) else 1
     b_reloads = cm if ck > 1 else 1
-    a_loads = cn * cm * ck if (ck > 1 or cm > 1) else 1
+    a_loads = 0 if a_resident else cn * cm * ck if (ck > 1 or cm > 1) else 1
     b_loads = cn * cm * ck if ck > 1 else cn
     # PT passes are separable: ceil(rows / 8) per m part, ceil(cols / 64) per n part, k rows;
     # every n part but the last holds whole sticks, the last the ragged columns
@@ -139,17 +142,18 @@ def _core_work(shape: MatmulShape, box: dict, chunks: dict[str, int], config: De
     pt = row_passes * col_passes * rows_k / config.corelets_used
     sfp = timing.sfp_cycles(config, 2 * c_box, False)
     first_b = n_per * min(rows_k, 64 * k_per)
-    first = k_per * m_per + first_b
-    last = n_last * m_last
+    first = (0 if a_resident else k_per * m_per) + first_b
+    last = 0 if out_resident else n_last * m_last
+    stored = 0 if out_resident else 1
     return _CoreWork(
         loads=mats * (a_loads + b_loads),
         b_loads=mats * b_loads,
         b_sticks=mats * b_reloads * b_box,
         first_b_sticks=first_b,
         b_rows=min(rows_k, 64 * k_per),
-        stores=mats * cn * cm,
+        stores=stored * mats * cn * cm,
         load_sticks=mats * (a_reloads * a_box + b_reloads * b_box),
-        store_sticks=mats * c_box,
+        store_sticks=stored * mats * c_box,
         pt=mats * pt,
         sfp=mats * sfp,
         first_load_sticks=first,
@@ -185,11 +189,16 @@ def _core_classes(shape: MatmulShape, split: tuple[tuple[str, int], ...], cores:
     return [(box, role, count) for box, role, count in classes.values()]
 
 
-def matmul_estimate(shape: MatmulShape, split: dict[str, int], chunks: dict[str, int], config: DeviceConfig, double_buffer: bool, multicast: int = 1) -> Estimate:
+def matmul_estimate(
+    shape: MatmulShape, split: dict[str, int], chunks: dict[str, int], config: DeviceConfig, double_buffer: bool, multicast: int = 1,
+    a_resident: bool = False, out_resident: bool = False,
+) -> Estimate:
     """With `multicast` = g > 1, the cores that share B tiles (split m > 1) form chains of g
     consecutive cores over the ring: the first loads each tile from DDR, every other but the
     last passes it on (ring engine: hop latency per piece + bytes at the ring's rate); the
-    start-up (one piece per hop, then a tile) adds to the fill."""
+    start-up (one piece per hop, then a tile) adds to the fill. `a_resident` / `out_resident`
+    (spyre-resident-chains): A is read from LX where an earlier launch left it / the output
+    is left in LX for a later launch: no DMA, no DDR traffic, no fill or drain for them."""
     group = multicast
     classes = _core_classes(shape, tuple(split.items()), config.cores, group)
     k_end = math.ceil(shape.k / 64)
@@ -203,7 +212,7 @@ def matmul_estimate(shape: MatmulShape, split: dict[str, int], chunks: dict[str,
     busy = port = serial = fill = drain = pt_max = sfp_max = drain_extra = 0.0
     first_sticks = last_sticks = 0
     for box, role, count in classes:
-        w = _core_work(shape, box, chunks, config)
+        w = _core_work(shape, box, chunks, config, a_resident, out_resident)
         ring = partial_drain = 0.0
         sent_partial = 0
         if split.get("k", 1) > 1:  # k split: the partial sums go over the ring to the previous k part
@@ -246,23 +255,28 @@ def matmul_estimate(shape: MatmulShape, split: dict[str, int], chunks: dict[str,
         serial = max(serial, dma_in + w.pt + w.sfp + dma_out)
     ddr = total_bytes / ddr_rate
     fill = max(fill, lat + first_sticks * STICK_BYTES / ddr_rate)
-    drain = lat + last_sticks * STICK_BYTES / ddr_rate + drain_extra  # (after the last k parts' sums arrive)
+    drain = (lat if last_sticks else 0) + last_sticks * STICK_BYTES / ddr_rate + drain_extra  # (after the last k parts' sums arrive)
     cycles = max(busy, ddr, port) + fill + drain if double_buffer else max(serial, ddr)
     bound = max((("pt", pt_max), ("sfp", sfp_max), ("ddr", ddr), ("port", port)), key=lambda kv: kv[1])[0]
     return Estimate(cycles / config.clock_hz, total_bytes, pt_max, bound)
 
 
 def matmul_buffers(
-    shape: MatmulShape, ext: dict[str, int], double_buffer: bool, epilogue: tuple[int, int, int, int] | None = None, multicast: int = 1
+    shape: MatmulShape, ext: dict[str, int], double_buffer: bool, epilogue: tuple[int, int, int, int] | None = None, multicast: int = 1,
+    a_resident: bool = False,
 ) -> dict[str, int]:
     """LX sticks of each buffer for a chunk of extent `ext`; with double buffering the tiles
     DMA streams through (A, B, the output) get a second copy, suffix `_1`. An epilogue
-    (work.epilogue_sticks) adds its tiles as one buffer `epilogue` (the planner splits it)."""
+    (work.epilogue_sticks) adds its tiles as one buffer `epilogue` (the planner splits it).
+    A resident A (`a_resident`) needs no buffer."""
     m, n, k = ext["m"], ext["n"], ext["k"]
     bufs = matmul_tiles(m, n, k)
+    if a_resident:
+        del bufs["lhs"]
     if double_buffer:
         for name in ("lhs", "rhs", "out"):
-            bufs[f"{name}_1"] = bufs[name]
+            if name in bufs:
+                bufs[f"{name}_1"] = bufs[name]
     if multicast > 1:
         for i in range(1, MULTICAST_BUFFERS):
             bufs[f"rhs_{i}"] = bufs["rhs"]
@@ -301,11 +315,12 @@ def candidate_splits(dims: Sequence[IterDim], cores: int, split_k: bool = False)
 
 def best_chunks(
     shape: MatmulShape, split: dict[str, int], config: DeviceConfig, budget_sticks: int, double_buffer: bool, multicast: int = 1,
-    epilogue: tuple[int, int, int, int] | None = None,
+    epilogue: tuple[int, int, int, int] | None = None, a_resident: bool = False, out_resident: bool = False,
 ) -> tuple[dict[str, int], Estimate] | None:
     """The chunking of a split that fits `budget_sticks` of LX per core with the least
-    estimated time (None: no chunking fits). Memoised: models repeat their shapes."""
-    found = _best_chunks(shape, tuple(split.items()), config, budget_sticks, double_buffer, multicast, epilogue)
+    estimated time (None: no chunking fits). Memoised: models repeat their shapes.
+    `a_resident` / `out_resident`: as matmul_estimate's."""
+    found = _best_chunks(shape, tuple(split.items()), config, budget_sticks, double_buffer, multicast, epilogue, a_resident, out_resident)
     return None if found is None else (dict(found[0]), found[1])
 
 
@@ -333,7 +348,10 @@ def _plan_matmul(shape: MatmulShape, config: DeviceConfig, budget_sticks: int, d
 
 
 @functools.lru_cache(maxsize=4096)
-def _best_chunks(shape: MatmulShape, split_items: tuple, config: DeviceConfig, budget_sticks: int, double_buffer: bool, multicast: int, epilogue):
+def _best_chunks(
+    shape: MatmulShape, split_items: tuple, config: DeviceConfig, budget_sticks: int, double_buffer: bool, multicast: int, epilogue,
+    a_resident: bool = False, out_resident: bool = False,
+):
     split = dict(split_items)
     dims = shape.dims
     boxes = [b for b in core_boxes(dims, split, config.cores) if b is not None]
@@ -343,12 +361,12 @@ def _best_chunks(shape: MatmulShape, split_items: tuple, config: DeviceConfig, b
     for combo in itertools.product(*options):
         chunks = {d.name: c for d, c in zip(dims, combo)}
         ext = {name: -(-w // chunks[name]) for name, w in widest.items()}  # = max_chunk(..., chunks)
-        need = sum(matmul_buffers(shape, ext, double_buffer, epilogue, multicast).values())  # tiles hold one matrix at a time
+        need = sum(matmul_buffers(shape, ext, double_buffer, epilogue, multicast, a_resident).values())  # tiles hold one matrix at a time
         if split.get("k", 1) > 1:
             need += matmul_tiles(ext["m"], ext["n"], ext["k"])["acc"]  # acc_in: the next k part's sums
         if need > budget_sticks:
             continue
-        est = matmul_estimate(shape, split, chunks, config, double_buffer, multicast)
+        est = matmul_estimate(shape, split, chunks, config, double_buffer, multicast, a_resident, out_resident)
         if best is None or est.seconds < best[1].seconds:
             best = (tuple(chunks.items()), est)
     return best

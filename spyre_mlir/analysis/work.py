@@ -233,6 +233,28 @@ def core_boxes(dims: Sequence[IterDim], split: dict[str, int], cores: int) -> li
     return boxes + [None] * (cores - len(boxes))
 
 
+def kernel_core_boxes(kernel: spyre.KernelOp, cores: int) -> list[Box | None]:
+    """The box of each core of a kernel with a split: core_boxes, placed on the cores its
+    `spyre.core_order` names (box i on core order[i]; spyre-resident-chains), if it has one."""
+    assert kernel.split is not None
+    boxes = core_boxes(kernel_iteration_dims(kernel), kernel.split.as_dict(), cores)
+    attr = kernel.attributes.get("spyre.core_order")
+    if attr is None:
+        return boxes
+    order = attr.get_values()  # type: ignore[attr-defined]  (verified by spyre.KernelOp)
+    if max(order) >= cores:
+        raise ValueError(f"spyre.core_order names core {max(order)}, the device has {cores}")
+    placed: list[Box | None] = [None] * cores
+    for i, core in enumerate(order):
+        placed[core] = boxes[i]
+    return placed
+
+
+def box_count(dims: Sequence[IterDim], split: dict[str, int]) -> int:
+    """How many cores a split keeps busy (core_boxes' boxes that are not None)."""
+    return math.prod(len(parts(d.size, split.get(d.name, 1))) for d in dims)
+
+
 def chunk_boxes(box: Box, dims: Sequence[IterDim], chunks: dict[str, int]) -> list[Box]:
     """The sequential chunks of one core's box, in loop order (dims order, last fastest)."""
     per_dim = []

@@ -29,6 +29,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
+    DenseArrayBase,
     Float16Type,
     Float32Type,
     IntAttr,
@@ -713,6 +714,18 @@ class KernelOp(IRDLOperation):
         split:  parts per iteration dim over the cores       (spyre-divide-work)
         chunks: sequential chunks per core per dim           (spyre-plan-scratchpad)
         lx:     LX byte offset of each buffer, on every core (spyre-plan-scratchpad)
+
+    Discardable attributes that change where values live (verified here):
+
+        spyre.resident_out = off : i64           the result stays in every core's LX from byte
+                                                 `off` (its box, dense) for a later launch;
+                                                 not stored to DDR
+        spyre.resident_in = array<i64: i, off>   input i is read from LX at byte `off`, where an
+                                                 earlier launch left it; not loaded from DDR
+        spyre.core_order = array<i64: c0, ...>   box j of the split (analysis.work.core_boxes
+                                                 order) runs on core c_j: a permutation of the
+                                                 split's boxes (spyre-resident-chains)
+        spyre.lx_budget = bytes : i64            LX the planner may use (resident values above)
     """
 
     name = "spyre.kernel"
@@ -780,6 +793,35 @@ class KernelOp(IRDLOperation):
                     f"'spyre.kernel' @{self.sym_name.data}: {what} names {list(attr.as_dict())} are not the "
                     f"iteration dims {names} of its {compute[0].name if len(compute) == 1 else 'row group'}"
                 )
+        self._verify_placement()
+
+    def _verify_placement(self) -> None:
+        """spyre.resident_out, spyre.resident_in, spyre.core_order, spyre.lx_budget."""
+        where = f"'spyre.kernel' @{self.sym_name.data}"
+        for name in ("spyre.resident_out", "spyre.lx_budget"):
+            attr = self.attributes.get(name)
+            if attr is not None and not (isinstance(attr, IntegerAttr) and attr.value.data >= 0 and attr.value.data % 128 == 0):
+                raise VerifyException(f"{where}: {name} must be a byte offset >= 0, a multiple of 128 (i64), got {attr}")
+        attr = self.attributes.get("spyre.resident_in")
+        if attr is not None:
+            values = attr.get_values() if isinstance(attr, DenseArrayBase) else None
+            if values is None or len(values) != 2 or not 0 <= values[0] < len(self.inputs) or values[1] < 0 or values[1] % 128:
+                raise VerifyException(
+                    f"{where}: spyre.resident_in must be array<i64: input, byte offset> with an input index below "
+                    f"{len(self.inputs)} and an offset >= 0, a multiple of 128, got {attr}"
+                )
+        attr = self.attributes.get("spyre.core_order")
+        if attr is not None:
+            from spyre_mlir.analysis.work import box_count, kernel_iteration_dims
+
+            values = attr.get_values() if isinstance(attr, DenseArrayBase) else None
+            if values is None or sorted(values) != list(range(len(values))):
+                raise VerifyException(f"{where}: spyre.core_order must be array<i64: ...>, a permutation of 0 .. n - 1, got {attr}")
+            if self.split is None:
+                raise VerifyException(f"{where}: spyre.core_order places the boxes of a split, and the kernel has none")
+            boxes = box_count(kernel_iteration_dims(self), self.split.as_dict())
+            if len(values) != boxes:
+                raise VerifyException(f"{where}: spyre.core_order names {len(values)} cores, its split has {boxes} boxes")
 
 
 @irdl_op_definition

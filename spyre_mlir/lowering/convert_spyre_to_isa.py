@@ -36,7 +36,7 @@ from xdsl.utils.exceptions import PassFailedException
 from spyre_mlir.analysis.cost import piece_rows
 from spyre_mlir.analysis.sticks import LoopDim, loop_dims, operand_strides
 from spyre_mlir.analysis.work import (
-    core_boxes,
+    kernel_core_boxes,
     parts,
     chunk_boxes,
     iteration_dims,
@@ -235,7 +235,10 @@ class KernelCodegen:
         self.group = row_group(ops) if len(ops) > 1 and self.epilogue is None else None
         self.compute = ops[0] if self.epilogue is not None else ops[-1]  # a row group's result is its last op's
         self.dims = kernel_iteration_dims(kernel)
-        self.boxes = core_boxes(self.dims, kernel.split.as_dict(), cores)
+        try:
+            self.boxes = kernel_core_boxes(kernel, cores)
+        except ValueError as e:
+            raise PassFailedException(f"kernel {self.name}: {e}") from None
         self.cores = cores
         self.chunks = kernel.chunks.as_dict()
         self.lx = {k: v // STICK_BYTES for k, v in kernel.lx.as_dict().items()}
@@ -344,6 +347,18 @@ class KernelCodegen:
         out: list[Ins] = []
         loaded_a = loaded_b = None
         n_a = n_b = n_out = 0  # loads/stores so far: double buffers alternate on their parity
+        # spyre-resident-chains: A is this core's whole block, left in LX by the previous
+        # launch as [k stick][row] at `a_res`; the result (after the epilogue) stays in LX,
+        # the core's whole block as [n stick][row] at `c_res`
+        rows = box["m"][1] - box["m"][0]
+        a_res = self.resident_in[1] if self.resident_in is not None and self.resident_in[0] == A else None
+        c_res = self.resident_out
+        if a_res is not None:
+            self._resident("spyre.resident_in", a_res, rows * (box["k"][1] - box["k"][0]))
+        if c_res is not None:
+            if self.kernel.split.as_dict().get("k", 1) > 1:  # type: ignore[union-attr]
+                raise PassFailedException(f"kernel {self.name}: a matmul split along k cannot keep its result in LX")
+            self._resident("spyre.resident_out", c_res, rows * (box["n"][1] - box["n"][0]))
         group = self.groups.get(self.core)
         pos = group.index(self.core) if group else 0
         n_tiles = len(self._b_events(box)) if group else 0
@@ -363,10 +378,14 @@ class KernelCodegen:
             mr, nst, kst = m1 - m0, n1 - n0, k1 - k0
             r0, r1 = k0 * 64, min(K, k1 * 64)
             ncols = min(N, n1 * 64) - n0 * 64
-            if loaded_a != (b, m0, m1, k0, k1):  # A tile as [k stick][row]
+            if a_res is not None:
+                lhs = (a_res + (k0 - box["k"][0]) * rows + m0 - box["m"][0], [1, rows])
+            elif loaded_a != (b, m0, m1, k0, k1):  # A tile as [k stick][row]
                 n_a += 1
                 out.append(load(A, b * sa_b + k0 * sa_kt + m0 * sa_m, [sa_kt, sa_m], self.buf("lhs", n_a), [mr, 1], [kst, mr]))
                 loaded_a = (b, m0, m1, k0, k1)
+            if a_res is None:
+                lhs = (self.buf("lhs", n_a), [1, mr])
             if loaded_b != (b, n0, n1, k0, k1):  # B tile as [n stick][k row]
                 n_b += 1
                 rhs = self.buf("rhs", n_b)
@@ -375,7 +394,7 @@ class KernelCodegen:
                 if group is not None:
                     out += self._multicast_step(group, pos, n_b, n_tiles, rhs, [r1 - r0, 1], [nst, r1 - r0])
                 loaded_b = (b, n0, n1, k0, k1)
-            out.append(pt((self.buf("lhs", n_a), [1, mr]), (self.buf("rhs", n_b), [1, r1 - r0]), (lx["acc"], [2, 2 * mr]), mr, ncols, r1 - r0, k0 > box["k"][0]))
+            out.append(pt(lhs, (self.buf("rhs", n_b), [1, r1 - r0]), (lx["acc"], [2, 2 * mr]), mr, ncols, r1 - r0, k0 > box["k"][0]))
             if group is not None and pos > 0 and (i + 1 == len(chunks) or b_keys[i + 1] != b_keys[i]):
                 # done with B tile n_b (its PT passes and its sends, all earlier): its buffer may
                 # take tile n_b + depth, if there is one (before the output's rounding and store,
@@ -397,11 +416,14 @@ class KernelCodegen:
             if k1 == k_end:  # round the fp32 sums into the output tile, then store it
                 n_out += 1
                 tile_out = self.buf("out", n_out)
-                out.append(sfp("copy", [(lx["acc"], [2 * mr, 2], True)], (tile_out, [mr, 1], False), [nst, mr]))
+                kept = None if c_res is None else (c_res + (n0 - box["n"][0]) * rows + m0 - box["m"][0], [rows, 1], False)
+                copy_to = kept if kept is not None and self.epilogue is None else (tile_out, [mr, 1], False)
+                out.append(sfp("copy", [(lx["acc"], [2 * mr, 2], True)], copy_to, [nst, mr]))
                 if self.epilogue is not None:
-                    tile_out = self._epilogue(out, tile_out, n_out, n0, m0, nst, mr)
+                    tile_out = self._epilogue(out, tile_out, n_out, n0, m0, nst, mr, kept)
                     C = self.arg(self.epilogue.pointwise.result)
-                out.append(store(C, tile_out, [mr, 1], b * sc_b + n0 * sc_nt + m0 * sc_m, [sc_nt, sc_m], [nst, mr]))
+                if kept is None:
+                    out.append(store(C, tile_out, [mr, 1], b * sc_b + n0 * sc_nt + m0 * sc_m, [sc_nt, sc_m], [nst, mr]))
         return out
 
     def _partial_token(self, core: int) -> int:
@@ -409,9 +431,12 @@ class KernelCodegen:
         free), after the multicast chains' tokens 2c and 2c + 1."""
         return 2 * self.cores + 2 * core
 
-    def _epilogue(self, out: list[Ins], tile: int, count: int, n0: int, m0: int, nst: int, mr: int) -> int:
+    def _epilogue(
+        self, out: list[Ins], tile: int, count: int, n0: int, m0: int, nst: int, mr: int, dst: tuple[int, list[int], bool] | None = None
+    ) -> int:
         """The pointwise epilogue on a rounded output tile ([n stick][row] at `tile`): load the
-        other inputs' tiles, run the SFP steps, return where the result tile is."""
+        other inputs' tiles, run the SFP steps, return where the result tile is (`dst`, the
+        place the result stays in LX, when given)."""
         ep = self.epilogue
         assert ep is not None
         access: dict[tuple[str, int], tuple[int, list[int], bool]] = {}
@@ -432,7 +457,7 @@ class KernelCodegen:
                 strides[which] = x
             access[("in", i)] = (buf, strides, False)
         res = self.buf("res", count)
-        access[("out", 0)] = (res, [mr, 1], False)
+        access[("out", 0)] = dst if dst is not None else (res, [mr, 1], False)
         steps, temps = pointwise_program(ep.pointwise)
         for k in range(temps):
             access[("t", k)] = (self.lx[f"t{k}"], [2 * mr, 2], True)

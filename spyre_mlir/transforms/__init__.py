@@ -35,6 +35,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return SpyreDivideWorkPass
 
+    def spyre_resident_chains():
+        from spyre_mlir.transforms.spyre_resident_chains import SpyreResidentChainsPass
+
+        return SpyreResidentChainsPass
+
     def spyre_onchip_relayout():
         from spyre_mlir.transforms.spyre_onchip_relayout import SpyreOnchipRelayoutPass
 
@@ -60,6 +65,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "convert-torch-to-spyre": convert_torch_to_spyre,
         "spyre-propagate-layouts": spyre_propagate_layouts,
         "spyre-fuse": spyre_fuse,
+        "spyre-resident-chains": spyre_resident_chains,
         "spyre-divide-work": spyre_divide_work,
         "spyre-onchip-relayout": spyre_onchip_relayout,
         "spyre-plan-scratchpad": spyre_plan_scratchpad,

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
@@ -87,6 +87,14 @@ class SpyrePlanScratchpadPass(ModulePass):
         multicast = attr.value.data if isinstance(attr, IntegerAttr) else 1
         attr = kernel.attributes.get("spyre.lx_budget")  # LX above it is held by resident buffers
         budget_bytes = min(self.budget_bytes, attr.value.data) if isinstance(attr, IntegerAttr) else self.budget_bytes
+        # spyre-resident-chains: a matmul whose A an earlier launch left in LX loads no A tiles
+        attr = kernel.attributes.get("spyre.resident_in")
+        a_resident = (
+            isinstance(compute, spyre.MatmulOp)
+            and isinstance(attr, DenseArrayBase)
+            and kernel.body.block.args[attr.get_values()[0]] is compute.lhs
+        )
+        out_resident = isinstance(compute, spyre.MatmulOp) and "spyre.resident_out" in kernel.attributes
 
         def buffers(ch: dict[str, int]) -> dict[str, int]:
             ext = max_chunk(dims, boxes, ch)
@@ -94,6 +102,8 @@ class SpyrePlanScratchpadPass(ModulePass):
                 bufs = row_group_buffers(group, ext, list(kernel.body.block.args))
             else:
                 bufs = kernel_buffers(compute, ext)
+                if a_resident:
+                    del bufs["lhs"]
             if ep is not None:
                 bufs.update(epilogue_buffers(ep, ext["m"], ext["n"]))
             if compute is not None and isinstance(compute, spyre.MatmulOp) and split.get("k", 1) > 1:
@@ -117,7 +127,8 @@ class SpyrePlanScratchpadPass(ModulePass):
             assert compute is not None
             config = DEFAULT_CONFIG.replace(cores=self.cores)
             found = best_chunks(
-                matmul_shape(compute), split, config, budget_bytes // STICK_BYTES, double, multicast, epilogue_sticks(ep) if ep else None
+                matmul_shape(compute), split, config, budget_bytes // STICK_BYTES, double, multicast, epilogue_sticks(ep) if ep else None,
+                a_resident, out_resident,
             )
             if found is not None:
                 chunks = found[0]

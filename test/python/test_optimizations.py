@@ -8,7 +8,9 @@ and where intermediates live, never what is computed, except one:
     sit in LX) — as long as the matmul's k chunks stay the same. When a switch changes them,
     the fp32 accumulator adds the passes' sums in another grouping (as the card would): each
     output then differs by at most one DL16 unit in the last place (the fp32 re-association
-    error, about k * 2^-24 relative, is far below DL16's 2^-10 rounding step); row_groups (a reduction's intermediates kept in LX are stored in the same DL16
+    error, about k * 2^-24 relative, is far below DL16's 2^-10 rounding step); resident_chains
+    (an MLP's intermediate kept in LX holds the same DL16 tile the DDR copy would: the splits
+    differ, the sums do not, with k splits off); row_groups (a reduction's intermediates kept in LX are stored in the same DL16
     format they would have in DDR), epilogues (the matmul's output tile is rounded to DL16
     before the epilogue reads it, as the separate kernel would read it from DDR),
     onchip_relayout (a transpose moves bits, in LX or through DDR alike);
@@ -68,7 +70,7 @@ def optimized():
     return run(["k_split"])
 
 
-BIT_EXACT = ["cost_split", "multicast", "double_buffer", "cost_chunks", "row_groups", "epilogues", "onchip_relayout"]
+BIT_EXACT = ["cost_split", "multicast", "double_buffer", "cost_chunks", "row_groups", "epilogues", "onchip_relayout", "resident_chains"]
 
 
 K_CHUNKING = {"cost_split", "double_buffer", "cost_chunks"}
@@ -142,3 +144,30 @@ def test_every_switch_is_known():
     assert set(BIT_EXACT) | {"pointwise_chains", "k_split"} == {f for f in Optimizations.__dataclass_fields__}
     with pytest.raises(ValueError, match="unknown optimisation"):
         Optimizations().without("fusion")
+
+
+def test_resident_chains_keep_the_mlp_intermediate_in_lx():
+    """Linear -> GELU -> Linear: with resident_chains (the default) the intermediate never
+    reaches DDR (the first launch stores nothing, the second loads less), the time drops, and
+    the output stays within the DL16 bound on the sanitizer; with the switch off, the same
+    compiler stores and reloads it."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(128, 512), torch.nn.GELU(), torch.nn.Linear(512, 128)).eval()
+    x = torch.randn(128, 128, generator=torch.Generator().manual_seed(4))
+    (exact,), (bound,) = reference(model, x, numerics=DL16)
+    device = get_device()
+    assert device.config.sanitize
+    runs = {}
+    for disable in ([], ["resident_chains"]):
+        torch._dynamo.reset()
+        before = len(device.profile.kernels)
+        with torch.no_grad():
+            y = torch.compile(model, backend="spyre", options={"disable": disable, "strict": True})(x)
+        assert_within_device_bound(y, exact, bound, DL16)
+        runs[bool(disable)] = device.profile.kernels[before:]
+    kept, through_ddr = runs[False], runs[True]
+    assert len(kept) == len(through_ddr) == 2
+    intermediate = 128 * 512 * 2
+    assert kept[0].ddr_write_bytes == 0 and through_ddr[0].ddr_write_bytes == intermediate
+    assert kept[1].ddr_read_bytes <= through_ddr[1].ddr_read_bytes - intermediate
+    assert sum(k.time_s for k in kept) < sum(k.time_s for k in through_ddr)
