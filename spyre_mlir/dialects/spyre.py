@@ -21,6 +21,7 @@ This file defines; lowering lives in `spyre_mlir.lowering`.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -154,6 +155,13 @@ class LayoutAttr(ParametrizedAttribute):
         )
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def int_list(values: tuple[int, ...]) -> IntListAttr:
+    """IntListAttr(values), built (and verified) once per distinct list: attributes are
+    immutable values, and the ISA lowering spells the same sizes and strides many times."""
+    return IntListAttr(values)
+
+
 class _NamedIntsAttr(ParametrizedAttribute):
     """Base of `#spyre.split<m = 4, n = 8>`-style attributes: ordered name = int pairs."""
 
@@ -240,19 +248,28 @@ def device_layout(t: Attribute, where: str | None = None) -> Layout:
     """The verified Layout of a device tensor type (raises VerifyException).
 
     Verifiers pass `where`, the op and value (`'spyre.matmul': lhs`), to prefix the message."""
-    prefix = f"{where}: " if where else ""
+    layout = _layout_of(t)
+    if isinstance(layout, str):
+        raise VerifyException(f"{where}: {layout}" if where else layout)
+    return layout
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _layout_of(t: Attribute) -> Layout | str:
+    """device_layout without the prefix: the Layout, or why there is none (types are immutable
+    values, and the analyses ask for the same few layouts millions of times)."""
     if not is_device_tensor(t):
-        raise VerifyException(f"{prefix}expected a device tensor with a #spyre.layout encoding, got {t}")
+        return f"expected a device tensor with a #spyre.layout encoding, got {t}"
     assert isinstance(t, TensorType) and isinstance(t.encoding, LayoutAttr)
     if not isinstance(t.element_type, DEVICE_ELEMENT_TYPES):
-        raise VerifyException(f"{prefix}device tensors hold f16 (DL16) elements, got {t.element_type} in {t}")
+        return f"device tensors hold f16 (DL16) elements, got {t.element_type} in {t}"
     if not t.has_static_shape():
-        raise VerifyException(f"{prefix}device tensors have a static shape, got {t}")
+        return f"device tensors have a static shape, got {t}"
     layout = t.encoding.layout_for(t.get_shape(), element_bytes(t.element_type))
     try:
         layout.verify()
     except LayoutError as e:
-        raise VerifyException(f"{prefix}layout of {t} is invalid: {e}") from None
+        return f"layout of {t} is invalid: {e}"
     return layout
 
 

@@ -22,6 +22,7 @@ This file defines; `spyre_mlir.lowering.convert_spyre_to_isa` produces these ops
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from abc import ABC
@@ -64,7 +65,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, NoTerminator, SymbolOpInterface, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
-from spyre_mlir.dialects.spyre import IntListAttr, check_kernel_operand, device_layout, is_index_tensor
+from spyre_mlir.dialects.spyre import IntListAttr, check_kernel_operand, device_layout, int_list, is_index_tensor
 
 # region Attributes
 
@@ -138,6 +139,12 @@ class PerCoreAttr(ParametrizedAttribute):
             raise VerifyException("#spyre_isa.per_core: a table needs at least one value")
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def per_core(values: int | tuple[int, ...]) -> PerCoreAttr:
+    """PerCoreAttr(values), built (and verified) once per distinct table."""
+    return PerCoreAttr(values)
+
+
 @irdl_attr_definition
 class AccessAttr(ParametrizedAttribute):
     """A strided window of sticks: `[base, strides = [s0, s1]]` or `[base, strides = [..], f32]`.
@@ -155,7 +162,7 @@ class AccessAttr(ParametrizedAttribute):
     def __init__(self, base: PerCoreAttr | Sequence[int] | int, strides: Sequence[int], element_type: Attribute = Float16Type()):
         if not isinstance(base, PerCoreAttr):
             base = PerCoreAttr(base)
-        super().__init__(base, IntListAttr(strides), element_type)
+        super().__init__(base, int_list(tuple(strides)), element_type)
 
     @property
     def is_f32(self) -> bool:
@@ -432,7 +439,7 @@ class DmaOp(IsaInstruction, ABC):
     def __init__(self, ddr: SSAValue, ddr_access: AccessAttr, lx_access: AccessAttr, sizes: Sequence[int]):
         super().__init__(
             operands=[ddr],
-            properties={"ddr_access": ddr_access, "lx_access": lx_access, "sizes": IntListAttr(sizes)},
+            properties={"ddr_access": ddr_access, "lx_access": lx_access, "sizes": int_list(tuple(sizes))},
         )
 
     def verify_(self) -> None:
@@ -652,7 +659,7 @@ class SfpUnaryOp(IsaInstruction, ABC):
     assembly_format = "`lx` $src `->` `lx` $dst `sizes` $sizes attr-dict"
 
     def __init__(self, src: AccessAttr, dst: AccessAttr, sizes: Sequence[int]):
-        super().__init__(properties={"src": src, "dst": dst, "sizes": IntListAttr(sizes)})
+        super().__init__(properties={"src": src, "dst": dst, "sizes": int_list(tuple(sizes))})
 
     def verify_(self) -> None:
         sizes = self.sizes.as_tuple()
@@ -673,7 +680,7 @@ class SfpBinaryOp(IsaInstruction, ABC):
     sizes = prop_def(IntListAttr)
 
     def __init__(self, lhs: AccessAttr, rhs: AccessAttr | float, dst: AccessAttr, sizes: Sequence[int]):
-        props: dict[str, Attribute | None] = {"lhs": lhs, "dst": dst, "sizes": IntListAttr(sizes)}
+        props: dict[str, Attribute | None] = {"lhs": lhs, "dst": dst, "sizes": int_list(tuple(sizes))}
         if isinstance(rhs, AccessAttr):
             props["rhs"] = rhs
         else:
@@ -785,7 +792,7 @@ class SfpSelectOp(IsaInstruction):
     assembly_format = "`lx` $mask `?` `lx` $lhs `:` `lx` $rhs `->` `lx` $dst `sizes` $sizes attr-dict"
 
     def __init__(self, mask: AccessAttr, lhs: AccessAttr, rhs: AccessAttr, dst: AccessAttr, sizes: Sequence[int]):
-        super().__init__(properties={"mask": mask, "lhs": lhs, "rhs": rhs, "dst": dst, "sizes": IntListAttr(sizes)})
+        super().__init__(properties={"mask": mask, "lhs": lhs, "rhs": rhs, "dst": dst, "sizes": int_list(tuple(sizes))})
 
     def verify_(self) -> None:
         sizes = self.sizes.as_tuple()
@@ -849,7 +856,7 @@ class SfpReduceOp(IsaInstruction, ABC):
     assembly_format = "`lx` $src `->` `lx` $dst `sizes` $sizes `tail` $tail attr-dict"
 
     def __init__(self, src: AccessAttr, dst: AccessAttr, sizes: Sequence[int], tail: int = 64):
-        super().__init__(properties={"src": src, "dst": dst, "sizes": IntListAttr(sizes), "tail": IntegerAttr(tail, i64)})
+        super().__init__(properties={"src": src, "dst": dst, "sizes": int_list(tuple(sizes)), "tail": IntegerAttr(tail, i64)})
 
     def verify_(self) -> None:
         sizes = self.sizes.as_tuple()
@@ -912,8 +919,8 @@ class RingSendOp(IsaInstruction):
 
     def __init__(self, src: AccessAttr, dst: AccessAttr, shift: PerCoreAttr | Sequence[int] | int, sizes: Sequence[int], notify: int | None = None):
         if not isinstance(shift, PerCoreAttr):
-            shift = PerCoreAttr(shift)
-        props: dict[str, Attribute] = {"src": src, "dst": dst, "shift": shift, "sizes": IntListAttr(sizes)}
+            shift = per_core(shift if isinstance(shift, int) else tuple(shift))
+        props: dict[str, Attribute] = {"src": src, "dst": dst, "shift": shift, "sizes": int_list(tuple(sizes))}
         if notify is not None:
             props["notify"] = IntegerAttr(notify, i64)
         super().__init__(properties=props)

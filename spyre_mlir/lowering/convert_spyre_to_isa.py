@@ -127,13 +127,8 @@ def barrier() -> Ins:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _per_core(values: int | tuple[int, ...]) -> spyre_isa.PerCoreAttr:
-    """Attributes are immutable values: one per distinct table (building one verifies it)."""
-    return spyre_isa.PerCoreAttr(values)
-
-
-@functools.lru_cache(maxsize=1 << 16)
 def _access(table: spyre_isa.PerCoreAttr, strides: tuple[int, ...], f32: bool = False) -> spyre_isa.AccessAttr:
+    """Attributes are immutable values: one per distinct access (building one verifies it)."""
     return spyre_isa.AccessAttr(table, strides, F32 if f32 else F16)
 
 
@@ -208,7 +203,7 @@ def fold_streams(per_core: list[list[Ins] | None], args: Sequence[SSAValue]) -> 
             tables = []
             for b in range(len(column[0].bases)):
                 vals = [ins.bases[b] for ins in column]
-                tables.append(_per_core(vals[0] if len(set(vals)) == 1 else tuple(vals)))
+                tables.append(spyre_isa.per_core(vals[0] if len(set(vals)) == 1 else tuple(vals)))
             ops.append(build(column[0], tables, args))
         streams.append(spyre_isa.StreamOp(cores, ops))
     return streams

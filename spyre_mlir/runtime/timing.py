@@ -149,6 +149,7 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
     port_rate = config.lx_port_bytes_per_cycle
     cores = sorted(programs)
     state = {c: [0] * len(programs[c]) for c in cores}  # 0 waiting, 1 running, 2 done
+    resume = {c: [0] * len(programs[c]) for c in cores}  # where instruction i's conflict scan stopped
     frontier = {c: 0 for c in cores}  # oldest unfinished instruction
     engine_head: dict[tuple[int, str], deque[int]] = defaultdict(deque)
     for c in cores:
@@ -228,13 +229,18 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
                 i += 1
                 continue
             head = engine_head[(c, w.engine)]
-            if not engine_busy[(c, w.engine)] and head and head[0] == i and not any(
-                st[j] != 2 and _conflict(w, prog[j]) for j in range(frontier[c], i)
-            ):
-                head.popleft()
-                engine_busy[(c, w.engine)] = True
-                st[i] = 1
-                running.append(_Running(w, c, i, t))
+            if not engine_busy[(c, w.engine)] and head and head[0] == i:
+                # earlier instructions checked once stay checked: a conflict is a property of
+                # the pair, and finishing is final, so the scan resumes where it stopped
+                j = max(resume[c][i], frontier[c])
+                while j < i and (st[j] == 2 or not _conflict(w, prog[j])):
+                    j += 1
+                resume[c][i] = j
+                if j == i:
+                    head.popleft()
+                    engine_busy[(c, w.engine)] = True
+                    st[i] = 1
+                    running.append(_Running(w, c, i, t))
             i += 1
 
     while True:
