@@ -10,7 +10,8 @@ into a straight list of *steps* that later launches execute without any sync boo
               every stream that is not blocked (syncs are settled between waves), data
               movement (DMA, ring) before compute: a stream whose next instruction computes
               waits while others still move data, so that cores fed by a chain of ring sends
-              compute together
+              compute together; a wave whose instructions conflict (below) is cut into
+              consecutive conflict-free parts
     steps     within a wave, instructions of the same kind and shape, from any streams, become
               one instruction over all their cores (one numpy operation: their per-core index
               arrays are concatenated)
@@ -18,8 +19,9 @@ into a straight list of *steps* that later launches execute without any sync boo
 A step executes its instructions at once (reads, then writes), which equals running them one
 after the other only if none writes what another reads or writes. That is checked once, from
 the addresses: DDR sticks exactly, and the LX sticks that ring sends write into other cores
-against everything else on those cores (as intervals, conservatively). A program that fails
-the check keeps the cooperative execution.
+against everything else on those cores (as intervals, conservatively). A wave that fails the
+check is halved until its parts pass (they run one after the other, a valid order of the
+streams); only an instruction that conflicts with itself keeps the cooperative execution.
 
 PT operands that several cores hold identically (the same B bytes at each core's B sticks) are
 multiplied as one matrix product per distinct B: which LX sticks hold the same bytes follows
@@ -210,6 +212,21 @@ def _check_wave(plan: ProgramPlan, wave: list[tuple[int, int]], lx_sticks: int) 
             touched[int(target)].append((lo, hi, k, True))
 
 
+def _conflict_free(plan: ProgramPlan, wave: list[tuple[int, int]], lx_sticks: int) -> list[list[tuple[int, int]]]:
+    """The wave, or consecutive parts of it that run one after the other, each free of
+    conflicts (any order of a wave's instructions is one the streams could run in: each is
+    its stream's next, with its syncs settled). Unbatchable if one instruction conflicts
+    with itself."""
+    try:
+        _check_wave(plan, wave, lx_sticks)
+        return [wave]
+    except Unbatchable:
+        if len(wave) == 1:
+            raise
+    mid = len(wave) // 2
+    return _conflict_free(plan, wave[:mid], lx_sticks) + _conflict_free(plan, wave[mid:], lx_sticks)
+
+
 class _Labels:
     """What every LX stick holds, as a label (equal labels: equal bytes)."""
 
@@ -266,8 +283,8 @@ class BatchedProgram:
         streams = plan.streams
         labels = _Labels(cores, lx_sticks)
         self.steps: list[tuple[_Plan, np.ndarray]] = []
-        for w, wave in enumerate(waves):
-            _check_wave(plan, wave, lx_sticks)
+        parts = [part for wave in waves for part in _conflict_free(plan, wave, lx_sticks)]
+        for w, wave in enumerate(parts):
             groups: dict[Any, list[tuple[_Plan, np.ndarray]]] = {}
             for si, pc in wave:
                 ins = streams[si].instrs[pc]

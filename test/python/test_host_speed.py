@@ -130,15 +130,13 @@ def mlp() -> torch.nn.Module:
     return torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.GELU(), torch.nn.Linear(512, 256)).eval()
 
 
-def outputs(model, inputs: dict, calls: int, batch: bool):
+def outputs(model, inputs: dict, calls: int, batch: bool, disable: list[str]):
     """Each call's output (first element) and per-kernel simulated times, on a fresh device."""
     torch._dynamo.reset()
     interpreter.BATCH = batch
     device = get_device()
     device._plans.clear()
-    # multicast kernels give every core its own stream (ring sends and tokens differ per core):
-    # they always run cooperatively, so the batched steps are compared on SPMD programs
-    compiled = torch.compile(model, backend="spyre", options={"disable": ["multicast"]})
+    compiled = torch.compile(model, backend="spyre", options={"disable": disable})
     got = []
     try:
         with torch.no_grad():
@@ -155,7 +153,10 @@ def outputs(model, inputs: dict, calls: int, batch: bool):
 
 
 @pytest.mark.parametrize("which", ["mlp", "bert"])
-def test_batched_launches_are_bit_identical_to_the_cooperative_run(which):
+@pytest.mark.parametrize("disable", [[], ["multicast"]], ids=["multicast", "spmd"])
+def test_batched_launches_are_bit_identical_to_the_cooperative_run(which, disable):
+    """With multicast every core of a matmul has its own stream (ring sends, tokens); without,
+    the programs are SPMD. Every program but a data-dependent one (a gather) runs batched."""
     import warnings
 
     if which == "mlp":
@@ -166,11 +167,13 @@ def test_batched_launches_are_bit_identical_to_the_cooperative_run(which):
         inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        batched = outputs(model, inputs, 3, batch=True)
-        cooperative = outputs(model, inputs, 2, batch=False)
+        batched = outputs(model, inputs, 3, batch=True, disable=disable)
+        plans = list(get_device()._plans.values())
+        cooperative = outputs(model, inputs, 2, batch=False, disable=disable)
     reference, times = cooperative[0]
     # calls 2 and 3 run the batched steps; the cooperative run is the definition
-    assert any(p.batched is not None for p in get_device()._plans.values())
+    unbatched = [p.name for p in plans if p.batched is None and not p.data_dependent]
+    assert plans and not unbatched
     for out, t in batched + cooperative[1:]:
         assert np.array_equal(out.view(np.uint32), reference.view(np.uint32))
         assert t == times  # simulated time per kernel: unchanged
