@@ -30,6 +30,9 @@ and the wave it came from (cores loading the same DDR stick in one wave get equa
 ring send copies the source's labels, any other write gives fresh labels. Cores whose B sticks
 carry equal labels hold equal B.
 
+Steps whose writes nothing later reads are dropped (`_live_steps`): most ring sends of a
+multicast chain, since a batched PT reads a group's B from one core.
+
 Time is untouched: the timing model replays the original per-core instruction lists.
 """
 
@@ -273,6 +276,58 @@ def _b_groups(labels: _Labels, ins: _Plan) -> list[np.ndarray] | None:
     return [np.asarray(rows, dtype=np.int64) for rows in keys.values()]
 
 
+def _accesses(ins: _Plan) -> tuple[list[np.ndarray], list[np.ndarray], bool]:
+    """The LX rows a step reads and writes as the batched execution runs it (a PT step with
+    B groups reads each group's B from its first row only), and whether it writes DDR."""
+    from spyre_mlir.runtime import interpreter as I
+
+    if isinstance(ins, I._DmaPlan):
+        return ([ins.lx_idx], [], True) if not ins.load else ([], [ins.lx_idx], False)
+    if isinstance(ins, I._PtPlan):
+        a = [ins.a_idx[0]] if ins.shared == "lhs" else [ins.a_idx]
+        if ins.shared == "rhs":
+            b = [ins.b_idx[0]]
+        elif ins.b_groups is not None:
+            b = [ins.b_idx[g[0]] for g in ins.b_groups]
+        else:
+            b = [ins.b_idx]
+        return a + b + ([ins.c_idx] if ins.accumulate else []), [ins.c_idx], False
+    if isinstance(ins, I._SfpPlan):
+        return list(ins.src_idx), [ins.dst_idx], False
+    if isinstance(ins, I._RingPlan | I._ReducePlan | I._TransposePlan):
+        return [ins.src_idx], [ins.dst_idx], False
+    raise Unbatchable(f"no batched form of {type(ins).__name__}")
+
+
+def _live_steps(steps: list, resident_out: tuple[int, int] | None, rows: int, lx_sticks: int) -> list:
+    """The steps whose writes something later reads: what a launch leaves in LX is dead when it
+    ends (a later launch reads only what it wrote, checked by the sanitizer) but for its
+    `spyre.resident_out` range, and DDR writes always count. Backwards:
+
+        live = resident_out on every core
+        for step in reversed(steps):
+            drop the step unless it writes DDR or a live row
+            live = (live - writes) | reads
+
+    A multicast chain's ring sends mostly go: the batched PT reads each group's B from one core."""
+    live = np.zeros(rows, dtype=bool)
+    if resident_out is not None:
+        lo, hi = resident_out
+        live.reshape(-1, lx_sticks)[:, lo:hi] = True
+    kept = []
+    for ins, cores in reversed(steps):
+        reads, writes, external = _accesses(ins)
+        if not external and not any(live[w.reshape(-1)].any() for w in writes):
+            continue
+        for w in writes:
+            live[w.reshape(-1)] = False
+        for r in reads:
+            live[r.reshape(-1)] = True
+        kept.append((ins, cores))
+    kept.reverse()
+    return kept
+
+
 class BatchedProgram:
     """A program as a straight list of steps (see the module docstring)."""
 
@@ -301,6 +356,8 @@ class BatchedProgram:
             for m, _ in merged:
                 _apply(labels, w, m, reads)
             self.steps.extend(merged)
+
+        self.steps = _live_steps(self.steps, plan.resident_out, cores * lx_sticks, lx_sticks)
 
     def run(self, model: DeviceModel, args: Sequence[DdrTensor]) -> None:
         for ins, cores in self.steps:
