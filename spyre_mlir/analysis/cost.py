@@ -32,12 +32,12 @@ the DDR bandwidth.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from spyre_mlir.analysis.work import IterDim, core_boxes, matmul_tiles, parts
 from spyre_mlir.layout import STICK_BYTES, Layout
@@ -84,8 +84,7 @@ class Estimate:
     """What limits it: "pt", "sfp", "ddr" or "port"."""
 
 
-@dataclass(frozen=True)
-class _CoreWork:
+class _CoreWork(NamedTuple):  # a NamedTuple: the estimate copies it with changes thousands of times
     loads: int
     """Load instructions."""
     b_loads: int
@@ -116,11 +115,20 @@ def _parts(size: int, count: int) -> tuple[int, int, int]:
 def _core_work(
     shape: MatmulShape, box: dict, chunks: dict[str, int], config: DeviceConfig, a_resident: bool = False, out_resident: bool = False
 ) -> _CoreWork:
+    """_core_work_of, memoised (the plan search asks again for each chain length)."""
+    return _core_work_of(shape, tuple(box.items()), tuple(chunks.items()), config, a_resident, out_resident)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _core_work_of(
+    shape: MatmulShape, box_items: tuple, chunk_items: tuple, config: DeviceConfig, a_resident: bool, out_resident: bool
+) -> _CoreWork:
     """What one core's program does, counted in closed form for the loop order the code
     generator uses (per matrix: n chunks, then m, then k innermost): an A tile is reloaded
     whenever its (m, k) range changes between consecutive chunks, a B tile whenever its (n, k)
     range does. `a_resident`: A is already in LX (no A loads); `out_resident`: the output
     stays in LX (no stores) — spyre-resident-chains."""
+    box, chunks = dict(box_items), dict(chunk_items)
     mats = box.get("b", (0, 1))[1] - box.get("b", (0, 1))[0]
     (n0, n1), (m0, m1), (k0, k1) = box["n"], box["m"], box["k"]
     cn, n_per, n_last = _parts(n1 - n0, chunks.get("n", 1))
@@ -219,17 +227,17 @@ def matmul_estimate(
             acc_bytes = 2 * w.store_sticks * STICK_BYTES  # fp32: two sticks per output stick
             last_acc = 2 * w.last_store_sticks * STICK_BYTES
             if box["k"][1] < k_end:  # receives the next part's sums and adds them (SFP)
-                w = dataclasses.replace(w, sfp=2 * w.sfp)
+                w = w._replace(sfp=2 * w.sfp)
                 partial_drain += timing.sfp_cycles(config, 2 * w.last_store_sticks, False)
             if box["k"][0] > 0:  # sends its sums (ring, LX port); the first part rounds and stores
                 ring += w.stores * config.ring_hop_latency_cycles + acc_bytes / config.ring_bytes_per_cycle
                 partial_drain += config.ring_hop_latency_cycles + last_acc / config.ring_bytes_per_cycle
-                w = dataclasses.replace(w, store_sticks=0, stores=0, last_store_sticks=0)
+                w = w._replace(store_sticks=0, stores=0, last_store_sticks=0)
                 sent_partial = acc_bytes
         sent = 0
         if group > 1:
             if role > 0:  # B arrives over the ring instead of from DDR (written through the LX port)
-                w = dataclasses.replace(w, load_sticks=w.load_sticks - w.b_sticks, loads=w.loads - w.b_loads)
+                w = w._replace(load_sticks=w.load_sticks - w.b_sticks, loads=w.loads - w.b_loads)
                 sent = w.b_sticks * STICK_BYTES
             if role < 2:  # and is passed on, in pieces
                 sends = w.b_loads * -(-w.b_rows // piece_rows(w.first_b_sticks // max(1, w.b_rows)))
