@@ -158,6 +158,7 @@ class Executable:
         self.function = fn
         self.programs = {op.sym_name.data: op for op in module.ops if isinstance(op, spyre_isa.ProgramOp)}
         self.steps = [self._prepare(op) for op in fn.body.block.ops]
+        self.dead_after = self._lifetimes()
         self.resident: dict[Any, DdrTensor] = {}
         self.constants: dict[Operation, Any] = {}
 
@@ -176,6 +177,41 @@ class Executable:
         if isinstance(op, spyre.ToDeviceOp | spyre.FromDeviceOp | spyre.PermuteOp | spyre.ReshapeOp):
             return op, None
         raise DeviceError(f"'{op.name}' is not executable on the host or the device model: run the spyre-pipeline first")
+
+    def _lifetimes(self) -> list[tuple[list[SSAValue], list[SSAValue]]]:
+        """Per step: the values no later step reads (dropped from the environment), and the
+        DDR tensors no later step reads through any view (freed, if this call allocated them):
+
+            root(v) = root(x) if v is a view of x (spyre.permute/reshape, a cast), else v
+            a root dies after the last step that reads it or any of its views
+            (one that goes into a list lives to the end: lists are not followed)"""
+        ops = [op for op, _ in self.steps]
+        root: dict[SSAValue, SSAValue] = {}
+        last: dict[SSAValue, int] = {}
+        forever = len(ops)
+        for i, op in enumerate(ops):
+            for v in op.results:
+                last.setdefault(v, i)  # unread: dies where it is made
+            for v in op.operands:
+                last[v] = i
+            if isinstance(op, spyre.PermuteOp | spyre.ReshapeOp | UnrealizedConversionCastOp):
+                for r, v in zip(op.results, op.operands):
+                    root[r] = root.get(v, v)
+        root_last: dict[SSAValue, int] = {}
+        for v, i in last.items():
+            r = root.get(v, v)
+            root_last[r] = max(root_last.get(r, -1), i)
+        for op in ops:
+            if isinstance(op, t.PrimListConstructOp):
+                for v in op.operands:
+                    root_last[root.get(v, v)] = forever
+        dead: list[tuple[list[SSAValue], list[SSAValue]]] = [([], []) for _ in ops]
+        for v, i in last.items():
+            dead[i][0].append(v)
+        for r, i in root_last.items():
+            if i < forever:
+                dead[i][1].append(r)
+        return dead
 
     # ------------------------------------------------------------------ values
     def _constant(self, op: Operation) -> Any:
@@ -227,6 +263,8 @@ class Executable:
         if len(inputs) != len(args):
             raise DeviceError(f"@{self.function.sym_name.data} takes {len(args)} inputs, {len(inputs)} given")
         transient: list[DdrTensor] = []
+        owned: dict[SSAValue, DdrTensor] = {}
+        """DDR tensors this call allocated for a value, freed once no later step reads it."""
         memory = self.model.memory
         env: dict[SSAValue, Any] = {}
         try:
@@ -235,50 +273,72 @@ class Executable:
                     x = memory.to_device(np.asarray(x), spyre.device_layout(a.type))
                     transient.append(x)
                 env[a] = x
-            for op, prepared in self.steps:
+            for (op, prepared), (dead_values, dead_roots) in zip(self.steps, self.dead_after):
+                self._step(op, prepared, env, keys, transient, owned)
+                for v in dead_values:
+                    env.pop(v, None)
+                for r in dead_roots:
+                    dev = owned.pop(r, None)
+                    if dev is not None:
+                        memory.free(dev)
+                        transient.remove(dev)
                 if isinstance(op, func.ReturnOp):
-                    return tuple(memory.from_device(env[v]) if isinstance(env[v], DdrTensor) else env[v] for v in op.arguments)
-                if isinstance(op, spyre_isa.LaunchOp):
-                    outs = self.model.launch(prepared, [env[v] for v in op.inputs], op.kernel_name)
-                    transient.extend(outs)
-                    env.update(zip(op.outputs, outs))
-                elif isinstance(prepared, _HostOp):
-                    outs = prepared.run([env[v] for v in op.operands])
-                    env.update(zip(op.results, outs))
-                elif isinstance(op, spyre.ToDeviceOp):
-                    key = self._residency_key(op, keys)
-                    if key is not None and key in self.resident:
-                        env[op.result] = self.resident[key]
-                        continue
-                    layout = spyre.device_layout(op.result.type)
-                    perm = op.permutation.as_tuple() if op.permutation is not None else None
-                    dev = memory.to_device(np.asarray(env[op.input]), layout, perm)
-                    self.model.profile.transfers_bytes += dev.nbytes
-                    if key is not None:
-                        self.resident[key] = dev
-                    else:
-                        transient.append(dev)
-                    env[op.result] = dev
-                elif isinstance(op, spyre.FromDeviceOp):
-                    dev = env[op.input]
-                    self.model.profile.transfers_bytes += dev.nbytes
-                    res = op.result.type
-                    assert isinstance(res, TensorType)
-                    env[op.result] = memory.from_device(dev).astype(_host_numpy_dtype(res))
-                elif isinstance(op, spyre.PermuteOp | spyre.ReshapeOp):
-                    env[op.result] = env[op.input].view_as(spyre.device_layout(op.result.type))
-                elif isinstance(op, UnrealizedConversionCastOp):
-                    env.update(zip(op.outputs, (env[v] for v in op.inputs)))
-                elif isinstance(op, t.PrimListConstructOp):
-                    env[op.result] = [env[v] for v in op.elements]
-                elif op.name == "torch.prim.ListUnpack":
-                    env.update(zip(op.results, env[op.operands[0]]))
-                else:
-                    env[op.results[0]] = self._constant(op)
+                    return env.pop(_RETURNED)
         finally:
             for dev in transient:
                 memory.free(dev)
         raise DeviceError(f"@{self.function.sym_name.data} has no func.return")
+
+    def _step(
+        self, op: Operation, prepared: Any, env: dict, keys: list, transient: list[DdrTensor], owned: dict[SSAValue, DdrTensor]
+    ) -> None:
+        """Execute one op of the function: its results go into `env` (a return's, under _RETURNED)."""
+        memory = self.model.memory
+        if isinstance(op, func.ReturnOp):
+            env[_RETURNED] = tuple(memory.from_device(env[v]) if isinstance(env[v], DdrTensor) else env[v] for v in op.arguments)
+        elif isinstance(op, spyre_isa.LaunchOp):
+            outs = self.model.launch(prepared, [env[v] for v in op.inputs], op.kernel_name)
+            transient.extend(outs)
+            owned.update(zip(op.outputs, outs))
+            env.update(zip(op.outputs, outs))
+        elif isinstance(prepared, _HostOp):
+            outs = prepared.run([env[v] for v in op.operands])
+            env.update(zip(op.results, outs))
+        elif isinstance(op, spyre.ToDeviceOp):
+            key = self._residency_key(op, keys)
+            if key is not None and key in self.resident:
+                env[op.result] = self.resident[key]
+                return
+            layout = spyre.device_layout(op.result.type)
+            perm = op.permutation.as_tuple() if op.permutation is not None else None
+            dev = memory.to_device(np.asarray(env[op.input]), layout, perm)
+            self.model.profile.transfers_bytes += dev.nbytes
+            if key is not None:
+                self.resident[key] = dev
+            else:
+                transient.append(dev)
+                owned[op.result] = dev
+            env[op.result] = dev
+        elif isinstance(op, spyre.FromDeviceOp):
+            dev = env[op.input]
+            self.model.profile.transfers_bytes += dev.nbytes
+            res = op.result.type
+            assert isinstance(res, TensorType)
+            env[op.result] = memory.from_device(dev).astype(_host_numpy_dtype(res))
+        elif isinstance(op, spyre.PermuteOp | spyre.ReshapeOp):
+            env[op.result] = env[op.input].view_as(spyre.device_layout(op.result.type))
+        elif isinstance(op, UnrealizedConversionCastOp):
+            env.update(zip(op.outputs, (env[v] for v in op.inputs)))
+        elif isinstance(op, t.PrimListConstructOp):
+            env[op.result] = [env[v] for v in op.elements]
+        elif op.name == "torch.prim.ListUnpack":
+            env.update(zip(op.results, env[op.operands[0]]))
+        else:
+            env[op.results[0]] = self._constant(op)
+
+
+_RETURNED = object()
+"""The environment key of the return's values."""
 
 
 _TORCH_VALUES = (
