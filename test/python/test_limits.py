@@ -107,6 +107,29 @@ spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64
     assert np.array_equal(model.memory.from_device(out), np.ones((4, 256), np.float32))
 
 
+def test_a_call_frees_each_intermediate_after_its_last_use():
+    """Eight unfused launches in a chain, on a device whose DDR holds three of their tensors:
+    each intermediate is freed once no later launch reads it (held to the end of the call, the
+    chain would need nine), and the call leaves no DDR allocated."""
+    x = torch.randn(64, 1024, generator=torch.Generator().manual_seed(3))
+
+    def chain(x):
+        for f in (torch.relu, torch.tanh, torch.sigmoid, torch.neg, torch.exp, torch.tanh, torch.neg, torch.sigmoid):
+            x = f(x)
+        return x
+
+    tensor_bytes = 64 * 1024 * 2
+    options = {"ddr_usable_bytes": 3 * tensor_bytes, "disable": ["pointwise_chains"], "strict": True}
+    torch._dynamo.reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no CPU fallback: every op runs on the device
+        got = torch.compile(chain, backend="spyre", options=options)(x)
+    device = get_device(DeviceConfig(ddr_usable_bytes=3 * tensor_bytes))
+    assert len(device.profile.kernels) >= 8
+    assert device.memory.ddr_used == 0
+    assert torch.allclose(got, chain(x), atol=0.02)
+
+
 # endregion
 # region LX
 
