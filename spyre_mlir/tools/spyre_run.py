@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from collections.abc import Sequence
 
@@ -68,6 +69,21 @@ def _random_input(rng: np.random.Generator, shape: tuple[int, ...], element: str
     return rng.standard_normal(shape).astype(np.float32)
 
 
+def _host_available_bytes() -> int | None:
+    """MemAvailable of /proc/meminfo (Linux), else free physical pages; None if unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
 def _summary(name: str, y: np.ndarray) -> str:
     flat = y.reshape(-1)
     head = ", ".join(f"{v:.6g}" for v in flat[:4])
@@ -116,6 +132,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                         f"{n * 4} bytes at 4 per element, more than the device's usable DDR "
                         f"({config.ddr_usable_bytes} bytes): it could not run; use smaller shapes"
                     )
+            sizes = [math.prod(s) for s, _ in types]
+            need = 6 * sum(sizes) + 8 * max(sizes, default=0)  # f32 arrays and DL16 copies; the largest drawn as f64
+            have = _host_available_bytes()
+            if have is not None and need > have:
+                raise DeviceError(
+                    f"@{args.entry}: random inputs of shapes {[tuple(s) for s, _ in types]} need about {need} bytes of "
+                    f"host memory (float64 draws, float32 arrays, their DDR copies), more than the {have} bytes "
+                    f"this machine has available: use smaller shapes or --input"
+                )
             inputs = [_random_input(rng, s, e) for s, e in types]
         torch_level = any(op.name.startswith("torch.") for op in module.walk())
         reference = None

@@ -59,3 +59,10 @@
 // RUN: not spyre-run %S/../inputs/huge-random-input.txt.mlir 2>&1 | filecheck %s --check-prefix=HUGE
 // HUGE:     spyre-run: error: @main argument 0: a random input of shape (262144, 262144) (i1) has 68719476736 elements, 274877906944 bytes at 4 per element, more than the device's usable DDR (120259084288 bytes): it could not run; use smaller shapes
 // HUGE-NOT: Traceback
+
+// A random input the device's DDR holds but the host cannot draw (a MemoryError for a
+// (65536, 65536) f32 input on a 24 GB machine): refused before anything is allocated. This one
+// (64 GiB in DDR) needs about 240 GB of host memory.
+// RUN: not spyre-run %S/../inputs/host-sized-random-input.txt.mlir 2>&1 | filecheck %s --check-prefix=HOST
+// HOST:     spyre-run: error: @main: random inputs of shapes [(131072, 131072)] need about 240518168576 bytes of host memory (float64 draws, float32 arrays, their DDR copies), more than the {{[0-9]+}} bytes this machine has available: use smaller shapes or --input
+// HOST-NOT: Traceback
