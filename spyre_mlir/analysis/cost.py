@@ -344,15 +344,33 @@ def plan_matmul(
 
 @functools.lru_cache(maxsize=1024)
 def _plan_matmul(shape: MatmulShape, config: DeviceConfig, budget_sticks: int, double_buffer: bool, allow_multicast: bool, epilogue, split_k: bool):
-    best = None
-    for split in candidate_splits(shape.dims, config.cores, split_k):
+    """The least estimate over (split, chain), the first in enumeration order among equals.
+    Splits are tried by their PT lower bound, and a split whose bound exceeds the best estimate
+    so far is not chunked at all: no chunking has fewer PT passes than one chunk, and every
+    estimate is at least its busiest core's PT time."""
+    splits = candidate_splits(shape.dims, config.cores, split_k)
+    bounds = [_pt_bound(shape, split, config) for split in splits]
+    best, best_at = None, None
+    for at in sorted(range(len(splits)), key=lambda i: bounds[i]):
+        if best is not None and bounds[at] > best[2].seconds:
+            break
+        split = splits[at]
         mp = split.get("m", 1)
         chains = [g for g in range(1, mp + 1) if mp % g == 0 and (g & (g - 1) == 0 or g == mp)] if allow_multicast else [1]
-        for multicast in chains:
+        for ci, multicast in enumerate(chains):
             found = best_chunks(shape, split, config, budget_sticks, double_buffer, multicast, epilogue)
-            if found is not None and (best is None or found[1].seconds < best[2].seconds):
-                best = (split, multicast, found[1])
+            if found is None:
+                continue
+            if best is None or found[1].seconds < best[2].seconds or (found[1].seconds == best[2].seconds and (at, ci) < best_at):
+                best, best_at = (split, multicast, found[1]), (at, ci)
     return best
+
+
+def _pt_bound(shape: MatmulShape, split: dict[str, int], config: DeviceConfig) -> float:
+    """Seconds no plan of `split` beats: the busiest core's PT passes with one chunk per dim."""
+    boxes = [b for b in core_boxes(shape.dims, split, config.cores) if b is not None]
+    one = {d.name: 1 for d in shape.dims}
+    return max(_core_work(shape, box, one, config).pt for box in boxes) / config.clock_hz
 
 
 @functools.lru_cache(maxsize=4096)
