@@ -191,7 +191,7 @@ class _DmaPlan(_Plan):
                 san.ddr_access(self.where, cores, self.arg, t, self.ddr_pos, write=False)
             if check:
                 self._write(model, cores, self.lx_pos, "DMA")
-            lx[self.lx_idx] = np.take(t.data, self.ddr_pos, axis=0)
+            lx[self.lx_idx] = t.data.take(self.ddr_pos, axis=0)
         else:
             if check:
                 self._read(model, cores, self.lx_pos, "DMA")
@@ -241,7 +241,7 @@ class _GatherPlan(_Plan):
             model.sanitizer.ddr_access(self.where, cores, self.table_arg, table, pos, write=False)
         if check:
             self._write(model, cores, self.lx_pos, "gather")
-        model.memory.lx_rows[self.lx_idx] = np.take(table.data, pos, axis=0)
+        model.memory.lx_rows[self.lx_idx] = table.data.take(pos, axis=0)
 
 
 class _PtPlan(_Plan):

@@ -46,10 +46,10 @@ class StickRows:
         self.items = array.view(STICK).reshape(-1)
 
     def __getitem__(self, idx: np.ndarray) -> np.ndarray:
-        return np.take(self.array, idx, axis=0)
+        return self.array.take(idx, axis=0)  # the method: np.take's wrapper costs a microsecond a call
 
     def __setitem__(self, idx: np.ndarray, values: np.ndarray) -> None:
-        np.put(self.items, idx, np.ascontiguousarray(values, dtype=np.uint8).view(STICK))
+        self.items.put(idx, np.ascontiguousarray(values, dtype=np.uint8).view(STICK))
 
 
 @dataclass(frozen=True)
