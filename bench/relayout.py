@@ -81,7 +81,7 @@ def _all_to_all(x: torch.Tensor, w: torch.Tensor) -> tuple[list, np.ndarray]:
             _compiled(_relayout_graph, (x, w), ["onchip_relayout"])
         finally:
             del os.environ["SPYRE_DUMP_IR"]
-        text = next(Path(d).rglob("05-spyre-divide-work.mlir")).read_text()
+        text = next(Path(d).rglob("[0-9][0-9]-spyre-divide-work.mlir")).read_text()
     ctx = make_tool_context()
     module = Parser(ctx, text).parse_module()
     config = DeviceConfig()
