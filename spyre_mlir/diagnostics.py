@@ -17,6 +17,7 @@ definition dominates its use (a value used before it is defined, or outside its 
 
 from __future__ import annotations
 
+import logging
 import re
 import traceback
 from collections.abc import Iterator
@@ -28,6 +29,10 @@ from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.parser import Parser
 from xdsl.utils.lexer import Position, Span
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+
+REMARKS = logging.getLogger("spyre_mlir.remarks")
+"""Optimisation remarks: why a pass applied a transformation or not (`spyre-opt
+--print-remarks` sends them to stderr)."""
 
 
 class InternalCompilerError(Exception):

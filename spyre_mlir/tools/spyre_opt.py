@@ -19,6 +19,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from spyre_mlir.diagnostics import (
+    REMARKS,
     InternalCompilerError,
     LocatingParser,
     diagnostic_text,
@@ -73,12 +74,11 @@ class SpyreOptMain(xDSLOptMain):
         naming the pass (spyre_mlir.diagnostics). With --print-remarks, the passes' remarks
         (the `spyre_mlir.remarks` logger) go to stderr."""
         if self.args.print_remarks:
-            remarks = logging.getLogger("spyre_mlir.remarks")
-            if not remarks.handlers:
+            if not REMARKS.handlers:
                 handler = logging.StreamHandler(sys.stderr)
                 handler.setFormatter(logging.Formatter("remark: %(message)s"))
-                remarks.addHandler(handler)
-            remarks.setLevel(logging.INFO)
+                REMARKS.addHandler(handler)
+            REMARKS.setLevel(logging.INFO)
         verify = self.pipeline.callback
         current: list[ModulePass | None] = [self.pipeline.passes[0] if self.pipeline.passes else None]
 

@@ -36,7 +36,6 @@ Applies to: rank-2 f16 tensors in the generic stick layout, the transposed dim a
 
 from __future__ import annotations
 
-import logging
 import math
 from dataclasses import dataclass
 
@@ -46,13 +45,10 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from spyre_mlir.analysis.work import core_boxes, kernel_iteration_dims, kernel_ops
+from spyre_mlir.diagnostics import REMARKS
 from spyre_mlir.dialects import spyre
 from spyre_mlir.layout import STICK_BYTES, Layout
 from spyre_mlir.runtime.config import DEFAULT_CONFIG
-
-REMARKS = logging.getLogger("spyre_mlir.remarks")
-"""Optimisation remarks: why a transformation was or was not applied."""
-
 
 def _array(values: list[int]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, values)

@@ -35,7 +35,6 @@ whole number of sticks of columns and rows that split evenly.
 
 from __future__ import annotations
 
-import logging
 import math
 from dataclasses import dataclass
 
@@ -45,12 +44,10 @@ from xdsl.passes import ModulePass
 
 from spyre_mlir.analysis.cost import MatmulShape, best_chunks, matmul_shape, plan_matmul
 from spyre_mlir.analysis.work import epilogue, epilogue_sticks, kernel_ops
+from spyre_mlir.diagnostics import REMARKS
 from spyre_mlir.dialects import spyre
 from spyre_mlir.layout import STICK_BYTES, Layout
 from spyre_mlir.runtime.config import DEFAULT_CONFIG
-
-REMARKS = logging.getLogger("spyre_mlir.remarks")
-"""Optimisation remarks: why a transformation was or was not applied."""
 
 MAX_K_PARTS = 4
 """The consumer's k parts (as spyre-divide-work's k split: at most 4, on adjacent cores)."""
