@@ -355,15 +355,21 @@ def _plan_matmul(shape: MatmulShape, config: DeviceConfig, budget_sticks: int, d
         if best is not None and bounds[at] > best[2].seconds:
             break
         split = splits[at]
-        mp = split.get("m", 1)
-        chains = [g for g in range(1, mp + 1) if mp % g == 0 and (g & (g - 1) == 0 or g == mp)] if allow_multicast else [1]
-        for ci, multicast in enumerate(chains):
+        for ci, multicast in enumerate(multicast_chains(split.get("m", 1), allow_multicast)):
             found = best_chunks(shape, split, config, budget_sticks, double_buffer, multicast, epilogue)
             if found is None:
                 continue
             if best is None or found[1].seconds < best[2].seconds or (found[1].seconds == best[2].seconds and (at, ci) < best_at):
                 best, best_at = (split, multicast, found[1]), (at, ci)
     return best
+
+
+def multicast_chains(m_parts: int, allowed: bool = True) -> list[int]:
+    """The chain lengths g a split with `m_parts` row parts may share B tiles over: divisors
+    of m_parts that are powers of two, or m_parts itself (1: no chain)."""
+    if not allowed:
+        return [1]
+    return [g for g in range(1, m_parts + 1) if m_parts % g == 0 and (g & (g - 1) == 0 or g == m_parts)]
 
 
 def _pt_bound(shape: MatmulShape, split: dict[str, int], config: DeviceConfig) -> float:

@@ -199,6 +199,12 @@ class AccessAttr(ParametrizedAttribute):
             raise VerifyException(f"#spyre_isa.access: negative stride in {list(self.strides.as_tuple())}")
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def access(table: PerCoreAttr, strides: tuple[int, ...], f32: bool = False) -> AccessAttr:
+    """AccessAttr(table, strides, f32 or f16), built (and verified) once per distinct access."""
+    return AccessAttr(table, strides, Float32Type() if f32 else Float16Type())
+
+
 @irdl_attr_definition
 class CoreSetAttr(ParametrizedAttribute):
     """The cores a stream runs on: `[0 to 30]`, `[31]`, `[0 to 3, 8 to 11]` (inclusive)."""

@@ -20,14 +20,13 @@ their own stream. Views between kernels stay on the host side (they move no data
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, Float16Type, Float32Type, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -56,8 +55,6 @@ from spyre_mlir.analysis.work import (
 from spyre_mlir.dialects import spyre, spyre_isa
 from spyre_mlir.layout import STICK_BYTES, Layout
 from spyre_mlir.runtime.config import DEFAULT_CONFIG
-
-F16, F32 = Float16Type(), Float32Type()
 
 # region Per-core instruction records
 
@@ -126,25 +123,19 @@ def barrier() -> Ins:
     return Ins(("barrier",), ())
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def _access(table: spyre_isa.PerCoreAttr, strides: tuple[int, ...], f32: bool = False) -> spyre_isa.AccessAttr:
-    """Attributes are immutable values: one per distinct access (building one verifies it)."""
-    return spyre_isa.AccessAttr(table, strides, F32 if f32 else F16)
-
-
 def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue]) -> Operation:
     """The xDSL op for an instruction shared by a stream, with per-core base tables."""
     kind = ins.key[0]
     if kind in ("load", "store"):
         _, arg, ddr_s, lx_s, sizes = ins.key
-        ddr = _access(tables[0], ddr_s)
-        lx = _access(tables[1], lx_s)
+        ddr = spyre_isa.access(tables[0], ddr_s)
+        lx = spyre_isa.access(tables[1], lx_s)
         cls = spyre_isa.DmaLoadOp if kind == "load" else spyre_isa.DmaStoreOp
         return cls(args[arg], ddr, lx, sizes)
     if kind == "sfp":
         _, fn, srcs, (dst_s, dst_f), sizes, imm = ins.key
-        accs = [_access(t, s, f) for t, (s, f) in zip(tables, srcs)]
-        dst = _access(tables[len(srcs)], dst_s, dst_f)
+        accs = [spyre_isa.access(t, s, f) for t, (s, f) in zip(tables, srcs)]
+        dst = spyre_isa.access(tables[len(srcs)], dst_s, dst_f)
         if fn in spyre_isa.SFP_UNARY:
             return spyre_isa.SFP_UNARY[fn](accs[0], dst, sizes)
         if fn == "select":
@@ -152,22 +143,22 @@ def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue
         return spyre_isa.SFP_BINARY[fn](accs[0], accs[1] if len(accs) > 1 else imm, dst, sizes)
     if kind == "gather":
         _, table, indices, count, row_sticks, lx_s = ins.key
-        return spyre_isa.DmaGatherOp(args[table], args[indices], tables[0], count, row_sticks, _access(tables[1], lx_s))
+        return spyre_isa.DmaGatherOp(args[table], args[indices], tables[0], count, row_sticks, spyre_isa.access(tables[1], lx_s))
     if kind == "reduce":
         _, fn, (ss, sf), (ds, df), sizes, tail = ins.key
         cls = {"max": spyre_isa.SfpReduceMaxOp, "min": spyre_isa.SfpReduceMinOp, "sum": spyre_isa.SfpReduceSumOp}[fn]
         return cls(
-            _access(tables[0], ss, sf),
-            _access(tables[1], ds, df),
+            spyre_isa.access(tables[0], ss, sf),
+            spyre_isa.access(tables[1], ds, df),
             sizes,
             tail,
         )
     if kind == "pt":
         _, ls, rs, cs, m, n, k, accumulate = ins.key
         return spyre_isa.PtMatmulOp(
-            _access(tables[0], ls),
-            _access(tables[1], rs),
-            _access(tables[2], cs, True),
+            spyre_isa.access(tables[0], ls),
+            spyre_isa.access(tables[1], rs),
+            spyre_isa.access(tables[2], cs, True),
             m,
             n,
             k,
@@ -175,7 +166,7 @@ def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue
         )
     if kind == "ring":
         _, ss, ds, shift, sizes, notify = ins.key
-        return spyre_isa.RingSendOp(_access(tables[0], ss), _access(tables[1], ds), shift, sizes, notify)
+        return spyre_isa.RingSendOp(spyre_isa.access(tables[0], ss), spyre_isa.access(tables[1], ds), shift, sizes, notify)
     if kind == "signal":
         return spyre_isa.SignalOp.create(properties={"token": IntegerAttr(ins.key[1], i64)})
     if kind == "wait":
@@ -184,7 +175,7 @@ def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue
         return spyre_isa.BarrierOp.create()
     if kind == "transpose":
         _, ss, ds, blocks, rows, cols = ins.key
-        return spyre_isa.SfpTransposeOp(_access(tables[0], ss), _access(tables[1], ds), blocks, rows, cols)
+        return spyre_isa.SfpTransposeOp(spyre_isa.access(tables[0], ss), spyre_isa.access(tables[1], ds), blocks, rows, cols)
     raise AssertionError(kind)
 
 
@@ -373,13 +364,13 @@ class KernelCodegen:
             mr, nst, kst = m1 - m0, n1 - n0, k1 - k0
             r0, r1 = k0 * 64, min(K, k1 * 64)
             ncols = min(N, n1 * 64) - n0 * 64
-            if a_res is not None:
+            if a_res is not None:  # this chunk of the resident block
                 lhs = (a_res + (k0 - box["k"][0]) * rows + m0 - box["m"][0], [1, rows])
-            elif loaded_a != (b, m0, m1, k0, k1):  # A tile as [k stick][row]
-                n_a += 1
-                out.append(load(A, b * sa_b + k0 * sa_kt + m0 * sa_m, [sa_kt, sa_m], self.buf("lhs", n_a), [mr, 1], [kst, mr]))
-                loaded_a = (b, m0, m1, k0, k1)
-            if a_res is None:
+            else:
+                if loaded_a != (b, m0, m1, k0, k1):  # A tile as [k stick][row]
+                    n_a += 1
+                    out.append(load(A, b * sa_b + k0 * sa_kt + m0 * sa_m, [sa_kt, sa_m], self.buf("lhs", n_a), [mr, 1], [kst, mr]))
+                    loaded_a = (b, m0, m1, k0, k1)
                 lhs = (self.buf("lhs", n_a), [1, mr])
             if loaded_b != (b, n0, n1, k0, k1):  # B tile as [n stick][k row]
                 n_b += 1
@@ -1010,7 +1001,6 @@ def kernel_key(kernel: spyre.KernelOp) -> tuple:
         tuple(kernel.attributes.items()),
         tuple(ops),
     )
-
 
 
 @dataclass(frozen=True)

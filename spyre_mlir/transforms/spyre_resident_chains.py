@@ -42,7 +42,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
 from xdsl.passes import ModulePass
 
-from spyre_mlir.analysis.cost import MatmulShape, best_chunks, matmul_shape, plan_matmul
+from spyre_mlir.analysis.cost import MatmulShape, best_chunks, matmul_shape, multicast_chains, plan_matmul
 from spyre_mlir.analysis.work import epilogue, epilogue_sticks, kernel_ops
 from spyre_mlir.diagnostics import REMARKS
 from spyre_mlir.dialects import spyre
@@ -100,9 +100,8 @@ def plan_pair(
             budget = budget_sticks - block
             if budget <= 0:
                 continue
-            chains = [g for g in range(1, m_parts + 1) if m_parts % g == 0 and (g & (g - 1) == 0 or g == m_parts)] if multicast else [1]
             pp = pc = None
-            for g in chains:
+            for g in multicast_chains(m_parts, multicast):
                 found = best_chunks(producer, {"n": p, "m": m_parts, "k": 1}, config, budget, double_buffer, g, producer_epilogue, out_resident=True)
                 if found is not None and (pp is None or found[1].seconds < pp[1].seconds):
                     pp = (found[0], found[1], g)
@@ -178,8 +177,9 @@ class SpyreResidentChainsPass(ModulePass):
         if ps.n % 64:
             return f"the intermediate's {ps.n} columns are not whole sticks"
         config = DEFAULT_CONFIG.replace(cores=self.cores)
+        span = order[order.index(p) : order.index(c) + 1]  # the pair and the kernels between
         budget = self.budget_bytes // STICK_BYTES
-        for k in order[order.index(p) : order.index(c) + 1]:
+        for k in span:
             attr = k.attributes.get("spyre.lx_budget")
             if isinstance(attr, IntegerAttr):
                 budget = min(budget, attr.value.data // STICK_BYTES)
@@ -205,7 +205,7 @@ class SpyreResidentChainsPass(ModulePass):
         for k, g in ((p, plan.producer_multicast), (c, plan.consumer_multicast)):
             if g > 1:
                 k.attributes["spyre.multicast"] = IntegerAttr(g, i64)
-        for k in order[order.index(p) : order.index(c) + 1]:
+        for k in span:
             k.attributes["spyre.lx_budget"] = IntegerAttr(top, i64)
         REMARKS.info(
             "%s -> %s: the intermediate stays in LX (%d bytes per core): split m = %d, n = k = %d, estimated %.1f us",
