@@ -250,20 +250,17 @@ class _Labels:
 
 
 def _apply(labels: _Labels, wave: int, ins: _Plan, reads: dict[int, np.ndarray]) -> None:
-    """The writes of one instruction to the labels (ring sends copy what they read)."""
+    """The writes of one instruction to the labels (ring sends copy what they read; a DMA load
+    labels by its DDR sticks; any other write is fresh)."""
     from spyre_mlir.runtime import interpreter as I
 
-    if isinstance(ins, I._DmaPlan):
-        if ins.load:
-            labels.load(wave, ins.arg, ins.lx_idx, np.broadcast_to(ins.ddr_pos, ins.lx_idx.shape))
+    if isinstance(ins, I._DmaPlan) and ins.load:
+        labels.load(wave, ins.arg, ins.lx_idx, np.broadcast_to(ins.ddr_pos, ins.lx_idx.shape))
     elif isinstance(ins, I._RingPlan):
         labels.labels[ins.dst_idx.reshape(-1)] = reads[id(ins)]
-    elif isinstance(ins, I._PtPlan):
-        labels.write_fresh(ins.c_idx)
-    elif isinstance(ins, I._SfpPlan | I._ReducePlan | I._TransposePlan):
-        labels.write_fresh(ins.dst_idx)
     else:
-        raise Unbatchable(f"no batched form of {type(ins).__name__}")
+        for rows in _accesses(ins)[1]:
+            labels.write_fresh(rows)
 
 
 def _b_groups(labels: _Labels, ins: _Plan) -> list[np.ndarray] | None:
@@ -299,7 +296,7 @@ def _accesses(ins: _Plan) -> tuple[list[np.ndarray], list[np.ndarray], bool]:
     raise Unbatchable(f"no batched form of {type(ins).__name__}")
 
 
-def _live_steps(steps: list, resident_out: tuple[int, int] | None, rows: int, lx_sticks: int) -> list:
+def _live_steps(steps: list, resident_out: tuple[int, int] | None, cores: int, lx_sticks: int) -> list:
     """The steps whose writes something later reads: what a launch leaves in LX is dead when it
     ends (a later launch reads only what it wrote, checked by the sanitizer) but for its
     `spyre.resident_out` range, and DDR writes always count. Backwards:
@@ -310,10 +307,10 @@ def _live_steps(steps: list, resident_out: tuple[int, int] | None, rows: int, lx
             live = (live - writes) | reads
 
     A multicast chain's ring sends mostly go: the batched PT reads each group's B from one core."""
-    live = np.zeros(rows, dtype=bool)
+    live = np.zeros((cores, lx_sticks), dtype=bool)
     if resident_out is not None:
-        lo, hi = resident_out
-        live.reshape(-1, lx_sticks)[:, lo:hi] = True
+        live[:, resident_out[0] : resident_out[1]] = True
+    live = live.reshape(-1)  # LX rows: core c's stick s is row c * lx_sticks + s
     kept = []
     for ins, cores in reversed(steps):
         reads, writes, external = _accesses(ins)
@@ -357,7 +354,7 @@ class BatchedProgram:
                 _apply(labels, w, m, reads)
             self.steps.extend(merged)
 
-        self.steps = _live_steps(self.steps, plan.resident_out, cores * lx_sticks, lx_sticks)
+        self.steps = _live_steps(self.steps, plan.resident_out, cores, lx_sticks)
 
     def run(self, model: DeviceModel, args: Sequence[DdrTensor]) -> None:
         for ins, cores in self.steps:

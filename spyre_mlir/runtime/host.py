@@ -262,43 +262,38 @@ class Executable:
         args = self.function.body.block.args
         if len(inputs) != len(args):
             raise DeviceError(f"@{self.function.sym_name.data} takes {len(args)} inputs, {len(inputs)} given")
-        transient: list[DdrTensor] = []
         owned: dict[SSAValue, DdrTensor] = {}
-        """DDR tensors this call allocated for a value, freed once no later step reads it."""
+        """DDR tensors this call allocated for a value: freed once no later step reads it, the
+        rest when the call ends."""
         memory = self.model.memory
         env: dict[SSAValue, Any] = {}
         try:
             for a, x in zip(args, inputs):
                 if spyre.is_device_tensor(a.type) and not isinstance(x, DdrTensor):  # a device-level function
-                    x = memory.to_device(np.asarray(x), spyre.device_layout(a.type))
-                    transient.append(x)
+                    x = owned[a] = memory.to_device(np.asarray(x), spyre.device_layout(a.type))
                 env[a] = x
             for (op, prepared), (dead_values, dead_roots) in zip(self.steps, self.dead_after):
-                self._step(op, prepared, env, keys, transient, owned)
+                self._step(op, prepared, env, keys, owned)
                 for v in dead_values:
                     env.pop(v, None)
                 for r in dead_roots:
                     dev = owned.pop(r, None)
                     if dev is not None:
                         memory.free(dev)
-                        transient.remove(dev)
                 if isinstance(op, func.ReturnOp):
                     return env.pop(_RETURNED)
         finally:
-            for dev in transient:
+            for dev in owned.values():
                 memory.free(dev)
         raise DeviceError(f"@{self.function.sym_name.data} has no func.return")
 
-    def _step(
-        self, op: Operation, prepared: Any, env: dict, keys: list, transient: list[DdrTensor], owned: dict[SSAValue, DdrTensor]
-    ) -> None:
+    def _step(self, op: Operation, prepared: Any, env: dict, keys: list, owned: dict[SSAValue, DdrTensor]) -> None:
         """Execute one op of the function: its results go into `env` (a return's, under _RETURNED)."""
         memory = self.model.memory
         if isinstance(op, func.ReturnOp):
             env[_RETURNED] = tuple(memory.from_device(env[v]) if isinstance(env[v], DdrTensor) else env[v] for v in op.arguments)
         elif isinstance(op, spyre_isa.LaunchOp):
             outs = self.model.launch(prepared, [env[v] for v in op.inputs], op.kernel_name)
-            transient.extend(outs)
             owned.update(zip(op.outputs, outs))
             env.update(zip(op.outputs, outs))
         elif isinstance(prepared, _HostOp):
@@ -316,7 +311,6 @@ class Executable:
             if key is not None:
                 self.resident[key] = dev
             else:
-                transient.append(dev)
                 owned[op.result] = dev
             env[op.result] = dev
         elif isinstance(op, spyre.FromDeviceOp):

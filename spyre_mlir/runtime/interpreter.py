@@ -828,15 +828,15 @@ class DeviceModel:
     def launch(self, prog: spyre_isa.ProgramOp, inputs: Sequence[DdrTensor], name: str | None = None) -> list[DdrTensor]:
         """Run `prog` on `inputs`; its outputs. `name`: the kernel the profile names the launch
         by (a launch of a program shared by identical kernels); default the program's."""
+        name = name or prog.sym_name.data
         if prog not in self._plans:  # outputs the DDR cannot hold: refused before the plan's host arrays
             for i, a in enumerate(prog.args[prog.num_inputs.data :]):
-                self.memory.check_room(spyre.device_layout(a.type), f"{prog.sym_name.data}.out{i}")
+                self.memory.check_room(spyre.device_layout(a.type), f"{name}.out{i}")
         with blas_single_thread():
             return self._launch(prog, inputs, name)
 
-    def _launch(self, prog: spyre_isa.ProgramOp, inputs: Sequence[DdrTensor], name: str | None) -> list[DdrTensor]:
+    def _launch(self, prog: spyre_isa.ProgramOp, inputs: Sequence[DdrTensor], name: str) -> list[DdrTensor]:
         plan = self.plan(prog)
-        name = name or plan.name
         if len(inputs) != plan.num_inputs:
             raise DeviceError(f"kernel {name} takes {plan.num_inputs} inputs, got {len(inputs)}")
         for i, (t, want) in enumerate(zip(inputs, plan.arg_layouts)):
