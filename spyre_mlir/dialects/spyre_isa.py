@@ -903,15 +903,25 @@ class SfpReduceSumOp(SfpReduceOp):
 
 @irdl_op_definition
 class RingSendOp(IsaInstruction):
-    """Copy sticks from this core's LX into another core's LX over the data ring.
+    """Copy sticks from this core's LX into another core's LX over the data ring, in pieces.
 
-        for i in ndindex(sizes):
-            lx[(core + shift[core]) % cores][dst(i)] = lx[core][src(i)]
-        if notify is present: tokens[notify] += 1 once the copy has landed
+        P = piece if present else sizes[-1]                 # steps of the last dim per piece
+        for r0 in range(0, sizes[-1], P):                   # one piece after the other
+            if after is present: wait(after, count=1)       # block until tokens[after] >= 1; -= 1
+            for i in ndindex(sizes[:-1] + [min(P, sizes[-1] - r0)]):
+                i[-1] += r0
+                lx[(core + shift[core]) % cores][dst(i)] = lx[core][src(i)]
+            if notify is present: tokens[notify] += 1 once the piece has landed
     Costs one ring hop per step of min(|shift|, cores - |shift|) (the ring is bidirectional);
     the receiving core must not read the data before a sync tells it the copy is done: the
     `notify` token (a write with completion notice), or a signal after the send (which also
     waits for everything else the sender issued before).
+
+    `piece` and `after` make one instruction of a multicast chain's forwarding (a descriptor
+    with a semaphore condition): a core passes each piece of a tile on to its successor as
+    soon as the piece has landed (its predecessor's send notifies `after`), so a tile fills
+    the chain one piece per hop, not one tile per hop. Without them it is one piece, sent at
+    once.
     """
 
     name = "spyre_isa.ring_send"
@@ -920,16 +930,37 @@ class RingSendOp(IsaInstruction):
     dst = prop_def(AccessAttr)
     shift = prop_def(PerCoreAttr)
     sizes = prop_def(IntListAttr)
+    piece = opt_prop_def(IntegerAttr[I64])
+    after = opt_prop_def(IntegerAttr[I64])
     notify = opt_prop_def(IntegerAttr[I64])
-    assembly_format = "`lx` $src `->` `core` `+` $shift `lx` $dst `sizes` $sizes (`notify` $notify^)? attr-dict"
+    assembly_format = (
+        "`lx` $src `->` `core` `+` $shift `lx` $dst `sizes` $sizes (`piece` $piece^)? (`after` $after^)? "
+        "(`notify` $notify^)? attr-dict"
+    )
 
-    def __init__(self, src: AccessAttr, dst: AccessAttr, shift: PerCoreAttr | Sequence[int] | int, sizes: Sequence[int], notify: int | None = None):
+    def __init__(
+        self,
+        src: AccessAttr,
+        dst: AccessAttr,
+        shift: PerCoreAttr | Sequence[int] | int,
+        sizes: Sequence[int],
+        notify: int | None = None,
+        piece: int | None = None,
+        after: int | None = None,
+    ):
         if not isinstance(shift, PerCoreAttr):
             shift = per_core(shift if isinstance(shift, int) else tuple(shift))
         props: dict[str, Attribute] = {"src": src, "dst": dst, "shift": shift, "sizes": int_list(tuple(sizes))}
-        if notify is not None:
-            props["notify"] = IntegerAttr(notify, i64)
+        for key, value in (("piece", piece), ("after", after), ("notify", notify)):
+            if value is not None:
+                props[key] = IntegerAttr(value, i64)
         super().__init__(properties=props)
+
+    def pieces(self) -> list[tuple[int, int]]:
+        """[r0, r1) of the last loop dim, piece by piece."""
+        last = self.sizes.as_tuple()[-1]
+        step = last if self.piece is None else self.piece.value.data
+        return [(r0, min(r0 + step, last)) for r0 in range(0, last, step)]
 
     def verify_(self) -> None:
         sizes = self.sizes.as_tuple()
@@ -939,8 +970,14 @@ class RingSendOp(IsaInstruction):
         self._check_table("shift", self.shift)
         if self.src.is_f32 != self.dst.is_f32:
             raise VerifyException(f"'{self.name}': src and dst must have the same element type (the ring moves bytes)")
-        if self.notify is not None and self.notify.value.data < 0:
-            raise VerifyException(f"'{self.name}': notify token must be >= 0, got {self.notify.value.data}")
+        for what, attr in (("notify", self.notify), ("after", self.after)):
+            if attr is not None and attr.value.data < 0:
+                raise VerifyException(f"'{self.name}': {what} token must be >= 0, got {attr.value.data}")
+        if self.piece is not None and not 1 <= self.piece.value.data <= sizes[-1]:
+            raise VerifyException(
+                f"'{self.name}': piece must be between 1 and the last loop size {sizes[-1]} (steps per piece), "
+                f"got {self.piece.value.data}"
+            )
 
 
 # endregion

@@ -107,8 +107,16 @@ def transpose(src: tuple[int, Sequence[int]], dst: tuple[int, Sequence[int]], bl
     return Ins(("transpose", tuple(src[1]), tuple(dst[1]), blocks, rows, cols), (src[0], dst[0]))
 
 
-def ring_send(src: tuple[int, Sequence[int]], dst: tuple[int, Sequence[int]], shift: int, sizes: Sequence[int], notify: int | None) -> Ins:
-    return Ins(("ring", tuple(src[1]), tuple(dst[1]), shift, tuple(sizes), notify), (src[0], dst[0]))
+def ring_send(
+    src: tuple[int, Sequence[int]],
+    dst: tuple[int, Sequence[int]],
+    shift: int,
+    sizes: Sequence[int],
+    notify: int | None,
+    piece: int | None = None,
+    after: int | None = None,
+) -> Ins:
+    return Ins(("ring", tuple(src[1]), tuple(dst[1]), shift, tuple(sizes), notify, piece, after), (src[0], dst[0]))
 
 
 def signal(token: int) -> Ins:
@@ -165,8 +173,8 @@ def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue
             accumulate,
         )
     if kind == "ring":
-        _, ss, ds, shift, sizes, notify = ins.key
-        return spyre_isa.RingSendOp(spyre_isa.access(tables[0], ss), spyre_isa.access(tables[1], ds), shift, sizes, notify)
+        _, ss, ds, shift, sizes, notify, piece, after = ins.key
+        return spyre_isa.RingSendOp(spyre_isa.access(tables[0], ss), spyre_isa.access(tables[1], ds), shift, sizes, notify, piece, after)
     if kind == "signal":
         return spyre_isa.SignalOp.create(properties={"token": IntegerAttr(ins.key[1], i64)})
     if kind == "wait":
@@ -394,9 +402,8 @@ class KernelCodegen:
                     out.append(sfp("add", [acc, (lx["acc_in"], [2 * mr, 2], True)], acc, [nst, mr]))
                     out.append(signal(self._partial_token(self.core) + 1))
                 if k_pos > 0:  # pass the sums to the previous k part, once its buffer is free
-                    if n_partial:
-                        out.append(wait(self._partial_token(self.core - 1) + 1))
-                    out.append(ring_send((lx["acc"], [1]), (lx["acc_in"], [1]), -1, [2 * mr * nst], self._partial_token(self.core - 1)))
+                    credit = self._partial_token(self.core - 1) + 1 if n_partial else None
+                    out.append(ring_send((lx["acc"], [1]), (lx["acc_in"], [1]), -1, [2 * mr * nst], self._partial_token(self.core - 1), after=credit))
                     n_partial += 1
                     continue
             if k1 == k_end:  # round the fp32 sums into the output tile, then store it
@@ -456,7 +463,9 @@ class KernelCodegen:
         over the ring: the first core loads it from DDR, every other core receives it from its
         predecessor and, unless it is the last, passes it on to the same buffer of its
         successor, in pieces of about MULTICAST_PIECE sticks (cost.piece_rows) so that a piece moves on as soon as
-        it has landed (the chain fills in one piece per hop, not one tile per hop).
+        it has landed (the chain fills in one piece per hop, not one tile per hop): one
+        `ring_send ... piece P after 2c notify 2(c+1)` per tile and core (the last core of the
+        chain waits for all the pieces at once).
 
             token 2c     a piece landed in core c's buffer (the sender's ring_send notifies it)
             token 2c+1   core c has finished with a tile (its buffer is free)
@@ -479,13 +488,12 @@ class KernelCodegen:
         if sends and tile > depth:
             out.append(wait(2 * succ + 1))
         step = piece_rows(nst)
-        for r0 in range(0, rows, step):
-            piece = min(step, rows - r0)
-            if pos > 0:
-                out.append(wait(2 * me))
-            if sends:
-                at = (rhs + r0 * lx_strides[1], lx_strides)
-                out.append(ring_send(at, at, succ - me, [nst, piece], 2 * succ))
+        if sends:
+            at = (rhs, lx_strides)
+            piece = step if step < rows else None
+            out.append(ring_send(at, at, succ - me, [nst, rows], 2 * succ, piece, 2 * me if pos > 0 else None))
+        elif pos > 0:
+            out.append(wait(2 * me, -(-rows // step)))
         return out
 
     # -------------------------------------------------------------- pointwise

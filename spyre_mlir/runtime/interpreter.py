@@ -554,13 +554,30 @@ class _TransposePlan(_Plan):
 
 
 class _RingPlan(_Plan):
+    """One piece of a ring send: steps [r0, r1) of its last loop dim (`part`; default all)."""
+
     engine = "ring"
 
-    def __init__(self, op: spyre_isa.RingSendOp, kernel: str, index: int, n: int, config: DeviceConfig, cores: Sequence[int]):
+    def __init__(
+        self,
+        op: spyre_isa.RingSendOp,
+        kernel: str,
+        index: int,
+        n: int,
+        config: DeviceConfig,
+        cores: Sequence[int],
+        part: tuple[int, int] | None = None,
+    ):
         super().__init__(op, kernel, index, n)
         sizes = op.sizes.as_tuple()
-        self.src = _vector_pos(op.src, sizes, n)
-        self.dst = _vector_pos(op.dst, sizes, n)
+        if part is None:
+            self.src = _vector_pos(op.src, sizes, n)
+            self.dst = _vector_pos(op.dst, sizes, n)
+        else:
+            r0, r1 = part
+            sizes = (*sizes[:-1], r1 - r0)
+            self.src = _vector_pos(op.src, sizes, n) + r0 * op.src.strides.as_tuple()[-1]
+            self.dst = _vector_pos(op.dst, sizes, n) + r0 * op.dst.strides.as_tuple()[-1]
         shift = np.asarray(op.shift.table(n), dtype=np.int64)
         self.targets = (np.asarray(cores) + shift) % config.cores
         self.notify = None if op.notify is None else op.notify.value.data
@@ -593,9 +610,13 @@ class _RingPlan(_Plan):
 
 
 class _SyncPlan(_Plan):
-    def __init__(self, op: Operation, kernel: str, index: int, n: int):
+    """signal, wait, barrier; or (`sync` given) the wait a ring send's `after` makes before a piece."""
+
+    def __init__(self, op: Operation, kernel: str, index: int, n: int, sync: tuple | None = None):
         super().__init__(op, kernel, index, n)
-        if isinstance(op, spyre_isa.SignalOp):
+        if sync is not None:
+            pass
+        elif isinstance(op, spyre_isa.SignalOp):
             sync = ("signal", op.token.value.data)
         elif isinstance(op, spyre_isa.WaitOp):
             sync = ("wait", op.token.value.data, op.count.value.data)
@@ -605,10 +626,22 @@ class _SyncPlan(_Plan):
         self.works = [timing.Work(index, op.name, None, sync=sync) for _ in range(n)]
 
 
-def _plan_instruction(op: Operation, kernel: str, index: int, cores: Sequence[int], config: DeviceConfig) -> _Plan:
-    plan = _new_plan(op, kernel, index, cores, config)
-    plan.bind(np.asarray(cores, dtype=np.int64), config.lx_sticks)
-    return plan
+def _plan_instruction(op: Operation, kernel: str, index: int, cores: Sequence[int], config: DeviceConfig) -> list[_Plan]:
+    """The plans of one instruction, in order: one, but for a ring send in pieces (per piece:
+    the wait of its `after`, then the piece), as RingSendOp defines it."""
+    if isinstance(op, spyre_isa.RingSendOp) and (op.piece is not None or op.after is not None):
+        n = len(cores)
+        plans: list[_Plan] = []
+        for part in op.pieces():
+            if op.after is not None:
+                plans.append(_SyncPlan(op, kernel, index, n, ("wait", op.after.value.data, 1)))
+            plans.append(_RingPlan(op, kernel, index, n, config, cores, part))
+    else:
+        plans = [_new_plan(op, kernel, index, cores, config)]
+    at = np.asarray(cores, dtype=np.int64)
+    for plan in plans:
+        plan.bind(at, config.lx_sticks)
+    return plans
 
 
 def _new_plan(op: Operation, kernel: str, index: int, cores: Sequence[int], config: DeviceConfig) -> _Plan:
@@ -638,9 +671,11 @@ class _StreamPlan:
         bad = [c for c in stream.core_list if c >= config.cores]
         if bad:
             raise DeviceError(f"kernel {kernel}: a stream uses core {bad[0]} but the device has {config.cores} cores")
-        self.instrs = [
-            _plan_instruction(op, kernel, i, stream.core_list, config) for i, op in enumerate(stream.body.block.ops)
-        ]
+        ops = stream.body.block.ops
+        self.n_ops = len(ops)
+        self.instrs = [plan for i, op in enumerate(ops) for plan in _plan_instruction(op, kernel, i, stream.core_list, config)]
+        """The instructions' plans in order (a ring send in pieces has several; `index` is the
+        instruction's)."""
 
 
 BATCH = os.environ.get("SPYRE_BATCH", "1") != "0"
@@ -675,7 +710,7 @@ class ProgramPlan:
         instrs = [ins for s in self.streams for ins in s.instrs]
         self.counts = dict(
             cores=sum(len(s.cores) for s in self.streams if s.instrs),
-            instructions=sum(len(s.instrs) * len(s.cores) for s in self.streams),
+            instructions=sum(s.n_ops * len(s.cores) for s in self.streams),
             ddr_read_bytes=sum(i.ddr_read for i in instrs),
             ddr_write_bytes=sum(i.ddr_write for i in instrs),
             ring_bytes=sum(i.ring_bytes for i in instrs),
@@ -787,7 +822,7 @@ class ProgramPlan:
                 continue
             if not progress:
                 where = "; ".join(
-                    f"cores {[int(c) for c in streams[si].cores]} at instruction #{pcs[si]} ({streams[si].instrs[pcs[si]].op.name})"
+                    f"cores {[int(c) for c in streams[si].cores]} at instruction #{streams[si].instrs[pcs[si]].index} ({streams[si].instrs[pcs[si]].op.name})"
                     for si in unfinished
                 )
                 raise DeviceError(f"kernel {self.name}: deadlock, every unfinished core is blocked: {where}")

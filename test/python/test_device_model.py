@@ -144,6 +144,66 @@ spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
     assert np.array_equal(out[:, 64:], -xr[:, :64])
 
 
+def _chain(core0: str, core1: str, core2: str) -> str:
+    """Three cores: core 0 loads x's sticks 0..7 and passes them down a chain 0 -> 1 -> 2 over
+    the ring; core 2 stores them."""
+    return f"""
+spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
+  spyre_isa.stream cores [0] {{
+    spyre_isa.dma_load %a[0, strides = [8, 1]] -> lx [0, strides = [8, 1]] sizes [1, 8] : {T}
+{core0}
+  }}
+  spyre_isa.stream cores [1] {{
+{core1}
+  }}
+  spyre_isa.stream cores [2] {{
+{core2}
+    spyre_isa.dma_store lx [0, strides = [8, 1]] -> %c[0, strides = [8, 1]] sizes [1, 8] : {T}
+  }}
+}}"""
+
+
+def test_ring_send_in_pieces_is_its_unrolled_sends_and_waits(xy):
+    """`piece 2 after 1 notify 2`: per piece of 2 sticks, wait for one token 1, send, notify 2 —
+    the same result and the same simulated time as the four wait/send pairs written out."""
+    x, y = xy
+    send = "    spyre_isa.ring_send lx [{b}, strides = [8, 1]] -> core + 1 lx [{b}, strides = [8, 1]] sizes [1, {n}]"
+    pieces = _chain(
+        send.format(b=0, n=8) + " piece 2 notify 1",
+        send.format(b=0, n=8) + " piece 2 after 1 notify 2",
+        "    spyre_isa.wait 2 count 4",
+    )
+    unrolled = _chain(
+        "\n".join(send.format(b=b, n=2) + " notify 1" for b in range(0, 8, 2)),
+        "\n".join(f"    spyre_isa.wait 1 count 1\n{send.format(b=b, n=2)} notify 2" for b in range(0, 8, 2)),
+        "\n".join("    spyre_isa.wait 2 count 1" for _ in range(4)),
+    )
+    out, model = run(pieces, LAUNCH, (x, y))
+    ref, ref_model = run(unrolled, LAUNCH, (x, y))
+    assert np.array_equal(out[:8, :64], DL16.round(x)[:8, :64])
+    assert np.array_equal(out, ref)
+    k, r = model.profile.kernels[-1], ref_model.profile.kernels[-1]
+    assert k.cycles == r.cycles and k.ring_bytes == r.ring_bytes == 2 * 8 * 128
+    assert k.instructions == 5 and r.instructions == 18  # ops x cores, as written
+
+
+def test_ring_send_in_pieces_waits_piece_by_piece(xy):
+    """Core 0 sends its second piece only after core 2 has seen the first: core 1 must pass the
+    first piece on before the second arrives (waiting for all pieces first would deadlock)."""
+    x, y = xy
+    send = "    spyre_isa.ring_send lx [{b}, strides = [8, 1]] -> core + 1 lx [{b}, strides = [8, 1]] sizes [1, {n}]"
+    prog = _chain(
+        send.format(b=0, n=2) + " notify 1\n    spyre_isa.wait 9 count 1\n" + send.format(b=2, n=6) + " piece 2 notify 1",
+        send.format(b=0, n=8) + " piece 2 after 1 notify 2",
+        "    spyre_isa.wait 2 count 1\n    spyre_isa.signal 9\n    spyre_isa.wait 2 count 3",
+    )
+    out, _ = run(prog, LAUNCH, (x, y))
+    assert np.array_equal(out[:8, :64], DL16.round(x)[:8, :64])
+    # without core 2's signal, core 0 never sends the rest: a deadlock that names the ring send
+    with pytest.raises(DeviceError, match=r"deadlock.*cores \[1\] at instruction #0 \(spyre_isa.ring_send\)"):
+        run(prog.replace("    spyre_isa.signal 9\n", ""), LAUNCH, (x, y))
+
+
 def test_out_of_lx_access_is_refused_with_its_location(xy):
     x, y = xy
     op = "spyre_isa.sfp_add lx [0, strides = [1]], lx [64, strides = [1]] -> lx [16380, strides = [1]] sizes [64]"

@@ -475,6 +475,33 @@ spyre_isa.program @k(%in: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 6
 
 // -----
 
+spyre_isa.program @k(%in: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %out: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0 to 1] {
+    spyre_isa.ring_send lx [0, strides = [16, 1]] -> core + 1 lx [200, strides = [16, 1]] sizes [2, 16] piece 17
+  }
+}
+// CHECK: {{^}}'spyre_isa.ring_send': piece must be between 1 and the last loop size 16 (steps per piece), got 17{{$}}
+
+// -----
+
+spyre_isa.program @k(%in: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %out: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0 to 1] {
+    spyre_isa.ring_send lx [0, strides = [1]] -> core + 1 lx [200, strides = [1]] sizes [16] piece 0
+  }
+}
+// CHECK: {{^}}'spyre_isa.ring_send': piece must be between 1 and the last loop size 16 (steps per piece), got 0{{$}}
+
+// -----
+
+spyre_isa.program @k(%in: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %out: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0 to 1] {
+    spyre_isa.ring_send lx [0, strides = [1]] -> core + 1 lx [200, strides = [1]] sizes [16] after -3
+  }
+}
+// CHECK: {{^}}'spyre_isa.ring_send': after token must be >= 0, got -3{{$}}
+
+// -----
+
 spyre_isa.program @g(%tab: tensor<50x64xf16, #spyre.layout<device_size = [1, 50, 64], stride_map = [64, 64, 1]>>, %ids: tensor<2x5xsi64>, %out: tensor<10x64xf16, #spyre.layout<device_size = [1, 10, 64], stride_map = [64, 64, 1]>>) inputs 2 {
   spyre_isa.stream cores [0 to 1] {
     spyre_isa.dma_gather %tab[%ids[[0, 6]] count 5 row_sticks 1] -> lx [0, strides = [1, 1]] : tensor<50x64xf16, #spyre.layout<device_size = [1, 50, 64], stride_map = [64, 64, 1]>>, tensor<2x5xsi64>

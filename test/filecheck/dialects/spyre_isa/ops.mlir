@@ -95,6 +95,10 @@ spyre_isa.program @k0(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 6
     spyre_isa.ring_send lx [0, strides = [1]] -> core + [1, -1, 2, -2] lx [200, strides = [1]] sizes [16]
     // CHECK-NEXT:         spyre_isa.ring_send lx [0, strides = [1]] -> core + [1, -1, 2, -2] lx [200, strides = [1]] sizes [16]
     // CHECK-GENERIC-NEXT: "spyre_isa.ring_send"() <{src = #spyre_isa.access[0, strides = [1]], shift = #spyre_isa.per_core[1, -1, 2, -2], dst = #spyre_isa.access[200, strides = [1]], sizes = #spyre.ints[16]}> : () -> ()
+    // In pieces: 3 pieces of at most 2 steps of the last dim, each after one token 5, each notifying 6.
+    spyre_isa.ring_send lx [0, strides = [8, 1]] -> core + 1 lx [0, strides = [8, 1]] sizes [2, 5] piece 2 after 5 notify 6
+    // CHECK-NEXT:         spyre_isa.ring_send lx [0, strides = [8, 1]] -> core + [1] lx [0, strides = [8, 1]] sizes [2, 5] piece 2 after 5 notify 6
+    // CHECK-GENERIC-NEXT: "spyre_isa.ring_send"() <{src = #spyre_isa.access[0, strides = [8, 1]], shift = #spyre_isa.per_core[1], dst = #spyre_isa.access[0, strides = [8, 1]], sizes = #spyre.ints[2, 5], piece = 2 : i64, after = 5 : i64, notify = 6 : i64}> : () -> ()
     spyre_isa.sfp_transpose lx [4, strides = [64, 1]] -> lx [[2000, 2064, 2128, 2192], strides = [64, 1]] blocks = 1 rows = 4 cols = 32
     // CHECK-NEXT:         spyre_isa.sfp_transpose lx [4, strides = [64, 1]] -> lx [[2000 step 64 x 4], strides = [64, 1]] blocks = 1 rows = 4 cols = 32
     // CHECK-GENERIC-NEXT: "spyre_isa.sfp_transpose"() <{src = #spyre_isa.access[4, strides = [64, 1]], dst = #spyre_isa.access[[2000 step 64 x 4], strides = [64, 1]], blocks = 1 : i64, rows = 4 : i64, cols = 32 : i64}> : () -> ()
