@@ -17,13 +17,14 @@ order of the dims, and cores beyond the product stay idle.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from spyre_mlir.analysis.sticks import LoopDim, loop_dims, operand_strides
 from spyre_mlir.dialects import spyre
@@ -179,19 +180,30 @@ def slice_strides(op: spyre.SliceOp, loops: Sequence[LoopDim] | None = None) -> 
 def pointwise_loops(op: spyre.PointwiseOp) -> tuple[list[LoopDim], list[list[int]]]:
     """The output's loops, cut to nest inside every input's digits, and each input's stick
     stride per loop (0 where it broadcasts)."""
+    got = _pointwise_loops(op.result.type, tuple(v.type for v in op.inputs))
+    if isinstance(got, str):
+        raise ValueError(got)
+    loops, strides = got
+    return list(loops), [list(s) for s in strides]
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _pointwise_loops(out_type: Attribute, in_types: tuple[Attribute, ...]) -> tuple[tuple[LoopDim, ...], tuple[tuple[int, ...], ...]] | str:
+    """pointwise_loops by the op's types (all it depends on; spyre-fuse's row-group search asks
+    again for the same ops' loops with every candidate member), or why there are none."""
     from spyre_mlir.analysis.sticks import broadcast_dim_map
 
-    out = spyre.device_layout(op.result.type)
-    ins = [spyre.device_layout(v.type) for v in op.inputs]
+    out = spyre.device_layout(out_type)
+    ins = [spyre.device_layout(t) for t in in_types]
     maps = [broadcast_dim_map(out.shape, lay.shape) for lay in ins]
     loops = loop_dims(out, list(zip(ins, maps)))
     strides = []
     for i, (lay, m) in enumerate(zip(ins, maps)):
         st = operand_strides(out, lay, m, loops)
         if st is None:
-            raise ValueError(f"input {i} of shape {lay.shape} does not share the output's sticks")
-        strides.append(st)
-    return loops, strides
+            return f"input {i} of shape {lay.shape} does not share the output's sticks"
+        strides.append(tuple(st))
+    return tuple(loops), tuple(strides)
 
 
 def even_split(dims: Sequence[IterDim], cores: int) -> dict[str, int]:
