@@ -248,10 +248,24 @@ def device_layout(t: Attribute, where: str | None = None) -> Layout:
     """The verified Layout of a device tensor type (raises VerifyException).
 
     Verifiers pass `where`, the op and value (`'spyre.matmul': lhs`), to prefix the message."""
-    layout = _layout_of(t)
+    hit = _LAYOUT_BY_ID.get(id(t))
+    if hit is not None and hit[0] is t:
+        layout = hit[1]
+    else:
+        layout = _layout_of(t)
+        if len(_LAYOUT_BY_ID) >= 1 << 16:
+            _LAYOUT_BY_ID.clear()
+        _LAYOUT_BY_ID[id(t)] = (t, layout)
     if isinstance(layout, str):
         raise VerifyException(f"{where}: {layout}" if where else layout)
     return layout
+
+
+_LAYOUT_BY_ID: dict[int, tuple[Attribute, Layout | str]] = {}
+"""_layout_of by the type object's identity, in front of its cache by value: hashing a type
+hashes its parameters recursively (~10 us), and analyses ask for the layouts of the same few
+thousand values' types hundreds of thousands of times. An entry holds its type, so the id
+cannot be reused while the entry lives."""
 
 
 @functools.lru_cache(maxsize=1 << 14)
