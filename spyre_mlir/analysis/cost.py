@@ -339,7 +339,12 @@ def plan_matmul(
     """The split and multicast chain length (1: none) with the least estimated time, over
     every candidate split (with `split_k`, of k too), chain length dividing its m split, and
     best chunking."""
-    return _plan_matmul(shape, config, budget_sticks, double_buffer, allow_multicast, epilogue, split_k)
+    try:
+        return _plan_matmul(shape, config, budget_sticks, double_buffer, allow_multicast, epilogue, split_k)
+    finally:
+        # the per-core work memo serves one shape's search (its keys hold the shape): ~16 MiB
+        # after a BERT-size model's searches, of no use once they are done
+        _core_work_of.cache_clear()
 
 
 @functools.lru_cache(maxsize=1024)

@@ -93,6 +93,7 @@ def _merge(members: list[tuple[_Plan, np.ndarray]]) -> tuple[_Plan, np.ndarray]:
     first, _ = members[0]
     cores = np.concatenate([c for _, c in members])
     merged = copy.copy(first)  # a step never aliases the streams' own plans
+    merged.works = []  # timing reads the streams' plans; a step need not keep the per-core works
     if len(members) == 1:
         return merged, cores
     name = type(first).__name__
@@ -113,7 +114,7 @@ _MOVERS = ("dma_in", "dma_out", "ring")
 
 def schedule(plan: ProgramPlan) -> list[list[tuple[int, int]]]:
     """The waves: (stream, instruction index) of the compute instructions run together."""
-    streams = plan.streams
+    streams = plan.stream_plans()
     ns = len(streams)
     pcs = [0] * ns
     tokens: dict[int, int] = defaultdict(int)
@@ -171,7 +172,7 @@ def _check_wave(plan: ProgramPlan, wave: list[tuple[int, int]], lx_sticks: int) 
     """Raise Unbatchable if an instruction of the wave writes what another reads or writes."""
     from spyre_mlir.runtime import interpreter as I
 
-    streams = plan.streams
+    streams = plan.stream_plans()
     # DDR, exactly: (argument, stick) of every DMA of the wave
     w_pos, w_own, r_pos, r_own = [], [], [], []
     for k, (si, pc) in enumerate(wave):
@@ -332,7 +333,7 @@ class BatchedProgram:
         from spyre_mlir.runtime import interpreter as I
 
         waves = schedule(plan)
-        streams = plan.streams
+        streams = plan.stream_plans()
         labels = _Labels(cores, lx_sticks)
         self.steps: list[tuple[_Plan, np.ndarray]] = []
         parts = [part for wave in waves for part in _conflict_free(plan, wave, lx_sticks)]

@@ -15,6 +15,8 @@ The host side of a compiled module (transfers, launches, host torch ops) is `run
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import operator
 import os
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
@@ -683,6 +685,9 @@ BATCH = os.environ.get("SPYRE_BATCH", "1") != "0"
 launch runs cooperatively, as the definition (the two agree bit for bit)."""
 
 
+_WORK_FIELDS = operator.attrgetter(*(f.name for f in dataclasses.fields(timing.Work)))
+"""A Work's fields as a tuple (the timeline cache's key)."""
+
 _TIMELINES: dict[tuple, timing.Timeline] = {}
 """Timelines by the instructions' timing-relevant fields (time does not depend on names or data)."""
 _TIMELINES_MAX = 256
@@ -704,7 +709,10 @@ class ProgramPlan:
         self.name = prog.sym_name.data
         self.num_inputs = prog.num_inputs.data
         self.arg_layouts = [None if spyre.is_index_tensor(a.type) else spyre.device_layout(a.type) for a in prog.args]
-        self.streams = [_StreamPlan(s, self.name, config) for s in prog.streams]
+        self._prog = prog
+        self.streams: list[_StreamPlan] | None = [_StreamPlan(s, self.name, config) for s in prog.streams]
+        """The instructions' plans, stream by stream; None once the program runs as batched
+        steps and its timeline and LX writes are known (they are rebuilt if asked for again)."""
         self.config = config
         self._timeline: timing.Timeline | None = None
         instrs = [ins for s in self.streams for ins in s.instrs]
@@ -730,10 +738,16 @@ class ProgramPlan:
         """The program as batched steps, once a launch has passed the checks."""
         _mark_shared_operands(self.streams, config.cores, config.lx_sticks)
 
+    def stream_plans(self) -> list[_StreamPlan]:
+        if self.streams is None:
+            self.streams = [_StreamPlan(s, self.name, self.config) for s in self._prog.streams]
+            _mark_shared_operands(self.streams, self.config.cores, self.config.lx_sticks)
+        return self.streams
+
     def lx_writes(self) -> list[tuple[int, int]]:
         """The LX stick intervals any core of the program writes (merged)."""
         if self._lx_writes is None:
-            spans = sorted({iv for s in self.streams for ins in s.instrs for w in ins.works for iv in w.writes})
+            spans = sorted({iv for s in self.stream_plans() for ins in s.instrs for w in ins.works for iv in w.writes})
             merged: list[tuple[int, int]] = []
             for lo, hi in spans:
                 if merged and lo <= merged[-1][1]:
@@ -746,11 +760,11 @@ class ProgramPlan:
     def timeline(self) -> timing.Timeline:
         if self._timeline is None:
             programs: dict[int, list[timing.Work]] = {}
-            for s in self.streams:
+            for s in self.stream_plans():
                 for row, core in enumerate(s.cores):
                     programs[int(core)] = [ins.works[row] for ins in s.instrs]
             # programs that differ only in name (a model's repeated layers) share a timeline
-            key = (self.config, tuple((c, tuple(tuple(w.__dict__.values()) for w in ws)) for c, ws in sorted(programs.items())))
+            key = (self.config, tuple((c, tuple(map(_WORK_FIELDS, ws))) for c, ws in sorted(programs.items())))
             cached = _TIMELINES.get(key)
             if cached is None:
                 try:
@@ -768,7 +782,7 @@ class ProgramPlan:
         if self.checked and self.batched is not None and BATCH:
             self.batched.run(model, args)
             return
-        streams = self.streams
+        streams = self.stream_plans()
         check = not self.checked
         san = model.sanitizer if check else None
         if san:
@@ -835,7 +849,13 @@ class ProgramPlan:
 
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], name: str | None = None) -> KernelRecord:
         self.execute(model, args)
-        return KernelRecord.from_timeline(name or self.name, self.timeline(), self.config, **self.counts)
+        record = KernelRecord.from_timeline(name or self.name, self.timeline(), self.config, **self.counts)
+        if self.batched is not None and self.streams is not None:
+            # later launches run the batched steps: the per-stream plans (index arrays, works)
+            # are not needed again once the timeline and the LX writes are known
+            self.lx_writes()
+            self.streams = None
+        return record
 
 
 # endregion

@@ -35,10 +35,27 @@ def _byte_range(sticks: np.ndarray) -> str:
 
 
 class _DdrState:
+    """What a launch did to one DDR tensor: per stick its last writer and that write's epoch;
+    per (core, stick) the epoch of the core's last read (-1: none), kept as the list of reads
+    until a write needs them (a (cores, sticks) array is 23 MiB for an embedding table that a
+    gather only reads, at every launch)."""
+
     def __init__(self, sticks: int, cores: int):
+        self.sticks, self.cores = sticks, cores
         self.writer = np.full(sticks, -1, dtype=np.int16)
         self.write_epoch = np.zeros(sticks, dtype=np.int32)
-        self.read_epoch = np.full((cores, sticks), -1, dtype=np.int32)
+        self.reads: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        """(cores (n, 1), sticks (n, T), epochs (n, 1)) of each read, in order."""
+        self._read_epoch: np.ndarray | None = None
+
+    def read_epoch(self) -> np.ndarray:
+        """(cores, sticks): the epoch of each core's last read of each stick, -1 if none."""
+        if self._read_epoch is None:
+            self._read_epoch = np.full((self.cores, self.sticks), -1, dtype=np.int32)
+        for own, flat, epoch in self.reads:
+            self._read_epoch[own, flat] = epoch
+        self.reads.clear()
+        return self._read_epoch
 
 
 class Sanitizer:
@@ -86,7 +103,7 @@ class Sanitizer:
             self._race(where, cores, arg, tensor, flat, conflict, writer, "written", write)
         if write:
             # earlier reads by other cores that these writes are not ordered after
-            reads = state.read_epoch[:, flat]  # (cores, n, T)
+            reads = state.read_epoch()[:, flat]  # (cores, n, T)
             others = np.arange(self.cores)[:, None, None] != own[None]
             conflict_r = others & (reads >= 0) & (reads >= vc_rows.T[:, :, None])
             if conflict_r.any():
@@ -110,7 +127,7 @@ class Sanitizer:
             state.writer[flat] = own
             state.write_epoch[flat] = self.vc[cores, cores][:, None]
         else:
-            state.read_epoch[own, flat] = self.vc[cores, cores][:, None]
+            state.reads.append((own, flat, self.vc[cores, cores][:, None]))
 
     def _check_span(self, where: str, cores: np.ndarray, arg: int, tensor: DdrTensor, flat: np.ndarray) -> None:
         limit = self.config.per_core_span_bytes

@@ -43,7 +43,7 @@ from spyre_mlir.runtime.config import DeviceConfig
 ENGINES = ("dma_in", "dma_out", "pt", "sfp", "ring")
 
 
-@dataclass
+@dataclass(slots=True)
 class Work:
     """One instruction on one core, as the timing model sees it."""
 
