@@ -245,7 +245,9 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
 
     while True:
         while dirty:
-            try_issue(dirty.pop())
+            c = dirty.pop()
+            if scanned.get(c) != (finished[c], sync_epoch[0]):  # try_issue's own test, without the call
+                try_issue(c)
         if not running:
             if all(frontier[c] == len(programs[c]) for c in cores):
                 break
