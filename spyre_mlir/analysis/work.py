@@ -180,29 +180,15 @@ def slice_strides(op: spyre.SliceOp, loops: Sequence[LoopDim] | None = None) -> 
 def pointwise_loops(op: spyre.PointwiseOp) -> tuple[list[LoopDim], list[list[int]]]:
     """The output's loops, cut to nest inside every input's digits, and each input's stick
     stride per loop (0 where it broadcasts)."""
-    types = (op.result.type, *(v.type for v in op.inputs))
-    key = tuple(map(id, types))
-    hit = _LOOPS_BY_ID.get(key)
-    if hit is not None and all(a is b for a, b in zip(hit[0], types)):
-        got = hit[1]
-    else:
-        got = _pointwise_loops(types[0], types[1:])
-        if len(_LOOPS_BY_ID) >= 1 << 14:
-            _LOOPS_BY_ID.clear()
-        _LOOPS_BY_ID[key] = (types, got)
+    got = _loops_by_id(op.result.type, *(v.type for v in op.inputs))
     if isinstance(got, str):
         raise ValueError(got)
     loops, strides = got
     return list(loops), [list(s) for s in strides]
 
 
-_LOOPS_BY_ID: dict[tuple[int, ...], tuple[tuple[Attribute, ...], object]] = {}
-"""_pointwise_loops by the type objects' identities, in front of its cache by value (hashing
-types is slow; see spyre.device_layout). An entry holds its types, so no id is reused while it lives."""
-
-
 @functools.lru_cache(maxsize=1 << 12)
-def _pointwise_loops(out_type: Attribute, in_types: tuple[Attribute, ...]) -> tuple[tuple[LoopDim, ...], tuple[tuple[int, ...], ...]] | str:
+def _pointwise_loops(out_type: Attribute, *in_types: Attribute) -> tuple[tuple[LoopDim, ...], tuple[tuple[int, ...], ...]] | str:
     """pointwise_loops by the op's types (all it depends on; spyre-fuse's row-group search asks
     again for the same ops' loops with every candidate member), or why there are none."""
     from spyre_mlir.analysis.sticks import broadcast_dim_map
@@ -218,6 +204,9 @@ def _pointwise_loops(out_type: Attribute, in_types: tuple[Attribute, ...]) -> tu
             return f"input {i} of shape {lay.shape} does not share the output's sticks"
         strides.append(tuple(st))
     return tuple(loops), tuple(strides)
+
+
+_loops_by_id = spyre.by_identity(_pointwise_loops, 1 << 14)
 
 
 def even_split(dims: Sequence[IterDim], cores: int) -> dict[str, int]:

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from xdsl.dialects import arith
 
@@ -60,6 +61,8 @@ from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from spyre_mlir.layout import Layout, LayoutError
+
+T = TypeVar("T")
 
 # region Attributes
 
@@ -248,24 +251,36 @@ def device_layout(t: Attribute, where: str | None = None) -> Layout:
     """The verified Layout of a device tensor type (raises VerifyException).
 
     Verifiers pass `where`, the op and value (`'spyre.matmul': lhs`), to prefix the message."""
-    hit = _LAYOUT_BY_ID.get(id(t))
-    if hit is not None and hit[0] is t:
-        layout = hit[1]
-    else:
-        layout = _layout_of(t)
-        if len(_LAYOUT_BY_ID) >= 1 << 16:
-            _LAYOUT_BY_ID.clear()
-        _LAYOUT_BY_ID[id(t)] = (t, layout)
+    layout = _layout_by_id(t)
     if isinstance(layout, str):
         raise VerifyException(f"{where}: {layout}" if where else layout)
     return layout
 
 
-_LAYOUT_BY_ID: dict[int, tuple[Attribute, Layout | str]] = {}
-"""_layout_of by the type object's identity, in front of its cache by value: hashing a type
-hashes its parameters recursively (~10 us), and analyses ask for the layouts of the same few
-thousand values' types hundreds of thousands of times. An entry holds its type, so the id
-cannot be reused while the entry lives."""
+def by_identity(fn: Callable[..., T], maxsize: int) -> Callable[..., T]:
+    """`fn` (a pure function of attributes, itself cached by value) looked up first by its
+    arguments' identities: hashing an attribute hashes its parameters recursively (~10 us), and
+    analyses ask about the same few thousand values' types hundreds of thousands of times.
+    An entry holds its arguments, so no id is reused while it lives; the table is emptied when
+    it reaches `maxsize`.
+
+        key = ids of args
+        if table[key] holds these very objects: return its result
+        table[key] = (args, fn(*args)); return fn(*args)"""
+    table: dict[tuple[int, ...], tuple[tuple, T]] = {}
+
+    def lookup(*args: Any) -> T:
+        key = tuple(map(id, args))
+        hit = table.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], args)):
+            return hit[1]
+        got = fn(*args)
+        if len(table) >= maxsize:
+            table.clear()
+        table[key] = (args, got)
+        return got
+
+    return lookup
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -285,6 +300,9 @@ def _layout_of(t: Attribute) -> Layout | str:
     except LayoutError as e:
         return f"layout of {t} is invalid: {e}"
     return layout
+
+
+_layout_by_id = by_identity(_layout_of, 1 << 16)
 
 
 def is_index_tensor(t: Attribute) -> bool:

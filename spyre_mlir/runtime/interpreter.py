@@ -572,14 +572,10 @@ class _RingPlan(_Plan):
     ):
         super().__init__(op, kernel, index, n)
         sizes = op.sizes.as_tuple()
-        if part is None:
-            self.src = _vector_pos(op.src, sizes, n)
-            self.dst = _vector_pos(op.dst, sizes, n)
-        else:
-            r0, r1 = part
-            sizes = (*sizes[:-1], r1 - r0)
-            self.src = _vector_pos(op.src, sizes, n) + r0 * op.src.strides.as_tuple()[-1]
-            self.dst = _vector_pos(op.dst, sizes, n) + r0 * op.dst.strides.as_tuple()[-1]
+        r0, r1 = part or (0, sizes[-1])
+        sizes = (*sizes[:-1], r1 - r0)
+        self.src = _vector_pos(op.src, sizes, n) + r0 * op.src.strides.as_tuple()[-1]
+        self.dst = _vector_pos(op.dst, sizes, n) + r0 * op.dst.strides.as_tuple()[-1]
         shift = np.asarray(op.shift.table(n), dtype=np.int64)
         self.targets = (np.asarray(cores) + shift) % config.cores
         self.notify = None if op.notify is None else op.notify.value.data
@@ -616,14 +612,13 @@ class _SyncPlan(_Plan):
 
     def __init__(self, op: Operation, kernel: str, index: int, n: int, sync: tuple | None = None):
         super().__init__(op, kernel, index, n)
-        if sync is not None:
-            pass
-        elif isinstance(op, spyre_isa.SignalOp):
-            sync = ("signal", op.token.value.data)
-        elif isinstance(op, spyre_isa.WaitOp):
-            sync = ("wait", op.token.value.data, op.count.value.data)
-        else:
-            sync = ("barrier",)
+        if sync is None:
+            if isinstance(op, spyre_isa.SignalOp):
+                sync = ("signal", op.token.value.data)
+            elif isinstance(op, spyre_isa.WaitOp):
+                sync = ("wait", op.token.value.data, op.count.value.data)
+            else:
+                sync = ("barrier",)
         self.sync = sync
         self.works = [timing.Work(index, op.name, None, sync=sync) for _ in range(n)]
 
@@ -710,15 +705,16 @@ class ProgramPlan:
         self.num_inputs = prog.num_inputs.data
         self.arg_layouts = [None if spyre.is_index_tensor(a.type) else spyre.device_layout(a.type) for a in prog.args]
         self._prog = prog
-        self.streams: list[_StreamPlan] | None = [_StreamPlan(s, self.name, config) for s in prog.streams]
-        """The instructions' plans, stream by stream; None once the program runs as batched
-        steps and its timeline and LX writes are known (they are rebuilt if asked for again)."""
         self.config = config
+        self.streams: list[_StreamPlan] | None = None
+        """The instructions' plans, stream by stream (`stream_plans`); None once the program runs
+        as batched steps and its timeline and LX writes are known (rebuilt if asked for again)."""
+        streams = self.stream_plans()
         self._timeline: timing.Timeline | None = None
-        instrs = [ins for s in self.streams for ins in s.instrs]
+        instrs = [ins for s in streams for ins in s.instrs]
         self.counts = dict(
-            cores=sum(len(s.cores) for s in self.streams if s.instrs),
-            instructions=sum(s.n_ops * len(s.cores) for s in self.streams),
+            cores=sum(len(s.cores) for s in streams if s.instrs),
+            instructions=sum(s.n_ops * len(s.cores) for s in streams),
             ddr_read_bytes=sum(i.ddr_read for i in instrs),
             ddr_write_bytes=sum(i.ddr_write for i in instrs),
             ring_bytes=sum(i.ring_bytes for i in instrs),
@@ -736,7 +732,6 @@ class ProgramPlan:
         """Addresses picked at run time (gathers): every launch is checked."""
         self.batched: BatchedProgram | None = None
         """The program as batched steps, once a launch has passed the checks."""
-        _mark_shared_operands(self.streams, config.cores, config.lx_sticks)
 
     def stream_plans(self) -> list[_StreamPlan]:
         if self.streams is None:

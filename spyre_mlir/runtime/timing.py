@@ -180,10 +180,7 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
             frontier[c] += 1
 
     def try_issue(c: int) -> None:
-        key = (finished[c], sync_epoch[0])
-        if scanned.get(c) == key:
-            return
-        scanned[c] = key
+        scanned[c] = (finished[c], sync_epoch[0])
         prog, st = programs[c], state[c]
         i = frontier[c]
         end = min(len(prog), frontier[c] + WINDOW)
@@ -246,7 +243,7 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
     while True:
         while dirty:
             c = dirty.pop()
-            if scanned.get(c) != (finished[c], sync_epoch[0]):  # try_issue's own test, without the call
+            if scanned.get(c) != (finished[c], sync_epoch[0]):  # else the scan would find what the last found
                 try_issue(c)
         if not running:
             if all(frontier[c] == len(programs[c]) for c in cores):
