@@ -179,6 +179,10 @@ def _row_groups(module: ModuleOp) -> list[list[Operation]]:
         except ValueError:
             continue
         members: set[Operation] = {seed}
+        # row_group checks each op against the group's first reduction only (its layout, dim
+        # and splat, which every reduction of a group shares): an op fits a group iff it fits
+        # [seed, op] in order, and one that does not never will for this seed
+        rejected: set[Operation] = set()
         changed = True
         while changed:
             changed = False
@@ -186,18 +190,19 @@ def _row_groups(module: ModuleOp) -> list[list[Operation]]:
                 neighbours = [u.operation for r in m.results for u in r.uses]
                 neighbours += [v.owner for v in m.operands if isinstance(v.owner, spyre.PointwiseOp) and all(u.operation in members for u in v.owner.result.uses)]
                 for n in neighbours:
-                    if n in members or n in taken or not isinstance(n, spyre.ReduceOp | spyre.PointwiseOp) or n.parent_block() is not seed.parent_block():
+                    if n in members or n in taken or n in rejected or not isinstance(n, spyre.ReduceOp | spyre.PointwiseOp) or n.parent_block() is not seed.parent_block():
                         continue
-                    trial = sorted(members | {n}, key=position)
                     try:
-                        row_group(trial)
+                        row_group(sorted((seed, n), key=position))
                     except ValueError:
+                        rejected.add(n)
                         continue
                     members.add(n)
                     changed = True
         if len(members) < 2:
             continue
         ordered = sorted(members, key=position)
+        row_group(ordered)  # the whole group, as the kernel's lowering will see it
         escaping = [m for m in ordered if any(u.operation not in members for r in m.results for u in r.uses)]
         if escaping != [ordered[-1]]:
             continue
