@@ -165,13 +165,22 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
     t = 0.0
     dirty = set(cores)
     eps = 1e-9
-    # A scan of core c can issue something new only after one of its instructions finished
-    # or the sync state (tokens, barrier arrivals) changed: `finished[c]` and `sync_epoch`
-    # count those, and a scan whose (finished[c], sync_epoch) equals the last one's returns
-    # at once (it would find what the last found: nothing more to issue).
+    # A scan of core c can issue something new only after one of its own instructions
+    # finished, or, when it stopped at a `wait` on token T without enough tokens, after T was
+    # signalled (other cores' finishing, issuing or barrier arrivals change nothing else it
+    # looks at: engines, hazards and the barrier's release are its own core's state). A scan
+    # records (finished[c], T, signals of T so far); a core is scanned again only when that
+    # changed: after its own instruction finished, or by T's signal (`waiters`).
     finished = {c: 0 for c in cores}
-    sync_epoch = [0]
-    scanned: dict[int, tuple[int, int]] = {}
+    signalled: dict[int, int] = defaultdict(int)  # tokens ever signalled, per token
+    waiters: dict[int, set[int]] = defaultdict(set)  # cores whose last scan stopped at a wait on the token
+    scanned: dict[int, tuple[int, int | None, int]] = {}
+
+    def signal(token: int) -> None:
+        tokens[token].append(t)
+        signalled[token] += 1
+        if token in waiters:
+            dirty.update(waiters.pop(token))
 
     def finish(c: int, i: int) -> None:
         state[c][i] = 2
@@ -180,7 +189,7 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
             frontier[c] += 1
 
     def try_issue(c: int) -> None:
-        scanned[c] = (finished[c], sync_epoch[0])
+        scanned[c] = (finished[c], None, 0)
         prog, st = programs[c], state[c]
         i = frontier[c]
         end = min(len(prog), frontier[c] + WINDOW)
@@ -194,27 +203,26 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
                 earlier_done = frontier[c] == i
                 if kind == "signal":
                     if earlier_done:
-                        tokens[w.sync[1]].append(t)
-                        sync_epoch[0] += 1
                         finish(c, i)
-                        dirty.update(cores)
+                        signal(w.sync[1])
                     i += 1
                     continue
                 if kind == "wait":
-                    queue = tokens[w.sync[1]]
+                    token = w.sync[1]
+                    queue = tokens[token]
                     if len(queue) < w.sync[2]:
+                        scanned[c] = (finished[c], token, signalled[token])
+                        waiters[token].add(c)
                         return
                     for _ in range(w.sync[2]):
                         queue.popleft()
-                    sync_epoch[0] += 1
                     finish(c, i)
                     i += 1
                     continue
-                # barrier: this core's earlier work done, then every core of the launch
+                # barrier: this core's earlier work done, then every core of the launch (the
+                # last to arrive finishes everyone's barrier, which rescans their cores)
                 if not earlier_done:
                     return
-                if c not in at_barrier:
-                    sync_epoch[0] += 1
                 at_barrier[c] = i
                 if len(at_barrier) < len(cores):
                     return
@@ -222,7 +230,6 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
                     finish(other, j)
                     dirty.add(other)
                 at_barrier.clear()
-                sync_epoch[0] += 1
                 i += 1
                 continue
             head = engine_head[(c, w.engine)]
@@ -243,8 +250,9 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
     while True:
         while dirty:
             c = dirty.pop()
-            if scanned.get(c) != (finished[c], sync_epoch[0]):  # else the scan would find what the last found
-                try_issue(c)
+            last = scanned.get(c)
+            if last is None or last[0] != finished[c] or (last[1] is not None and signalled[last[1]] != last[2]):
+                try_issue(c)  # else it would find what the last scan found: nothing more to issue
         if not running:
             if all(frontier[c] == len(programs[c]) for c in cores):
                 break
@@ -287,11 +295,8 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
             engine_busy[(r.core, r.work.engine)] = False
             finish(r.core, r.pos)
             if r.work.notify is not None:
-                tokens[r.work.notify].append(t)
-                sync_epoch[0] += 1
-                dirty.update(cores)
+                signal(r.work.notify)
             spans.append(Span(r.core, r.work.engine, r.work.name, r.work.index, r.start, t))
             busy[r.work.engine] += t - r.start
             dirty.add(r.core)
-        dirty.update(c for c in cores if frontier[c] < len(programs[c]))
     return Timeline(t, spans, dict(busy))

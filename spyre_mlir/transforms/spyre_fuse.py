@@ -178,27 +178,30 @@ def _row_groups(module: ModuleOp) -> list[list[Operation]]:
             row_group([seed])
         except ValueError:
             continue
+        # Grow the group to its fixpoint: an op joins when it fits and is a member's user,
+        # or a pointwise producer all of whose users are members. row_group checks each op
+        # against the group's first reduction only (its layout, dim and splat, which every
+        # reduction of a group shares), so an op fits iff it fits [seed, op] in order, and a
+        # rejected one never fits this seed. A producer's "all users are members" can only
+        # become true when one of its users joins, and that user is visited after it joins:
+        # a worklist reaches the same fixpoint as repeated sweeps.
         members: set[Operation] = {seed}
-        # row_group checks each op against the group's first reduction only (its layout, dim
-        # and splat, which every reduction of a group shares): an op fits a group iff it fits
-        # [seed, op] in order, and one that does not never will for this seed
         rejected: set[Operation] = set()
-        changed = True
-        while changed:
-            changed = False
-            for m in list(members):
-                neighbours = [u.operation for r in m.results for u in r.uses]
-                neighbours += [v.owner for v in m.operands if isinstance(v.owner, spyre.PointwiseOp) and all(u.operation in members for u in v.owner.result.uses)]
-                for n in neighbours:
-                    if n in members or n in taken or n in rejected or not isinstance(n, spyre.ReduceOp | spyre.PointwiseOp) or n.parent_block() is not seed.parent_block():
-                        continue
-                    try:
-                        row_group(sorted((seed, n), key=position))
-                    except ValueError:
-                        rejected.add(n)
-                        continue
-                    members.add(n)
-                    changed = True
+        work = [seed]
+        while work:
+            m = work.pop()
+            neighbours = [u.operation for r in m.results for u in r.uses]
+            neighbours += [v.owner for v in m.operands if isinstance(v.owner, spyre.PointwiseOp) and all(u.operation in members for u in v.owner.result.uses)]
+            for n in neighbours:
+                if n in members or n in taken or n in rejected or not isinstance(n, spyre.ReduceOp | spyre.PointwiseOp) or n.parent_block() is not seed.parent_block():
+                    continue
+                try:
+                    row_group(sorted((seed, n), key=position))
+                except ValueError:
+                    rejected.add(n)
+                    continue
+                members.add(n)
+                work.append(n)
         if len(members) < 2:
             continue
         ordered = sorted(members, key=position)
