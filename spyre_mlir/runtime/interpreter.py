@@ -15,6 +15,7 @@ The host side of a compiled module (transfers, launches, host torch ops) is `run
 from __future__ import annotations
 
 import contextlib
+import math
 import dataclasses
 import operator
 import os
@@ -111,7 +112,7 @@ class _Plan:
         self.op = op
         self.index = index
         self.where = f"kernel {kernel}, instruction #{index} ({op.name})"
-        self.works = [timing.Work(index, op.name, None) for _ in range(n)]
+        self.works: list[timing.Work] = []  # one per core, set by each kind of plan
 
     def bind(self, cores: np.ndarray, lx_sticks: int) -> None:
         """Precompute the LX row indices of this instruction's accesses on these cores."""
@@ -569,30 +570,29 @@ class _RingPlan(_Plan):
         config: DeviceConfig,
         cores: Sequence[int],
         part: tuple[int, int] | None = None,
+        whole: _RingSend | None = None,
     ):
         super().__init__(op, kernel, index, n)
-        sizes = op.sizes.as_tuple()
-        r0, r1 = part or (0, sizes[-1])
-        sizes = (*sizes[:-1], r1 - r0)
-        self.src = _vector_pos(op.src, sizes, n) + r0 * op.src.strides.as_tuple()[-1]
-        self.dst = _vector_pos(op.dst, sizes, n) + r0 * op.dst.strides.as_tuple()[-1]
-        shift = np.asarray(op.shift.table(n), dtype=np.int64)
-        self.targets = (np.asarray(cores) + shift) % config.cores
+        whole = whole or _RingSend(op, n, config, cores)
+        r0, r1 = part or (0, op.sizes.as_tuple()[-1])
+        self.src, self.dst = whole.piece(whole.src, r0, r1), whole.piece(whole.dst, r0, r1)
+        self.targets = whole.targets
         self.notify = None if op.notify is None else op.notify.value.data
-        hops = np.minimum(np.abs(shift) % config.cores, config.cores - np.abs(shift) % config.cores)
         nbytes = self.src[0].size * STICK_BYTES
         self.ring_bytes = n * nbytes
+        flat = self.src.reshape(n, -1)
+        lo, hi = (flat.min(axis=1).tolist(), (flat.max(axis=1) + 1).tolist()) if flat.size else ([], [])
         self.works = [
             timing.Work(
                 index,
                 op.name,
                 "ring",
-                compute=timing.ring_cycles(config, nbytes, int(h)),
+                compute=timing.ring_cycles(config, nbytes, h),
                 port=nbytes,
-                reads=_span(self.src.reshape(n, -1), i),
+                reads=((lo[i], hi[i]),) if flat.size else (),
                 notify=self.notify,
             )
-            for i, h in enumerate(hops)
+            for i, h in enumerate(whole.hops)
         ]
 
     def bind(self, cores: np.ndarray, lx_sticks: int) -> None:
@@ -605,6 +605,28 @@ class _RingPlan(_Plan):
             self._write(model, self.targets, self.dst, "ring destination")
         lx = model.memory.lx_rows
         lx[self.dst_idx] = lx[self.src_idx]
+
+
+class _RingSend:
+    """What the pieces of one ring send share: the whole send's source and destination
+    positions per core (a piece's are a slice of them), its target cores and hop counts."""
+
+    def __init__(self, op: spyre_isa.RingSendOp, n: int, config: DeviceConfig, cores: Sequence[int]):
+        sizes = op.sizes.as_tuple()
+        self.rows = math.prod(sizes[:-1])
+        self.src = _vector_pos(op.src, sizes, n)
+        self.dst = _vector_pos(op.dst, sizes, n)
+        shift = np.asarray(op.shift.table(n), dtype=np.int64)
+        self.targets = (np.asarray(cores) + shift) % config.cores
+        self.hops = np.minimum(np.abs(shift) % config.cores, config.cores - np.abs(shift) % config.cores).tolist()
+
+    def piece(self, pos: np.ndarray, r0: int, r1: int) -> np.ndarray:
+        """The positions of steps [r0, r1) of the last loop dim (row-major: the fastest dim
+        but an f32 vector's two sticks)."""
+        if r0 == 0 and r1 * self.rows == pos.shape[1]:
+            return pos
+        n, tail = pos.shape[0], pos.shape[2:]
+        return pos.reshape(n, self.rows, -1, *tail)[:, :, r0:r1].reshape(n, -1, *tail)
 
 
 class _SyncPlan(_Plan):
@@ -629,10 +651,11 @@ def _plan_instruction(op: Operation, kernel: str, index: int, cores: Sequence[in
     if isinstance(op, spyre_isa.RingSendOp) and (op.piece is not None or op.after is not None):
         n = len(cores)
         plans: list[_Plan] = []
+        whole = _RingSend(op, n, config, cores)
         for part in op.pieces():
             if op.after is not None:
                 plans.append(_SyncPlan(op, kernel, index, n, ("wait", op.after.value.data, 1)))
-            plans.append(_RingPlan(op, kernel, index, n, config, cores, part))
+            plans.append(_RingPlan(op, kernel, index, n, config, cores, part, whole))
     else:
         plans = [_new_plan(op, kernel, index, cores, config)]
     at = np.asarray(cores, dtype=np.int64)
