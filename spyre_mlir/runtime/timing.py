@@ -127,7 +127,7 @@ def _conflict(a: Work, b: Work) -> bool:
 
 
 class _Running:
-    __slots__ = ("work", "core", "pos", "start", "lat_end", "progress", "rate")
+    __slots__ = ("work", "core", "pos", "start", "lat_end", "progress", "rate", "compute", "port", "ddr")
 
     def __init__(self, work: Work, core: int, pos: int, start: float):
         self.work = work
@@ -137,6 +137,7 @@ class _Running:
         self.lat_end = start + work.latency
         self.progress = 0.0
         self.rate = 0.0
+        self.compute, self.port, self.ddr = work.compute, work.port, work.ddr
 
 
 WINDOW = 64
@@ -262,33 +263,47 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
                 if frontier[c] < len(programs[c])
             )
             raise DeadlockError(f"deadlock, every unfinished core is blocked: {where}")
-        # shares of the resources among the transfers in flight
-        moving = [r for r in running if r.lat_end <= t + eps]
-        n_ddr = sum(1 for r in moving if r.work.ddr > 0)
-        n_port: dict[int, int] = defaultdict(int)
-        for r in moving:
-            if r.work.port > 0:
-                n_port[r.core] += 1
+        # shares of the resources among the transfers in flight (those past their latency)
+        te = t + eps
+        n_ddr = 0
+        n_port: dict[int, int] = {}
+        for r in running:
+            if r.lat_end <= te:
+                if r.ddr > 0:
+                    n_ddr += 1
+                if r.port > 0:
+                    n_port[r.core] = n_port.get(r.core, 0) + 1
         next_event = math.inf
         for r in running:
-            if r.lat_end > t + eps:
-                next_event = min(next_event, r.lat_end)
+            if r.lat_end > te:
+                if r.lat_end < next_event:
+                    next_event = r.lat_end
                 continue
-            w = r.work
-            duration = w.compute
-            if w.port > 0:
-                duration = max(duration, w.port * n_port[r.core] / port_rate)
-            if w.ddr > 0:
-                duration = max(duration, w.ddr * n_ddr / ddr_rate)
-            r.rate = math.inf if duration <= 0 else 1.0 / duration
-            next_event = min(next_event, t if r.rate == math.inf else t + (1.0 - r.progress) / r.rate)
+            duration = r.compute
+            if r.port > 0:
+                d = r.port * n_port[r.core] / port_rate
+                if d > duration:
+                    duration = d
+            if r.ddr > 0:
+                d = r.ddr * n_ddr / ddr_rate
+                if d > duration:
+                    duration = d
+            if duration <= 0:
+                r.rate = math.inf
+                next_event = t if t < next_event else next_event
+            else:
+                r.rate = 1.0 / duration
+                e = t + (1.0 - r.progress) / r.rate
+                if e < next_event:
+                    next_event = e
         dt = next_event - t
         t = next_event
+        was, te = t - dt + eps, t + eps
         done = []
         for r in running:
-            if r.lat_end <= t - dt + eps and r.rate > 0:  # was transferring during the step
+            if r.lat_end <= was and r.rate > 0:  # was transferring during the step
                 r.progress = 1.0 if r.rate == math.inf else r.progress + r.rate * dt
-            if r.lat_end <= t + eps and r.progress >= 1.0 - 1e-9:
+            if r.lat_end <= te and r.progress >= 1.0 - 1e-9:
                 done.append(r)
         for r in done:
             running.remove(r)
