@@ -22,6 +22,7 @@ from xdsl.printer import Printer
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from spyre_mlir.diagnostics import in_pass, verify_after_pass
+from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
 from spyre_mlir.lowering.convert_torch_to_spyre import ConvertTorchToSpyrePass
 from spyre_mlir.runtime.config import DEFAULT_CONFIG, DeviceConfig
@@ -125,15 +126,16 @@ def run_pipeline(
     if dump_dir:
         Path(dump_dir).mkdir(parents=True, exist_ok=True)
         _dump(ctx, module, Path(dump_dir) / "00-input.mlir")
-    for i, p in enumerate(passes, start=1):
-        with in_pass(p.name):  # a failure other than a diagnostic is an internal error naming the pass
-            p.apply(ctx, module)
-        if dump_dir:
-            _dump(ctx, module, Path(dump_dir) / f"{i:02d}-{p.name}.mlir")
-        if verify_each or i == len(passes):
-            verify_after_pass(module, p.name if verify_each else "spyre-pipeline (SPYRE_VERIFY_EACH=1 names the pass)")
-        if p.name in ("convert-torch-to-spyre", "spyre-propagate-layouts"):  # where device tensors appear
-            check_ddr_sizes(module, config)  # one the device's DDR cannot hold: refused before it is planned
+    with gc_paused():  # the passes build IR by the hundred thousand ops (spyre_mlir/gc_pause.py)
+        for i, p in enumerate(passes, start=1):
+            with in_pass(p.name):  # a failure other than a diagnostic is an internal error naming the pass
+                p.apply(ctx, module)
+            if dump_dir:
+                _dump(ctx, module, Path(dump_dir) / f"{i:02d}-{p.name}.mlir")
+            if verify_each or i == len(passes):
+                verify_after_pass(module, p.name if verify_each else "spyre-pipeline (SPYRE_VERIFY_EACH=1 names the pass)")
+            if p.name in ("convert-torch-to-spyre", "spyre-propagate-layouts"):  # where device tensors appear
+                check_ddr_sizes(module, config)  # one the device's DDR cannot hold: refused before it is planned
 
 
 def _dump(ctx: Context, module: ModuleOp, path: Path) -> None:

@@ -139,6 +139,12 @@ class PerCoreAttr(ParametrizedAttribute):
             raise VerifyException("#spyre_isa.per_core: a table needs at least one value")
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def i64_attr(value: int) -> IntegerAttr:
+    """IntegerAttr(value, i64), built (and verified) once per distinct value."""
+    return IntegerAttr(value, i64)
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def per_core(values: int | tuple[int, ...]) -> PerCoreAttr:
     """PerCoreAttr(values), built (and verified) once per distinct table."""
@@ -376,6 +382,14 @@ class IsaInstruction(IRDLOperation, ABC):
     ENGINE: ClassVar[str]
     traits = traits_def(HasParent(StreamOp))
 
+    def _build(self, properties: dict[str, Attribute | None], operands: Sequence[SSAValue] = ()) -> None:
+        """The op from its properties (None: absent) and operands: Operation.__init__ without
+        irdl_op_init's argument building, which costs more than the rest of an instruction's
+        construction (a BERT layer's programs hold ~20k). Instructions have fixed operands
+        and no results, regions, successors or segment sizes: both build the same op, and
+        verify() checks it as for any op."""
+        Operation.__init__(self, operands=operands, properties={k: v for k, v in properties.items() if v is not None})
+
     def n_cores(self) -> int:
         parent = self.parent_op()
         if not isinstance(parent, StreamOp):
@@ -443,7 +457,7 @@ class DmaOp(IsaInstruction, ABC):
     sizes = prop_def(IntListAttr)
 
     def __init__(self, ddr: SSAValue, ddr_access: AccessAttr, lx_access: AccessAttr, sizes: Sequence[int]):
-        super().__init__(
+        self._build(
             operands=[ddr],
             properties={"ddr_access": ddr_access, "lx_access": lx_access, "sizes": int_list(tuple(sizes))},
         )
@@ -564,12 +578,12 @@ class DmaGatherOp(IsaInstruction):
     )
 
     def __init__(self, table: SSAValue, indices: SSAValue, index_base: PerCoreAttr, count: int, row_sticks: int, lx: AccessAttr):
-        super().__init__(
+        self._build(
             operands=[table, indices],
             properties={
                 "index_base": index_base,
-                "count": IntegerAttr(count, i64),
-                "row_sticks": IntegerAttr(row_sticks, i64),
+                "count": i64_attr(count),
+                "row_sticks": i64_attr(row_sticks),
                 "lx_access": lx,
             },
         )
@@ -621,14 +635,14 @@ class PtMatmulOp(IsaInstruction):
     )
 
     def __init__(self, lhs: AccessAttr, rhs: AccessAttr, acc: AccessAttr, m: int, n: int, k: int, accumulate: bool):
-        super().__init__(
+        self._build(
             properties={
                 "lhs": lhs,
                 "rhs": rhs,
                 "acc": acc,
-                "m": IntegerAttr(m, i64),
-                "n": IntegerAttr(n, i64),
-                "k": IntegerAttr(k, i64),
+                "m": i64_attr(m),
+                "n": i64_attr(n),
+                "k": i64_attr(k),
                 "accumulate": UnitAttr() if accumulate else None,
             }
         )
@@ -665,7 +679,7 @@ class SfpUnaryOp(IsaInstruction, ABC):
     assembly_format = "`lx` $src `->` `lx` $dst `sizes` $sizes attr-dict"
 
     def __init__(self, src: AccessAttr, dst: AccessAttr, sizes: Sequence[int]):
-        super().__init__(properties={"src": src, "dst": dst, "sizes": int_list(tuple(sizes))})
+        self._build(properties={"src": src, "dst": dst, "sizes": int_list(tuple(sizes))})
 
     def verify_(self) -> None:
         sizes = self.sizes.as_tuple()
@@ -691,7 +705,7 @@ class SfpBinaryOp(IsaInstruction, ABC):
             props["rhs"] = rhs
         else:
             props["imm"] = FloatAttr(float(rhs), f32)
-        super().__init__(properties=props)
+        self._build(properties=props)
 
     @classmethod
     def parse(cls, parser: Parser) -> SfpBinaryOp:
@@ -798,7 +812,7 @@ class SfpSelectOp(IsaInstruction):
     assembly_format = "`lx` $mask `?` `lx` $lhs `:` `lx` $rhs `->` `lx` $dst `sizes` $sizes attr-dict"
 
     def __init__(self, mask: AccessAttr, lhs: AccessAttr, rhs: AccessAttr, dst: AccessAttr, sizes: Sequence[int]):
-        super().__init__(properties={"mask": mask, "lhs": lhs, "rhs": rhs, "dst": dst, "sizes": int_list(tuple(sizes))})
+        self._build(properties={"mask": mask, "lhs": lhs, "rhs": rhs, "dst": dst, "sizes": int_list(tuple(sizes))})
 
     def verify_(self) -> None:
         sizes = self.sizes.as_tuple()
@@ -827,8 +841,8 @@ class SfpTransposeOp(IsaInstruction):
     assembly_format = "`lx` $src `->` `lx` $dst `blocks` `=` $blocks `rows` `=` $rows `cols` `=` $cols attr-dict"
 
     def __init__(self, src: AccessAttr, dst: AccessAttr, blocks: int, rows: int = 64, cols: int = 64):
-        super().__init__(
-            properties={"src": src, "dst": dst, "blocks": IntegerAttr(blocks, i64), "rows": IntegerAttr(rows, i64), "cols": IntegerAttr(cols, i64)}
+        self._build(
+            properties={"src": src, "dst": dst, "blocks": i64_attr(blocks), "rows": i64_attr(rows), "cols": i64_attr(cols)}
         )
 
     def verify_(self) -> None:
@@ -862,7 +876,7 @@ class SfpReduceOp(IsaInstruction, ABC):
     assembly_format = "`lx` $src `->` `lx` $dst `sizes` $sizes `tail` $tail attr-dict"
 
     def __init__(self, src: AccessAttr, dst: AccessAttr, sizes: Sequence[int], tail: int = 64):
-        super().__init__(properties={"src": src, "dst": dst, "sizes": int_list(tuple(sizes)), "tail": IntegerAttr(tail, i64)})
+        self._build(properties={"src": src, "dst": dst, "sizes": int_list(tuple(sizes)), "tail": i64_attr(tail)})
 
     def verify_(self) -> None:
         sizes = self.sizes.as_tuple()
@@ -953,8 +967,8 @@ class RingSendOp(IsaInstruction):
         props: dict[str, Attribute] = {"src": src, "dst": dst, "shift": shift, "sizes": int_list(tuple(sizes))}
         for key, value in (("piece", piece), ("after", after), ("notify", notify)):
             if value is not None:
-                props[key] = IntegerAttr(value, i64)
-        super().__init__(properties=props)
+                props[key] = i64_attr(value)
+        self._build(properties=props)
 
     def pieces(self) -> list[tuple[int, int]]:
         """[r0, r1) of the last loop dim, piece by piece."""

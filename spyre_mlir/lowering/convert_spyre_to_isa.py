@@ -176,9 +176,9 @@ def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue
         _, ss, ds, shift, sizes, notify, piece, after = ins.key
         return spyre_isa.RingSendOp(spyre_isa.access(tables[0], ss), spyre_isa.access(tables[1], ds), shift, sizes, notify, piece, after)
     if kind == "signal":
-        return spyre_isa.SignalOp.create(properties={"token": IntegerAttr(ins.key[1], i64)})
+        return spyre_isa.SignalOp.create(properties={"token": spyre_isa.i64_attr(ins.key[1])})
     if kind == "wait":
-        return spyre_isa.WaitOp.create(properties={"token": IntegerAttr(ins.key[1], i64), "count": IntegerAttr(ins.key[2], i64)})
+        return spyre_isa.WaitOp.create(properties={"token": spyre_isa.i64_attr(ins.key[1]), "count": spyre_isa.i64_attr(ins.key[2])})
     if kind == "barrier":
         return spyre_isa.BarrierOp.create()
     if kind == "transpose":

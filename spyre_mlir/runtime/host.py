@@ -19,6 +19,7 @@ arguments the caller marks with a residency key (model parameters).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,6 +37,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from spyre_mlir.dialects import spyre, spyre_isa
 from spyre_mlir.dialects import torch as t
+from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.runtime.interpreter import DeviceModel, blas_single_thread
 from spyre_mlir.runtime.memory import DdrTensor, DeviceError
 
@@ -150,6 +152,7 @@ class Executable:
         self.module = module
         self.ctx = ctx
         self.model = model or DeviceModel()
+        self._called = False
         fn = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry), None)
         if fn is None:
             raise DeviceError(f"the module has no function @{entry} to run")
@@ -254,7 +257,10 @@ class Executable:
 
     # ------------------------------------------------------------------ run
     def __call__(self, *inputs: np.ndarray, arg_keys: Sequence[Any] | None = None) -> tuple[np.ndarray, ...]:
-        with blas_single_thread():  # once per call, not once per launch
+        # the first call prepares the programs (plans, timelines, batched steps): IR-sized
+        # allocations, with the garbage collector held off as while compiling
+        first, self._called = not self._called, True
+        with blas_single_thread(), gc_paused() if first else contextlib.nullcontext():
             return self._call(inputs, arg_keys)
 
     def _call(self, inputs: Sequence[np.ndarray], arg_keys: Sequence[Any] | None) -> tuple[np.ndarray, ...]:

@@ -196,3 +196,46 @@ def test_bench_host_quick_reports_numbers():
 
 
 # endregion
+
+
+def test_gc_pause_restores_the_collector_and_its_cycles_are_collected_after():
+    """The compiler holds off CPython's cyclic collector while it builds IR (gc_pause.py):
+    it must come back on (but stay off if the caller had turned it off), and cycles made
+    during a compile must be collectable afterwards, not leaked."""
+    import gc
+    import weakref
+
+    from spyre_mlir.gc_pause import gc_paused
+
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # only the outermost pause turns it back on
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # the caller's choice is kept
+    finally:
+        gc.enable()
+
+    model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.GELU()).eval()
+    with torch.no_grad():
+        compiled = torch.compile(model, backend="spyre")
+        compiled(torch.randn(4, 64))  # compiles, then prepares its programs: both paused
+    assert gc.isenabled()
+
+    class Node:
+        pass
+
+    with gc_paused():
+        a, b = Node(), Node()
+        a.other, b.other = b, a  # a cycle made while paused
+        ref = weakref.ref(a)
+        del a, b
+        assert ref() is not None  # not collected during the pause (refcounts cannot free a cycle)
+    gc.collect()
+    assert ref() is None
