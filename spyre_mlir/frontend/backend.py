@@ -34,6 +34,7 @@ import torch
 from xdsl.utils.exceptions import DiagnosticException
 
 from spyre_mlir.frontend.fx_importer import UnsupportedGraphError, import_fx_graph
+from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.lowering.convert_torch_to_spyre import host_ops
 from spyre_mlir.pipeline import Optimizations, run_pipeline
 from spyre_mlir.runtime.config import DeviceConfig
@@ -179,11 +180,12 @@ def spyre_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], optio
         return compile_graph(fx, inputs, config, strict, dump_ir, optimizations)
 
     def compile_for(inputs: Sequence[Any]) -> Callable[..., Any]:
-        return aot_autograd(
-            fw_compiler=fw_compiler,
-            bw_compiler=_training_unsupported,
-            decompositions=core_aten_decompositions(),
-        )(gm, list(inputs))
+        with gc_paused():  # aot_autograd's tracing and our compile (spyre_mlir/gc_pause.py)
+            return aot_autograd(
+                fw_compiler=fw_compiler,
+                bw_compiler=_training_unsupported,
+                decompositions=core_aten_decompositions(),
+            )(gm, list(inputs))
 
     if not any(_is_symbolic(x) for x in example_inputs):
         return compile_for(example_inputs)
