@@ -15,10 +15,12 @@ The host side of a compiled module (transfers, launches, host torch ops) is `run
 from __future__ import annotations
 
 import contextlib
-import math
 import dataclasses
+import hashlib
+import math
 import operator
 import os
+import pickle
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -87,10 +89,13 @@ def _flat(cores: Sequence[int] | np.ndarray, pos: np.ndarray, lx_sticks: int) ->
     return c * lx_sticks + pos
 
 
-def _span(pos: np.ndarray, row: int) -> tuple[tuple[int, int], ...]:
-    """The LX stick interval one core's access covers (the timing model's hazard unit)."""
-    r = pos[row]
-    return ((int(r.min()), int(r.max()) + 1),) if r.size else ()
+def _spans(pos: np.ndarray) -> list[tuple[tuple[int, int], ...]]:
+    """Per core (row of `pos`), the stick interval its access covers, as a one-interval tuple
+    (empty for no access): the timing model's hazard unit."""
+    flat = pos.reshape(pos.shape[0], -1)
+    if not flat.size:
+        return [()] * flat.shape[0]
+    return [((lo, hi),) for lo, hi in zip(flat.min(axis=1).tolist(), (flat.max(axis=1) + 1).tolist())]
 
 
 class _Plan:
@@ -121,13 +126,14 @@ class _Plan:
         pass
 
     def _works(self, n: int, *, reads=(), writes=(), **cost: float) -> None:
+        read_spans, write_spans = [_spans(p) for p in reads], [_spans(p) for p in writes]
         self.works = [
             timing.Work(
                 self.index,
                 self.op.name,
                 self.engine,
-                reads=tuple(x for p in reads for x in _span(p, i)),
-                writes=tuple(x for p in writes for x in _span(p, i)),
+                reads=tuple(x for sp in read_spans for x in sp[i]),
+                writes=tuple(x for sp in write_spans for x in sp[i]),
                 **cost,
             )
             for i in range(n)
@@ -167,12 +173,11 @@ class _DmaPlan(_Plan):
         self.ddr_read, self.ddr_write = (n * nbytes, 0) if self.load else (0, n * nbytes)
         lx = {"writes": [self.lx_pos]} if self.load else {"reads": [self.lx_pos]}
         self._works(n, latency=config.ddr_latency_cycles, port=nbytes, ddr=nbytes, **lx)
-        tagged = self.ddr_pos + (self.arg << 40)
-        for i, w in enumerate(self.works):
+        for w, span in zip(self.works, _spans(self.ddr_pos + (self.arg << 40))):
             if self.load:
-                w.ddr_reads = _span(tagged, i)
+                w.ddr_reads = span
             else:
-                w.ddr_writes = _span(tagged, i)
+                w.ddr_writes = span
         self.ddr_end = int(self.ddr_pos.max()) + 1 if self.ddr_pos.size else 0
 
     def bind(self, cores: np.ndarray, lx_sticks: int) -> None:
@@ -580,19 +585,9 @@ class _RingPlan(_Plan):
         self.notify = None if op.notify is None else op.notify.value.data
         nbytes = self.src[0].size * STICK_BYTES
         self.ring_bytes = n * nbytes
-        flat = self.src.reshape(n, -1)
-        lo, hi = (flat.min(axis=1).tolist(), (flat.max(axis=1) + 1).tolist()) if flat.size else ([], [])
         self.works = [
-            timing.Work(
-                index,
-                op.name,
-                "ring",
-                compute=timing.ring_cycles(config, nbytes, h),
-                port=nbytes,
-                reads=((lo[i], hi[i]),) if flat.size else (),
-                notify=self.notify,
-            )
-            for i, h in enumerate(whole.hops)
+            timing.Work(index, op.name, "ring", compute=timing.ring_cycles(config, nbytes, h), port=nbytes, reads=span, notify=self.notify)
+            for h, span in zip(whole.hops, _spans(self.src))
         ]
 
     def bind(self, cores: np.ndarray, lx_sticks: int) -> None:
@@ -706,8 +701,8 @@ launch runs cooperatively, as the definition (the two agree bit for bit)."""
 _WORK_FIELDS = operator.attrgetter(*(f.name for f in dataclasses.fields(timing.Work)))
 """A Work's fields as a tuple (the timeline cache's key)."""
 
-_TIMELINES: dict[tuple, timing.Timeline] = {}
-"""Timelines by the instructions' timing-relevant fields (time does not depend on names or data)."""
+_TIMELINES: dict[bytes, timing.Timeline] = {}
+"""Timelines by a digest of the instructions' timing-relevant fields (time does not depend on names or data)."""
 _TIMELINES_MAX = 256
 
 
@@ -781,8 +776,11 @@ class ProgramPlan:
             for s in self.stream_plans():
                 for row, core in enumerate(s.cores):
                     programs[int(core)] = [ins.works[row] for ins in s.instrs]
-            # programs that differ only in name (a model's repeated layers) share a timeline
-            key = (self.config, tuple((c, tuple(map(_WORK_FIELDS, ws))) for c, ws in sorted(programs.items())))
+            # programs that differ only in name (a model's repeated layers) share a timeline;
+            # the key is a digest of every work's fields (the fields themselves held ~5 MiB
+            # for MiniLM's programs)
+            fields = (self.config, tuple((c, tuple(map(_WORK_FIELDS, ws))) for c, ws in sorted(programs.items())))
+            key = hashlib.blake2b(pickle.dumps(fields, protocol=5), digest_size=16).digest()
             cached = _TIMELINES.get(key)
             if cached is None:
                 try:

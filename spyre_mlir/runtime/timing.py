@@ -65,7 +65,7 @@ class Work:
     """A token this instruction signals when it finishes (a ring send's completion notice)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Span:
     """When one instruction ran on one core's engine (cycles from the launch)."""
 
