@@ -84,7 +84,7 @@ class Estimate:
     """What limits it: "pt", "sfp", "ddr" or "port"."""
 
 
-class _CoreWork(NamedTuple):  # a NamedTuple: the estimate copies it with changes thousands of times
+class _CoreWork(NamedTuple):  # the estimate unpacks it (thousands of times a search)
     loads: int
     """Load instructions."""
     b_loads: int
@@ -112,23 +112,29 @@ def _parts(size: int, count: int) -> tuple[int, int, int]:
     return n, per, size - per * (n - 1)
 
 
+@functools.lru_cache(maxsize=64)
+def _core_work_memo(shape: MatmulShape, config: DeviceConfig) -> dict[tuple, _CoreWork]:
+    """_core_work's memo for one shape and device, by (box, chunks, a_resident, out_resident)
+    items: the plan search asks again for each chain length, and hashing the shape and the
+    config once per estimate instead of once per core class halves the search's time."""
+    return {}
+
+
 def _core_work(
     shape: MatmulShape, box: dict, chunks: dict[str, int], config: DeviceConfig, a_resident: bool = False, out_resident: bool = False
 ) -> _CoreWork:
-    """_core_work_of, memoised (the plan search asks again for each chain length)."""
-    return _core_work_of(shape, tuple(box.items()), tuple(chunks.items()), config, a_resident, out_resident)
+    """_core_work_of, memoised."""
+    memo = _core_work_memo(shape, config)
+    key = (tuple(box.items()), tuple(chunks.items()), a_resident, out_resident)
+    w = memo.get(key)
+    if w is None:
+        w = memo[key] = _core_work_of(shape, box, chunks, config, a_resident, out_resident)
+    return w
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def _core_work_of(
-    shape: MatmulShape, box_items: tuple, chunk_items: tuple, config: DeviceConfig, a_resident: bool, out_resident: bool
+    shape: MatmulShape, box: dict, chunks: dict[str, int], config: DeviceConfig, a_resident: bool, out_resident: bool
 ) -> _CoreWork:
-    """What one core's program does, counted in closed form for the loop order the code
-    generator uses (per matrix: n chunks, then m, then k innermost): an A tile is reloaded
-    whenever its (m, k) range changes between consecutive chunks, a B tile whenever its (n, k)
-    range does. `a_resident`: A is already in LX (no A loads); `out_resident`: the output
-    stays in LX (no stores) — spyre-resident-chains."""
-    box, chunks = dict(box_items), dict(chunk_items)
     mats = box.get("b", (0, 1))[1] - box.get("b", (0, 1))[0]
     (n0, n1), (m0, m1), (k0, k1) = box["n"], box["m"], box["k"]
     cn, n_per, n_last = _parts(n1 - n0, chunks.get("n", 1))
@@ -180,9 +186,9 @@ def matmul_shape(mm) -> MatmulShape:
 
 
 @functools.lru_cache(maxsize=4096)
-def _core_classes(shape: MatmulShape, split: tuple[tuple[str, int], ...], cores: int, group: int) -> list[tuple[dict, int, int]]:
-    """The distinct kinds of core of a split: (a box, its chain position class, how many),
-    where the class is 0 first / 1 middle / 2 last of a multicast chain (0 without one)."""
+def _core_classes(shape: MatmulShape, split: tuple[tuple[str, int], ...], cores: int, group: int) -> list[tuple[dict, tuple, int, int]]:
+    """The distinct kinds of core of a split: (a box, its items, its chain position class, how
+    many), where the class is 0 first / 1 middle / 2 last of a multicast chain (0 without one)."""
     boxes = [b for b in core_boxes(shape.dims, dict(split), cores) if b is not None]
     kp = len(parts(math.ceil(shape.k / 64), dict(split).get("k", 1)))  # k parts (core_boxes')
     classes: dict[tuple, list] = {}
@@ -194,7 +200,7 @@ def _core_classes(shape: MatmulShape, split: tuple[tuple[str, int], ...], cores:
             classes[key][2] += 1
         else:
             classes[key] = [box, role, 1]
-    return [(box, role, count) for box, role, count in classes.values()]
+    return [(box, tuple(box.items()), role, count) for box, role, count in classes.values()]
 
 
 def matmul_estimate(
@@ -219,48 +225,56 @@ def matmul_estimate(
     total_bytes = 0
     busy = port = serial = fill = drain = pt_max = sfp_max = drain_extra = 0.0
     first_sticks = last_sticks = 0
-    for box, role, count in classes:
-        w = _core_work(shape, box, chunks, config, a_resident, out_resident)
+    hop, ring_rate = config.ring_hop_latency_cycles, config.ring_bytes_per_cycle
+    k_split = split.get("k", 1) > 1
+    memo, chunk_items = _core_work_memo(shape, config), tuple(chunks.items())
+    for box, box_items, role, count in classes:
+        w = memo.get((box_items, chunk_items, a_resident, out_resident))
+        if w is None:
+            w = _core_work(shape, box, chunks, config, a_resident, out_resident)
+        # the core's work as locals (the search makes ~4k estimates a shape)
+        (loads, b_loads, b_sticks, first_b_sticks, b_rows, stores, load_sticks, store_sticks, pt, sfp,
+         first_load_sticks, last_store_sticks, _) = w
         ring = partial_drain = 0.0
         sent_partial = 0
-        if split.get("k", 1) > 1:  # k split: the partial sums go over the ring to the previous k part
-            acc_bytes = 2 * w.store_sticks * STICK_BYTES  # fp32: two sticks per output stick
-            last_acc = 2 * w.last_store_sticks * STICK_BYTES
+        if k_split:  # the partial sums go over the ring to the previous k part
+            acc_bytes = 2 * store_sticks * STICK_BYTES  # fp32: two sticks per output stick
+            last_acc = 2 * last_store_sticks * STICK_BYTES
             if box["k"][1] < k_end:  # receives the next part's sums and adds them (SFP)
-                w = w._replace(sfp=2 * w.sfp)
-                partial_drain += timing.sfp_cycles(config, 2 * w.last_store_sticks, False)
+                sfp = 2 * sfp
+                partial_drain += timing.sfp_cycles(config, 2 * last_store_sticks, False)
             if box["k"][0] > 0:  # sends its sums (ring, LX port); the first part rounds and stores
-                ring += w.stores * config.ring_hop_latency_cycles + acc_bytes / config.ring_bytes_per_cycle
-                partial_drain += config.ring_hop_latency_cycles + last_acc / config.ring_bytes_per_cycle
-                w = w._replace(store_sticks=0, stores=0, last_store_sticks=0)
+                ring += stores * hop + acc_bytes / ring_rate
+                partial_drain += hop + last_acc / ring_rate
+                store_sticks = stores = last_store_sticks = 0
                 sent_partial = acc_bytes
         sent = 0
         if group > 1:
             if role > 0:  # B arrives over the ring instead of from DDR (written through the LX port)
-                w = w._replace(load_sticks=w.load_sticks - w.b_sticks, loads=w.loads - w.b_loads)
-                sent = w.b_sticks * STICK_BYTES
+                load_sticks, loads = load_sticks - b_sticks, loads - b_loads
+                sent = b_sticks * STICK_BYTES
+            piece_sticks = first_b_sticks // max(1, b_rows)
             if role < 2:  # and is passed on, in pieces
-                sends = w.b_loads * -(-w.b_rows // piece_rows(w.first_b_sticks // max(1, w.b_rows)))
-                ring += sends * config.ring_hop_latency_cycles + w.b_sticks * STICK_BYTES / config.ring_bytes_per_cycle
-                sent += w.b_sticks * STICK_BYTES  # read through the LX port
-            piece = min(w.first_b_sticks, (w.first_b_sticks // max(1, w.b_rows)) * piece_rows(w.first_b_sticks // max(1, w.b_rows)))
-            fill = max(fill, (group - 1) * (config.ring_hop_latency_cycles + piece * STICK_BYTES / config.ring_bytes_per_cycle)
-                       + w.first_b_sticks * STICK_BYTES / config.ring_bytes_per_cycle)
-        core_bytes = (w.load_sticks + w.store_sticks) * STICK_BYTES
+                sends = b_loads * -(-b_rows // piece_rows(piece_sticks))
+                ring += sends * hop + b_sticks * STICK_BYTES / ring_rate
+                sent += b_sticks * STICK_BYTES  # read through the LX port
+            piece = min(first_b_sticks, piece_sticks * piece_rows(piece_sticks))
+            fill = max(fill, (group - 1) * (hop + piece * STICK_BYTES / ring_rate) + first_b_sticks * STICK_BYTES / ring_rate)
+        core_bytes = (load_sticks + store_sticks) * STICK_BYTES
         total_bytes += core_bytes * count
         # the DMA engines hold each instruction for its latency, then stream (contention with
         # the other cores is the `ddr` term)
-        dma_in = w.loads * lat + w.load_sticks * STICK_BYTES / stream_rate
-        dma_out = w.stores * lat + w.store_sticks * STICK_BYTES / stream_rate
-        pt_max, sfp_max = max(pt_max, w.pt), max(sfp_max, w.sfp)
-        busy = max(busy, w.pt, w.sfp, dma_in, dma_out, ring)
+        dma_in = loads * lat + load_sticks * STICK_BYTES / stream_rate
+        dma_out = stores * lat + store_sticks * STICK_BYTES / stream_rate
+        pt_max, sfp_max = max(pt_max, pt), max(sfp_max, sfp)
+        busy = max(busy, pt, sfp, dma_in, dma_out, ring)
         port = max(port, (core_bytes + sent + sent_partial) / port_rate)
         drain_extra = max(drain_extra, partial_drain)
         # the first tiles of every core stream at once, sharing the DDR (a multicast chain's
         # later cores receive their first B tile over the ring: the `fill` above)
-        first_sticks += count * (w.first_load_sticks - (w.first_b_sticks if group > 1 and role > 0 else 0))
-        last_sticks += count * w.last_store_sticks
-        serial = max(serial, dma_in + w.pt + w.sfp + dma_out)
+        first_sticks += count * (first_load_sticks - (first_b_sticks if group > 1 and role > 0 else 0))
+        last_sticks += count * last_store_sticks
+        serial = max(serial, dma_in + pt + sfp + dma_out)
     ddr = total_bytes / ddr_rate
     fill = max(fill, lat + first_sticks * STICK_BYTES / ddr_rate)
     drain = (lat if last_sticks else 0) + last_sticks * STICK_BYTES / ddr_rate + drain_extra  # (after the last k parts' sums arrive)
@@ -344,7 +358,7 @@ def plan_matmul(
     finally:
         # the per-core work memo serves one shape's search (its keys hold the shape): ~16 MiB
         # after a BERT-size model's searches, of no use once they are done
-        _core_work_of.cache_clear()
+        _core_work_memo.cache_clear()
 
 
 @functools.lru_cache(maxsize=1024)
