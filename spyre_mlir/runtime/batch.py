@@ -200,20 +200,19 @@ def _check_wave(plan: ProgramPlan, wave: list[tuple[int, int]], lx_sticks: int) 
     touched: dict[int, list[tuple[int, int, int, bool]]] = defaultdict(list)  # core -> (lo, hi, owner, write)
     for k, (si, pc) in enumerate(wave):
         ins, cores = streams[si].instrs[pc], streams[si].cores
-        for row, core in enumerate(cores):
-            w = ins.works[row]
+        for core, w in zip(cores.tolist(), ins.works):
+            on = touched[core]
             for lo, hi in w.reads:
-                touched[int(core)].append((lo, hi, k, False))
+                on.append((lo, hi, k, False))
             for lo, hi in w.writes:
-                touched[int(core)].append((lo, hi, k, True))
+                on.append((lo, hi, k, True))
     for k, ins, cores in rings:
-        for row, target in enumerate(ins.targets):
-            dst = ins.dst[row].reshape(-1)
-            lo, hi = int(dst.min()), int(dst.max()) + 1
-            for lo2, hi2, other, _ in touched[int(target)]:
+        dst = ins.dst.reshape(len(ins.targets), -1)
+        for target, lo, hi in zip(ins.targets.tolist(), dst.min(axis=1).tolist(), (dst.max(axis=1) + 1).tolist()):
+            for lo2, hi2, other, _ in touched[target]:
                 if other != k and lo < hi2 and lo2 < hi:
                     raise Unbatchable("a ring send of one wave writes LX another instruction of the wave touches")
-            touched[int(target)].append((lo, hi, k, True))
+            touched[target].append((lo, hi, k, True))
 
 
 def _conflict_free(plan: ProgramPlan, wave: list[tuple[int, int]], lx_sticks: int) -> list[list[tuple[int, int]]]:
