@@ -14,7 +14,10 @@ Host torch ops run through `torch.ops.aten`, with their operands rebuilt from th
 device and the CPU computes exactly what PyTorch would on the CPU part.
 
 `resident` keeps device copies of values that do not change between calls: constants, and
-arguments the caller marks with a residency key (model parameters).
+arguments the caller marks with a residency key (model parameters). A table that only gathers
+read (an embedding) is uploaded row by row as the gathers first read its rows
+(memory.LazyRowsTensor): the device holds the same bits, and a forward that reads 128 rows of
+a 30522-row table does not read the rest of it from the host.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnrealizedConversionCastOp,
 )
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue, Use
 
 from spyre_mlir.dialects import spyre, spyre_isa
 from spyre_mlir.dialects import torch as t
@@ -162,6 +165,7 @@ class Executable:
         self.programs = {op.sym_name.data: op for op in module.ops if isinstance(op, spyre_isa.ProgramOp)}
         self.steps = [self._prepare(op) for op in fn.body.block.ops]
         self.dead_after = self._lifetimes()
+        self.gather_tables = self._gather_tables()
         self.resident: dict[Any, DdrTensor] = {}
         self.constants: dict[Operation, Any] = {}
 
@@ -180,6 +184,28 @@ class Executable:
         if isinstance(op, spyre.ToDeviceOp | spyre.FromDeviceOp | spyre.PermuteOp | spyre.ReshapeOp):
             return op, None
         raise DeviceError(f"'{op.name}' is not executable on the host or the device model: run the spyre-pipeline first")
+
+    def _gather_tables(self) -> set[Operation]:
+        """The spyre.to_device ops whose result only gathers read (every use is a launch
+        input that its program reads only as a spyre_isa.dma_gather table): uploaded row by
+        row as the gathers need them (memory.LazyRowsTensor)."""
+        found = set()
+        for op, _ in self.steps:
+            if not isinstance(op, spyre.ToDeviceOp) or op.permutation is not None or not op.result.uses:
+                continue
+            if all(self._only_gathered(use) for use in op.result.uses):
+                found.add(op)
+        return found
+
+    def _only_gathered(self, use: Use) -> bool:
+        launch = use.operation
+        if not isinstance(launch, spyre_isa.LaunchOp):
+            return False
+        prog = self.programs.get(launch.program.root_reference.data)
+        if prog is None or use.index >= prog.num_inputs.data:
+            return False
+        arg = prog.args[use.index]
+        return bool(arg.uses) and all(isinstance(u.operation, spyre_isa.DmaGatherOp) and u.operation.table is arg for u in arg.uses)
 
     def _lifetimes(self) -> list[tuple[list[SSAValue], list[SSAValue]]]:
         """Per step: the values no later step reads (dropped from the environment), and the
@@ -312,7 +338,10 @@ class Executable:
                 return
             layout = spyre.device_layout(op.result.type)
             perm = op.permutation.as_tuple() if op.permutation is not None else None
-            dev = memory.to_device(np.asarray(env[op.input]), layout, perm)
+            if op in self.gather_tables:
+                dev = memory.to_device_rows(np.asarray(env[op.input]), layout)
+            else:
+                dev = memory.to_device(np.asarray(env[op.input]), layout, perm)
             self.model.profile.transfers_bytes += dev.nbytes
             if key is not None:
                 self.resident[key] = dev

@@ -249,7 +249,7 @@ class _GatherPlan(_Plan):
             model.sanitizer.ddr_access(self.where, cores, self.table_arg, table, pos, write=False)
         if check:
             self._write(model, cores, self.lx_pos, "gather")
-        model.memory.lx_rows[self.lx_idx] = table.data.take(pos, axis=0)
+        model.memory.lx_rows[self.lx_idx] = table.read_rows(rows, pos)
 
 
 class _PtPlan(_Plan):

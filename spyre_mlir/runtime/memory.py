@@ -2,7 +2,8 @@
 
     LX:   one (cores, lx_sticks, 128) uint8 array — every core's 2 MiB scratchpad
     DDR:  sparse by allocation; each DdrTensor owns (num_sticks, 128) uint8 bytes at a
-          virtual address, and the allocator refuses what the device's usable DDR cannot hold
+          virtual address, and the allocator refuses what the device's usable DDR cannot hold;
+          a gather-only table (LazyRowsTensor) gets its rows rounded in when first read
 
 16-bit device values are stored as the numerics mode's bit patterns (DL16 by default), so
 what is in memory is exactly what the hardware would hold; every store rounds.
@@ -107,6 +108,72 @@ class DdrTensor:
         assert layout.num_sticks == self.layout.num_sticks
         return DdrTensor(layout, self.data, self.address, self.name, self.owner or self)
 
+    def read_rows(self, rows: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        """The sticks at `pos` (any shape), which hold the table rows `rows`: a gather's read."""
+        return self.data.take(pos, axis=0)
+
+
+class LazyRowsTensor(DdrTensor):
+    """A 2-D table in the generic layout that only gathers read (an embedding table): DDR
+    holds what `to_device` would have written, but a row is rounded into it when a gather
+    first reads it, not all at upload. Reading the whole table would make every page of the
+    host array resident (a mapped weights file: 44 MiB for BERT's word embeddings) and every
+    page of its DDR copy, for the 128 rows a forward reads.
+
+        read_rows(rows, pos):  fill(unique rows not yet filled); the sticks at pos
+        data (any other use):  fill(every row not yet filled); all the sticks
+        fill(R):               DDR stick (j, r) = encode(host[r, 64 j : 64 j + 64], zero-padded)
+                               for r in R, j < ceil(H / 64), at stick j * V + r
+
+    The host array is read when a row is first needed: like any device copy of a weight, it
+    stands for the values at upload (the host executor re-uploads a parameter whose version
+    changed)."""
+
+    def __init__(self, t: DdrTensor, host: np.ndarray, numerics: Numerics):
+        super().__init__(t.layout, t.data, t.address, t.name)
+        self._data = t.data
+        self._host = host
+        self._numerics = numerics
+        self._filled = np.zeros(t.layout.shape[0], dtype=bool)
+
+    @staticmethod
+    def fits(host: np.ndarray, layout: Layout) -> bool:
+        """Whether `host` can be uploaded row by row into `layout`."""
+        return len(layout.shape) == 2 and tuple(host.shape) == tuple(layout.shape) and layout == Layout.generic(layout.shape, 2)
+
+    @property  # type: ignore[override]
+    def data(self) -> np.ndarray:
+        missing = np.flatnonzero(~self._filled)
+        for lo in range(0, missing.size, 4096):  # in slabs: the fp32 staging never exists whole
+            self._fill(missing[lo : lo + 4096])
+        return self._data
+
+    @data.setter
+    def data(self, value: np.ndarray) -> None:
+        self._data = value
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.nbytes
+
+    def read_rows(self, rows: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        want = np.unique(rows)
+        self._fill(want[~self._filled[want]])
+        return self._data.take(pos, axis=0)
+
+    def _fill(self, rows: np.ndarray) -> None:
+        if not rows.size:
+            return
+        sticks, vocab, width = self.layout.device_size[0], self.layout.shape[0], self.layout.shape[1]
+        values = np.zeros((rows.size, sticks * 64), dtype=np.float32)
+        values[:, :width] = self._host[rows]
+        bits = self._numerics.encode(values).reshape(rows.size, sticks, 64)
+        self._data.view(np.uint16).reshape(-1, 64)[np.arange(sticks)[None, :] * vocab + rows[:, None]] = bits
+        self._filled[rows] = True
+
+    def __repr__(self) -> str:
+        return f"LazyRowsTensor({self.layout}, {self.name!r}, rows filled {int(self._filled.sum())}/{self._filled.size})"
+
 
 class DeviceMemory:
     """DDR allocations and the cores' LX scratchpads."""
@@ -145,6 +212,14 @@ class DeviceMemory:
             self.ddr_used -= t.nbytes
 
     # ------------------------------------------------------------------ host transfers
+    def to_device_rows(self, host: np.ndarray, layout: Layout, name: str = "") -> DdrTensor:
+        """`to_device` for a table only gathers read: rows rounded into DDR as gathers first
+        read them (LazyRowsTensor), when the table fits that form; otherwise `to_device`."""
+        src = np.asarray(host)
+        if not LazyRowsTensor.fits(src, layout):
+            return self.to_device(src, layout, name=name)
+        return LazyRowsTensor(self.allocate(layout, name), src, self.numerics)
+
     def to_device(self, host: np.ndarray, layout: Layout, permutation: tuple[int, ...] | None = None, name: str = "") -> DdrTensor:
         """Place a host array in DDR in `layout` (after an optional permutation and a
         reshape to the layout's shape), rounding every element to the device format;

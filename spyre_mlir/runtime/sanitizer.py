@@ -92,7 +92,7 @@ class Sanitizer:
         self._check_span(where, cores, arg, tensor, flat)
         state = self.ddr.get(arg)
         if state is None:
-            state = self.ddr[arg] = _DdrState(tensor.data.shape[0], self.cores)
+            state = self.ddr[arg] = _DdrState(tensor.layout.num_sticks, self.cores)
         vc_rows = self.vc[cores]  # (n, cores): what each accessing core has synchronised with
         own = cores[:, None]
         # earlier writes by other cores that these cores are not ordered after

@@ -23,7 +23,7 @@ from spyre_mlir.frontend.backend import get_device
 from spyre_mlir.layout import Layout
 from spyre_mlir.runtime import interpreter
 from spyre_mlir.runtime.config import DeviceConfig
-from spyre_mlir.runtime.memory import DeviceMemory
+from spyre_mlir.runtime.memory import DeviceMemory, LazyRowsTensor
 from spyre_mlir.runtime.numerics import (
     DL16,
     IEEE_FP16,
@@ -108,6 +108,64 @@ def test_transfers_are_the_elementwise_layout_map(shape, rnd):
         t.data[...] = bits.view(np.uint8).reshape(t.data.shape)
         assert np.array_equal(mem.from_device(t).view(np.uint32), elementwise_from_device(mem, bits, lay).view(np.uint32))
         mem.free(t)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from([1, 5, 64, 300]), st.sampled_from([1, 32, 63, 64, 65, 100, 384]), st.randoms(use_true_random=False))
+def test_a_gather_table_uploaded_row_by_row_holds_what_to_device_writes(rows, width, rnd):
+    """memory.LazyRowsTensor: the rows a gather reads, and the whole table once anything else
+    reads it, are bit for bit what to_device writes (NaN, infinities and values DL16
+    saturates or flushes included); rows not yet read are not written."""
+    mem = DeviceMemory(DeviceConfig())
+    rng = np.random.default_rng(rnd.randint(0, 2**31))
+    lay = Layout.generic((rows, width), 2)
+    x = (rng.standard_normal((rows, width)) * 10.0 ** rng.integers(-8, 8, size=(rows, width))).astype(np.float32)
+    x.reshape(-1)[rng.integers(0, x.size, size=3)] = [np.nan, np.inf, -np.inf]
+    eager = mem.to_device(x, lay)
+    lazy = mem.to_device_rows(x, lay)
+    assert isinstance(lazy, LazyRowsTensor)
+    picked = rng.integers(0, rows, size=(3, 4))
+    sticks = lay.device_size[0]
+    pos = (np.arange(sticks)[None, None, :] * rows + picked[:, :, None]).reshape(3, -1)
+    assert np.array_equal(lazy.read_rows(picked, pos), eager.data.take(pos, axis=0))
+    unread = np.setdiff1d(np.arange(rows), picked)
+    if unread.size:  # not written yet: DDR still zero there
+        assert not lazy._data.view(np.uint16).reshape(-1, 64)[np.arange(sticks)[:, None] * rows + unread[None, :]].any()
+    assert np.array_equal(lazy.data, eager.data)  # any other read: the whole table
+    assert lazy.nbytes == eager.nbytes
+
+
+def test_only_gather_tables_are_uploaded_row_by_row():
+    """The host executor uploads row by row a table that only gathers read, and nothing else:
+    here an embedding table (gathered) and a linear layer's weight (loaded by DMA). The
+    output is bit for bit the one of whole-table uploads."""
+    from spyre_mlir.runtime.host import Executable
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Embedding(1000, 128), torch.nn.Linear(128, 64)).eval()
+    ids = torch.randint(0, 1000, (1, 32))
+    made: list = []
+    original_rows, original_tables = DeviceMemory.to_device_rows, Executable._gather_tables
+
+    def spy(self, host, layout, name=""):
+        made.append(original_rows(self, host, layout, name))
+        return made[-1]
+
+    def run() -> torch.Tensor:
+        torch._dynamo.reset()
+        with torch.no_grad():
+            return torch.compile(model, backend="spyre")(ids)
+
+    DeviceMemory.to_device_rows = spy
+    try:
+        lazy = run()
+        Executable._gather_tables = lambda self: set()  # every table uploaded whole
+        whole = run()
+    finally:
+        DeviceMemory.to_device_rows, Executable._gather_tables = original_rows, original_tables
+    assert len(made) == 1 and isinstance(made[0], LazyRowsTensor) and made[0].layout.shape == (1000, 128)
+    assert int(made[0]._filled.sum()) == len(torch.unique(ids))  # only the rows the gather read
+    assert torch.equal(lazy, whole)
 
 
 # endregion
