@@ -11,7 +11,8 @@ instructions one at a time, in program order. An instruction starts when
     no earlier `wait` or `barrier` of the core is still blocked,
 
 so DMA and compute overlap whenever the data lets them (double buffering), and a DMA stalled
-on a buffer does not hold up compute behind it. `signal` fires once every earlier
+on a buffer does not hold up compute behind it. At any moment the cores are considered in
+ascending order: when several wait for one token, the lowest-numbered takes it first. `signal` fires once every earlier
 instruction of its core has finished (a ring send's `notify` token once the send has);
 `wait` once enough tokens were signalled; `barrier` once every core of the launch has finished its earlier work and reached it. A running
 instruction needs some of: engine cycles (`compute`), bytes through its core's LX port
@@ -250,7 +251,8 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
 
     while True:
         while dirty:
-            c = dirty.pop()
+            c = min(dirty)  # the lowest-numbered core first
+            dirty.remove(c)
             last = scanned.get(c)
             if last is None or last[0] != finished[c] or (last[1] is not None and signalled[last[1]] != last[2]):
                 try_issue(c)  # else it would find what the last scan found: nothing more to issue

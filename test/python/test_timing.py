@@ -124,3 +124,26 @@ def test_pt_passes_follow_the_array_shape():
     pt = next(s for s in k.spans if s.engine == "pt")
     assert pt.end - pt.start == pytest.approx(2 * 1 * 128)  # ceil(16/8) x ceil(64/64) x k
     assert k.macs == 16 * 64 * 128
+
+
+def test_cores_waiting_for_one_token_take_it_lowest_numbered_first():
+    """timing.py: at any moment the cores are considered in ascending order, so of two cores
+    waiting for one token the lower-numbered takes the first signal (with the other order,
+    core 1 would start at 100 and core 0 at 150)."""
+    from spyre_mlir.runtime.timing import Work, simulate
+
+    def waiter() -> list[Work]:
+        return [Work(0, "spyre_isa.wait", None, sync=("wait", 7, 1)), Work(1, "spyre_isa.sfp_exp", "sfp", compute=10.0)]
+
+    signaller = [
+        Work(0, "spyre_isa.sfp_exp", "sfp", compute=100.0),
+        Work(1, "spyre_isa.signal", None, sync=("signal", 7)),
+        Work(2, "spyre_isa.sfp_exp", "sfp", compute=50.0),
+        Work(3, "spyre_isa.signal", None, sync=("signal", 7)),
+    ]
+    for order in ([0, 1, 2], [2, 1, 0]):  # the dict's order does not matter
+        programs = {c: (signaller if c == 2 else waiter()) for c in order}
+        tl = simulate(programs, CFG)
+        start = {s.core: s.start for s in tl.spans if s.core != 2}
+        assert start == {0: 100.0, 1: 150.0}
+        assert tl.cycles == 160.0
