@@ -394,7 +394,7 @@ class IsaInstruction(IRDLOperation, ABC):
         parent = self.parent_op()
         if not isinstance(parent, StreamOp):
             raise VerifyException(f"'{self.name}' must be inside a spyre_isa.stream")
-        return len(parent.core_list)
+        return len(parent.cores.cores.data)  # (not core_list: a tuple built per call)
 
     def _check_table(self, what: str, pc: PerCoreAttr) -> None:
         n = self.n_cores()
