@@ -125,6 +125,10 @@ class _Plan:
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = True) -> None:
         pass
 
+    def checks(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
+        """What `run(..., check=True)` checks, in the same order, without moving data (the
+        checks depend on addresses only)."""
+
     def _works(self, n: int, *, reads=(), writes=(), **cost: float) -> None:
         read_spans, write_spans = [_spans(p) for p in reads], [_spans(p) for p in writes]
         self.works = [
@@ -184,7 +188,30 @@ class _DmaPlan(_Plan):
         self.lx_idx = _flat(cores, self.lx_pos, lx_sticks)
 
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = True) -> None:
+        if check:
+            self.checks(model, args, cores)
+        else:
+            self._check_ddr_bounds(args[self.arg], cores)
+        t, lx = args[self.arg], model.memory.lx_rows
+        if self.load:
+            lx[self.lx_idx] = t.data.take(self.ddr_pos, axis=0)
+        else:
+            StickRows(t.data)[self.ddr_pos] = lx[self.lx_idx]
+
+    def checks(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
         t = args[self.arg]
+        self._check_ddr_bounds(t, cores)
+        san = model.sanitizer
+        if self.load:
+            if san:
+                san.ddr_access(self.where, cores, self.arg, t, self.ddr_pos, write=False)
+            self._write(model, cores, self.lx_pos, "DMA")
+        else:
+            self._read(model, cores, self.lx_pos, "DMA")
+            if san:
+                san.ddr_access(self.where, cores, self.arg, t, self.ddr_pos, write=True)
+
+    def _check_ddr_bounds(self, t: DdrTensor, cores: np.ndarray) -> None:
         if self.ddr_end > t.data.shape[0]:
             row = int(np.argmax(self.ddr_pos.max(axis=1)))
             bad = self.ddr_pos[row][self.ddr_pos[row] >= t.data.shape[0]]
@@ -192,20 +219,6 @@ class _DmaPlan(_Plan):
                 f"{self.where}, core {cores[row]}: DMA reaches DDR bytes [{int(bad.min()) * STICK_BYTES}, "
                 f"{(int(bad.max()) + 1) * STICK_BYTES}) outside argument {self.arg}, a {t.nbytes}-byte tensor"
             )
-        san = model.sanitizer if check else None
-        lx = model.memory.lx_rows
-        if self.load:
-            if san:
-                san.ddr_access(self.where, cores, self.arg, t, self.ddr_pos, write=False)
-            if check:
-                self._write(model, cores, self.lx_pos, "DMA")
-            lx[self.lx_idx] = t.data.take(self.ddr_pos, axis=0)
-        else:
-            if check:
-                self._read(model, cores, self.lx_pos, "DMA")
-            if san:
-                san.ddr_access(self.where, cores, self.arg, t, self.ddr_pos, write=True)
-            StickRows(t.data)[self.ddr_pos] = lx[self.lx_idx]
 
 
 class _GatherPlan(_Plan):
@@ -289,13 +302,16 @@ class _PtPlan(_Plan):
         self.b_idx = _flat(cores, self.b_pos, lx_sticks)
         self.c_idx = _flat(cores, self.c_pos, lx_sticks)
 
+    def checks(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
+        self._read(model, cores, self.a_pos, "PT lhs")
+        self._read(model, cores, self.b_pos, "PT rhs")
+        if self.accumulate:
+            self._read(model, cores, self.c_pos, "PT acc")
+        self._write(model, cores, self.c_pos, "PT acc")
+
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = True) -> None:
         if check:
-            self._read(model, cores, self.a_pos, "PT lhs")
-            self._read(model, cores, self.b_pos, "PT rhs")
-            if self.accumulate:
-                self._read(model, cores, self.c_pos, "PT acc")
-            self._write(model, cores, self.c_pos, "PT acc")
+            self.checks(model, args, cores)
         lx, num = model.memory.lx_rows, model.memory.numerics
         nc, m, k, n = len(cores), self.m, self.k, self.n
         # DL16 x DL16 products are exact; the pass's sums are taken in f64 and rounded to the fp32
@@ -459,20 +475,20 @@ class _SfpPlan(_Plan):
         self.src_idx = [_flat(cores, pos, lx_sticks) for _, pos in self.srcs]
         self.dst_idx = _flat(cores, self.dst[1], lx_sticks)
 
+    def checks(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
+        for _, pos in self.srcs:
+            self._read(model, cores, pos, "SFP source")
+        self._write(model, cores, self.dst[1], "SFP destination")
+
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = True) -> None:
-        vals = []
-        for (is_f32, pos), idx in zip(self.srcs, self.src_idx):
-            if check:
-                self._read(model, cores, pos, "SFP source")
-            vals.append(_load_vectors(model, idx, is_f32))
+        if check:
+            self.checks(model, args, cores)
+        vals = [_load_vectors(model, idx, is_f32) for (is_f32, _), idx in zip(self.srcs, self.src_idx)]
         if self.imm is not None:
             vals.append(self.imm)
         with np.errstate(all="ignore"):
             out = np.asarray(self.fn(*vals), dtype=np.float32)
-        is_f32, pos = self.dst
-        if check:
-            self._write(model, cores, pos, "SFP destination")
-        _store_vectors(model, self.dst_idx, is_f32, out)
+        _store_vectors(model, self.dst_idx, self.dst[0], out)
 
 
 class _ReducePlan(_Plan):
@@ -501,9 +517,13 @@ class _ReducePlan(_Plan):
         self.src_idx = _flat(cores, self.src[1], lx_sticks)
         self.dst_idx = _flat(cores, self.dst[1], lx_sticks)
 
+    def checks(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
+        self._read(model, cores, self.src[1], "reduce source")
+        self._write(model, cores, self.dst[1], "reduce destination")
+
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = True) -> None:
         if check:
-            self._read(model, cores, self.src[1], "reduce source")
+            self.checks(model, args, cores)
         x = _load_vectors(model, self.src_idx, self.src[0]).reshape(len(cores), self.outer, self.inner, 64)
         fill = {"max": -np.inf, "min": np.inf, "sum": 0.0}[self.function]
         if self.tail < 64:
@@ -516,8 +536,6 @@ class _ReducePlan(_Plan):
                 r = x.min(axis=(2, 3))
             else:
                 r = x.sum(axis=(2, 3), dtype=np.float32)
-        if check:
-            self._write(model, cores, self.dst[1], "reduce destination")
         _store_vectors(model, self.dst_idx, self.dst[0], np.repeat(r[:, :, None], 64, axis=2))
 
 
@@ -549,10 +567,13 @@ class _TransposePlan(_Plan):
         self.src_idx = _flat(cores, self.src, lx_sticks)
         self.dst_idx = _flat(cores, self.dst, lx_sticks)
 
+    def checks(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
+        self._read(model, cores, self.src, "transpose source")
+        self._write(model, cores, self.dst, "transpose destination")
+
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = True) -> None:
         if check:
-            self._read(model, cores, self.src, "transpose source")
-            self._write(model, cores, self.dst, "transpose destination")
+            self.checks(model, args, cores)
         lx = model.memory.lx_rows
         src = lx[self.src_idx].view(np.uint16)  # (n, blocks, rows, 64)
         block = np.zeros((*src.shape[:2], 64, 64), dtype=np.uint16)
@@ -594,10 +615,13 @@ class _RingPlan(_Plan):
         self.src_idx = _flat(cores, self.src, lx_sticks)
         self.dst_idx = _flat(self.targets, self.dst, lx_sticks)
 
+    def checks(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
+        self._read(model, cores, self.src, "ring source")
+        self._write(model, self.targets, self.dst, "ring destination")
+
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = True) -> None:
         if check:
-            self._read(model, cores, self.src, "ring source")
-            self._write(model, self.targets, self.dst, "ring destination")
+            self.checks(model, args, cores)
         lx = model.memory.lx_rows
         lx[self.dst_idx] = lx[self.src_idx]
 
@@ -794,12 +818,42 @@ class ProgramPlan:
         return self._timeline
 
     def execute(self, model: DeviceModel, args: Sequence[DdrTensor]) -> None:
-        """The semantics: streams run cooperatively until they block on a wait or a barrier."""
+        """The semantics: streams run cooperatively until they block on a wait or a barrier.
+
+        The first launch checks (LX bounds, the sanitizer); later ones run the program as
+        batched steps (runtime/batch.py), which compute the same bits. The checks depend on
+        the addresses only, so a first launch whose addresses do not depend on data takes the
+        cooperative order for the checks alone, then runs batched:
+
+            first launch:  cooperative(checks only); batched(data)    (if batchable; else
+                           cooperative(data)); gathers: cooperative(checks and data)
+            later:         batched(data)                   (SPYRE_BATCH=0: cooperative(data))"""
         if self.checked and self.batched is not None and BATCH:
             self.batched.run(model, args)
             return
-        streams = self.stream_plans()
         check = not self.checked
+        if check and not self.data_dependent and BATCH:
+            self._cooperative(model, args, check=True, move=False)
+            self._checked_now()
+            if self.batched is not None:
+                self.batched.run(model, args)
+                return
+            check = False
+        self._cooperative(model, args, check=check, move=True)
+        if check and not self.data_dependent:
+            self._checked_now()
+
+    def _checked_now(self) -> None:
+        self.checked = True
+        try:  # later launches run the program as batched steps (runtime/batch.py)
+            self.batched = BatchedProgram(self, self.config.cores, self.config.lx_sticks)
+        except Unbatchable:
+            self.batched = None
+
+    def _cooperative(self, model: DeviceModel, args: Sequence[DdrTensor], check: bool, move: bool) -> None:
+        """Run the streams cooperatively: with `check`, the LX bounds and the sanitizer; with
+        `move`, the data (without: the checks alone, in the same order)."""
+        streams = self.stream_plans()
         san = model.sanitizer if check else None
         if san:
             san.begin(self.name)
@@ -817,7 +871,10 @@ class ProgramPlan:
                     ins = instrs[pc]
                     sync = ins.sync
                     if sync is None:
-                        ins.run(model, args, cores, check)
+                        if move:
+                            ins.run(model, args, cores, check)
+                        else:
+                            ins.checks(model, args, cores)
                         notify = getattr(ins, "notify", None)
                         if notify is not None:  # a ring send's completion notice
                             tokens[notify] += len(cores)
@@ -856,12 +913,6 @@ class ProgramPlan:
                     for si in unfinished
                 )
                 raise DeviceError(f"kernel {self.name}: deadlock, every unfinished core is blocked: {where}")
-        if check and not self.data_dependent:
-            self.checked = True
-            try:  # later launches run the program as batched steps (runtime/batch.py)
-                self.batched = BatchedProgram(self, self.config.cores, self.config.lx_sticks)
-            except Unbatchable:
-                self.batched = None
 
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], name: str | None = None) -> KernelRecord:
         self.execute(model, args)

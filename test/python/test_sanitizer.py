@@ -129,3 +129,31 @@ def test_sanitizer_can_be_switched_off():
     spyre_isa.dma_store lx [0, strides = [1]] -> %out[0, strides = [1]] sizes [8] : {A}
   }}"""
     run_program(body, [(64, 128)], (64, 128), DeviceConfig(sanitize=False))
+
+
+UNWRITTEN = {  # an instruction of each kind reading LX sticks [900, ...) that nothing wrote
+    "pt_matmul": "spyre_isa.pt_matmul lx [900, strides = [1, 64]], lx [0, strides = [1, 0]] -> lx [256, strides = [2, 0], f32] m = 64 n = 64 k = 64",
+    "sfp_exp": "spyre_isa.sfp_exp lx [900, strides = [1]] -> lx [0, strides = [1]] sizes [8]",
+    "sfp_reduce_max": "spyre_isa.sfp_reduce_max lx [900, strides = [1, 4]] -> lx [0, strides = [1, 0]] sizes [4, 4] tail 64",
+    "sfp_transpose": "spyre_isa.sfp_transpose lx [900, strides = [64, 1]] -> lx [0, strides = [64, 1]] blocks = 1 rows = 64 cols = 64",
+    "ring_send": "spyre_isa.ring_send lx [900, strides = [1]] -> core + 1 lx [0, strides = [1]] sizes [8]",
+    "dma_store": f"spyre_isa.dma_store lx [900, strides = [1]] -> %out[[0, 64], strides = [1]] sizes [8] : {A}",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(UNWRITTEN))
+@pytest.mark.parametrize("batch", ["1", "0"])
+def test_a_first_launch_checks_every_kind_of_instruction(kind, batch, monkeypatch):
+    """A first launch runs its checks in the cooperative order without moving data, then runs
+    batched (interpreter.ProgramPlan.execute); with SPYRE_BATCH=0 it checks as it moves data.
+    Both find the same first fault, for every kind of instruction."""
+    from spyre_mlir.runtime import interpreter
+
+    monkeypatch.setattr(interpreter, "BATCH", batch == "1")
+    body = f"""  spyre_isa.stream cores [0 to 1] {{
+    spyre_isa.dma_load %a[[0, 64], strides = [1]] -> lx [0, strides = [1]] sizes [64] : {A}
+    {UNWRITTEN[kind]}
+    spyre_isa.dma_store lx [0, strides = [1]] -> %out[[0, 64], strides = [1]] sizes [8] : {A}
+  }}"""
+    with pytest.raises(DeviceError, match=rf"kernel k, instruction #1 \(spyre_isa.{kind}\), core 0: reads LX bytes \[115200, "):
+        run_program(body, [(64, 128)], (64, 128))
