@@ -135,6 +135,11 @@ def _core_work(
 def _core_work_of(
     shape: MatmulShape, box: dict, chunks: dict[str, int], config: DeviceConfig, a_resident: bool, out_resident: bool
 ) -> _CoreWork:
+    """What one core's program does, counted in closed form for the loop order the code
+    generator uses (per matrix: n chunks, then m, then k innermost): an A tile is reloaded
+    whenever its (m, k) range changes between consecutive chunks, a B tile whenever its (n, k)
+    range does. `a_resident`: A is already in LX (no A loads); `out_resident`: the output
+    stays in LX (no stores) — spyre-resident-chains."""
     mats = box.get("b", (0, 1))[1] - box.get("b", (0, 1))[0]
     (n0, n1), (m0, m1), (k0, k1) = box["n"], box["m"], box["k"]
     cn, n_per, n_last = _parts(n1 - n0, chunks.get("n", 1))
@@ -229,9 +234,10 @@ def matmul_estimate(
     k_split = split.get("k", 1) > 1
     memo, chunk_items = _core_work_memo(shape, config), tuple(chunks.items())
     for box, box_items, role, count in classes:
-        w = memo.get((box_items, chunk_items, a_resident, out_resident))
+        key = (box_items, chunk_items, a_resident, out_resident)  # _core_work's key, items precomputed
+        w = memo.get(key)
         if w is None:
-            w = _core_work(shape, box, chunks, config, a_resident, out_resident)
+            w = memo[key] = _core_work_of(shape, box, chunks, config, a_resident, out_resident)
         # the core's work as locals (the search makes ~4k estimates a shape)
         (loads, b_loads, b_sticks, first_b_sticks, b_rows, stores, load_sticks, store_sticks, pt, sfp,
          first_load_sticks, last_store_sticks, _) = w
