@@ -583,7 +583,7 @@ class _TransposePlan(_Plan):
 
 
 class _RingPlan(_Plan):
-    """One piece of a ring send: steps [r0, r1) of its last loop dim (`part`; default all)."""
+    """One piece of a ring send: steps [r0, r1) of its last loop dim (`part`)."""
 
     engine = "ring"
 
@@ -594,13 +594,11 @@ class _RingPlan(_Plan):
         index: int,
         n: int,
         config: DeviceConfig,
-        cores: Sequence[int],
-        part: tuple[int, int] | None = None,
-        whole: _RingSend | None = None,
+        part: tuple[int, int],
+        whole: _RingSend,
     ):
         super().__init__(op, kernel, index, n)
-        whole = whole or _RingSend(op, n, config, cores)
-        r0, r1 = part or (0, op.sizes.as_tuple()[-1])
+        r0, r1 = part
         self.src, self.dst = whole.piece(whole.src, r0, r1), whole.piece(whole.dst, r0, r1)
         self.targets = whole.targets
         self.notify = None if op.notify is None else op.notify.value.data
@@ -665,16 +663,16 @@ class _SyncPlan(_Plan):
 
 
 def _plan_instruction(op: Operation, kernel: str, index: int, cores: Sequence[int], config: DeviceConfig) -> list[_Plan]:
-    """The plans of one instruction, in order: one, but for a ring send in pieces (per piece:
-    the wait of its `after`, then the piece), as RingSendOp defines it."""
-    if isinstance(op, spyre_isa.RingSendOp) and (op.piece is not None or op.after is not None):
+    """The plans of one instruction, in order: one, but for a ring send per piece the wait of
+    its `after` (if any) and the piece, as RingSendOp defines it (one piece without `piece`)."""
+    if isinstance(op, spyre_isa.RingSendOp):
         n = len(cores)
         plans: list[_Plan] = []
         whole = _RingSend(op, n, config, cores)
         for part in op.pieces():
             if op.after is not None:
                 plans.append(_SyncPlan(op, kernel, index, n, ("wait", op.after.value.data, 1)))
-            plans.append(_RingPlan(op, kernel, index, n, config, cores, part, whole))
+            plans.append(_RingPlan(op, kernel, index, n, config, part, whole))
     else:
         plans = [_new_plan(op, kernel, index, cores, config)]
     at = np.asarray(cores, dtype=np.int64)
@@ -697,8 +695,6 @@ def _new_plan(op: Operation, kernel: str, index: int, cores: Sequence[int], conf
         return _ReducePlan(op, kernel, index, n, config)
     if isinstance(op, spyre_isa.SfpTransposeOp):
         return _TransposePlan(op, kernel, index, n, config)
-    if isinstance(op, spyre_isa.RingSendOp):
-        return _RingPlan(op, kernel, index, n, config, cores)
     if isinstance(op, spyre_isa.BarrierOp | spyre_isa.SignalOp | spyre_isa.WaitOp):
         return _SyncPlan(op, kernel, index, n)
     raise DeviceError(f"kernel {kernel}: the device model cannot execute '{op.name}'")
