@@ -123,15 +123,15 @@ class LazyRowsTensor(DdrTensor):
         read_rows(rows, pos):  fill(unique rows not yet filled); the sticks at pos
         data (any other use):  fill(every row not yet filled); all the sticks
         fill(R):               DDR stick (j, r) = encode(host[r, 64 j : 64 j + 64], zero-padded)
-                               for r in R, j < ceil(H / 64), at stick j * V + r
+                               for r in R, j < ceil(H / 64): the generic layout's device
+                               dims (sticks, rows, lanes), at j * stride[0] + r * stride[1]
 
     The host array is read when a row is first needed: like any device copy of a weight, it
     stands for the values at upload (the host executor re-uploads a parameter whose version
     changed)."""
 
     def __init__(self, t: DdrTensor, host: np.ndarray, numerics: Numerics):
-        super().__init__(t.layout, t.data, t.address, t.name)
-        self._data = t.data
+        super().__init__(t.layout, t.data, t.address, t.name)  # `data` sets _data
         self._host = host
         self._numerics = numerics
         self._filled = np.zeros(t.layout.shape[0], dtype=bool)
@@ -164,11 +164,12 @@ class LazyRowsTensor(DdrTensor):
     def _fill(self, rows: np.ndarray) -> None:
         if not rows.size:
             return
-        sticks, vocab, width = self.layout.device_size[0], self.layout.shape[0], self.layout.shape[1]
+        sticks, width = self.layout.device_size[0], self.layout.shape[1]
+        s_stick, s_row = self.layout.stick_strides
         values = np.zeros((rows.size, sticks * 64), dtype=np.float32)
         values[:, :width] = self._host[rows]
         bits = self._numerics.encode(values).reshape(rows.size, sticks, 64)
-        self._data.view(np.uint16).reshape(-1, 64)[np.arange(sticks)[None, :] * vocab + rows[:, None]] = bits
+        self._data.view(np.uint16).reshape(-1, 64)[np.arange(sticks)[None, :] * s_stick + rows[:, None] * s_row] = bits
         self._filled[rows] = True
 
     def __repr__(self) -> str:

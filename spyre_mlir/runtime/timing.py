@@ -11,10 +11,11 @@ instructions one at a time, in program order. An instruction starts when
     no earlier `wait` or `barrier` of the core is still blocked,
 
 so DMA and compute overlap whenever the data lets them (double buffering), and a DMA stalled
-on a buffer does not hold up compute behind it. At any moment the cores are considered in
-ascending order: when several wait for one token, the lowest-numbered takes it first. `signal` fires once every earlier
+on a buffer does not hold up compute behind it. `signal` fires once every earlier
 instruction of its core has finished (a ring send's `notify` token once the send has);
-`wait` once enough tokens were signalled; `barrier` once every core of the launch has finished its earlier work and reached it. A running
+`wait` once enough tokens were signalled; `barrier` once every core of the launch has
+finished its earlier work and reached it. At any moment the cores are considered in
+ascending order: when several wait for one token, the lowest-numbered takes it first. A running
 instruction needs some of: engine cycles (`compute`), bytes through its core's LX port
 (`port`), bytes of DDR bandwidth (`ddr`), after a fixed `latency`. Shared resources are
 divided at every moment among the instructions using them (fluid sharing):
@@ -138,7 +139,7 @@ class _Running:
         self.lat_end = start + work.latency
         self.progress = 0.0
         self.rate = 0.0
-        self.compute, self.port, self.ddr = work.compute, work.port, work.ddr
+        self.compute, self.port, self.ddr = work.compute, work.port, work.ddr  # read at every event
 
 
 WINDOW = 64
