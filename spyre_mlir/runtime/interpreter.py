@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import math
 import operator
@@ -71,10 +72,17 @@ def blas_single_thread() -> Iterator[None]:
 
 
 def loop_offsets(sizes: Sequence[int], strides: Sequence[int]) -> np.ndarray:
-    """Stick offsets of a loop nest, outer dim first (row-major over `sizes`)."""
+    """Stick offsets of a loop nest, outer dim first (row-major over `sizes`); read-only,
+    shared by every access with the same loop nest (a program's instructions repeat a few)."""
+    return _loop_offsets(tuple(sizes), tuple(strides))
+
+
+@functools.lru_cache(maxsize=4096)
+def _loop_offsets(sizes: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
     off = np.zeros(1, dtype=np.int64)
     for n, s in zip(sizes, strides):
         off = (off[:, None] + np.arange(n, dtype=np.int64) * s).reshape(-1)
+    off.flags.writeable = False
     return off
 
 
@@ -583,35 +591,23 @@ class _TransposePlan(_Plan):
 
 
 class _RingPlan(_Plan):
-    """One piece of a ring send: steps [r0, r1) of its last loop dim (`part`)."""
+    """Piece k of a ring send: steps [r0, r1) of its last loop dim (`_RingSend.parts`)."""
 
     engine = "ring"
 
-    def __init__(
-        self,
-        op: spyre_isa.RingSendOp,
-        kernel: str,
-        index: int,
-        n: int,
-        config: DeviceConfig,
-        part: tuple[int, int],
-        whole: _RingSend,
-    ):
+    def __init__(self, op: spyre_isa.RingSendOp, kernel: str, index: int, n: int, config: DeviceConfig, whole: _RingSend, k: int):
         super().__init__(op, kernel, index, n)
-        r0, r1 = part
+        r0, r1 = whole.parts[k]
         self.src, self.dst = whole.piece(whole.src, r0, r1), whole.piece(whole.dst, r0, r1)
+        self.src_idx, self.dst_idx = whole.piece(whole.src_idx, r0, r1), whole.piece(whole.dst_idx, r0, r1)
         self.targets = whole.targets
         self.notify = None if op.notify is None else op.notify.value.data
         nbytes = self.src[0].size * STICK_BYTES
         self.ring_bytes = n * nbytes
         self.works = [
-            timing.Work(index, op.name, "ring", compute=timing.ring_cycles(config, nbytes, h), port=nbytes, reads=span, notify=self.notify)
-            for h, span in zip(whole.hops, _spans(self.src))
+            timing.Work(index, op.name, "ring", compute=timing.ring_cycles(config, nbytes, h), port=nbytes, reads=((lo, hi),), notify=self.notify)
+            for h, lo, hi in zip(whole.hops, whole.lo[k], whole.hi[k])
         ]
-
-    def bind(self, cores: np.ndarray, lx_sticks: int) -> None:
-        self.src_idx = _flat(cores, self.src, lx_sticks)
-        self.dst_idx = _flat(self.targets, self.dst, lx_sticks)
 
     def checks(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
         self._read(model, cores, self.src, "ring source")
@@ -625,17 +621,28 @@ class _RingPlan(_Plan):
 
 
 class _RingSend:
-    """What the pieces of one ring send share: the whole send's source and destination
-    positions per core (a piece's are a slice of them), its target cores and hop counts."""
+    """What the pieces of one ring send share, computed once for the whole send: its source
+    and destination positions and LX rows per core (a piece's are a slice of them), its target
+    cores and hop counts, and per piece and core the source stick interval [lo, hi) (the
+    timing model's hazard unit, as `_spans` of the piece's positions)."""
 
-    def __init__(self, op: spyre_isa.RingSendOp, n: int, config: DeviceConfig, cores: Sequence[int]):
+    def __init__(self, op: spyre_isa.RingSendOp, cores: Sequence[int], config: DeviceConfig):
+        n = len(cores)
         sizes = op.sizes.as_tuple()
+        self.parts = op.pieces()
         self.rows = math.prod(sizes[:-1])
         self.src = _vector_pos(op.src, sizes, n)
         self.dst = _vector_pos(op.dst, sizes, n)
         shift = np.asarray(op.shift.table(n), dtype=np.int64)
         self.targets = (np.asarray(cores) + shift) % config.cores
         self.hops = np.minimum(np.abs(shift) % config.cores, config.cores - np.abs(shift) % config.cores).tolist()
+        self.src_idx = _flat(cores, self.src, config.lx_sticks)
+        self.dst_idx = _flat(self.targets, self.dst, config.lx_sticks)
+        steps = self.src.reshape(n, self.rows, sizes[-1], -1)  # (core, outer steps, last-dim step, sticks)
+        starts = [r0 for r0, _ in self.parts]
+        lo = np.minimum.reduceat(steps.min(axis=(1, 3)), starts, axis=1)
+        hi = np.maximum.reduceat(steps.max(axis=(1, 3)), starts, axis=1) + 1
+        self.lo, self.hi = lo.T.tolist(), hi.T.tolist()  # [piece][core]
 
     def piece(self, pos: np.ndarray, r0: int, r1: int) -> np.ndarray:
         """The positions of steps [r0, r1) of the last loop dim (row-major: the fastest dim
@@ -665,20 +672,18 @@ class _SyncPlan(_Plan):
 def _plan_instruction(op: Operation, kernel: str, index: int, cores: Sequence[int], config: DeviceConfig) -> list[_Plan]:
     """The plans of one instruction, in order: one, but for a ring send per piece the wait of
     its `after` (if any) and the piece, as RingSendOp defines it (one piece without `piece`)."""
-    if isinstance(op, spyre_isa.RingSendOp):
+    if isinstance(op, spyre_isa.RingSendOp):  # its pieces' LX rows come with the whole send's
         n = len(cores)
         plans: list[_Plan] = []
-        whole = _RingSend(op, n, config, cores)
-        for part in op.pieces():
+        whole = _RingSend(op, cores, config)
+        for k in range(len(whole.parts)):
             if op.after is not None:
                 plans.append(_SyncPlan(op, kernel, index, n, ("wait", op.after.value.data, 1)))
-            plans.append(_RingPlan(op, kernel, index, n, config, part, whole))
-    else:
-        plans = [_new_plan(op, kernel, index, cores, config)]
-    at = np.asarray(cores, dtype=np.int64)
-    for plan in plans:
-        plan.bind(at, config.lx_sticks)
-    return plans
+            plans.append(_RingPlan(op, kernel, index, n, config, whole, k))
+        return plans
+    plan = _new_plan(op, kernel, index, cores, config)
+    plan.bind(np.asarray(cores, dtype=np.int64), config.lx_sticks)
+    return [plan]
 
 
 def _new_plan(op: Operation, kernel: str, index: int, cores: Sequence[int], config: DeviceConfig) -> _Plan:
