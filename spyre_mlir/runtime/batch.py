@@ -19,9 +19,9 @@ into a straight list of *steps* that later launches execute without any sync boo
 A step executes its instructions at once (reads, then writes), which equals running them one
 after the other only if none writes what another reads or writes. That is checked once, from
 the addresses: DDR sticks exactly, and the LX sticks that ring sends write into other cores
-against everything else on those cores (as intervals, conservatively). A wave that fails the
-check is halved until its parts pass (they run one after the other, a valid order of the
-streams); only an instruction that conflicts with itself keeps the cooperative execution.
+against everything else on those cores (as intervals, conservatively). A wave with such a
+pair is cut into consecutive parts without one, each as long as it can be (they run one
+after the other, a valid order of the streams; `_conflict_free`).
 
 PT operands that several cores hold identically (the same B bytes at each core's B sticks) are
 multiplied as one matrix product per distinct B: which LX sticks hold the same bytes follows
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
 
 class Unbatchable(Exception):
-    """The program keeps the cooperative execution (a conflict within a wave, a deadlock)."""
+    """The program keeps the cooperative execution (a gather, a deadlock, an instruction with no batched form)."""
 
 
 def _signature(ins: _Plan) -> tuple | None:
@@ -168,66 +168,70 @@ def schedule(plan: ProgramPlan) -> list[list[tuple[int, int]]]:
             pcs[si] += 1
 
 
-def _check_wave(plan: ProgramPlan, wave: list[tuple[int, int]], lx_sticks: int) -> None:
-    """Raise Unbatchable if an instruction of the wave writes what another reads or writes."""
-    from spyre_mlir.runtime import interpreter as I
-
-    streams = plan.stream_plans()
-    # DDR, exactly: (argument, stick) of every DMA of the wave
-    w_pos, w_own, r_pos, r_own = [], [], [], []
-    for k, (si, pc) in enumerate(wave):
-        ins = streams[si].instrs[pc]
-        if isinstance(ins, I._DmaPlan):
-            tagged = np.unique(ins.ddr_pos) + (ins.arg << 40)
-            (r_pos if ins.load else w_pos).append(tagged)
-            (r_own if ins.load else w_own).append(np.full(tagged.size, k))
-    if w_pos:
-        wp, wo = np.concatenate(w_pos), np.concatenate(w_own)
-        order = np.argsort(wp, kind="stable")
-        wp, wo = wp[order], wo[order]
-        if (wp[1:] == wp[:-1]).any():  # per-instruction positions are unique: two writers
-            raise Unbatchable("two DMA stores of one wave write one DDR stick")
-        if r_pos:
-            rp, ro = np.concatenate(r_pos), np.concatenate(r_own)
-            at = np.searchsorted(wp, rp)
-            hit = (at < wp.size) & (wp[np.minimum(at, wp.size - 1)] == rp)
-            if (hit & (wo[np.minimum(at, wp.size - 1)] != ro)).any():
-                raise Unbatchable("a DMA of one wave reads a DDR stick another stores")
-    # LX: what ring sends write into other cores, against everything on those cores
-    rings = [(k, streams[si].instrs[pc], streams[si].cores) for k, (si, pc) in enumerate(wave) if isinstance(streams[si].instrs[pc], I._RingPlan)]
-    if not rings:
-        return
-    touched: dict[int, list[tuple[int, int, int, bool]]] = defaultdict(list)  # core -> (lo, hi, owner, write)
-    for k, (si, pc) in enumerate(wave):
-        ins, cores = streams[si].instrs[pc], streams[si].cores
-        for core, w in zip(cores.tolist(), ins.works):
-            on = touched[core]
-            for lo, hi in w.reads:
-                on.append((lo, hi, k, False))
-            for lo, hi in w.writes:
-                on.append((lo, hi, k, True))
-    for k, ins, cores in rings:
-        dst = ins.dst.reshape(len(ins.targets), -1)
-        for target, lo, hi in zip(ins.targets.tolist(), dst.min(axis=1).tolist(), (dst.max(axis=1) + 1).tolist()):
-            for lo2, hi2, other, _ in touched[target]:
-                if other != k and lo < hi2 and lo2 < hi:
-                    raise Unbatchable("a ring send of one wave writes LX another instruction of the wave touches")
-            touched[target].append((lo, hi, k, True))
+def _overlaps(iv: tuple[int, int], ivs: Sequence[tuple[int, int]]) -> bool:
+    lo, hi = iv
+    return any(lo < hi2 and lo2 < hi for lo2, hi2 in ivs)
 
 
 def _conflict_free(plan: ProgramPlan, wave: list[tuple[int, int]], lx_sticks: int) -> list[list[tuple[int, int]]]:
-    """The wave, or consecutive parts of it that run one after the other, each free of
+    """The wave cut into consecutive parts that run one after the other, each free of
     conflicts (any order of a wave's instructions is one the streams could run in: each is
-    its stream's next, with its syncs settled). Unbatchable if one instruction conflicts
-    with itself."""
-    try:
-        _check_wave(plan, wave, lx_sticks)
+    its stream's next, with its syncs settled). A conflict is a pair of instructions of one
+    part of which one writes what the other reads or writes:
+
+        DDR  exactly: an (argument, stick) that one DMA stores and another loads or stores
+        LX   what a ring send writes into a core (its destination's stick interval) against
+             every interval another instruction of the part touches on that core (its
+             timing work's reads and writes, or another send's destination), conservatively
+
+    (other LX is never shared: different streams hold different cores). Conflicts are
+    pairwise, so the parts are found greedily: an instruction joins the part before it unless
+    it conflicts with a member, and every part is as long as it can be."""
+    from spyre_mlir.runtime import interpreter as I
+
+    streams = plan.stream_plans()
+    instrs = [streams[si].instrs[pc] for si, pc in wave]
+    rings = any(isinstance(ins, I._RingPlan) for ins in instrs)  # else no LX is shared
+    stores = any(isinstance(ins, I._DmaPlan) and not ins.load for ins in instrs)  # else no DDR conflicts
+    if not rings and not stores:
         return [wave]
-    except Unbatchable:
-        if len(wave) == 1:
-            raise
-    mid = len(wave) // 2
-    return _conflict_free(plan, wave[:mid], lx_sticks) + _conflict_free(plan, wave[mid:], lx_sticks)
+    parts: list[list[tuple[int, int]]] = []
+    part: list[tuple[int, int]] = []
+    ddr_read: set[int] = set()  # (argument << 40) + stick, of the part's DMA loads
+    ddr_written: set[int] = set()  # ... of its stores
+    touched: dict[int, list[tuple[int, int]]] = defaultdict(list)  # core -> LX intervals the part touches
+    ring_in: dict[int, list[tuple[int, int]]] = defaultdict(list)  # core -> LX intervals the part's ring sends write into it
+    for (si, pc), ins in zip(wave, instrs):
+        own: list[tuple[int, tuple[tuple[int, int], ...]]] = []
+        dst: list[tuple[int, int, int]] = []
+        if rings:
+            own = [(core, w.reads + w.writes) for core, w in zip(streams[si].cores.tolist(), ins.works)]
+            if isinstance(ins, I._RingPlan):
+                pos = ins.dst.reshape(len(ins.targets), -1)
+                dst = list(zip(ins.targets.tolist(), pos.min(axis=1).tolist(), (pos.max(axis=1) + 1).tolist()))
+        ddr: list[int] = []
+        if stores and isinstance(ins, I._DmaPlan):
+            ddr = (ins.ddr_pos.reshape(-1) + (ins.arg << 40)).tolist()
+        conflict = (
+            (ddr and (not ddr_written.isdisjoint(ddr) or (not ins.load and not ddr_read.isdisjoint(ddr))))
+            or any(_overlaps(iv, ring_in[core]) for core, ivs in own if core in ring_in for iv in ivs)
+            or any(_overlaps((lo, hi), touched[t]) for t, lo, hi in dst if t in touched)
+        )
+        if conflict:
+            parts.append(part)
+            part = []
+            ddr_read, ddr_written = set(), set()
+            touched, ring_in = defaultdict(list), defaultdict(list)
+        part.append((si, pc))
+        if ddr:
+            (ddr_read if ins.load else ddr_written).update(ddr)
+        for core, ivs in own:
+            touched[core].extend(ivs)
+        for t, lo, hi in dst:
+            touched[t].append((lo, hi))
+            ring_in[t].append((lo, hi))
+    parts.append(part)
+    return parts
 
 
 class _Labels:

@@ -237,6 +237,50 @@ def test_batched_launches_are_bit_identical_to_the_cooperative_run(which, disabl
         assert t == times  # simulated time per kernel: unchanged
 
 
+@pytest.mark.parametrize("which", ["mlp", "bert"])
+def test_waves_are_cut_into_parts_that_touch_nothing_in_common(which):
+    """A wave of a batched program (runtime/batch.py) is cut into consecutive parts, each run
+    as steps at once: no two instructions of a part may touch one LX row or DDR stick with
+    one of them writing it (checked here on exact rows; the cut compares intervals). With
+    multicast, ring sends make some waves conflict: they are cut."""
+    import warnings
+
+    from spyre_mlir.runtime import batch
+
+    if which == "mlp":
+        model, inputs = mlp(), {"input": torch.randn(100, 256, generator=torch.Generator().manual_seed(1))}
+    else:
+        model = tiny_bert()
+        ids = torch.randint(0, 500, (2, 40), generator=torch.Generator().manual_seed(1))
+        inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outputs(model, inputs, 1, batch=True, disable=[])
+    device = get_device()
+    cuts = 0
+    for plan in [p for p in device._plans.values() if not p.data_dependent]:
+        streams = plan.stream_plans()
+        for wave in batch.schedule(plan):
+            parts = batch._conflict_free(plan, wave, device.config.lx_sticks)
+            assert [x for part in parts for x in part] == wave
+            cuts += len(parts) - 1
+            for part in parts:
+                read: set = set()
+                written: set = set()
+                for si, pc in part:
+                    ins = streams[si].instrs[pc]
+                    lx_reads, lx_writes, _ = batch._accesses(ins)
+                    r = {int(x) for a in lx_reads for x in a.reshape(-1)}
+                    w = {int(x) for a in lx_writes for x in a.reshape(-1)}
+                    if isinstance(ins, interpreter._DmaPlan):
+                        ddr = {("ddr", ins.arg, int(x)) for x in ins.ddr_pos.reshape(-1)}
+                        (r if ins.load else w).update(ddr)
+                    assert not w & (read | written) and not r & written, f"{plan.name}: {ins.where} conflicts within a part"
+                    read |= r
+                    written |= w
+    assert cuts > 0
+
+
 # endregion
 # region bench
 
