@@ -353,7 +353,11 @@ class BatchedProgram:
             reads = {id(m): labels.labels[m.src_idx.reshape(-1)] for m, _ in merged if isinstance(m, I._RingPlan)}
             for m, _ in merged:
                 if isinstance(m, I._PtPlan) and m.shared is None:
-                    m.b_groups = _b_groups(labels, m)
+                    groups = _b_groups(labels, m)
+                    if groups is not None and len(groups) == 1:  # every core holds the same B
+                        m.shared = "rhs"
+                    else:
+                        m.b_groups = groups
             for m, _ in merged:
                 _apply(labels, w, m, reads)
             self.steps.extend(merged)
