@@ -188,6 +188,13 @@ def mlp() -> torch.nn.Module:
     return torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.GELU(), torch.nn.Linear(512, 256)).eval()
 
 
+def model_and_inputs(which: str) -> tuple[torch.nn.Module, dict]:
+    if which == "mlp":
+        return mlp(), {"input": torch.randn(100, 256, generator=torch.Generator().manual_seed(1))}
+    ids = torch.randint(0, 500, (2, 40), generator=torch.Generator().manual_seed(1))
+    return tiny_bert(), {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+
+
 def outputs(model, inputs: dict, calls: int, batch: bool, disable: list[str]):
     """Each call's output (first element) and per-kernel simulated times, on a fresh device."""
     torch._dynamo.reset()
@@ -217,12 +224,7 @@ def test_batched_launches_are_bit_identical_to_the_cooperative_run(which, disabl
     the programs are SPMD. Every program but a data-dependent one (a gather) runs batched."""
     import warnings
 
-    if which == "mlp":
-        model, inputs = mlp(), {"input": torch.randn(100, 256, generator=torch.Generator().manual_seed(1))}
-    else:
-        model = tiny_bert()
-        ids = torch.randint(0, 500, (2, 40), generator=torch.Generator().manual_seed(1))
-        inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+    model, inputs = model_and_inputs(which)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         batched = outputs(model, inputs, 3, batch=True, disable=disable)
@@ -247,12 +249,7 @@ def test_waves_are_cut_into_parts_that_touch_nothing_in_common(which):
 
     from spyre_mlir.runtime import batch
 
-    if which == "mlp":
-        model, inputs = mlp(), {"input": torch.randn(100, 256, generator=torch.Generator().manual_seed(1))}
-    else:
-        model = tiny_bert()
-        ids = torch.randint(0, 500, (2, 40), generator=torch.Generator().manual_seed(1))
-        inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+    model, inputs = model_and_inputs(which)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         outputs(model, inputs, 1, batch=True, disable=[])
