@@ -226,21 +226,28 @@ class DeviceMemory:
         reshape to the layout's shape), rounding every element to the device format;
         padding lanes are written as 0."""
         src = np.asarray(host)
-        if permutation is not None:
-            src = src.transpose(permutation)
-        if src.size == int(np.prod(layout.shape)):
-            src = src.reshape(layout.shape)
-        if src.shape != layout.shape:
-            raise DeviceError(f"to_device: host array of shape {src.shape} does not match layout shape {layout.shape}")
+        moved = src if permutation is None else src.transpose(permutation)
+        if moved.size == int(np.prod(layout.shape)):
+            moved = moved.reshape(layout.shape)
+        if moved.shape != layout.shape:
+            raise DeviceError(f"to_device: host array of shape {moved.shape} does not match layout shape {layout.shape}")
         t = self.allocate(layout, name)
         p = _placement(layout)
-        host = np.ascontiguousarray(src, dtype=np.float32).reshape(layout.host_shape)
+        if moved.dtype != np.float32 or not moved.flags.c_contiguous:
+            # copied whole either way (a permutation, another dtype): rounding is element-wise, so
+            # round first, in the source's own order, and the copy that places the values moves
+            # 16-bit patterns (padding lanes: 0, the pattern of 0.0 in both formats)
+            bits = self.numerics.encode(src)
+            bits = bits if permutation is None else bits.transpose(permutation)
+            self._place(t, np.ascontiguousarray(bits.reshape(layout.shape)).reshape(layout.host_shape), p)
+            return t
+        host = moved.reshape(layout.host_shape)
         if p.padded != host.shape:
             padded = np.zeros(p.padded, dtype=np.float32)
             padded[tuple(slice(0, e) for e in host.shape)] = host
             host = padded
         view = as_strided(host, p.shape, tuple(s * host.itemsize for s in p.strides), writeable=False)
-        # in slabs of the outermost device dim, so that a large weight's fp32 staging copy and
+        # in slabs of the outermost device dim, so that a large tensor's fp32 staging copy and
         # its encoding never exist whole (they would set the process's peak memory)
         outer, inner = layout.device_size[0], math.prod(layout.device_size[1:])
         step = outer if p.select[0] != slice(None) else max(1, _TO_DEVICE_SLAB // inner)
@@ -254,6 +261,16 @@ class DeviceMemory:
                 values[p.select] = view
             flat[lo * inner : hi * inner] = self.numerics.encode(values).reshape(-1)
         return t
+
+    @staticmethod
+    def _place(t: DdrTensor, bits: np.ndarray, p: _Placement) -> None:
+        """Write 16-bit patterns of the host shape (C order) into `t`'s device layout."""
+        if p.padded != bits.shape:
+            padded = np.zeros(p.padded, dtype=np.uint16)
+            padded[tuple(slice(0, e) for e in bits.shape)] = bits
+            bits = padded
+        view = as_strided(bits, p.shape, tuple(s * bits.itemsize for s in p.strides), writeable=False)
+        t.data.reshape(-1).view(np.uint16).reshape(t.layout.device_size)[p.select] = view
 
     def from_device(self, t: DdrTensor) -> np.ndarray:
         """The logical tensor as float32 on the host (padding ignored)."""

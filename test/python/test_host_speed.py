@@ -102,8 +102,16 @@ def test_transfers_are_the_elementwise_layout_map(shape, rnd):
         layouts.append(Layout.splat(shape, 2))
     for lay in layouts:
         x = (rng.standard_normal(lay.shape) * 10).astype(np.float32)
+        want = elementwise_to_device(mem, x, lay)
         t = mem.to_device(x, lay)
-        assert np.array_equal(t.data.reshape(-1).view(np.uint16), elementwise_to_device(mem, x, lay))
+        assert np.array_equal(t.data.reshape(-1).view(np.uint16), want)
+        # a source copied whole anyway (permuted, or float64) is rounded before it is placed
+        q = list(range(x.ndim))
+        rnd.shuffle(q)
+        for src, permutation in ((np.ascontiguousarray(x.transpose(np.argsort(q))), tuple(q)), (x.astype(np.float64), None)):
+            other = mem.to_device(src, lay, permutation)
+            assert np.array_equal(other.data.reshape(-1).view(np.uint16), want)
+            mem.free(other)
         bits = rng.integers(0, 0x7FFE, size=lay.num_sticks * lay.lanes).astype(np.uint16)  # any contents, padding too
         t.data[...] = bits.view(np.uint8).reshape(t.data.shape)
         assert np.array_equal(mem.from_device(t).view(np.uint32), elementwise_from_device(mem, bits, lay).view(np.uint32))
