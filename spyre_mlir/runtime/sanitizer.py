@@ -47,6 +47,12 @@ class _DdrState:
         self.reads: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         """(cores (n, 1), sticks (n, T), epochs (n, 1)) of each read, in order."""
         self._read_epoch: np.ndarray | None = None
+        self.written = False
+        """Whether any stick has been written (until then no access can race with a write)."""
+
+    def read_any(self) -> bool:
+        """Whether any stick has been read (until then no write can race with a read)."""
+        return bool(self.reads) or self._read_epoch is not None
 
     def read_epoch(self) -> np.ndarray:
         """(cores, sticks): the epoch of each core's last read of each stick, -1 if none."""
@@ -95,13 +101,13 @@ class Sanitizer:
             state = self.ddr[arg] = _DdrState(tensor.layout.num_sticks, self.cores)
         vc_rows = self.vc[cores]  # (n, cores): what each accessing core has synchronised with
         own = cores[:, None]
-        # earlier writes by other cores that these cores are not ordered after
-        writer = state.writer[flat]
-        seen = vc_rows[np.arange(n)[:, None], np.clip(writer, 0, None)]
-        conflict = (writer >= 0) & (writer != own) & (state.write_epoch[flat] >= seen)
-        if conflict.any():
-            self._race(where, cores, arg, tensor, flat, conflict, writer, "written", write)
-        if write:
+        if state.written:  # earlier writes by other cores that these cores are not ordered after
+            writer = state.writer[flat]
+            seen = vc_rows[np.arange(n)[:, None], np.maximum(writer, 0)]
+            conflict = (writer >= 0) & (writer != own) & (state.write_epoch[flat] >= seen)
+            if conflict.any():
+                self._race(where, cores, arg, tensor, flat, conflict, writer, "written", write)
+        if write and state.read_any():
             # earlier reads by other cores that these writes are not ordered after
             reads = state.read_epoch()[:, flat]  # (cores, n, T)
             others = np.arange(self.cores)[:, None, None] != own[None]
@@ -112,20 +118,22 @@ class Sanitizer:
                     f"{where}, core {cores[row]}: writes DDR {_byte_range(flat[row, col : col + 1])} of {self._arg(arg, tensor)} "
                     f"that core {d} read without a sync between them (a race)"
                 )
+        if write:
             # two cores of this instruction writing the same stick
             if n > 1:
-                owners = np.repeat(np.arange(n), flat.shape[1])
-                pairs = np.unique(np.stack([flat.reshape(-1), owners]), axis=1)
-                sticks, counts = np.unique(pairs[0], return_counts=True)
-                if (counts > 1).any():
-                    stick = sticks[counts > 1][0]
-                    rows = pairs[1][pairs[0] == stick]
+                pairs = np.unique(flat * n + np.arange(n)[:, None])  # (stick, row) as one key, sorted
+                sticks = pairs // n
+                twice = sticks[1:] == sticks[:-1]  # one stick, two rows
+                if twice.any():
+                    stick = sticks[1:][twice][0]
+                    rows = pairs[sticks == stick] % n
                     raise DeviceError(
                         f"{where}, cores {cores[rows[0]]} and {cores[rows[1]]}: both write DDR "
                         f"{_byte_range(np.array([stick]))} of {self._arg(arg, tensor)} at once (a race)"
                     )
             state.writer[flat] = own
             state.write_epoch[flat] = self.vc[cores, cores][:, None]
+            state.written = True
         else:
             state.reads.append((own, flat, self.vc[cores, cores][:, None]))
 
