@@ -173,7 +173,7 @@ def _overlaps(iv: tuple[int, int], ivs: Sequence[tuple[int, int]]) -> bool:
     return any(lo < hi2 and lo2 < hi for lo2, hi2 in ivs)
 
 
-def _conflict_free(plan: ProgramPlan, wave: list[tuple[int, int]], lx_sticks: int) -> list[list[tuple[int, int]]]:
+def _conflict_free(plan: ProgramPlan, wave: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
     """The wave cut into consecutive parts that run one after the other, each free of
     conflicts (any order of a wave's instructions is one the streams could run in: each is
     its stream's next, with its syncs settled). A conflict is a pair of instructions of one
@@ -267,14 +267,21 @@ def _apply(labels: _Labels, wave: int, ins: _Plan, reads: dict[int, np.ndarray])
             labels.write_fresh(rows)
 
 
-def _b_groups(labels: _Labels, ins: _Plan) -> list[np.ndarray] | None:
+def _share_b(labels: _Labels, ins: _Plan) -> bool:
+    """Mark a PT whose cores hold equal B bytes (equal labels at their B sticks): all of them
+    alike, `shared = "rhs"`; in groups, `b_groups` (the rows of each group). False if every
+    core's B differs (nothing marked)."""
     keys: dict[bytes, list[int]] = {}
     lab = labels.labels[ins.b_idx.reshape(len(ins.b_idx), -1)]
     for row in range(len(lab)):
         keys.setdefault(lab[row].tobytes(), []).append(row)
     if len(keys) == len(lab):
-        return None
-    return [np.asarray(rows, dtype=np.int64) for rows in keys.values()]
+        return False
+    if len(keys) == 1:
+        ins.shared = "rhs"
+    else:
+        ins.b_groups = [np.asarray(rows, dtype=np.int64) for rows in keys.values()]
+    return True
 
 
 def _accesses(ins: _Plan) -> tuple[list[np.ndarray], list[np.ndarray], bool]:
@@ -339,7 +346,7 @@ class BatchedProgram:
         streams = plan.stream_plans()
         labels = _Labels(cores, lx_sticks)
         self.steps: list[tuple[_Plan, np.ndarray]] = []
-        parts = [part for wave in waves for part in _conflict_free(plan, wave, lx_sticks)]
+        parts = [part for wave in waves for part in _conflict_free(plan, wave)]
         for w, wave in enumerate(parts):
             groups: dict[Any, list[tuple[_Plan, np.ndarray]]] = {}
             for si, pc in wave:
@@ -353,11 +360,8 @@ class BatchedProgram:
             reads = {id(m): labels.labels[m.src_idx.reshape(-1)] for m, _ in merged if isinstance(m, I._RingPlan)}
             for m, _ in merged:
                 if isinstance(m, I._PtPlan) and m.shared is None:
-                    groups = _b_groups(labels, m)
-                    if groups is not None and len(groups) == 1:  # every core holds the same B
-                        m.shared = "rhs"
-                    else:
-                        m.b_groups = groups
+                    m.b_groups = None  # a merged copy: its own marks
+                    _share_b(labels, m)
             for m, _ in merged:
                 _apply(labels, w, m, reads)
             self.steps.extend(merged)

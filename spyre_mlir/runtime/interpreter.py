@@ -34,7 +34,7 @@ from xdsl.ir import BlockArgument, Operation
 from spyre_mlir.dialects import spyre, spyre_isa
 from spyre_mlir.layout import STICK_BYTES
 from spyre_mlir.runtime import timing
-from spyre_mlir.runtime.batch import BatchedProgram, Unbatchable, _b_groups, _Labels
+from spyre_mlir.runtime.batch import BatchedProgram, Unbatchable, _Labels, _share_b
 from spyre_mlir.runtime.config import DEFAULT_CONFIG, DeviceConfig
 from spyre_mlir.runtime.memory import DdrTensor, DeviceError, DeviceMemory, StickRows
 from spyre_mlir.runtime.profile import KernelRecord, Profile, record_launch
@@ -379,13 +379,8 @@ def _mark_shared_operands(streams: Sequence[_StreamPlan], cores: int, lx_sticks:
                 continue
             for i, ins in enumerate(s.instrs):
                 if isinstance(ins, _PtPlan):
-                    groups = _b_groups(labels, ins)
                     a = labels.labels[ins.a_idx.reshape(len(ins.a_idx), -1)]
-                    if groups is not None and len(groups) == 1:
-                        ins.shared = "rhs"
-                    elif groups is not None:
-                        ins.b_groups = groups
-                    elif (a == a[:1]).all():
+                    if not _share_b(labels, ins) and (a == a[:1]).all():
                         ins.shared = "lhs"
                     labels.write_fresh(ins.c_idx)
                 elif isinstance(ins, _DmaPlan):

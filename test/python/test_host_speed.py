@@ -266,7 +266,7 @@ def test_waves_are_cut_into_parts_that_touch_nothing_in_common(which):
     for plan in [p for p in device._plans.values() if not p.data_dependent]:
         streams = plan.stream_plans()
         for wave in batch.schedule(plan):
-            parts = batch._conflict_free(plan, wave, device.config.lx_sticks)
+            parts = batch._conflict_free(plan, wave)
             assert [x for part in parts for x in part] == wave
             cuts += len(parts) - 1
             for part in parts:
