@@ -89,6 +89,16 @@ def _placement(layout: Layout) -> _Placement:
     return _Placement(padded, tuple(shape), tuple(strides), tuple(select))
 
 
+def _device_view(host: np.ndarray, p: _Placement) -> np.ndarray:
+    """A C-order array of the host shape, zero-padded to `p.padded`, seen in the device's dims
+    (`p.shape`, read-only): what goes to the device coordinates `p.select`."""
+    if p.padded != host.shape:
+        padded = np.zeros(p.padded, dtype=host.dtype)
+        padded[tuple(slice(0, e) for e in host.shape)] = host
+        host = padded
+    return as_strided(host, p.shape, tuple(s * host.itemsize for s in p.strides), writeable=False)
+
+
 @dataclass(eq=False)
 class DdrTensor:
     """A device tensor resident in DDR: its bytes, its layout, its virtual address."""
@@ -239,14 +249,10 @@ class DeviceMemory:
             # 16-bit patterns (padding lanes: 0, the pattern of 0.0 in both formats)
             bits = self.numerics.encode(src)
             bits = bits if permutation is None else bits.transpose(permutation)
-            self._place(t, np.ascontiguousarray(bits.reshape(layout.shape)).reshape(layout.host_shape), p)
+            bits = np.ascontiguousarray(bits.reshape(layout.shape)).reshape(layout.host_shape)
+            t.data.reshape(-1).view(np.uint16).reshape(layout.device_size)[p.select] = _device_view(bits, p)
             return t
-        host = moved.reshape(layout.host_shape)
-        if p.padded != host.shape:
-            padded = np.zeros(p.padded, dtype=np.float32)
-            padded[tuple(slice(0, e) for e in host.shape)] = host
-            host = padded
-        view = as_strided(host, p.shape, tuple(s * host.itemsize for s in p.strides), writeable=False)
+        view = _device_view(moved.reshape(layout.host_shape), p)
         # in slabs of the outermost device dim, so that a large tensor's fp32 staging copy and
         # its encoding never exist whole (they would set the process's peak memory)
         outer, inner = layout.device_size[0], math.prod(layout.device_size[1:])
@@ -261,16 +267,6 @@ class DeviceMemory:
                 values[p.select] = view
             flat[lo * inner : hi * inner] = self.numerics.encode(values).reshape(-1)
         return t
-
-    @staticmethod
-    def _place(t: DdrTensor, bits: np.ndarray, p: _Placement) -> None:
-        """Write 16-bit patterns of the host shape (C order) into `t`'s device layout."""
-        if p.padded != bits.shape:
-            padded = np.zeros(p.padded, dtype=np.uint16)
-            padded[tuple(slice(0, e) for e in bits.shape)] = bits
-            bits = padded
-        view = as_strided(bits, p.shape, tuple(s * bits.itemsize for s in p.strides), writeable=False)
-        t.data.reshape(-1).view(np.uint16).reshape(t.layout.device_size)[p.select] = view
 
     def from_device(self, t: DdrTensor) -> np.ndarray:
         """The logical tensor as float32 on the host (padding ignored)."""
