@@ -47,10 +47,10 @@ class _DdrState:
         self.reads: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         """(cores (n, 1), sticks (n, T), epochs (n, 1)) of each read, in order."""
         self._read_epoch: np.ndarray | None = None
-        self.written = False
+        self.has_writes = False
         """Whether any stick has been written (until then no access can race with a write)."""
 
-    def read_any(self) -> bool:
+    def has_reads(self) -> bool:
         """Whether any stick has been read (until then no write can race with a read)."""
         return bool(self.reads) or self._read_epoch is not None
 
@@ -101,13 +101,13 @@ class Sanitizer:
             state = self.ddr[arg] = _DdrState(tensor.layout.num_sticks, self.cores)
         vc_rows = self.vc[cores]  # (n, cores): what each accessing core has synchronised with
         own = cores[:, None]
-        if state.written:  # earlier writes by other cores that these cores are not ordered after
+        if state.has_writes:  # earlier writes by other cores that these cores are not ordered after
             writer = state.writer[flat]
             seen = vc_rows[np.arange(n)[:, None], np.maximum(writer, 0)]
             conflict = (writer >= 0) & (writer != own) & (state.write_epoch[flat] >= seen)
             if conflict.any():
                 self._race(where, cores, arg, tensor, flat, conflict, writer, "written", write)
-        if write and state.read_any():
+        if write and state.has_reads():
             # earlier reads by other cores that these writes are not ordered after
             reads = state.read_epoch()[:, flat]  # (cores, n, T)
             others = np.arange(self.cores)[:, None, None] != own[None]
@@ -133,7 +133,7 @@ class Sanitizer:
                     )
             state.writer[flat] = own
             state.write_epoch[flat] = self.vc[cores, cores][:, None]
-            state.written = True
+            state.has_writes = True
         else:
             state.reads.append((own, flat, self.vc[cores, cores][:, None]))
 
