@@ -10,7 +10,8 @@ inference) -> FX importer -> spyre-pipeline -> the reference device model.
 
 Each graph is compiled once (Dynamo caches per graph and guards; `STATS.compiles` counts our
 compilations). Parameters stay resident on the device model after the first call: their
-device copies are keyed by tensor identity and version, so an in-place update re-sends them.
+device copies are keyed by the tensor (a weak reference) and its version, so an in-place
+update or a new parameter in its place re-sends them (and frees the old copy).
 Outputs come back in the dtype eager PyTorch would give.
 
 Ops the device cannot take run on the CPU (PyTorch eager) inside the compiled graph, with one
@@ -24,6 +25,7 @@ import copy
 import dataclasses
 import os
 import warnings
+import weakref
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -105,6 +107,27 @@ def _parse_options(options: dict[str, Any] | None) -> tuple[DeviceConfig, bool, 
     return config, strict, dump_ir, optimizations
 
 
+class ParamKey:
+    """A parameter's residency key: the tensor (by weak reference) and its version. Equal
+    only for the same live tensor at the same version: an in-place update bumps the version,
+    and a new tensor is a different one even where it reuses a freed tensor's id (keyed by
+    (id, version), such a parameter got the freed one's stale device copy)."""
+
+    __slots__ = ("ref", "version")
+
+    def __init__(self, p: torch.nn.Parameter):
+        self.ref = weakref.ref(p)
+        self.version = p._version
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ParamKey) or self.version != other.version:
+            return False
+        mine = self.ref()
+        return mine is not None and mine is other.ref()
+
+    __hash__ = None  # type: ignore[assignment]  (compared, never hashed)
+
+
 def compile_graph(
     gm: torch.fx.GraphModule, example_inputs: Sequence[Any], config: DeviceConfig, strict: bool, dump_ir: str | None, opts: Optimizations = Optimizations()
 ) -> Callable[..., Any]:
@@ -156,7 +179,7 @@ def compile_graph(
             np.asarray((a.detach().float() if a.dtype == torch.bfloat16 else a.detach()).cpu().numpy(), order="C")
             for a in args
         ]
-        keys = [(id(a), a._version) if isinstance(a, torch.nn.Parameter) else None for a in args]
+        keys = [ParamKey(a) if isinstance(a, torch.nn.Parameter) else None for a in args]
         outs = exe(*host, arg_keys=keys)
         # np.asarray keeps 0-d outputs 0-d (ascontiguousarray would make them 1-d)
         return tuple(torch.from_numpy(np.array(o, order="C")).to(dt) for o, dt in zip(outs, out_dtypes))

@@ -14,7 +14,10 @@ Host torch ops run through `torch.ops.aten`, with their operands rebuilt from th
 device and the CPU computes exactly what PyTorch would on the CPU part.
 
 `resident` keeps device copies of values that do not change between calls: constants, and
-arguments the caller marks with a residency key (model parameters). A table that only gathers
+arguments the caller marks with a residency key (model parameters). One copy per
+`spyre.to_device`: a call whose key differs from the held copy's (another tensor, or the same
+one updated in place) frees that copy and uploads anew, so stale copies neither answer nor
+accumulate. A table that only gathers
 read (an embedding) is uploaded row by row as the gathers first read its rows
 (memory.LazyRowsTensor): the device holds the same bits, and a forward that reads 128 rows of
 a 30522-row table does not read the rest of it from the host.
@@ -166,7 +169,8 @@ class Executable:
         self.steps = [self._prepare(op) for op in fn.body.block.ops]
         self.dead_after = self._lifetimes()
         self.gather_tables = self._gather_tables()
-        self.resident: dict[Any, DdrTensor] = {}
+        self.resident: dict[Operation, tuple[Any, DdrTensor]] = {}
+        """Device copies kept between calls, by `spyre.to_device`: (residency key, copy)."""
         self.constants: dict[Operation, Any] = {}
 
     def _prepare(self, op: Operation) -> tuple[Operation, Any]:
@@ -271,14 +275,16 @@ class Executable:
         return v
 
     def _residency_key(self, op: spyre.ToDeviceOp, arg_keys: Sequence[Any]) -> Any:
+        """What names the uploaded value between calls (compared with ==), or None: not kept.
+        An argument's key is the caller's (`arg_keys`: it must tell apart values that share an
+        id, such as a new tensor where a freed one was); a constant's is the op itself."""
         src: SSAValue = op.input
         while isinstance(src.owner, UnrealizedConversionCastOp):
             src = src.owner.inputs[0]
         if isinstance(src, BlockArgument):
-            key = arg_keys[src.index] if src.index < len(arg_keys) else None
-            return None if key is None else (op, key)
+            return arg_keys[src.index] if src.index < len(arg_keys) else None
         if isinstance(src.owner, arith.ConstantOp | t.ValueTensorLiteralOp):
-            return (op, "constant")
+            return "constant"
         return None
 
     # ------------------------------------------------------------------ run
@@ -333,9 +339,13 @@ class Executable:
             env.update(zip(op.results, outs))
         elif isinstance(op, spyre.ToDeviceOp):
             key = self._residency_key(op, keys)
-            if key is not None and key in self.resident:
-                env[op.result] = self.resident[key]
-                return
+            held = self.resident.get(op) if key is not None else None
+            if held is not None:
+                if held[0] == key:
+                    env[op.result] = held[1]
+                    return
+                del self.resident[op]  # another value, or this one updated: the old copy goes
+                memory.free(held[1])
             layout = spyre.device_layout(op.result.type)
             perm = op.permutation.as_tuple() if op.permutation is not None else None
             if op in self.gather_tables:
@@ -344,7 +354,7 @@ class Executable:
                 dev = memory.to_device(np.asarray(env[op.input]), layout, perm)
             self.model.profile.transfers_bytes += dev.nbytes
             if key is not None:
-                self.resident[key] = dev
+                self.resident[op] = (key, dev)
             else:
                 owned[op.result] = dev
             env[op.result] = dev

@@ -1,13 +1,17 @@
 """torch.compile(backend="spyre") runs an MLP through torch -> spyre -> spyre_isa on the
 device model and matches PyTorch within the DL16 bound (criterion: helpers.py)."""
 
+import gc
+
 import numpy as np
 import pytest
 import torch
 
 from helpers import assert_within_device_bound, reference
-from spyre_mlir.frontend.backend import STATS, SpyreCompileError, get_device
+from spyre_mlir.frontend.backend import STATS, ParamKey, SpyreCompileError, get_device
 from spyre_mlir.runtime.config import DeviceConfig
+from spyre_mlir.runtime.host import Executable
+from spyre_mlir.runtime.interpreter import DeviceModel
 from spyre_mlir.runtime.numerics import DL16, IEEE_FP16
 
 ACTIVATIONS = {"gelu": torch.nn.GELU(), "relu": torch.nn.ReLU(), "gelu_tanh": torch.nn.GELU(approximate="tanh")}
@@ -64,6 +68,52 @@ def test_updated_weights_are_sent_again():
         model[2].bias.add_(1.0)
         after = f(x)
     assert torch.allclose(after - before, torch.ones_like(before), atol=2e-2)
+
+
+def test_a_new_parameter_in_a_freed_ones_place_is_sent_and_the_old_copy_freed(monkeypatch):
+    # CPython gives a new object the address of a freed one: a new Parameter often has the id
+    # of the one it replaced, at the same version (0). Keyed by (id, version), it got the old
+    # one's device copy (relative errors ~1: a wrong answer, silently). Each call is compared
+    # bit for bit with a fresh executable of the same program on the same inputs.
+    calls = []
+    call = Executable.__call__
+    monkeypatch.setattr(Executable, "__call__", lambda self, *a, **k: calls.append((self, a)) or call(self, *a, **k))
+    torch.manual_seed(0)
+    model = torch.nn.Linear(64, 64, bias=False)
+    f = torch.compile(model, backend="spyre")
+    x = torch.randn(8, 64)
+    memory = get_device().memory
+    seen, reused = set(), 0
+    with torch.no_grad():
+        f(x)
+        used = memory.ddr_used
+        for _ in range(30):
+            seen.add(id(model.weight))
+            w = torch.randn(64, 64)
+            model.weight = None  # the old parameter dies here
+            gc.collect()
+            model.weight = torch.nn.Parameter(w)
+            reused += id(model.weight) in seen
+            y = f(x)
+            exe, inputs = calls[-1]
+            (fresh,) = Executable(exe.module, exe.ctx, DeviceModel(exe.model.config))(*inputs)
+            assert np.array_equal(y.numpy(), fresh)
+            assert memory.ddr_used == used  # the replaced copy was freed, not kept
+    assert reused > 0, "no new parameter took a freed one's id: the case this test is for did not occur"
+
+
+def test_param_key_equal_only_for_the_same_live_tensor_and_version():
+    p = torch.nn.Parameter(torch.zeros(4))
+    key = ParamKey(p)
+    assert key == ParamKey(p)
+    assert key != ParamKey(torch.nn.Parameter(torch.zeros(4)))
+    with torch.no_grad():
+        p.add_(1.0)
+    assert key != ParamKey(p)  # updated in place
+    old = ParamKey(p)
+    del p
+    gc.collect()
+    assert old != old  # its tensor is gone: equal to nothing, not even itself
 
 
 def test_bf16_model_returns_bf16():
