@@ -9,9 +9,9 @@ inference) -> FX importer -> spyre-pipeline -> the reference device model.
     })
 
 Each graph is compiled once (Dynamo caches per graph and guards; `STATS.compiles` counts our
-compilations). Parameters stay resident on the device model after the first call: their
-device copies are keyed by the tensor (a weak reference) and its version, so an in-place
-update or a new parameter in its place re-sends them (and frees the old copy).
+compilations). Parameters stay resident on the device model after the first call; a parameter updated in
+place or replaced is sent again and its old copy freed (`ParamKey` says what is seen: a write
+through `p.data` of a few elements may not be).
 Outputs come back in the dtype eager PyTorch would give.
 
 Ops the device cannot take run on the CPU (PyTorch eager) inside the compiled graph, with one
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import os
 import warnings
 import weakref
@@ -107,20 +108,42 @@ def _parse_options(options: dict[str, Any] | None) -> tuple[DeviceConfig, bool, 
     return config, strict, dump_ir, optimizations
 
 
+PARAM_SAMPLES = 256
+"""Values of a parameter its residency key holds (evenly spread over the flattened tensor)."""
+
+
+@functools.lru_cache(maxsize=256)
+def _sample_positions(size: int) -> np.ndarray:
+    return np.unique(np.linspace(0, size - 1, min(size, PARAM_SAMPLES)).astype(np.int64)) if size else np.zeros(0, np.int64)
+
+
 class ParamKey:
-    """A parameter's residency key: the tensor (by weak reference) and its version. Equal
-    only for the same live tensor at the same version: an in-place update bumps the version,
-    and a new tensor is a different one even where it reuses a freed tensor's id (keyed by
-    (id, version), such a parameter got the freed one's stale device copy)."""
+    """What a parameter's device copy stands for; equal keys = the copy is still right.
 
-    __slots__ = ("ref", "version")
+        key(p) = (p by weak reference, p._version, p's data pointer, p's values at
+                  PARAM_SAMPLES positions spread over it, as bits)
 
-    def __init__(self, p: torch.nn.Parameter):
+    Equal only for the same live tensor: a new tensor is another one even where it took a
+    freed tensor's id (keyed by (id, version), it got the freed one's stale copy). An in-place
+    update through the parameter bumps its version; `p.data = t` moves its data pointer; a
+    write through `p.data` (which bypasses the version counter: `p.data.normal_()`,
+    `p.data += delta`) changes the sampled values unless it changes none of them: such a
+    write of a few elements is not seen, and the device keeps the old copy (write through
+    the parameter under torch.no_grad() instead)."""
+
+    __slots__ = ("ref", "version", "data_ptr", "sample")
+
+    def __init__(self, p: torch.nn.Parameter, host: np.ndarray):
         self.ref = weakref.ref(p)
         self.version = p._version
+        self.data_ptr = p.data_ptr()
+        flat = host.reshape(-1)
+        self.sample = flat.take(_sample_positions(flat.size)).tobytes()
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ParamKey) or self.version != other.version:
+        if not isinstance(other, ParamKey):
+            return False
+        if (self.version, self.data_ptr, self.sample) != (other.version, other.data_ptr, other.sample):
             return False
         mine = self.ref()
         return mine is not None and mine is other.ref()
@@ -179,7 +202,7 @@ def compile_graph(
             np.asarray((a.detach().float() if a.dtype == torch.bfloat16 else a.detach()).cpu().numpy(), order="C")
             for a in args
         ]
-        keys = [ParamKey(a) if isinstance(a, torch.nn.Parameter) else None for a in args]
+        keys = [ParamKey(a, h) if isinstance(a, torch.nn.Parameter) else None for a, h in zip(args, host)]
         outs = exe(*host, arg_keys=keys)
         # np.asarray keeps 0-d outputs 0-d (ascontiguousarray would make them 1-d)
         return tuple(torch.from_numpy(np.array(o, order="C")).to(dt) for o, dt in zip(outs, out_dtypes))

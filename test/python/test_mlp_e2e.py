@@ -102,15 +102,49 @@ def test_a_new_parameter_in_a_freed_ones_place_is_sent_and_the_old_copy_freed(mo
     assert reused > 0, "no new parameter took a freed one's id: the case this test is for did not occur"
 
 
-def test_param_key_equal_only_for_the_same_live_tensor_and_version():
-    p = torch.nn.Parameter(torch.zeros(4))
-    key = ParamKey(p)
-    assert key == ParamKey(p)
-    assert key != ParamKey(torch.nn.Parameter(torch.zeros(4)))
+def test_writes_through_data_are_seen(monkeypatch):
+    # p.data bypasses the version counter; each write below left the old device copy in use
+    # (relative errors ~1) before the key held the data pointer and sampled values
+    calls = []
+    call = Executable.__call__
+    monkeypatch.setattr(Executable, "__call__", lambda self, *a, **k: calls.append((self, a)) or call(self, *a, **k))
+    torch.manual_seed(0)
+    model = torch.nn.Linear(64, 64)
+    f = torch.compile(model, backend="spyre")
+    x = torch.randn(8, 64)
+    writes = [
+        lambda: model.weight.data.normal_(),
+        lambda: model.weight.data.add_(torch.randn(64, 64)),  # a LoRA-style merge
+        lambda: setattr(model.weight, "data", torch.randn(64, 64)),
+        lambda: model.bias.data.copy_(torch.randn(64)),
+    ]
+    with torch.no_grad():
+        f(x)
+        for write in writes:
+            version = (model.weight._version, model.bias._version)
+            write()
+            assert (model.weight._version, model.bias._version) == version  # unseen by the version counter
+            y = f(x)
+            exe, inputs = calls[-1]
+            (fresh,) = Executable(exe.module, exe.ctx, DeviceModel(exe.model.config))(*inputs)
+            assert np.array_equal(y.numpy(), fresh)
+
+
+def test_param_key_equal_only_for_the_same_live_tensor_and_contents():
+    def key(p):
+        return ParamKey(p, p.detach().numpy())
+
+    p = torch.nn.Parameter(torch.zeros(1000))
+    k = key(p)
+    assert k == key(p)
+    assert k != key(torch.nn.Parameter(torch.zeros(1000)))
     with torch.no_grad():
         p.add_(1.0)
-    assert key != ParamKey(p)  # updated in place
-    old = ParamKey(p)
+    assert k != key(p)  # updated in place: a new version
+    k = key(p)
+    p.data[-1] = 7.0  # through .data: no new version, but a sampled value (the last is one) changed
+    assert k != key(p)
+    old = key(p)
     del p
     gc.collect()
     assert old != old  # its tensor is gone: equal to nothing, not even itself
