@@ -27,7 +27,7 @@ import math
 import struct
 from abc import ABC
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -47,7 +47,10 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, BlockArgument, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
+    BaseAttr,
     IRDLOperation,
+    OptPropertyDef,
+    VerificationContext,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
@@ -382,6 +385,33 @@ class IsaInstruction(IRDLOperation, ABC):
     ENGINE: ClassVar[str]
     traits = traits_def(HasParent(StreamOp))
 
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        # the instruction's own checks, before irdl_op_definition wraps them into verify_
+        # with the generic ones (`verify` below calls them apart)
+        super().__init_subclass__(**kwargs)
+        cls._own_verify = cls.verify_
+
+    def verify(self, verify_nested_ops: bool = True) -> None:
+        """Operation.verify, with IRDL's generic checks done as an instruction's definition
+        allows: a BERT layer's programs hold ~20k instructions, and the generic checks of
+        operand, result, region and successor counts cost twice the rest. An instruction
+        with no operands, results, regions or successors, only its defined properties (each
+        of its kind) and a stream as parent takes its own checks alone; any other op, and
+        any deviation, takes xDSL's whole verification, so the error is the usual one.
+
+            well formed(op) = no operands, results, regions, successors
+                              and every required property present, none undefined,
+                              each meeting its constraint, parent a spyre_isa.stream
+            verify(op)      = own checks of op          if well formed(op)
+                              Operation.verify(op)      otherwise"""
+        if not _well_formed(self):
+            super().verify(verify_nested_ops)
+            return
+        try:
+            type(self)._own_verify(self)
+        except VerifyException as err:
+            self.emit_error(f"Operation does not verify: {err}", err)
+
     def _build(self, properties: dict[str, Attribute | None], operands: Sequence[SSAValue] = ()) -> None:
         """The op from its properties (None: absent) and operands: Operation.__init__ without
         irdl_op_init's argument building, which costs more than the rest of an instruction's
@@ -421,6 +451,58 @@ class IsaInstruction(IRDLOperation, ABC):
             raise VerifyException(
                 f"'{op.name}': {what} exceeds the instruction format: its 16-bit count fields hold at most {MAX_LOOP_COUNT}"
             )
+
+
+@functools.cache
+def _property_checks(cls: type[IsaInstruction]) -> tuple[frozenset[str], tuple[tuple[str, bool, Any], ...]] | None:
+    """(defined property names, (name, required, base type or constraint) per property) of
+    an instruction class, or None if its definition has anything else to check (operands,
+    results, regions, successors, attributes, traits beyond its parent)."""
+    d = cls.get_irdl_definition()
+    if d.operands or d.results or d.regions or d.successors or d.attributes or d.options:
+        return None
+    if any(not (isinstance(t, HasParent) and t.op_types == (StreamOp,)) for t in d.traits):
+        return None
+    checks = tuple(
+        (name, not isinstance(pdef, OptPropertyDef), pdef.constr.attr if isinstance(pdef.constr, BaseAttr) else pdef.constr)
+        for name, pdef in d.properties.items()
+    )
+    return frozenset(d.properties), checks
+
+
+def _well_formed(op: IsaInstruction) -> bool:
+    """Whether `op` passes IRDL's generic checks, tested the quick way (IsaInstruction.verify)."""
+    checks = _property_checks(type(op))
+    if checks is None or op.operands or op.results or op.regions or op.successors:
+        return False
+    if not isinstance(op.parent_op(), StreamOp):
+        return False
+    names, props = checks
+    given = op.properties
+    if not names.issuperset(given):
+        return False
+    for name, required, kind in props:
+        value = given.get(name)
+        if value is None:
+            if required:
+                return False
+        elif isinstance(kind, type):
+            if not isinstance(value, kind):
+                return False
+        elif not _meets(kind, value):
+            return False
+    return True
+
+
+@functools.lru_cache(maxsize=4096)
+def _meets(constraint: Any, value: Attribute) -> bool:
+    """Whether an attribute meets a property's constraint (memoised: a program's integer
+    properties take a few distinct values, and attributes are immutable)."""
+    try:
+        constraint.verify(value, VerificationContext())
+    except VerifyException:
+        return False
+    return True
 
 
 def _print_access(printer: Printer, memory: str, acc: AccessAttr) -> None:
