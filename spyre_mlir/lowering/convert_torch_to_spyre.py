@@ -357,13 +357,22 @@ def _reshape(ops: list[Operation], v: SSAValue, shape: Sequence[int]) -> SSAValu
             v = r.result
             layout = generic.reshaped(shape)
     if layout is None:
-        raise NotOnDevice(
-            f"reshaping {_shape(v)} to {shape} would move stick padding (the last dim {_shape(v)[-1]} "
-            f"is not a multiple of 64 and does not survive)"
-        )
+        raise NotOnDevice(f"reshaping {_shape(v)} to {shape} {_why_not_a_view(_shape(v), shape)}")
     rs = spyre.ReshapeOp(v, spyre.device_tensor_type(shape, layout))
     ops.append(rs)
     return rs.result
+
+
+def _why_not_a_view(old: tuple[int, ...], new: tuple[int, ...], per_stick: int = 64) -> str:
+    """Why a reshape of the generic (16-bit) stick layout is not a free view: a stick holds
+    `per_stick` consecutive elements of the last dim, padded to whole sticks."""
+    a, b = (old or (1,))[-1], (new or (1,))[-1]
+    if a % per_stick:
+        return f"would move stick padding (the last dim {a} is not a multiple of {per_stick} and does not survive)"
+    if b % per_stick:
+        return (f"would move elements into stick padding (the result's last dim {b} is not a multiple of {per_stick}: "
+                f"each run of {b} would start a new stick)")
+    return f"would split a stick of {per_stick} elements across dims"
 
 
 class LowerExpand(Lowering):
