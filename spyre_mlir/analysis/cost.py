@@ -370,11 +370,11 @@ def plan_matmul(
 @functools.lru_cache(maxsize=1024)
 def _plan_matmul(shape: MatmulShape, config: DeviceConfig, budget_sticks: int, double_buffer: bool, allow_multicast: bool, epilogue, split_k: bool):
     """The least estimate over (split, chain), the first in enumeration order among equals.
-    Splits are tried by their PT lower bound, and a split whose bound exceeds the best estimate
-    so far is not chunked at all: no chunking has fewer PT passes than one chunk, and every
-    estimate is at least its busiest core's PT time."""
+    Splits are tried by a lower bound, and a split whose bound exceeds the best estimate so far
+    is not chunked at all: every estimate is at least its busiest core's PT time and its DDR
+    bytes' time, and no chunking has fewer PT passes or DDR bytes than one chunk per dim."""
     splits = candidate_splits(shape.dims, config.cores, split_k)
-    bounds = [_pt_bound(shape, split, config) for split in splits]
+    bounds = [max(_pt_bound(shape, split, config), _ddr_bound(shape, split, config, allow_multicast)) for split in splits]
     best, best_at = None, None
     for at in sorted(range(len(splits)), key=lambda i: bounds[i]):
         if best is not None and bounds[at] > best[2].seconds:
@@ -402,6 +402,26 @@ def _pt_bound(shape: MatmulShape, split: dict[str, int], config: DeviceConfig) -
     boxes = [b for b in core_boxes(shape.dims, split, config.cores) if b is not None]
     one = {d.name: 1 for d in shape.dims}
     return max(_core_work(shape, box, one, config).pt for box in boxes) / config.clock_hz
+
+
+def _ddr_bound(shape: MatmulShape, split: dict[str, int], config: DeviceConfig, allow_multicast: bool) -> float:
+    """Seconds no plan of `split` beats: its DDR bytes with one chunk per dim (every tile
+    loaded once) over the longest chain, at the DDR's rate. An estimate is at least its DDR
+    bytes over that rate (`matmul_estimate`: cycles >= ddr), chunking only adds reloads, and a
+    longer chain only takes B loads away (its later cores receive B over the ring)."""
+    one = {d.name: 1 for d in shape.dims}
+    k_end = math.ceil(shape.k / 64)
+    group = max(multicast_chains(split.get("m", 1), allow_multicast))
+    sticks = 0
+    for box, _, role, count in _core_classes(shape, tuple(split.items()), config.cores, group):
+        w = _core_work(shape, box, one, config)
+        load, store = w.load_sticks, w.store_sticks
+        if group > 1 and role > 0:
+            load -= w.b_sticks
+        if split.get("k", 1) > 1 and box["k"][0] > 0:  # a later k part sends its sums over the ring
+            store = 0
+        sticks += count * (load + store)
+    return sticks * STICK_BYTES / config.ddr_bytes_per_s
 
 
 @functools.lru_cache(maxsize=4096)
