@@ -410,7 +410,6 @@ def _ddr_bound(shape: MatmulShape, split: dict[str, int], config: DeviceConfig, 
     bytes over that rate (`matmul_estimate`: cycles >= ddr), chunking only adds reloads, and a
     longer chain only takes B loads away (its later cores receive B over the ring)."""
     one = {d.name: 1 for d in shape.dims}
-    k_end = math.ceil(shape.k / 64)
     group = max(multicast_chains(split.get("m", 1), allow_multicast))
     sticks = 0
     for box, _, role, count in _core_classes(shape, tuple(split.items()), config.cores, group):

@@ -277,7 +277,8 @@ class Executable:
     def _residency_key(self, op: spyre.ToDeviceOp, arg_keys: Sequence[Any]) -> Any:
         """What names the uploaded value between calls (compared with ==), or None: not kept.
         An argument's key is the caller's (`arg_keys`: it must tell apart values that share an
-        id, such as a new tensor where a freed one was); a constant's is the op itself."""
+        id, such as a new tensor where a freed one was); a constant's is "constant" (the value
+        never changes)."""
         src: SSAValue = op.input
         while isinstance(src.owner, UnrealizedConversionCastOp):
             src = src.owner.inputs[0]
