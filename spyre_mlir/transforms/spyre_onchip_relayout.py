@@ -21,8 +21,10 @@ On chip (this pass marks the three kernels; convert-spyre-to-isa lowers the mark
 The marks: P `spyre.resident_out = src`; C `spyre.resident_in = [input, dst]`; R
 `spyre.onchip = {src, dst, staging, src_rows, dst_boxes}` (LX offsets in bytes; per core the
 band of source rows and the box [stick lo, stick hi, row lo, row hi] of d). The resident
-buffers sit at the top of LX; every kernel from P to C gets `spyre.lx_budget` (the planner's
-budget minus them), so no planned buffer overlaps them while they are live.
+buffers sit at the top of the LX the kernels from P to C may use (the planner's budget, or
+the lowest `spyre.lx_budget` one of them already has: spyre-resident-chains' block lies
+above it); each of those kernels gets `spyre.lx_budget` = the buffers' bottom, so no planned
+buffer overlaps them while they are live.
 
 Consumer alignment (`align_consumer`, on by default): C is pointwise, so any split of it is
 valid; it is split along d's sticks to match P's bands, so that every block stays on its core
@@ -156,9 +158,15 @@ class SpyreOnchipRelayoutPass(ModulePass):
         )
         staging = 0 if local else src_sticks
         need = (src_sticks + dst_sticks + staging) * STICK_BYTES
-        if need > self.budget_bytes // 2:
-            return f"its bands need {need} bytes of LX per core, more than half the planner's budget ({self.budget_bytes})"
-        top = self.budget_bytes - need
+        # below any budget a kernel of the span already has (spyre-resident-chains keeps a block
+        # above it while these kernels run)
+        first, last = order.index(p), order.index(c)
+        span = order[first : last + 1]
+        ceiling = min([self.budget_bytes] + [b.value.data for k in span if isinstance(b := k.attributes.get("spyre.lx_budget"), IntegerAttr)])
+        if need > ceiling // 2:
+            held = "" if ceiling == self.budget_bytes else f" below the {self.budget_bytes - ceiling} bytes resident buffers hold"
+            return f"its bands need {need} bytes of LX per core, more than half the planner's budget ({ceiling} bytes{held})"
+        top = ceiling - need
         src_at, dst_at, staging_at = top, top + src_sticks * STICK_BYTES, top + (src_sticks + dst_sticks) * STICK_BYTES
         # ---- mark
         p.split = spyre.SplitAttr(psplit)
@@ -176,9 +184,6 @@ class SpyreOnchipRelayoutPass(ModulePass):
                 "dst_boxes": _array(flat_boxes),
             }
         )
-        first, last = order.index(p), order.index(c)
-        for k in order[first : last + 1]:
-            old = k.attributes.get("spyre.lx_budget")
-            budget = min(top, old.value.data) if isinstance(old, IntegerAttr) else top
-            k.attributes["spyre.lx_budget"] = IntegerAttr(budget, i64)
+        for k in span:
+            k.attributes["spyre.lx_budget"] = IntegerAttr(top, i64)  # top < ceiling <= any budget it had
         return None

@@ -14,6 +14,12 @@
 // CHECK:       spyre.kernel "t_k1"(%{{.*}}) split <{{.*}}> {spyre.onchip = {src = [[SRC]] : i64, dst = [[DST:[0-9]+]] : i64, staging = {{[0-9]+}} : i64, src_rows = array<i64: 0, 64, 64, 128, 128, 192, 192, 256>, dst_boxes = array<i64: 0, 1, 0, 100, 1, 2, 0, 100, 2, 3, 0, 100, 3, 4, 0, 100>}
 // The consumer is split along the result's sticks: core k's box is the transpose of its band.
 // CHECK:       spyre.kernel "t_k2"(%{{.*}}) split <d0 = 4, d1 = 1> {spyre.resident_in = array<i64: 0, [[DST]]>, spyre.lx_budget = [[SRC]] : i64}
+// CHECK-LABEL: func.func @under_a_resident_block
+// A kernel of the span already has a budget (spyre-resident-chains keeps a block above it):
+// the bands go below it (999936 - 29184 bytes), not at the top of the planner's budget.
+// CHECK:       spyre.kernel "u_k0"(%{{.*}}) split <d0 = 1, d1 = 4> {spyre.resident_out = 970752 : i64, spyre.lx_budget = 970752 : i64}
+// CHECK:       spyre.kernel "u_k1"(%{{.*}}) split <{{.*}}> {spyre.lx_budget = 970752 : i64, spyre.onchip = {src = 970752 : i64, dst = 987136 : i64,
+// CHECK:       spyre.kernel "u_k2"(%{{.*}}) split <d0 = 4, d1 = 1> {spyre.resident_in = array<i64: 0, 987136>, spyre.lx_budget = 970752 : i64}
 // CHECK-LABEL: func.func @into_matmul
 // CHECK-NOT:   spyre.onchip
 
@@ -64,6 +70,37 @@ builtin.module {
       spyre.yield %5 : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
     }
     %4 = spyre.kernel "t_k2"(%3) : (tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+    ^bb0(%5: tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>):
+      %6 = spyre.pointwise %5 : (tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+      ^bb0(%7: f32):
+        %8 = arith.constant 0.000000e+00 : f32
+        %9 = arith.maximumf %7, %8 : f32
+        spyre.yield %9 : f32
+      }
+      spyre.yield %6 : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+    }
+    %5 = spyre.from_device %4 : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> -> tensor<100x256xf16>
+    func.return %5 : tensor<100x256xf16>
+  }
+  func.func @under_a_resident_block(%arg0: tensor<256x100xf16>) -> tensor<100x256xf16> {
+    %0 = spyre.to_device %arg0 : tensor<256x100xf16> -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>
+    %1 = spyre.kernel "u_k0"(%0) : (tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>) -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>> {
+    ^bb0(%2: tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>):
+      %3 = spyre.pointwise %2 : (tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>) -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>> {
+      ^bb0(%4: f32):
+        %5 = arith.constant 0.000000e+00 : f32
+        %6 = arith.maximumf %4, %5 : f32
+        spyre.yield %6 : f32
+      }
+      spyre.yield %3 : tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>
+    }
+    %2 = spyre.permute %1 permutation [1, 0] : tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>> -> tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>
+    %3 = spyre.kernel "u_k1"(%2) {spyre.lx_budget = 999936 : i64} : (tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+    ^bb0(%4: tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>):
+      %5 = spyre.restickify %4 : tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>> -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+      spyre.yield %5 : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+    }
+    %4 = spyre.kernel "u_k2"(%3) : (tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
     ^bb0(%5: tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>):
       %6 = spyre.pointwise %5 : (tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
       ^bb0(%7: f32):
