@@ -61,7 +61,7 @@ from xdsl.utils.exceptions import PassFailedException
 from spyre_mlir.analysis.work import transfer_permutation
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects import torch as t
-from spyre_mlir.layout import Layout
+from spyre_mlir.layout import Layout, lanes_for
 
 HOST_FLOAT_TYPES = (Float32Type, Float16Type, BFloat16Type)
 """Host element types the device path accepts (they become DL16 on the device)."""
@@ -363,9 +363,10 @@ def _reshape(ops: list[Operation], v: SSAValue, shape: Sequence[int]) -> SSAValu
     return rs.result
 
 
-def _why_not_a_view(old: tuple[int, ...], new: tuple[int, ...], per_stick: int = 64) -> str:
+def _why_not_a_view(old: tuple[int, ...], new: tuple[int, ...]) -> str:
     """Why a reshape of the generic (16-bit) stick layout is not a free view: a stick holds
-    `per_stick` consecutive elements of the last dim, padded to whole sticks."""
+    `lanes_for(2)` consecutive elements of the last dim, padded to whole sticks."""
+    per_stick = lanes_for(2)
     a, b = (old or (1,))[-1], (new or (1,))[-1]
     if a % per_stick:
         return f"would move stick padding (the last dim {a} is not a multiple of {per_stick} and does not survive)"

@@ -45,6 +45,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from spyre_mlir.runtime.timing import overlap
+
 if TYPE_CHECKING:
     from spyre_mlir.runtime.interpreter import DeviceModel, ProgramPlan, _Plan
     from spyre_mlir.runtime.memory import DdrTensor
@@ -168,11 +170,6 @@ def schedule(plan: ProgramPlan) -> list[list[tuple[int, int]]]:
             pcs[si] += 1
 
 
-def _overlaps(iv: tuple[int, int], ivs: Sequence[tuple[int, int]]) -> bool:
-    lo, hi = iv
-    return any(lo < hi2 and lo2 < hi for lo2, hi2 in ivs)
-
-
 def _conflict_free(plan: ProgramPlan, wave: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
     """The wave cut into consecutive parts that run one after the other, each free of
     conflicts (any order of a wave's instructions is one the streams could run in: each is
@@ -214,8 +211,8 @@ def _conflict_free(plan: ProgramPlan, wave: list[tuple[int, int]]) -> list[list[
             ddr = (ins.ddr_pos.reshape(-1) + (ins.arg << 40)).tolist()
         conflict = (
             (ddr and (not ddr_written.isdisjoint(ddr) or (not ins.load and not ddr_read.isdisjoint(ddr))))
-            or any(_overlaps(iv, ring_in[core]) for core, ivs in own if core in ring_in for iv in ivs)
-            or any(_overlaps((lo, hi), touched[t]) for t, lo, hi in dst if t in touched)
+            or any(overlap(ivs, ring_in[core]) for core, ivs in own if core in ring_in)
+            or any(overlap(((lo, hi),), touched[t]) for t, lo, hi in dst if t in touched)
         )
         if conflict:
             parts.append(part)

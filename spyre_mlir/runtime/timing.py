@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict, deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from spyre_mlir.runtime.config import DeviceConfig
@@ -113,18 +114,19 @@ def ring_cycles(config: DeviceConfig, nbytes: int, hops: int) -> float:
 # endregion
 
 
-def _overlap(a: tuple[tuple[int, int], ...], b: tuple[tuple[int, int], ...]) -> bool:
+def overlap(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]) -> bool:
+    """Whether an interval [lo, hi) of `a` meets one of `b`."""
     return any(lo1 < hi2 and lo2 < hi1 for lo1, hi1 in a for lo2, hi2 in b)
 
 
 def _conflict(a: Work, b: Work) -> bool:
     return (
-        _overlap(a.reads, b.writes)
-        or _overlap(a.writes, b.reads)
-        or _overlap(a.writes, b.writes)
-        or _overlap(a.ddr_reads, b.ddr_writes)
-        or _overlap(a.ddr_writes, b.ddr_reads)
-        or _overlap(a.ddr_writes, b.ddr_writes)
+        overlap(a.reads, b.writes)
+        or overlap(a.writes, b.reads)
+        or overlap(a.writes, b.writes)
+        or overlap(a.ddr_reads, b.ddr_writes)
+        or overlap(a.ddr_writes, b.ddr_reads)
+        or overlap(a.ddr_writes, b.ddr_writes)
     )
 
 
