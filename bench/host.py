@@ -239,6 +239,10 @@ def table(r: dict) -> str:
     top = r["inductor_layers"]
     mb = 1 / 2**20
     flags = (" --quick" if r["quick"] else "") + (f" --repeat {r['repeat']}" if r["repeat"] > 1 else "")
+
+    def runs(key: str) -> str:
+        return ", ".join(f"{x:.2f}" for x in r[key])
+
     lines = [
         f"Host speed (python bench/host.py{flags}; {r['cpu_threads']} CPU threads)",
         "",
@@ -249,9 +253,6 @@ def table(r: dict) -> str:
     for n, s in r["compile_s_by_layers"].items():
         lines.append(f"   {n:>6}   {s:>9.2f}   {s / one:>9.2f}")
     if r["repeat"] > 1:
-        def runs(key: str) -> str:
-            return ", ".join(f"{x:.2f}" for x in r[key])
-
         lines.append(f"   ({top} layers: median of {r['repeat']} runs alternating with Inductor's: {runs(f'compile_s_{top}_runs')} s)")
     lines += [
         f"   Inductor, {top} layers: {r[f'inductor_compile_s_{top}']:.2f} s (cold cache"

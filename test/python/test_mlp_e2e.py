@@ -70,14 +70,26 @@ def test_updated_weights_are_sent_again():
     assert torch.allclose(after - before, torch.ones_like(before), atol=2e-2)
 
 
-def test_a_new_parameter_in_a_freed_ones_place_is_sent_and_the_old_copy_freed(monkeypatch):
+@pytest.fixture
+def fresh_replay(monkeypatch):
+    """A function giving, for the last call of any Executable, the outputs a fresh executable
+    of the same program computes from the same inputs (nothing resident from earlier calls)."""
+    calls = []
+    call = Executable.__call__
+    monkeypatch.setattr(Executable, "__call__", lambda self, *a, **k: calls.append((self, a)) or call(self, *a, **k))
+
+    def replay() -> tuple:
+        exe, inputs = calls[-1]
+        return Executable(exe.module, exe.ctx, DeviceModel(exe.model.config))(*inputs)
+
+    return replay
+
+
+def test_a_new_parameter_in_a_freed_ones_place_is_sent_and_the_old_copy_freed(fresh_replay):
     # CPython gives a new object the address of a freed one: a new Parameter often has the id
     # of the one it replaced, at the same version (0). Keyed by (id, version), it got the old
     # one's device copy (relative errors ~1: a wrong answer, silently). Each call is compared
     # bit for bit with a fresh executable of the same program on the same inputs.
-    calls = []
-    call = Executable.__call__
-    monkeypatch.setattr(Executable, "__call__", lambda self, *a, **k: calls.append((self, a)) or call(self, *a, **k))
     torch.manual_seed(0)
     model = torch.nn.Linear(64, 64, bias=False)
     f = torch.compile(model, backend="spyre")
@@ -95,19 +107,15 @@ def test_a_new_parameter_in_a_freed_ones_place_is_sent_and_the_old_copy_freed(mo
             model.weight = torch.nn.Parameter(w)
             reused += id(model.weight) in seen
             y = f(x)
-            exe, inputs = calls[-1]
-            (fresh,) = Executable(exe.module, exe.ctx, DeviceModel(exe.model.config))(*inputs)
+            (fresh,) = fresh_replay()
             assert np.array_equal(y.numpy(), fresh)
             assert memory.ddr_used == used  # the replaced copy was freed, not kept
     assert reused > 0, "no new parameter took a freed one's id: the case this test is for did not occur"
 
 
-def test_writes_through_data_are_seen(monkeypatch):
+def test_writes_through_data_are_seen(fresh_replay):
     # p.data bypasses the version counter; each write below left the old device copy in use
     # (relative errors ~1) before the key held the data pointer and sampled values
-    calls = []
-    call = Executable.__call__
-    monkeypatch.setattr(Executable, "__call__", lambda self, *a, **k: calls.append((self, a)) or call(self, *a, **k))
     torch.manual_seed(0)
     model = torch.nn.Linear(64, 64)
     f = torch.compile(model, backend="spyre")
@@ -125,8 +133,7 @@ def test_writes_through_data_are_seen(monkeypatch):
             write()
             assert (model.weight._version, model.bias._version) == version  # unseen by the version counter
             y = f(x)
-            exe, inputs = calls[-1]
-            (fresh,) = Executable(exe.module, exe.ctx, DeviceModel(exe.model.config))(*inputs)
+            (fresh,) = fresh_replay()
             assert np.array_equal(y.numpy(), fresh)
 
 
