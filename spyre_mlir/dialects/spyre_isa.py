@@ -154,6 +154,13 @@ def per_core(values: int | tuple[int, ...]) -> PerCoreAttr:
     return PerCoreAttr(values)
 
 
+def _table(values: PerCoreAttr | Sequence[int] | int) -> PerCoreAttr:
+    """A per-core table from a table, a value per core or one value for all."""
+    if isinstance(values, PerCoreAttr):
+        return values
+    return per_core(values if isinstance(values, int) else tuple(values))
+
+
 @irdl_attr_definition
 class AccessAttr(ParametrizedAttribute):
     """A strided window of sticks: `[base, strides = [s0, s1]]` or `[base, strides = [..], f32]`.
@@ -350,8 +357,15 @@ class ProgramOp(IRDLOperation):
 
 @irdl_op_definition
 class StreamOp(IRDLOperation):
-    """The instruction list that a set of cores runs in lockstep (SPMD); per-core operands
-    are tables over `cores` in order."""
+    """The instruction list that each of a set of cores runs (SPMD); per-core operands
+    (bases, ring shifts, tokens) are tables over `cores` in order.
+
+    Each core runs the list in order at its own pace; cores meet only through tokens and
+    barriers. A stream that does not both wait for tokens (`wait`, a ring send's `after`)
+    and produce them (`signal`, `notify`), with one token per instruction for all its cores,
+    runs the same as if its cores moved in lockstep (nothing it waits for can come from its
+    own progress), and the device model runs it so; any other stream (a multicast chain,
+    whose cores pass tiles on to each other) runs core by core."""
 
     name = "spyre_isa.stream"
     cores = prop_def(CoreSetAttr)
@@ -430,6 +444,13 @@ class IsaInstruction(IRDLOperation, ABC):
         n = self.n_cores()
         if len(pc.values) not in (1, n):
             raise VerifyException(f"'{self.name}': {what} has {len(pc.values)} entries for a stream of {n} cores")
+
+    def _check_tokens(self, what: str, tokens: PerCoreAttr) -> None:
+        self._check_table(what, tokens)
+        bad = [v.data for v in tokens.values if v.data < 0]
+        if bad:
+            name = what if what.endswith("token") else f"{what} token"
+            raise VerifyException(f"'{self.name}': {name} must be >= 0, got {bad[0]}")
 
     def _check_access(self, what: str, acc: AccessAttr, sizes: Sequence[int]) -> None:
         self._check_table(f"{what} base", acc.base)
@@ -1003,11 +1024,11 @@ class RingSendOp(IsaInstruction):
 
         P = piece if present else sizes[-1]                 # steps of the last dim per piece
         for r0 in range(0, sizes[-1], P):                   # one piece after the other
-            if after is present: wait(after, count=1)       # block until tokens[after] >= 1; -= 1
+            if after is present: wait(after[core], count=1) # block until tokens[after[core]] >= 1; -= 1
             for i in ndindex(sizes[:-1] + [min(P, sizes[-1] - r0)]):
                 i[-1] += r0
                 lx[(core + shift[core]) % cores][dst(i)] = lx[core][src(i)]
-            if notify is present: tokens[notify] += 1 once the piece has landed
+            if notify is present: tokens[notify[core]] += 1 once the piece has landed
     Costs one ring hop per step of min(|shift|, cores - |shift|) (the ring is bidirectional);
     the receiving core must not read the data before a sync tells it the copy is done: the
     `notify` token (a write with completion notice), or a signal after the send (which also
@@ -1027,8 +1048,8 @@ class RingSendOp(IsaInstruction):
     shift = prop_def(PerCoreAttr)
     sizes = prop_def(IntListAttr)
     piece = opt_prop_def(IntegerAttr[I64])
-    after = opt_prop_def(IntegerAttr[I64])
-    notify = opt_prop_def(IntegerAttr[I64])
+    after = opt_prop_def(PerCoreAttr)
+    notify = opt_prop_def(PerCoreAttr)
     assembly_format = (
         "`lx` $src `->` `core` `+` $shift `lx` $dst `sizes` $sizes (`piece` $piece^)? (`after` $after^)? "
         "(`notify` $notify^)? attr-dict"
@@ -1040,16 +1061,16 @@ class RingSendOp(IsaInstruction):
         dst: AccessAttr,
         shift: PerCoreAttr | Sequence[int] | int,
         sizes: Sequence[int],
-        notify: int | None = None,
+        notify: PerCoreAttr | Sequence[int] | int | None = None,
         piece: int | None = None,
-        after: int | None = None,
+        after: PerCoreAttr | Sequence[int] | int | None = None,
     ):
-        if not isinstance(shift, PerCoreAttr):
-            shift = per_core(shift if isinstance(shift, int) else tuple(shift))
-        props: dict[str, Attribute] = {"src": src, "dst": dst, "shift": shift, "sizes": int_list(tuple(sizes))}
-        for key, value in (("piece", piece), ("after", after), ("notify", notify)):
+        props: dict[str, Attribute] = {"src": src, "dst": dst, "shift": _table(shift), "sizes": int_list(tuple(sizes))}
+        if piece is not None:
+            props["piece"] = i64_attr(piece)
+        for key, value in (("after", after), ("notify", notify)):
             if value is not None:
-                props[key] = i64_attr(value)
+                props[key] = _table(value)
         self._build(properties=props)
 
     def pieces(self) -> list[tuple[int, int]]:
@@ -1067,8 +1088,8 @@ class RingSendOp(IsaInstruction):
         if self.src.is_f32 != self.dst.is_f32:
             raise VerifyException(f"'{self.name}': src and dst must have the same element type (the ring moves bytes)")
         for what, attr in (("notify", self.notify), ("after", self.after)):
-            if attr is not None and attr.value.data < 0:
-                raise VerifyException(f"'{self.name}': {what} token must be >= 0, got {attr.value.data}")
+            if attr is not None:
+                self._check_tokens(what, attr)
         if self.piece is not None and not 1 <= self.piece.value.data <= sizes[-1]:
             raise VerifyException(
                 f"'{self.name}': piece must be between 1 and the last loop size {sizes[-1]} (steps per piece), "
@@ -1091,31 +1112,35 @@ class BarrierOp(IsaInstruction):
 
 @irdl_op_definition
 class SignalOp(IsaInstruction):
-    """tokens[token] += 1   (program-wide counter; releases a matching wait)."""
+    """tokens[token[core]] += 1   (program-wide counters; releases a matching wait)."""
 
     name = "spyre_isa.signal"
     ENGINE: ClassVar[str] = "sync"
-    token = prop_def(IntegerAttr[I64])
+    token = prop_def(PerCoreAttr)
     assembly_format = "$token attr-dict"
 
+    def __init__(self, token: PerCoreAttr | Sequence[int] | int):
+        self._build(properties={"token": _table(token)})
+
     def verify_(self) -> None:
-        if self.token.value.data < 0:
-            raise VerifyException(f"'{self.name}': token must be >= 0, got {self.token.value.data}")
+        self._check_tokens("token", self.token)
 
 
 @irdl_op_definition
 class WaitOp(IsaInstruction):
-    """Block until tokens[token] >= count, then tokens[token] -= count."""
+    """Block until tokens[token[core]] >= count, then tokens[token[core]] -= count."""
 
     name = "spyre_isa.wait"
     ENGINE: ClassVar[str] = "sync"
-    token = prop_def(IntegerAttr[I64])
+    token = prop_def(PerCoreAttr)
     count = prop_def(IntegerAttr[I64])
     assembly_format = "$token `count` $count attr-dict"
 
+    def __init__(self, token: PerCoreAttr | Sequence[int] | int, count: int = 1):
+        self._build(properties={"token": _table(token), "count": i64_attr(count)})
+
     def verify_(self) -> None:
-        if self.token.value.data < 0:
-            raise VerifyException(f"'{self.name}': token must be >= 0, got {self.token.value.data}")
+        self._check_tokens("token", self.token)
         if self.count.value.data < 1:
             raise VerifyException(f"'{self.name}': count must be >= 1, got {self.count.value.data}")
 

@@ -62,7 +62,7 @@ from spyre_mlir.runtime.config import DEFAULT_CONFIG
 @dataclass(frozen=True)
 class Ins:
     """One instruction of one core: `key` is what must match for cores to share a stream,
-    `bases` what may differ (becomes a per-core table)."""
+    `bases` what may differ (becomes a per-core table: access bases, ring shifts, tokens)."""
 
     key: tuple
     bases: tuple[int, ...]
@@ -116,15 +116,17 @@ def ring_send(
     piece: int | None = None,
     after: int | None = None,
 ) -> Ins:
-    return Ins(("ring", tuple(src[1]), tuple(dst[1]), shift, tuple(sizes), notify, piece, after), (src[0], dst[0]))
+    tokens = tuple(t for t in (notify, after) if t is not None)
+    key = ("ring", tuple(src[1]), tuple(dst[1]), tuple(sizes), notify is not None, piece, after is not None)
+    return Ins(key, (src[0], dst[0], shift, *tokens))
 
 
 def signal(token: int) -> Ins:
-    return Ins(("signal", token), ())
+    return Ins(("signal",), (token,))
 
 
 def wait(token: int, count: int = 1) -> Ins:
-    return Ins(("wait", token, count), ())
+    return Ins(("wait", count), (token,))
 
 
 def barrier() -> Ins:
@@ -173,12 +175,14 @@ def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue
             accumulate,
         )
     if kind == "ring":
-        _, ss, ds, shift, sizes, notify, piece, after = ins.key
-        return spyre_isa.RingSendOp(spyre_isa.access(tables[0], ss), spyre_isa.access(tables[1], ds), shift, sizes, notify, piece, after)
+        _, ss, ds, sizes, has_notify, piece, has_after = ins.key
+        notify = tables[3] if has_notify else None
+        after = tables[3 + has_notify] if has_after else None
+        return spyre_isa.RingSendOp(spyre_isa.access(tables[0], ss), spyre_isa.access(tables[1], ds), tables[2], sizes, notify, piece, after)
     if kind == "signal":
-        return spyre_isa.SignalOp.create(properties={"token": spyre_isa.i64_attr(ins.key[1])})
+        return spyre_isa.SignalOp(tables[0])
     if kind == "wait":
-        return spyre_isa.WaitOp.create(properties={"token": spyre_isa.i64_attr(ins.key[1]), "count": spyre_isa.i64_attr(ins.key[2])})
+        return spyre_isa.WaitOp(tables[0], ins.key[1])
     if kind == "barrier":
         return spyre_isa.BarrierOp.create()
     if kind == "transpose":

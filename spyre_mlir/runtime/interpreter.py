@@ -15,6 +15,7 @@ The host side of a compiled module (transfers, launches, host torch ops) is `run
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import functools
 import hashlib
@@ -97,6 +98,16 @@ def _flat(cores: Sequence[int] | np.ndarray, pos: np.ndarray, lx_sticks: int) ->
     return c * lx_sticks + pos
 
 
+def _rows(field: Any, n: int) -> list[Any]:
+    """A per-core field (an array (n, ...), or a list or tuple of such and of flags) as n
+    fields of one core each: row i of every array (a view), the flags as they are."""
+    if isinstance(field, np.ndarray):
+        return list(field[:, None])
+    if isinstance(field, list | tuple):
+        return [type(field)(parts) for parts in zip(*(_rows(x, n) for x in field))] if field else [type(field)()] * n
+    return [field] * n  # a flag beside an array, as an SFP access's (is_f32, positions)
+
+
 def _spans(pos: np.ndarray) -> list[tuple[tuple[int, int], ...]]:
     """Per core (row of `pos`), the stick interval its access covers, as a one-interval tuple
     (empty for no access): the timing model's hazard unit."""
@@ -120,6 +131,10 @@ class _Plan:
     ring_bytes = 0
     macs = 0
     sync: tuple | None = None
+    PER_CORE: tuple[str, ...] = ()
+    """The fields with a row per core of the stream (arrays, or lists and tuples of them: `split`)."""
+    ENTRIES: tuple[str, ...] = ("works",)
+    """The lists with an entry per core of the stream (`split`)."""
 
     def __init__(self, op: Operation, kernel: str, index: int, n: int):
         self.op = op
@@ -129,6 +144,27 @@ class _Plan:
 
     def bind(self, cores: np.ndarray, lx_sticks: int) -> None:
         """Precompute the LX row indices of this instruction's accesses on these cores."""
+
+    def split(self, n: int) -> list[_Plan]:
+        """This plan of a stream of n cores as n plans of one core each, the same as planning
+        the instruction for each core alone (test_stream_split.py compares every field):
+
+            for i in range(n): row i of every per-core field (PER_CORE), entry i of every
+                               per-core list (ENTRIES); the totals (bytes, MACs) / n"""
+        mine = vars(self)
+        rows = {name: _rows(mine[name], n) for name in self.PER_CORE}
+        rows.update((name, [[x] for x in mine[name]]) for name in self.ENTRIES)
+        totals = {name: mine[name] // n for name in ("ddr_read", "ddr_write", "ring_bytes", "macs") if name in mine}
+        cls, out = type(self), []
+        for i in range(n):
+            p = cls.__new__(cls)
+            p.__dict__.update(mine, **totals, **{name: r[i] for name, r in rows.items()})
+            p._derive()
+            out.append(p)
+        return out
+
+    def _derive(self) -> None:
+        """Fields derived from the per-core ones (set again on each plan `split` makes)."""
 
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = True) -> None:
         pass
@@ -172,6 +208,8 @@ class _Plan:
 
 
 class _DmaPlan(_Plan):
+    PER_CORE = ("ddr_pos", "lx_pos", "lx_idx")
+
     def __init__(self, op: spyre_isa.DmaOp, kernel: str, index: int, n: int, config: DeviceConfig):
         super().__init__(op, kernel, index, n)
         sizes = op.sizes.as_tuple()
@@ -190,6 +228,9 @@ class _DmaPlan(_Plan):
                 w.ddr_reads = span
             else:
                 w.ddr_writes = span
+        self._derive()
+
+    def _derive(self) -> None:
         self.ddr_end = int(self.ddr_pos.max()) + 1 if self.ddr_pos.size else 0
 
     def bind(self, cores: np.ndarray, lx_sticks: int) -> None:
@@ -233,6 +274,7 @@ class _GatherPlan(_Plan):
     """DMA of table rows picked at run time by the host indices handed over at launch."""
 
     engine = "dma_in"
+    PER_CORE = ("index_base", "lx_pos", "lx_idx")
 
     def __init__(self, op: spyre_isa.DmaGatherOp, kernel: str, index: int, n: int, config: DeviceConfig):
         super().__init__(op, kernel, index, n)
@@ -275,6 +317,7 @@ class _GatherPlan(_Plan):
 
 class _PtPlan(_Plan):
     engine = "pt"
+    PER_CORE = ("a_pos", "b_pos", "c_pos", "a_idx", "b_idx", "c_idx")
     shared: str | None = None
     """"rhs" ("lhs"): every core of the stream holds the same B (A) bytes at the same LX
     sticks whenever this instruction runs (`_mark_shared_operands`), so the stream's
@@ -449,6 +492,7 @@ class _SfpPlan(_Plan):
     """Unary and binary SFP functions over 64-lane vectors."""
 
     engine = "sfp"
+    PER_CORE = ("srcs", "dst", "src_idx", "dst_idx")
 
     def __init__(self, op: spyre_isa.SfpUnaryOp | spyre_isa.SfpBinaryOp, kernel: str, index: int, n: int, config: DeviceConfig):
         super().__init__(op, kernel, index, n)
@@ -496,6 +540,7 @@ class _SfpPlan(_Plan):
 
 class _ReducePlan(_Plan):
     engine = "sfp"
+    PER_CORE = ("src", "dst", "src_idx", "dst_idx")
 
     def __init__(self, op: spyre_isa.SfpReduceOp, kernel: str, index: int, n: int, config: DeviceConfig):
         super().__init__(op, kernel, index, n)
@@ -544,6 +589,7 @@ class _ReducePlan(_Plan):
 
 class _TransposePlan(_Plan):
     engine = "sfp"
+    PER_CORE = ("src", "dst", "src_idx", "dst_idx")
 
     def __init__(self, op: spyre_isa.SfpTransposeOp, kernel: str, index: int, n: int, config: DeviceConfig):
         super().__init__(op, kernel, index, n)
@@ -589,6 +635,8 @@ class _RingPlan(_Plan):
     """Piece k of a ring send: steps [r0, r1) of its last loop dim (`_RingSend.parts`)."""
 
     engine = "ring"
+    PER_CORE = ("src", "dst", "src_idx", "dst_idx", "targets")
+    ENTRIES = ("works", "notifies")
 
     def __init__(self, op: spyre_isa.RingSendOp, kernel: str, index: int, n: int, config: DeviceConfig, whole: _RingSend, k: int):
         super().__init__(op, kernel, index, n)
@@ -596,13 +644,19 @@ class _RingPlan(_Plan):
         self.src, self.dst = whole.piece(whole.src, r0, r1), whole.piece(whole.dst, r0, r1)
         self.src_idx, self.dst_idx = whole.piece(whole.src_idx, r0, r1), whole.piece(whole.dst_idx, r0, r1)
         self.targets = whole.targets
-        self.notify = None if op.notify is None else op.notify.value.data
+        self.notifies = [None] * n if op.notify is None else op.notify.table(n)
+        """The token each core's piece notifies (`notify`: the first, for a stream whose cores
+        notify one token, as the lockstep executors take it)."""
+        self._derive()
         nbytes = self.src[0].size * STICK_BYTES
         self.ring_bytes = n * nbytes
         self.works = [
-            timing.Work(index, op.name, "ring", compute=timing.ring_cycles(config, nbytes, h), port=nbytes, reads=((lo, hi),), notify=self.notify)
-            for h, lo, hi in zip(whole.hops, whole.lo[k], whole.hi[k])
+            timing.Work(index, op.name, "ring", compute=timing.ring_cycles(config, nbytes, h), port=nbytes, reads=((lo, hi),), notify=t)
+            for h, lo, hi, t in zip(whole.hops, whole.lo[k], whole.hi[k], self.notifies)
         ]
+
+    def _derive(self) -> None:
+        self.notify = self.notifies[0]
 
     def checks(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
         self._read(model, cores, self.src, "ring source")
@@ -649,19 +703,28 @@ class _RingSend:
 
 
 class _SyncPlan(_Plan):
-    """signal, wait, barrier; or (`sync` given) the wait a ring send's `after` makes before a piece."""
+    """signal, wait, barrier; or (`after` given: a ring send's per-core tokens) the wait a
+    ring send's `after` makes before a piece."""
 
-    def __init__(self, op: Operation, kernel: str, index: int, n: int, sync: tuple | None = None):
+    ENTRIES = ("works", "syncs")
+
+    def __init__(self, op: Operation, kernel: str, index: int, n: int, after: list[int] | None = None):
         super().__init__(op, kernel, index, n)
-        if sync is None:
-            if isinstance(op, spyre_isa.SignalOp):
-                sync = ("signal", op.token.value.data)
-            elif isinstance(op, spyre_isa.WaitOp):
-                sync = ("wait", op.token.value.data, op.count.value.data)
-            else:
-                sync = ("barrier",)
-        self.sync = sync
-        self.works = [timing.Work(index, op.name, None, sync=sync) for _ in range(n)]
+        if after is not None:
+            self.syncs = [("wait", t, 1) for t in after]
+        elif isinstance(op, spyre_isa.SignalOp):
+            self.syncs = [("signal", t) for t in op.token.table(n)]
+        elif isinstance(op, spyre_isa.WaitOp):
+            self.syncs = [("wait", t, op.count.value.data) for t in op.token.table(n)]
+        else:
+            self.syncs = [("barrier",)] * n
+        """Each core's sync (`sync`: the first, for a stream whose cores sync on one token, as
+        the lockstep executors take it)."""
+        self._derive()
+        self.works = [timing.Work(index, op.name, None, sync=sync) for sync in self.syncs]
+
+    def _derive(self) -> None:
+        self.sync = self.syncs[0]
 
 
 def _plan_instruction(op: Operation, kernel: str, index: int, cores: Sequence[int], config: DeviceConfig) -> list[_Plan]:
@@ -671,9 +734,10 @@ def _plan_instruction(op: Operation, kernel: str, index: int, cores: Sequence[in
         n = len(cores)
         plans: list[_Plan] = []
         whole = _RingSend(op, cores, config)
+        after = None if op.after is None else op.after.table(n)
         for k in range(len(whole.parts)):
-            if op.after is not None:
-                plans.append(_SyncPlan(op, kernel, index, n, ("wait", op.after.value.data, 1)))
+            if after is not None:
+                plans.append(_SyncPlan(op, kernel, index, n, after))
             plans.append(_RingPlan(op, kernel, index, n, config, whole, k))
         return plans
     plan = _new_plan(op, kernel, index, cores, config)
@@ -711,6 +775,39 @@ class _StreamPlan:
         self.instrs = [plan for i, op in enumerate(ops) for plan in _plan_instruction(op, kernel, i, stream.core_list, config)]
         """The instructions' plans in order (a ring send in pieces has several; `index` is the
         instruction's)."""
+
+    def lockstep(self) -> bool:
+        """Whether the executors may run this stream's cores together, instruction by
+        instruction (spyre_isa.StreamOp): one core, or one token per sync for all its cores and
+        not both waiting for tokens and producing them.
+
+            lockstep = cores == 1 or (every sync's and notify's token table is uniform
+                                      and not (any wait or after) and (any signal or notify))"""
+        if len(self.cores) < 2:
+            return True
+        waits = produces = False
+        for ins in self.instrs:
+            tokens = getattr(ins, "syncs", None) or getattr(ins, "notifies", None)
+            if tokens is None or tokens[0] is None:
+                continue
+            if len(set(tokens)) > 1:
+                return False
+            kind = tokens[0][0] if isinstance(tokens[0], tuple) else "notify"
+            waits |= kind == "wait"
+            produces |= kind in ("signal", "notify")
+        return not (waits and produces)
+
+    def split(self) -> list[_StreamPlan]:
+        """One stream plan per core, in core order (`_Plan.split`)."""
+        n = len(self.cores)
+        rows = [ins.split(n) for ins in self.instrs]
+        out = []
+        for i in range(n):
+            one = copy.copy(self)
+            one.cores = self.cores[i : i + 1]
+            one.instrs = [r[i] for r in rows]
+            out.append(one)
+        return out
 
 
 BATCH = os.environ.get("SPYRE_BATCH", "1") != "0"
@@ -773,7 +870,11 @@ class ProgramPlan:
 
     def stream_plans(self) -> list[_StreamPlan]:
         if self.streams is None:
-            self.streams = [_StreamPlan(s, self.name, self.config) for s in self._prog.streams]
+            streams = [_StreamPlan(s, self.name, self.config) for s in self._prog.streams]
+            if not all(s.lockstep() for s in streams):  # each core of those at its own pace
+                parts = [q for s in streams for q in ([s] if s.lockstep() else s.split())]
+                streams = sorted(parts, key=lambda s: s.cores.tolist())
+            self.streams = streams
             _mark_shared_operands(self.streams, self.config.cores, self.config.lx_sticks)
         return self.streams
 

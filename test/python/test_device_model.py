@@ -204,6 +204,62 @@ def test_ring_send_in_pieces_waits_piece_by_piece(xy):
         run(prog.replace("    spyre_isa.signal 9\n", ""), LAUNCH, (x, y))
 
 
+def test_a_chain_written_as_one_stream_is_the_chain_written_core_by_core(xy):
+    """Cores 1 and 2 of a chain 0 -> 1 -> 2 -> 3 as one stream with per-core tokens (`after
+    [1, 2] notify [2, 3]`): each core at its own pace, the same bytes, simulated time and
+    instruction count as two streams of one core each."""
+    x, y = xy
+    send = "    spyre_isa.ring_send lx [0, strides = [8, 1]] -> core + 1 lx [0, strides = [8, 1]] sizes [1, 8] piece 2"
+
+    def chain(middle: str) -> str:
+        return f"""
+spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
+  spyre_isa.stream cores [0] {{
+    spyre_isa.dma_load %a[0, strides = [8, 1]] -> lx [0, strides = [8, 1]] sizes [1, 8] : {T}
+{send} notify 1
+  }}
+{middle}
+  spyre_isa.stream cores [3] {{
+    spyre_isa.wait 3 count 4
+    spyre_isa.dma_store lx [0, strides = [8, 1]] -> %c[0, strides = [8, 1]] sizes [1, 8] : {T}
+  }}
+}}"""
+
+    folded = chain(f"  spyre_isa.stream cores [1, 2] {{\n{send} after [1, 2] notify [2, 3]\n  }}")
+    apart = chain("\n".join(f"  spyre_isa.stream cores [{c}] {{\n{send} after {c} notify {c + 1}\n  }}" for c in (1, 2)))
+    out, model = run(folded, LAUNCH, (x, y))
+    ref, ref_model = run(apart, LAUNCH, (x, y))
+    assert np.array_equal(out[:8, :64], DL16.round(x)[:8, :64])
+    assert np.array_equal(out, ref)
+    k, r = model.profile.kernels[-1], ref_model.profile.kernels[-1]
+    assert (k.cycles, k.ring_bytes, k.instructions) == (r.cycles, r.ring_bytes, r.instructions) == (r.cycles, 3 * 8 * 128, 6)
+
+
+def test_cores_of_one_stream_wait_for_each_other(xy):
+    """Core 1 waits for a token core 0 of its own stream signals after its own wait: run in
+    lockstep (both cores' waits at once) this would deadlock; each core at its own pace it
+    does not. Core 2 starts it."""
+    x, y = xy
+    prog = f"""
+spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
+  spyre_isa.stream cores [0, 1] {{
+    spyre_isa.wait [9, 1] count 1
+    spyre_isa.signal [1, 8]
+  }}
+  spyre_isa.stream cores [2] {{
+    spyre_isa.dma_load %a[0, strides = [1]] -> lx [0, strides = [1]] sizes [128] : {T}
+    spyre_isa.dma_store lx [0, strides = [1]] -> %c[0, strides = [1]] sizes [128] : {T}
+    spyre_isa.signal 9
+    spyre_isa.wait 8 count 1
+  }}
+}}"""
+    out, _ = run(prog, LAUNCH, (x, y))
+    assert np.array_equal(out, DL16.round(x))
+    # core 0 waiting for core 1's token instead: now both wait for each other
+    with pytest.raises(DeviceError, match=r"deadlock.*cores \[0\] at instruction #0 \(spyre_isa.wait\)"):
+        run(prog.replace("wait [9, 1]", "wait [8, 1]"), LAUNCH, (x, y))
+
+
 def test_out_of_lx_access_is_refused_with_its_location(xy):
     x, y = xy
     op = "spyre_isa.sfp_add lx [0, strides = [1]], lx [64, strides = [1]] -> lx [16380, strides = [1]] sizes [64]"

@@ -229,7 +229,7 @@ def outputs(model, inputs: dict, calls: int, batch: bool, disable: list[str]):
 @pytest.mark.parametrize("which", ["mlp", "bert"])
 @pytest.mark.parametrize("disable", [[], ["multicast"]], ids=["multicast", "spmd"])
 def test_batched_launches_are_bit_identical_to_the_cooperative_run(which, disable):
-    """With multicast every core of a matmul has its own stream (ring sends, tokens); without,
+    """With multicast a matmul's chains run core by core (ring sends, per-core tokens); without,
     the programs are SPMD. Every program but a data-dependent one (a gather) runs batched."""
     import warnings
 

@@ -7,32 +7,36 @@
 // (notify 2c: a piece landed in core c's buffer); a middle core waits for each piece and
 // passes it on (`after 2c`, piece by piece), and right after its PT pass on a tile frees the
 // buffer (signal 2c+1); a sender reusing a buffer first waits for its successor's credit. The
-// last core only receives: one wait for the tile's four pieces.
+// last core only receives: one wait for the tile's four pieces. The middle cores run one
+// stream, their tokens per-core tables (`[2 step 2 x 6]`: 2, 4, ..., 12 for cores 1 to 6),
+// each core at its own pace (spyre_isa.stream).
 
 // CHECK-LABEL: spyre_isa.program @k0
 // CHECK:         spyre_isa.stream cores [0] {
 // CHECK-NEXT:      spyre_isa.dma_load %in0
 // CHECK-NEXT:      spyre_isa.dma_load %in1[0, {{.*}}] -> lx [[[B0:[0-9]+]], strides = [256, 1]] sizes [1, 256]
-// CHECK-NEXT:      spyre_isa.ring_send lx [[[B0]], {{.*}}] -> core + [1] lx [[[B0]], {{.*}}] sizes [1, 256] piece 64 notify 2
+// CHECK-NEXT:      spyre_isa.ring_send lx [[[B0]], {{.*}}] -> core + [1] lx [[[B0]], {{.*}}] sizes [1, 256] piece 64 notify [2]
 // CHECK-NEXT:      spyre_isa.pt_matmul
 // CHECK:           spyre_isa.dma_load %in1[256, {{.*}}] -> lx [[[B1:[0-9]+]],
-// CHECK-NEXT:      spyre_isa.ring_send lx [[[B1]], {{.*}} sizes [1, 256] piece 64 notify 2
+// CHECK-NEXT:      spyre_isa.ring_send lx [[[B1]], {{.*}} sizes [1, 256] piece 64 notify [2]
 // Third tile: the first buffer again, once core 1 has freed it.
 // CHECK:           spyre_isa.dma_load %in1[512, {{.*}}] -> lx [[[B0]],
-// CHECK-NEXT:      spyre_isa.wait 3 count 1
-// CHECK-NEXT:      spyre_isa.ring_send lx [[[B0]], {{.*}} notify 2
-// CHECK:         spyre_isa.stream cores [1] {
+// CHECK-NEXT:      spyre_isa.wait [3] count 1
+// CHECK-NEXT:      spyre_isa.ring_send lx [[[B0]], {{.*}} notify [2]
+// CHECK:         spyre_isa.stream cores [1 to 6] {
 // CHECK-NOT:       spyre_isa.dma_load %in1
 // CHECK-NOT:       spyre_isa.wait
-// CHECK:           spyre_isa.ring_send lx [[[B0]], {{.*}} sizes [1, 256] piece 64 after 2 notify 4
+// CHECK:           spyre_isa.ring_send lx [[[B0]], {{.*}} sizes [1, 256] piece 64 after [2 step 2 x 6] notify [4 step 2 x 6]
 // CHECK-NEXT:      spyre_isa.pt_matmul
-// CHECK-NEXT:      spyre_isa.signal 3
+// CHECK-NEXT:      spyre_isa.signal [3 step 2 x 6]
+// CHECK:           spyre_isa.wait [5 step 2 x 6] count 1
+// CHECK-NEXT:      spyre_isa.ring_send
 // CHECK:         spyre_isa.stream cores [7] {
 // CHECK-NOT:       spyre_isa.ring_send
-// CHECK:           spyre_isa.wait 14 count 4
+// CHECK:           spyre_isa.wait [14] count 4
 // CHECK-NEXT:      spyre_isa.pt_matmul
 // CHECK-NOT:       spyre_isa.ring_send
-// CHECK:           spyre_isa.signal 15
+// CHECK:           spyre_isa.signal [15]
 // CHECK-NOT:     spyre_isa.stream cores [8]
 // CHECK:         spyre_isa.program @k1
 

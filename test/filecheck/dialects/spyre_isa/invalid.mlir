@@ -388,6 +388,33 @@ spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64
 
 // -----
 
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0, 1] {
+    spyre_isa.wait [3, 4, 5] count 1
+  }
+}
+// CHECK: {{^}}'spyre_isa.wait': token has 3 entries for a stream of 2 cores{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0, 1] {
+    spyre_isa.signal [0, -4]
+  }
+}
+// CHECK: {{^}}'spyre_isa.signal': token must be >= 0, got -4{{$}}
+
+// -----
+
+spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) inputs 1 {
+  spyre_isa.stream cores [0, 1] {
+    spyre_isa.ring_send lx [0, strides = [1]] -> core + 1 lx [8, strides = [1]] sizes [4] notify [1, 2, 3, 4]
+  }
+}
+// CHECK: {{^}}'spyre_isa.ring_send': notify has 4 entries for a stream of 2 cores{{$}}
+
+// -----
+
 // spyre_isa.launch
 
 func.func @main(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) {

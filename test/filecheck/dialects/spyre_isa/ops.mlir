@@ -97,19 +97,20 @@ spyre_isa.program @k0(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 6
     // CHECK-GENERIC-NEXT: "spyre_isa.ring_send"() <{src = #spyre_isa.access[0, strides = [1]], shift = #spyre_isa.per_core[1, -1, 2, -2], dst = #spyre_isa.access[200, strides = [1]], sizes = #spyre.ints[16]}> : () -> ()
     // In pieces: 3 pieces of at most 2 steps of the last dim, each after one token 5, each notifying 6.
     spyre_isa.ring_send lx [0, strides = [8, 1]] -> core + 1 lx [0, strides = [8, 1]] sizes [2, 5] piece 2 after 5 notify 6
-    // CHECK-NEXT:         spyre_isa.ring_send lx [0, strides = [8, 1]] -> core + [1] lx [0, strides = [8, 1]] sizes [2, 5] piece 2 after 5 notify 6
-    // CHECK-GENERIC-NEXT: "spyre_isa.ring_send"() <{src = #spyre_isa.access[0, strides = [8, 1]], shift = #spyre_isa.per_core[1], dst = #spyre_isa.access[0, strides = [8, 1]], sizes = #spyre.ints[2, 5], piece = 2 : i64, after = 5 : i64, notify = 6 : i64}> : () -> ()
+    // CHECK-NEXT:         spyre_isa.ring_send lx [0, strides = [8, 1]] -> core + [1] lx [0, strides = [8, 1]] sizes [2, 5] piece 2 after [5] notify [6]
+    // CHECK-GENERIC-NEXT: "spyre_isa.ring_send"() <{src = #spyre_isa.access[0, strides = [8, 1]], shift = #spyre_isa.per_core[1], dst = #spyre_isa.access[0, strides = [8, 1]], sizes = #spyre.ints[2, 5], piece = 2 : i64, after = #spyre_isa.per_core[5], notify = #spyre_isa.per_core[6]}> : () -> ()
     spyre_isa.sfp_transpose lx [4, strides = [64, 1]] -> lx [[2000, 2064, 2128, 2192], strides = [64, 1]] blocks = 1 rows = 4 cols = 32
     // CHECK-NEXT:         spyre_isa.sfp_transpose lx [4, strides = [64, 1]] -> lx [[2000 step 64 x 4], strides = [64, 1]] blocks = 1 rows = 4 cols = 32
     // CHECK-GENERIC-NEXT: "spyre_isa.sfp_transpose"() <{src = #spyre_isa.access[4, strides = [64, 1]], dst = #spyre_isa.access[[2000 step 64 x 4], strides = [64, 1]], blocks = 1 : i64, rows = 4 : i64, cols = 32 : i64}> : () -> ()
 
     // Sync.
+    // Tokens are per-core tables like bases and shifts; one value serves every core.
     spyre_isa.signal 0
-    // CHECK-NEXT:         spyre_isa.signal 0
-    // CHECK-GENERIC-NEXT: "spyre_isa.signal"() <{token = 0 : i64}> : () -> ()
-    spyre_isa.wait 1 count 4
-    // CHECK-NEXT:         spyre_isa.wait 1 count 4
-    // CHECK-GENERIC-NEXT: "spyre_isa.wait"() <{token = 1 : i64, count = 4 : i64}> : () -> ()
+    // CHECK-NEXT:         spyre_isa.signal [0]
+    // CHECK-GENERIC-NEXT: "spyre_isa.signal"() <{token = #spyre_isa.per_core[0]}> : () -> ()
+    spyre_isa.wait [1] count 4
+    // CHECK-NEXT:         spyre_isa.wait [1] count 4
+    // CHECK-GENERIC-NEXT: "spyre_isa.wait"() <{token = #spyre_isa.per_core[1], count = 4 : i64}> : () -> ()
     spyre_isa.barrier
     // CHECK-NEXT:         spyre_isa.barrier
     // CHECK-GENERIC-NEXT: "spyre_isa.barrier"() : () -> ()
@@ -128,9 +129,10 @@ spyre_isa.program @k0(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 6
     spyre_isa.dma_load %a[[0, 1, 2, 3, 4, 5, 6, 7], strides = [1]] -> lx [0, strides = [1]] sizes [8] : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
     // CHECK-NEXT:         spyre_isa.dma_load %a[[0 step 1 x 8], strides = [1]] -> lx [0, strides = [1]] sizes [8] : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
     // CHECK-GENERIC-NEXT: "spyre_isa.dma_load"(%a) <{ddr_access = #spyre_isa.access[[0 step 1 x 8], strides = [1]], lx_access = #spyre_isa.access[0, strides = [1]], sizes = #spyre.ints[8]}> : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> ()
-    spyre_isa.signal 1
-    // CHECK-NEXT:         spyre_isa.signal 1
-    // CHECK-GENERIC-NEXT: "spyre_isa.signal"() <{token = 1 : i64}> : () -> ()
+    // A token per core: core 4 signals 1, core 5 signals 3, ..., core 15 signals 15.
+    spyre_isa.signal [1, 3, 5, 7, 9, 11, 13, 15]
+    // CHECK-NEXT:         spyre_isa.signal [1 step 2 x 8]
+    // CHECK-GENERIC-NEXT: "spyre_isa.signal"() <{token = #spyre_isa.per_core[1 step 2 x 8]}> : () -> ()
     spyre_isa.barrier
     // CHECK-NEXT:         spyre_isa.barrier
     // CHECK-GENERIC-NEXT: "spyre_isa.barrier"() : () -> ()
@@ -145,8 +147,8 @@ spyre_isa.program @k0(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 6
   // CHECK-NEXT:         spyre_isa.stream cores [31] attributes {note = "waits for core 0"} {
   // CHECK-GENERIC-NEXT: "spyre_isa.stream"() <{cores = #spyre_isa.cores[31]}> ({
     spyre_isa.wait 0 count 1
-    // CHECK-NEXT:         spyre_isa.wait 0 count 1
-    // CHECK-GENERIC-NEXT: "spyre_isa.wait"() <{token = 0 : i64, count = 1 : i64}> : () -> ()
+    // CHECK-NEXT:         spyre_isa.wait [0] count 1
+    // CHECK-GENERIC-NEXT: "spyre_isa.wait"() <{token = #spyre_isa.per_core[0], count = 1 : i64}> : () -> ()
     spyre_isa.barrier
     // CHECK-NEXT:         spyre_isa.barrier
     // CHECK-GENERIC-NEXT: "spyre_isa.barrier"() : () -> ()
