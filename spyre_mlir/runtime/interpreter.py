@@ -104,7 +104,9 @@ def _rows(field: Any, n: int) -> list[Any]:
     if isinstance(field, np.ndarray):
         return list(field[:, None])
     if isinstance(field, list | tuple):
-        return [type(field)(parts) for parts in zip(*(_rows(x, n) for x in field))] if field else [type(field)()] * n
+        if not field:
+            return [type(field)() for _ in range(n)]
+        return [type(field)(parts) for parts in zip(*(_rows(x, n) for x in field))]
     return [field] * n  # a flag beside an array, as an SFP access's (is_f32, positions)
 
 
@@ -782,7 +784,7 @@ class _StreamPlan:
         not both waiting for tokens and producing them.
 
             lockstep = cores == 1 or (every sync's and notify's token table is uniform
-                                      and not (any wait or after) and (any signal or notify))"""
+                                      and not ((any wait or after) and (any signal or notify)))"""
         if len(self.cores) < 2:
             return True
         waits = produces = False
