@@ -258,6 +258,11 @@ spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
     # core 0 waiting for core 1's token instead: now both wait for each other
     with pytest.raises(DeviceError, match=r"deadlock.*cores \[0\] at instruction #0 \(spyre_isa.wait\)"):
         run(prog.replace("wait [9, 1]", "wait [8, 1]"), LAUNCH, (x, y))
+    # one token for both cores: core 2's one signal lets core 0 through, whose signal lets
+    # core 1 through (in lockstep both would wait for two tokens at once)
+    relay = prog.replace("wait [9, 1] count 1", "wait 9 count 1").replace("signal [1, 8]", "signal 9")
+    out, _ = run(relay.replace("    spyre_isa.wait 8 count 1\n", ""), LAUNCH, (x, y))
+    assert np.array_equal(out, DL16.round(x))
 
 
 def test_out_of_lx_access_is_refused_with_its_location(xy):
