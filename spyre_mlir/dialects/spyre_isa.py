@@ -176,9 +176,7 @@ class AccessAttr(ParametrizedAttribute):
     element_type: Attribute
 
     def __init__(self, base: PerCoreAttr | Sequence[int] | int, strides: Sequence[int], element_type: Attribute = Float16Type()):
-        if not isinstance(base, PerCoreAttr):
-            base = PerCoreAttr(base)
-        super().__init__(base, int_list(tuple(strides)), element_type)
+        super().__init__(_table(base), int_list(tuple(strides)), element_type)
 
     @property
     def is_f32(self) -> bool:

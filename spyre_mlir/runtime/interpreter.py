@@ -137,6 +137,8 @@ class _Plan:
     """The fields with a row per core of the stream (arrays, or lists and tuples of them: `split`)."""
     ENTRIES: tuple[str, ...] = ("works",)
     """The lists with an entry per core of the stream (`split`)."""
+    TOTALS = ("ddr_read", "ddr_write", "ring_bytes", "macs")
+    """The counts summed over the stream's cores (`split` divides them; ProgramPlan.counts sums them)."""
 
     def __init__(self, op: Operation, kernel: str, index: int, n: int):
         self.op = op
@@ -156,7 +158,7 @@ class _Plan:
         mine = vars(self)
         rows = {name: _rows(mine[name], n) for name in self.PER_CORE}
         rows.update((name, [[x] for x in mine[name]]) for name in self.ENTRIES)
-        totals = {name: mine[name] // n for name in ("ddr_read", "ddr_write", "ring_bytes", "macs") if name in mine}
+        totals = {name: mine[name] // n for name in self.TOTALS if name in mine}
         cls, out = type(self), []
         for i in range(n):
             p = cls.__new__(cls)
@@ -647,9 +649,7 @@ class _RingPlan(_Plan):
         self.src_idx, self.dst_idx = whole.piece(whole.src_idx, r0, r1), whole.piece(whole.dst_idx, r0, r1)
         self.targets = whole.targets
         self.notifies = [None] * n if op.notify is None else op.notify.table(n)
-        """The token each core's piece notifies (`notify`: the first, for a stream whose cores
-        notify one token, as the lockstep executors take it)."""
-        self._derive()
+        """The token each core's piece notifies."""
         nbytes = self.src[0].size * STICK_BYTES
         self.ring_bytes = n * nbytes
         self.works = [
@@ -657,8 +657,11 @@ class _RingPlan(_Plan):
             for h, lo, hi, t in zip(whole.hops, whole.lo[k], whole.hi[k], self.notifies)
         ]
 
-    def _derive(self) -> None:
-        self.notify = self.notifies[0]
+    @property
+    def notify(self) -> int | None:
+        """The token the piece notifies, as the lockstep executors take it (one for all the
+        stream's cores: `_StreamPlan.lockstep`)."""
+        return self.notifies[0]
 
     def checks(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray) -> None:
         self._read(model, cores, self.src, "ring source")
@@ -720,13 +723,14 @@ class _SyncPlan(_Plan):
             self.syncs = [("wait", t, op.count.value.data) for t in op.token.table(n)]
         else:
             self.syncs = [("barrier",)] * n
-        """Each core's sync (`sync`: the first, for a stream whose cores sync on one token, as
-        the lockstep executors take it)."""
-        self._derive()
+        """Each core's sync."""
         self.works = [timing.Work(index, op.name, None, sync=sync) for sync in self.syncs]
 
-    def _derive(self) -> None:
-        self.sync = self.syncs[0]
+    @property
+    def sync(self) -> tuple:  # type: ignore[override]
+        """The sync as the lockstep executors take it (one token for all the stream's cores:
+        `_StreamPlan.lockstep`)."""
+        return self.syncs[0]
 
 
 def _plan_instruction(op: Operation, kernel: str, index: int, cores: Sequence[int], config: DeviceConfig) -> list[_Plan]:
@@ -789,12 +793,14 @@ class _StreamPlan:
             return True
         waits = produces = False
         for ins in self.instrs:
-            tokens = getattr(ins, "syncs", None) or getattr(ins, "notifies", None)
-            if tokens is None or tokens[0] is None:
+            if isinstance(ins, _SyncPlan):
+                tokens, kind = ins.syncs, ins.syncs[0][0]
+            elif isinstance(ins, _RingPlan) and ins.notifies[0] is not None:
+                tokens, kind = ins.notifies, "notify"
+            else:
                 continue
             if len(set(tokens)) > 1:
                 return False
-            kind = tokens[0][0] if isinstance(tokens[0], tuple) else "notify"
             waits |= kind == "wait"
             produces |= kind in ("signal", "notify")
         return not (waits and produces)
@@ -873,8 +879,9 @@ class ProgramPlan:
     def stream_plans(self) -> list[_StreamPlan]:
         if self.streams is None:
             streams = [_StreamPlan(s, self.name, self.config) for s in self._prog.streams]
-            if not all(s.lockstep() for s in streams):  # each core of those at its own pace
-                parts = [q for s in streams for q in ([s] if s.lockstep() else s.split())]
+            together = [s.lockstep() for s in streams]
+            if not all(together):  # each core of the others at its own pace
+                parts = [q for s, t in zip(streams, together) for q in ([s] if t else s.split())]
                 streams = sorted(parts, key=lambda s: s.cores.tolist())
             self.streams = streams
             _mark_shared_operands(self.streams, self.config.cores, self.config.lx_sticks)

@@ -6,6 +6,7 @@ move other bytes or time other work than the program says."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,7 @@ from spyre_mlir.transforms.spyre_plan_scratchpad import SpyrePlanScratchpadPass
 KERNELS = Path(__file__).parents[1] / "filecheck" / "inputs" / "kernels.mlir"
 
 
+@functools.cache  # collection and the test both walk the chains: lowered once per option
 def lowered(split_k: bool) -> ModuleOp:
     ctx = make_context()
     module = Parser(ctx, KERNELS.read_text()).parse_module()
