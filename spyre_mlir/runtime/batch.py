@@ -23,15 +23,15 @@ against everything else on those cores (as intervals, conservatively). A wave wi
 pair is cut into consecutive parts without one, each as long as it can be (they run one
 after the other, a valid order of the streams; `_conflict_free`).
 
-PT operands that several cores hold identically (the same B bytes at each core's B sticks) are
-multiplied as one matrix product per distinct B: which LX sticks hold the same bytes follows
-from the addresses too. Every LX stick carries a label: a DMA load labels it with the DDR stick
-and the wave it came from (cores loading the same DDR stick in one wave get equal labels), a
-ring send copies the source's labels, any other write gives fresh labels. Cores whose B sticks
-carry equal labels hold equal B.
+The steps are then regrouped by their data flow (runtime/regroup.py): writes renamed to fresh
+rows, copies folded, dead rows dropped, and steps of one kind that do not depend on each other
+merged, so that what a core does tile after tile becomes one step. Later launches run those.
 
-Steps whose writes nothing later reads are dropped (`_live_steps`): most ring sends of a
-multicast chain, since a batched PT reads a group's B from one core.
+`_Labels` and `_share_b` serve the cooperative execution (interpreter.py
+`_mark_shared_operands`): PT operands that several cores hold identically are multiplied as
+one matrix product per distinct B. Every LX stick carries a label: a DMA load labels it with
+the DDR stick and when it was loaded, a ring send copies the source's labels, any other write
+gives fresh labels; cores whose B sticks carry equal labels hold equal B.
 
 Time is untouched: the timing model replays the original per-core instruction lists.
 """
@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from spyre_mlir.runtime.regroup import regroup
 from spyre_mlir.runtime.timing import overlap
 
 if TYPE_CHECKING:
@@ -250,20 +251,6 @@ class _Labels:
         self.labels[rows.reshape(-1)] = (src << 40) + ddr_pos.reshape(-1)
 
 
-def _apply(labels: _Labels, wave: int, ins: _Plan, reads: dict[int, np.ndarray]) -> None:
-    """The writes of one instruction to the labels (ring sends copy what they read; a DMA load
-    labels by its DDR sticks; any other write is fresh)."""
-    from spyre_mlir.runtime import interpreter as I
-
-    if isinstance(ins, I._DmaPlan) and ins.load:
-        labels.load(wave, ins.arg, ins.lx_idx, np.broadcast_to(ins.ddr_pos, ins.lx_idx.shape))
-    elif isinstance(ins, I._RingPlan):
-        labels.labels[ins.dst_idx.reshape(-1)] = reads[id(ins)]
-    else:
-        for rows in _accesses(ins)[1]:
-            labels.write_fresh(rows)
-
-
 def _share_b(labels: _Labels, ins: _Plan) -> bool:
     """Mark a PT whose cores hold equal B bytes (equal labels at their B sticks): all of them
     alike, `shared = "rhs"`; in groups, `b_groups` (the rows of each group). False if every
@@ -304,35 +291,6 @@ def _accesses(ins: _Plan) -> tuple[list[np.ndarray], list[np.ndarray], bool]:
     raise Unbatchable(f"no batched form of {type(ins).__name__}")
 
 
-def _live_steps(steps: list, resident_out: tuple[int, int] | None, cores: int, lx_sticks: int) -> list:
-    """The steps whose writes something later reads: what a launch leaves in LX is dead when it
-    ends (a later launch reads only what it wrote, checked by the sanitizer) but for its
-    `spyre.resident_out` range, and DDR writes always count. Backwards:
-
-        live = resident_out on every core
-        for step in reversed(steps):
-            drop the step unless it writes DDR or a live row
-            live = (live - writes) | reads
-
-    A multicast chain's ring sends mostly go: the batched PT reads each group's B from one core."""
-    live = np.zeros((cores, lx_sticks), dtype=bool)
-    if resident_out is not None:
-        live[:, resident_out[0] : resident_out[1]] = True
-    live = live.reshape(-1)  # LX rows: core c's stick s is row c * lx_sticks + s
-    kept = []
-    for ins, cores in reversed(steps):
-        reads, writes, external = _accesses(ins)
-        if not external and not any(live[w.reshape(-1)].any() for w in writes):
-            continue
-        for w in writes:
-            live[w.reshape(-1)] = False
-        for r in reads:
-            live[r.reshape(-1)] = True
-        kept.append((ins, cores))
-    kept.reverse()
-    return kept
-
-
 class BatchedProgram:
     """A program as a straight list of steps (see the module docstring)."""
 
@@ -341,7 +299,6 @@ class BatchedProgram:
 
         waves = schedule(plan)
         streams = plan.stream_plans()
-        labels = _Labels(cores, lx_sticks)
         self.steps: list[tuple[_Plan, np.ndarray]] = []
         parts = [part for wave in waves for part in _conflict_free(plan, wave)]
         for w, wave in enumerate(parts):
@@ -352,20 +309,12 @@ class BatchedProgram:
                     raise Unbatchable("gather")
                 key = _signature(ins)
                 groups.setdefault(key if key is not None else ("single", si, pc), []).append((ins, streams[si].cores))
-            merged = [_merge(members) for members in groups.values()]
-            # labels: every read of the wave happens before its writes
-            reads = {id(m): labels.labels[m.src_idx.reshape(-1)] for m, _ in merged if isinstance(m, I._RingPlan)}
-            for m, _ in merged:
-                if isinstance(m, I._PtPlan) and m.shared is None:
-                    m.b_groups = None  # a merged copy: its own marks
-                    _share_b(labels, m)
-            for m, _ in merged:
-                _apply(labels, w, m, reads)
-            self.steps.extend(merged)
+            self.steps.extend(_merge(members) for members in groups.values())
 
-        self.steps = _live_steps(self.steps, plan.resident_out, cores, lx_sticks)
+        self.steps, self.scratch_rows = regroup(self.steps, cores, lx_sticks, plan.resident_out)
 
     def run(self, model: DeviceModel, args: Sequence[DdrTensor]) -> None:
+        model.memory.reserve_scratch(self.scratch_rows)
         for ins, cores in self.steps:
             ins.run(model, args, cores, False)
 

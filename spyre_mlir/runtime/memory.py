@@ -193,11 +193,26 @@ class DeviceMemory:
         config.validate()
         self.config = config
         self.numerics: Numerics = get_numerics(config.numerics)
-        self.lx = np.zeros((config.cores, config.lx_sticks, STICK_BYTES), dtype=np.uint8)
-        self.lx_rows = StickRows(self.lx.reshape(-1, STICK_BYTES))
-        """The same bytes as rows: core c's stick s is row c * lx_sticks + s."""
+        lx = config.cores * config.lx_sticks
+        backing = np.zeros((2 * lx, STICK_BYTES), dtype=np.uint8)  # scratch: as much again (pages untouched until used)
+        self.lx = backing[:lx].reshape(config.cores, config.lx_sticks, STICK_BYTES)
+        self.lx_rows = StickRows(backing)
+        """The same bytes as rows: core c's stick s is row c * lx_sticks + s; rows past the
+        cores' LX are scratch (`reserve_scratch`)."""
         self.ddr_used = 0
         self._next_address = 0x1000_0000
+
+    def reserve_scratch(self, rows: int) -> None:
+        """Make `lx_rows` reach `rows` rows past the cores' LX: scratch that the regrouped
+        steps of a launch write fresh values into (runtime/regroup.py); no instruction
+        addresses it, and nothing in it outlives a launch. The LX bytes are kept."""
+        lx = self.lx.shape[0] * self.lx.shape[1]
+        if self.lx_rows.array.shape[0] >= lx + rows:
+            return
+        backing = np.zeros((lx + max(rows, 2 * (self.lx_rows.array.shape[0] - lx)), STICK_BYTES), dtype=np.uint8)
+        backing[:lx] = self.lx.reshape(-1, STICK_BYTES)
+        self.lx = backing[:lx].reshape(self.lx.shape)
+        self.lx_rows = StickRows(backing)
 
     # ------------------------------------------------------------------ DDR
     def check_room(self, layout: Layout, name: str = "") -> None:

@@ -1,0 +1,409 @@
+"""A program's batched steps regrouped by their data flow: what later launches run.
+
+The batched steps (runtime/batch.py) merge the instructions that are at the same point of the
+cooperative schedule. What stays apart is what one core does tile after tile (a matmul's
+column tiles: ten steps each), because the tiles reuse the same LX buffers. Here the steps
+are taken as one sequential program over LX rows (a step reads all its rows, then writes
+them) and rewritten:
+
+    rename    every write goes to fresh rows (scratch rows past the cores' LX); a read goes
+              to the rows holding the value it would read. Only true dependencies remain.
+    values    rows known to hold equal bytes share a number: a DMA load takes the number of
+              its DDR stick (the value stored there earlier in the launch, if one was, else
+              one number per stick), a ring send its source's, any other write a new one.
+              A read goes to the first row that held its value, so copies fall dead.
+    prune     the rows of a step (one per core) whose writes nothing reads are dropped;
+              DDR stores and what the launch leaves in LX (`spyre.resident_out`) count as read.
+    regroup   list scheduling: of the steps whose inputs are written, all of the signature
+              (runtime/batch.py `_signature`) that came first in the original order become
+              one step, their rows concatenated; then the next.
+    copy back what `resident_out` leaves is copied from its fresh rows to its LX rows.
+
+A PT step's rows become matrix products: rows reading the same B rows are one product of
+their A stacked on that B, and products whose A stacks are the same rows one product of
+that stack on their B side by side ((m * rows, k) @ (k, n * tiles): a matmul's column tiles
+are one product). The sums are f64 and rounded to f32 once, as interpreter.py's PT does, so
+the way products are grouped does not change a result.
+
+DDR order is kept where it matters: a load after a store of the same stick, and any two
+stores of one stick, keep their order (exact sticks).
+
+Equal results are checked against the cooperative run, the definition, in
+test_host_speed.py (bit for bit); time is untouched (the timing model replays the original
+per-core instruction lists).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from spyre_mlir.runtime.memory import STICK_BYTES
+
+if TYPE_CHECKING:
+    from spyre_mlir.runtime.interpreter import DeviceModel, _Plan
+    from spyre_mlir.runtime.memory import DdrTensor
+
+
+class _Node:
+    """One batched step as reads and writes of LX rows (arrays with a row per core)."""
+
+    __slots__ = ("ins", "cores", "order", "reads", "write", "keep", "ddr_keys", "preds")
+
+    def __init__(self, ins: _Plan, cores: np.ndarray, order: int, reads: list[np.ndarray], write: np.ndarray | None):
+        self.ins, self.cores, self.order = ins, cores, order
+        self.reads, self.write = reads, write
+        self.keep: np.ndarray | None = None
+        self.ddr_keys: np.ndarray | None = None
+        self.preds: set[int] = set()
+
+
+def _node(ins: _Plan, cores: np.ndarray, order: int) -> _Node:
+    from spyre_mlir.runtime import interpreter as I
+
+    if isinstance(ins, I._DmaPlan):
+        node = _Node(ins, cores, order, [] if ins.load else [ins.lx_idx], ins.lx_idx if ins.load else None)
+        node.ddr_keys = np.broadcast_to(ins.ddr_pos + (ins.arg << 40), ins.lx_idx.shape)
+        return node
+    if isinstance(ins, I._PtPlan):
+        reads = [ins.a_idx, ins.b_idx] + ([ins.c_idx] if ins.accumulate else [])
+        return _Node(ins, cores, order, reads, ins.c_idx)
+    if isinstance(ins, I._SfpPlan):
+        return _Node(ins, cores, order, list(ins.src_idx), ins.dst_idx)
+    if isinstance(ins, I._ReducePlan | I._TransposePlan | I._RingPlan):
+        return _Node(ins, cores, order, [ins.src_idx], ins.dst_idx)
+    from spyre_mlir.runtime.batch import Unbatchable
+
+    raise Unbatchable(f"no regrouped form of {type(ins).__name__}")
+
+
+def _compact(nodes: list[_Node], lx_rows: int) -> np.ndarray:
+    """Number the LX rows the nodes touch 0, 1, ... (in place of their row numbers); the
+    touched rows, ascending (compact row i is LX row touched[i])."""
+    arrays = [(n, j) for n in nodes for j in range(len(n.reads))] + [(n, -1) for n in nodes if n.write is not None]
+
+    def get(n: _Node, j: int) -> np.ndarray:
+        return n.reads[j] if j >= 0 else n.write
+
+    mark = np.zeros(lx_rows, dtype=bool)
+    for n, j in arrays:
+        mark[get(n, j)] = True
+    touched = np.flatnonzero(mark)
+    number = np.empty(lx_rows, dtype=np.int64)
+    number[touched] = np.arange(touched.size)
+    for n, j in arrays:
+        if j >= 0:
+            n.reads[j] = number[n.reads[j]]
+        else:
+            n.write = number[n.write]
+    return touched
+
+
+def _rename(nodes: list[_Node], touched: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Rename every write to fresh rows and every read to the first row of its value
+    (module docstring), in compact rows (`_compact`: the first `touched` rows are LX rows).
+    Returns (current, producer, lead_of_row, rows): the row holding each touched LX row's
+    value at the end, the node (its `order`) that wrote each fresh row, each row's first row
+    of its value, and the number of rows (touched and fresh)."""
+    from spyre_mlir.runtime import interpreter as I
+
+    total = touched + sum(n.write.size for n in nodes if n.write is not None)
+    current = np.arange(touched, dtype=np.int64)  # LX row -> the row holding its value now
+    val = np.empty(total, dtype=np.int64)  # row -> its value's number
+    val[:touched] = current
+    lead = np.full(total, -1, dtype=np.int64)  # value -> its first row
+    lead[:touched] = current
+    producer = np.full(total, -1, dtype=np.int64)
+    dma = [n for n in nodes if n.ddr_keys is not None]
+    if dma:  # DDR sticks numbered too: what value each holds, once loaded or stored
+        keys, inv = np.unique(np.concatenate([n.ddr_keys.reshape(-1) for n in dma]), return_inverse=True)
+        ddr_val = np.full(keys.size, -1, dtype=np.int64)
+        at = 0
+        for n in dma:
+            n.ddr_keys, at = inv[at : at + n.ddr_keys.size].reshape(n.ddr_keys.shape), at + n.ddr_keys.size
+    nxt, nv = touched, touched
+    for node in nodes:
+        node.reads = [lead[val[current[r]]] for r in node.reads]
+        ins = node.ins
+        if node.write is None:  # a DMA store: its sticks take the stored rows' values (the last of repeated sticks wins)
+            ddr_val[node.ddr_keys.reshape(-1)] = val[node.reads[0].reshape(-1)]
+            continue
+        w = node.write.reshape(-1)
+        fresh = np.arange(nxt, nxt + w.size, dtype=np.int64)
+        nxt += w.size
+        if isinstance(ins, I._RingPlan):  # copies: values that have rows leading them
+            v = val[node.reads[0].reshape(-1)]
+        elif isinstance(ins, I._DmaPlan):
+            k = node.ddr_keys.reshape(-1)
+            new = ddr_val[k] < 0
+            if new.any():  # sticks not seen before: new values, led by their first row here
+                unseen, first = np.unique(k[new], return_index=True)
+                ddr_val[unseen] = np.arange(nv, nv + unseen.size)
+                lead[nv : nv + unseen.size] = fresh[new][first]
+                nv += unseen.size
+            v = ddr_val[k]
+        else:  # new values, each led by its row
+            v = np.arange(nv, nv + w.size, dtype=np.int64)
+            lead[v] = fresh
+            nv += w.size
+        val[fresh] = v
+        producer[fresh] = node.order
+        current[w] = fresh  # the last of repeated rows wins, as a step's write does
+        node.write = fresh.reshape(node.write.shape)
+    return current, producer, lead[val], nxt
+
+
+def _prune(nodes: list[_Node], live_out: np.ndarray, rows: int) -> list[_Node]:
+    """Keep the rows (cores) of each node whose writes something later reads (backwards)."""
+    live = np.zeros(rows, dtype=bool)
+    live[live_out] = True
+    kept = []
+    for node in reversed(nodes):
+        n = len(node.cores)
+        if node.write is None:
+            keep = np.ones(n, dtype=bool)
+        else:
+            keep = live[node.write.reshape(n, -1)].any(axis=1)
+            if not keep.any():
+                continue
+        node.keep = keep
+        for r in node.reads:
+            live[r[keep].reshape(-1)] = True
+        kept.append(node)
+    kept.reverse()
+    return kept
+
+
+def _ddr_order(nodes: list[_Node]) -> None:
+    """Edges that keep DDR accesses of one stick in order: a load or store after a store, a
+    store after a load (only when some stick is stored and also loaded, or stored twice)."""
+    from spyre_mlir.runtime import interpreter as I
+
+    dma = [(n.order, n) for n in nodes if isinstance(n.ins, I._DmaPlan)]
+    stored = [n.ddr_keys[n.keep].reshape(-1) for _, n in dma if not n.ins.load]
+    if not stored:
+        return
+    stored_all = np.concatenate(stored)
+    loaded = [n.ddr_keys[n.keep].reshape(-1) for _, n in dma if n.ins.load]
+    clash = np.unique(stored_all).size != stored_all.size or (
+        loaded and np.intersect1d(stored_all, np.concatenate(loaded)).size > 0
+    )
+    if not clash:
+        return
+    last_store: dict[int, int] = {}
+    readers: dict[int, list[int]] = defaultdict(list)
+    for i, n in dma:
+        for k in np.unique(n.ddr_keys[n.keep]).tolist():
+            if k in last_store:
+                n.preds.add(last_store[k])
+            if n.ins.load:
+                readers[k].append(i)
+            else:
+                n.preds.update(readers.pop(k, ()))
+                last_store[k] = i
+        n.preds.discard(i)
+
+
+def _pt_signature(ins: _Plan) -> tuple:
+    return ("pt", ins.m, ins.n, ins.k, ins.accumulate, ins.a_idx.shape[1:], ins.b_idx.shape[1:], ins.c_idx.shape[1:])
+
+
+def _schedule(nodes: list[_Node], producer: np.ndarray) -> list[list[_Node]]:
+    """The nodes as groups that run as one step each, in an order that keeps every
+    dependency (list scheduling, module docstring)."""
+    from spyre_mlir.runtime import interpreter as I
+    from spyre_mlir.runtime.batch import _signature
+
+    pos = {n.order: i for i, n in enumerate(nodes)}  # preds and producers name nodes by order
+    succs: list[list[int]] = [[] for _ in nodes]
+    indeg = [0] * len(nodes)
+    sigs: list[Any] = []
+    for i, n in enumerate(nodes):
+        if n.reads:
+            got = producer[np.concatenate([r[n.keep].reshape(-1) for r in n.reads])]
+            n.preds.update(np.unique(got[got >= 0]).tolist())
+        n.preds.discard(n.order)
+        for p in n.preds:
+            succs[pos[p]].append(i)
+        indeg[i] = len(n.preds)
+        sig = _pt_signature(n.ins) if isinstance(n.ins, I._PtPlan) else _signature(n.ins)
+        sigs.append(sig if sig is not None else ("single", i))
+    ready: dict[Any, list[int]] = defaultdict(list)
+    for i in range(len(nodes)):
+        if indeg[i] == 0:
+            ready[sigs[i]].append(i)
+    groups: list[list[_Node]] = []
+    while ready:
+        sig = min(ready, key=lambda s: min(ready[s]))
+        members = sorted(ready.pop(sig))
+        groups.append([nodes[i] for i in members])
+        for i in members:
+            for j in succs[i]:
+                indeg[j] -= 1
+                if indeg[j] == 0:
+                    ready[sigs[j]].append(j)
+    if sum(len(g) for g in groups) != len(nodes):  # a cycle: cannot happen for a sequential program
+        raise AssertionError("regroup: dependency cycle")
+    return groups
+
+
+def _merge(group: list[_Node]) -> tuple[Any, np.ndarray]:
+    """One step over the kept rows of a group of nodes of one signature."""
+    from spyre_mlir.runtime import interpreter as I
+
+    first = group[0].ins
+    cores = np.concatenate([n.cores[n.keep] for n in group])
+    if isinstance(first, I._PtPlan):
+        return _GemmStep(group), cores
+
+    def cat(arrays: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate([a[n.keep] for a, n in zip(arrays, group)])
+
+    step = copy.copy(first)
+    step.works = []
+    if isinstance(first, I._DmaPlan):
+        step.lx_idx = cat([n.write if n.ins.load else n.reads[0] for n in group])
+        step.ddr_pos = cat([np.broadcast_to(n.ins.ddr_pos, n.ins.lx_idx.shape) for n in group])
+        step._derive()
+    elif isinstance(first, I._SfpPlan):
+        step.src_idx = [cat([n.reads[j] for n in group]) for j in range(len(first.src_idx))]
+        step.dst_idx = cat([n.write for n in group])
+    else:  # reduce, transpose, ring send
+        step.src_idx = cat([n.reads[0] for n in group])
+        step.dst_idx = cat([n.write for n in group])
+    return step, cores
+
+
+def _ids(idx: np.ndarray) -> list[int]:
+    """Per row of an index array, a number: equal for equal rows."""
+    seen: dict[bytes, int] = {}
+    return [seen.setdefault(row.tobytes(), len(seen)) for row in idx.reshape(len(idx), -1)]
+
+
+class _GemmStep:
+    """PT rows of one shape as matrix products (module docstring): `blocks` of
+    (A rows (rows, m, kt), B rows (tiles, k, nt)), each one product (rows * m, k) @ (k, tiles * n)
+    whose result is (rows, m, tiles, n); `singles`, rows whose A and B no other row shares,
+    one stacked product. `out` (and `old`, accumulating) are the C rows in the order the
+    products give them."""
+
+    engine = "pt"
+
+    def __init__(self, group: list[_Node]):
+        ins = group[0].ins
+        self.m, self.n, self.k, self.accumulate = ins.m, ins.n, ins.k, ins.accumulate
+        self.where = ins.where
+
+        def cat(j: int) -> np.ndarray:
+            return np.concatenate([(n.reads[j] if j >= 0 else n.write)[n.keep] for n in group])
+
+        a, b, c = cat(0), cat(1), cat(-1)
+        old = cat(2) if self.accumulate else None
+        rows = len(a)
+        aid = _ids(a)
+        by_b: dict[int, list[int]] = defaultdict(list)  # B -> the rows that read it
+        for r, g in enumerate(_ids(b)):
+            by_b[g].append(r)
+        by_a: dict[tuple[int, ...], list[list[int]]] = defaultdict(list)  # A stack -> its B groups' rows
+        for members in by_b.values():
+            by_a[tuple(aid[r] for r in members)].append(members)
+        self.blocks: list[tuple[np.ndarray, np.ndarray]] = []
+        order: list[int] = []
+        singles: list[int] = []
+        for stack, groups in by_a.items():
+            if len(stack) == 1 and len(groups) == 1:
+                singles.append(groups[0][0])
+                continue
+            self.blocks.append((a[groups[0]], b[[g[0] for g in groups]]))
+            order.extend(r for g in groups for r in g)  # tile by tile, each in stack order
+        self.singles = None if not singles else (a[singles], b[singles])
+        order.extend(singles)
+        self.out = c[order]
+        self.old = None if old is None else old[order]
+        self.macs = rows * self.m * self.n * self.k
+
+    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = False) -> None:
+        from spyre_mlir.runtime.interpreter import _f64_matrix
+
+        lx, num = model.memory.lx_rows, model.memory.numerics
+        m, n, k = self.m, self.n, self.k
+        parts = []
+        for a_rows, b_rows in self.blocks:
+            a = _f64_matrix(num, lx[a_rows], len(a_rows) * m, k)
+            tiles = len(b_rows)
+            b = num.decode_f64(lx[b_rows].view(np.uint16)).reshape(tiles, k, -1)[:, :, :n]
+            b = np.ascontiguousarray(b.transpose(1, 0, 2)).reshape(k, tiles * n)
+            prod = np.matmul(a, b).astype(np.float32).reshape(len(a_rows), m, tiles, n)
+            parts.append(prod.transpose(2, 0, 1, 3).reshape(-1, m, n))
+        if self.singles is not None:
+            a_rows, b_rows = self.singles
+            a = _f64_matrix(num, lx[a_rows], len(a_rows) * m, k).reshape(len(a_rows), m, k)
+            b = _f64_matrix(num, lx[b_rows], len(b_rows) * k, n).reshape(len(b_rows), k, n)
+            parts.append(np.matmul(a, b).astype(np.float32))
+        prod = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        width = self.out.shape[2] * 32
+        if self.accumulate:
+            old = lx[self.old].view(np.float32).reshape(len(prod), m, -1)
+            prod += old[:, :, :n] if width != n else old
+        if width != n:
+            full = np.zeros((len(prod), m, width), dtype=np.float32)
+            full[:, :, :n] = prod
+            prod = full
+        lx[self.out] = prod.view(np.uint8).reshape(len(prod), m, -1, STICK_BYTES)
+
+
+class _CopyBack:
+    """LX rows a launch leaves for a later one, from the fresh rows that hold their values."""
+
+    engine = "copy"
+
+    def __init__(self, dst: np.ndarray, src: np.ndarray):
+        self.dst, self.src = dst, src
+
+    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = False) -> None:
+        lx = model.memory.lx_rows
+        lx[self.dst] = lx[self.src]
+
+
+def regroup(steps: list[tuple[_Plan, np.ndarray]], cores: int, lx_sticks: int, resident_out: tuple[int, int] | None) -> tuple[list[tuple[Any, np.ndarray]], int]:
+    """The steps rewritten (module docstring), and how many scratch rows past the cores' LX
+    they use."""
+    nodes = [_node(ins, c, i) for i, (ins, c) in enumerate(steps)]
+    if not nodes:
+        return [], 0
+    touched = _compact(nodes, cores * lx_sticks)
+    current, producer, lead_of_row, rows = _rename(nodes, touched.size)
+    # what the launch leaves in LX: the touched rows of resident_out
+    out_rows = np.zeros(0, dtype=np.int64)
+    if resident_out is not None:
+        lo, hi = resident_out
+        left = (np.arange(cores)[:, None] * lx_sticks + np.arange(lo, hi)[None]).reshape(-1)
+        out_rows = np.flatnonzero(np.isin(touched, left))
+    src = lead_of_row[current[out_rows]]
+    moved = src != out_rows
+    nodes = _prune(nodes, src[moved], rows)
+    _ddr_order(nodes)
+    groups = _schedule(nodes, producer)
+    # compact rows back to rows: touched LX rows to theirs, fresh rows in use numbered from
+    # the end of LX up
+    used = np.zeros(rows, dtype=bool)
+    for n in nodes:
+        if n.write is not None:
+            used[n.write[n.keep].reshape(-1)] = True
+    used[: touched.size] = False
+    fresh = np.flatnonzero(used)
+    final = np.full(rows, -1, dtype=np.int64)  # -1: a row no kept step touches
+    final[: touched.size] = touched
+    final[fresh] = cores * lx_sticks + np.arange(fresh.size)
+    for n in nodes:
+        n.reads = [final[r] for r in n.reads]
+        if n.write is not None:
+            n.write = final[n.write]
+    out = [_merge(g) for g in groups]
+    if moved.any():
+        out.append((_CopyBack(final[out_rows[moved]], final[src[moved]]), np.zeros(0, dtype=np.int64)))
+    return out, int(fresh.size)

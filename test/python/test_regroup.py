@@ -1,0 +1,143 @@
+"""Later launches run a program's steps regrouped by data flow (runtime/regroup.py): the same
+bits as the cooperative run, the definition, in fewer steps."""
+
+import numpy as np
+import pytest
+from xdsl.parser import Parser
+
+from spyre_mlir.dialects.torch import make_context
+from spyre_mlir.runtime import interpreter
+from spyre_mlir.runtime.host import Executable
+from spyre_mlir.runtime.interpreter import DeviceModel
+from spyre_mlir.runtime.numerics import DL16
+from spyre_mlir.runtime.regroup import _GemmStep
+
+T = "tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>"
+"""A (64, 128) device tensor: stick s < 64 is row s's lanes 0..63, stick 64 + s its lanes 64..127."""
+
+
+def module(programs: str, body: str):
+    text = f"""
+{programs}
+func.func @main(%x: tensor<64x128xf32>, %y: tensor<64x128xf32>) -> tensor<64x128xf32> {{
+  %xd = spyre.to_device %x : tensor<64x128xf32> -> {T}
+  %yd = spyre.to_device %y : tensor<64x128xf32> -> {T}
+{body}
+  %h = spyre.from_device %r : {T} -> tensor<64x128xf32>
+  func.return %h : tensor<64x128xf32>
+}}"""
+    ctx = make_context()
+    mod = Parser(ctx, text).parse_module()
+    mod.verify()
+    return mod, ctx
+
+
+def calls(programs: str, body: str, inputs: list, batch: bool):
+    """Each call's output on a fresh device; with `batch`, calls after the first run the
+    regrouped steps. Returns (outputs, the device)."""
+    mod, ctx = module(programs, body)
+    model = DeviceModel()
+    run = Executable(mod, ctx, model)
+    old, interpreter.BATCH = interpreter.BATCH, batch
+    try:
+        return [run(*xy)[0].copy() for xy in inputs], model
+    finally:
+        interpreter.BATCH = old
+
+
+@pytest.fixture
+def inputs():
+    rng = np.random.default_rng(0)
+    x, y, z = (rng.standard_normal((64, 128)).astype(np.float32) for _ in range(3))
+    return [(x, y), (y, z), (z, x)]  # different inputs per call: stale LX or DDR would show
+
+
+def same_bits(programs: str, body: str, inputs: list):
+    got, model = calls(programs, body, inputs, batch=True)
+    want, _ = calls(programs, body, inputs, batch=False)
+    for g, w in zip(got, want):
+        assert np.array_equal(g.view(np.uint32), w.view(np.uint32))
+    return got, model
+
+
+LAUNCH = f"  %r = spyre_isa.launch @k(%xd, %yd) : ({T}, {T}) -> {T}"
+
+
+def test_column_tiles_through_one_buffer_are_one_product(inputs):
+    """One core multiplies x[:, :64] by y's two stick columns, tile after tile through the
+    same LX buffers. Regrouped: each kind once, and the PT steps one product of A on both
+    B tiles side by side."""
+    tiles = "\n".join(
+        f"""    spyre_isa.dma_load %b[{64 * j}, strides = [1]] -> lx [128, strides = [1]] sizes [64] : {T}
+    spyre_isa.pt_matmul lx [0, strides = [1, 64]], lx [128, strides = [1, 0]] -> lx [256, strides = [2, 0], f32] m = 64 n = 64 k = 64
+    spyre_isa.sfp_copy lx [256, strides = [2], f32] -> lx [512, strides = [1]] sizes [64]
+    spyre_isa.dma_store lx [512, strides = [1]] -> %c[{64 * j}, strides = [1]] sizes [64] : {T}"""
+        for j in range(2)
+    )
+    prog = f"""
+spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
+  spyre_isa.stream cores [0] {{
+    spyre_isa.dma_load %a[0, strides = [1]] -> lx [0, strides = [1]] sizes [64] : {T}
+{tiles}
+  }}
+}}"""
+    got, model = same_bits(prog, LAUNCH, inputs)
+    (plan,) = model._plans.values()
+    kinds = [type(s).__name__ for s, _ in plan.batched.steps]
+    assert sorted(kinds) == sorted(["_DmaPlan", "_DmaPlan", "_GemmStep", "_SfpPlan", "_DmaPlan"]), kinds
+    (gemm,) = [s for s, _ in plan.batched.steps if isinstance(s, _GemmStep)]
+    assert len(gemm.blocks) == 1 and gemm.singles is None
+    a_rows, b_rows = gemm.blocks[0]
+    assert len(a_rows) == 1 and len(b_rows) == 2  # one A on two B tiles
+    x, y = (DL16.round(v) for v in inputs[2])
+    want = DL16.round(np.concatenate([x[:, :64] @ y[:, :64], x[:, :64] @ y[:, 64:]], axis=1))
+    assert np.max(np.abs(got[2] - want)) <= 2 * DL16.unit_roundoff * np.max(np.abs(want))
+
+
+def test_a_later_store_of_one_ddr_stick_stays_later(inputs):
+    """c's sticks 0..31 are stored twice: x + y, then x. The second store's data is ready
+    long before the first's, and it has the signature of an earlier store (32 sticks), so
+    without its DDR order it would be merged with that one and overwritten by x + y."""
+    prog = f"""
+spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
+  spyre_isa.stream cores [0] {{
+    spyre_isa.dma_load %a[0, strides = [1]] -> lx [0, strides = [1]] sizes [64] : {T}
+    spyre_isa.dma_store lx [0, strides = [1]] -> %c[64, strides = [1]] sizes [32] : {T}
+    spyre_isa.dma_load %b[0, strides = [1]] -> lx [64, strides = [1]] sizes [64] : {T}
+    spyre_isa.sfp_add lx [0, strides = [1]], lx [64, strides = [1]] -> lx [128, strides = [1]] sizes [64]
+    spyre_isa.dma_store lx [128, strides = [1]] -> %c[0, strides = [1]] sizes [64] : {T}
+    spyre_isa.dma_store lx [0, strides = [1]] -> %c[0, strides = [1]] sizes [32] : {T}
+  }}
+}}"""
+    got, _ = same_bits(prog, LAUNCH, inputs)
+    x, y = (DL16.round(v) for v in inputs[2])
+    assert np.array_equal(got[2][:32, :64], x[:32, :64])
+    assert np.array_equal(got[2][32:, :64], DL16.round(x[32:, :64] + y[32:, :64]))
+    assert np.array_equal(got[2][:32, 64:], x[:32, :64])
+
+
+def test_what_a_launch_leaves_in_lx_is_there_for_the_next(inputs):
+    """k1 leaves x + y in LX sticks [128, 192) (resident_out); k2 reads them from there
+    (resident_in). The regrouped k1 computes into scratch rows and copies the value back."""
+    progs = f"""
+spyre_isa.program @k1(%a: {T}, %b: {T}, %c: {T}) inputs 2 attributes {{spyre.resident_out = array<i64: 128, 192>}} {{
+  spyre_isa.stream cores [0] {{
+    spyre_isa.dma_load %a[0, strides = [1]] -> lx [0, strides = [1]] sizes [64] : {T}
+    spyre_isa.dma_load %b[0, strides = [1]] -> lx [64, strides = [1]] sizes [64] : {T}
+    spyre_isa.sfp_add lx [0, strides = [1]], lx [64, strides = [1]] -> lx [128, strides = [1]] sizes [64]
+    spyre_isa.dma_store lx [128, strides = [1]] -> %c[0, strides = [1]] sizes [64] : {T}
+  }}
+}}
+spyre_isa.program @k2(%a: {T}, %c: {T}) inputs 1 attributes {{spyre.resident_in = array<i64: 128, 192>}} {{
+  spyre_isa.stream cores [0] {{
+    spyre_isa.dma_load %a[0, strides = [1]] -> lx [0, strides = [1]] sizes [64] : {T}
+    spyre_isa.sfp_mul lx [128, strides = [1]], lx [0, strides = [1]] -> lx [256, strides = [1]] sizes [64]
+    spyre_isa.dma_store lx [256, strides = [1]] -> %c[0, strides = [1]] sizes [64] : {T}
+  }}
+}}"""
+    body = f"""  %s = spyre_isa.launch @k1(%xd, %yd) : ({T}, {T}) -> {T}
+  %r = spyre_isa.launch @k2(%xd) : ({T}) -> {T}"""
+    got, _ = same_bits(progs, body, inputs)
+    for out, (x, y) in zip(got, inputs):
+        x, y = DL16.round(x), DL16.round(y)
+        assert np.array_equal(out[:, :64], DL16.round(DL16.round(x[:, :64] + y[:, :64]) * x[:, :64]))
