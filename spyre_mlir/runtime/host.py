@@ -178,7 +178,7 @@ class Executable:
             name = op.program.root_reference.data
             if name not in self.programs:
                 raise DeviceError(f"'spyre_isa.launch' of a missing program @{name}")
-            return op, self.programs[name]
+            return op, (self.programs[name], tuple(op.inputs), tuple(op.outputs), op.kernel_name)  # read once: xDSL properties cost
         if op.name == "torch.prim.ListUnpack":
             return op, None
         if op.name.startswith("torch.") and not isinstance(op, _TORCH_VALUES):
@@ -332,9 +332,10 @@ class Executable:
         if isinstance(op, func.ReturnOp):
             env[_RETURNED] = tuple(memory.from_device(env[v]) if isinstance(env[v], DdrTensor) else env[v] for v in op.arguments)
         elif isinstance(op, spyre_isa.LaunchOp):
-            outs = self.model.launch(prepared, [env[v] for v in op.inputs], op.kernel_name)
-            owned.update(zip(op.outputs, outs))
-            env.update(zip(op.outputs, outs))
+            prog, inputs, outputs, name = prepared
+            outs = self.model.launch(prog, [env[v] for v in inputs], name)
+            owned.update(zip(outputs, outs))
+            env.update(zip(outputs, outs))
         elif isinstance(prepared, _HostOp):
             outs = prepared.run([env[v] for v in op.operands])
             env.update(zip(op.results, outs))

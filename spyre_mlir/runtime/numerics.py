@@ -104,7 +104,6 @@ def dl16_encode(x: np.ndarray) -> np.ndarray:
 
 
 _DL16_VALUES = dl16_decode_reference(np.arange(1 << 16, dtype=np.uint32).astype(np.uint16))
-_DL16_VALUES_F64 = _DL16_VALUES.astype(np.float64)
 
 
 def _lookup(table: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -127,10 +126,6 @@ def fp16_decode(b: np.ndarray) -> np.ndarray:
     return np.asarray(b, dtype=np.uint16).view(np.float16).astype(np.float32)
 
 
-with np.errstate(invalid="ignore"):  # the NaN patterns
-    _FP16_VALUES_F64 = fp16_decode(np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)).astype(np.float64)
-
-
 @dataclass(frozen=True)
 class Numerics:
     """One 16-bit device format: how values are stored, and how precise a store is."""
@@ -148,8 +143,9 @@ class Numerics:
         return dl16_decode(b) if self.name == "dl16" else fp16_decode(b)
 
     def decode_f64(self, b: np.ndarray) -> np.ndarray:
-        """`decode(b).astype(np.float64)`, by table."""
-        return _lookup(_DL16_VALUES_F64 if self.name == "dl16" else _FP16_VALUES_F64, b)
+        """`decode(b).astype(np.float64)`: so, and not by a table of f64 values, which at
+        512 KiB falls out of this machine's L2 (1M lookups: 4.6 ms against 1.0 ms)."""
+        return self.decode(b).astype(np.float64)
 
     def round(self, x: np.ndarray) -> np.ndarray:
         """The fp32 value a store of x leaves in device memory."""
