@@ -119,6 +119,12 @@ def schedule(plan: ProgramPlan) -> list[list[tuple[int, int]]]:
     """The waves: (stream, instruction index) of the compute instructions run together."""
     streams = plan.stream_plans()
     ns = len(streams)
+    # per stream, read once: each instruction's sync, whether it moves data, what it notifies
+    syncs = [[ins.sync for ins in s.instrs] for s in streams]
+    moves = [[ins.engine in _MOVERS for ins in s.instrs] for s in streams]
+    notifies = [[getattr(ins, "notify", None) for ins in s.instrs] for s in streams]
+    sizes = [len(s.cores) for s in streams]
+    ends = [len(s.instrs) for s in streams]
     pcs = [0] * ns
     tokens: dict[int, int] = defaultdict(int)
     at_barrier: set[int] = set()
@@ -127,9 +133,10 @@ def schedule(plan: ProgramPlan) -> list[list[tuple[int, int]]]:
         changed = True
         while changed:  # settle the syncs
             changed = False
-            for si, s in enumerate(streams):
-                while pcs[si] < len(s.instrs) and si not in at_barrier:
-                    sync = s.instrs[pcs[si]].sync
+            for si in range(ns):
+                pc, mine, end = pcs[si], syncs[si], ends[si]
+                while pc < end and si not in at_barrier:
+                    sync = mine[pc]
                     if sync is None:
                         break
                     if sync[0] == "barrier":
@@ -137,37 +144,34 @@ def schedule(plan: ProgramPlan) -> list[list[tuple[int, int]]]:
                         changed = True
                         break
                     if sync[0] == "wait":
-                        need = sync[2] * len(s.cores)
+                        need = sync[2] * sizes[si]
                         if tokens[sync[1]] < need:
                             break
                         tokens[sync[1]] -= need
                     else:
-                        tokens[sync[1]] += len(s.cores)
-                    pcs[si] += 1
+                        tokens[sync[1]] += sizes[si]
+                    pc += 1
                     changed = True
+                pcs[si] = pc
             if at_barrier and at_barrier == set(range(ns)):
                 for si in at_barrier:
                     pcs[si] += 1
                 at_barrier.clear()
                 changed = True
-        ready = [
-            si for si in range(ns)
-            if si not in at_barrier and pcs[si] < len(streams[si].instrs) and streams[si].instrs[pcs[si]].sync is None
-        ]
+        ready = [si for si in range(ns) if si not in at_barrier and pcs[si] < ends[si] and syncs[si][pcs[si]] is None]
         if not ready:
-            if all(pcs[si] == len(streams[si].instrs) for si in range(ns)):
+            if all(pcs[si] == ends[si] for si in range(ns)):
                 return waves
             raise Unbatchable("deadlock")
         # data movement first: a stream whose next instruction computes waits while others
         # still move data, so that the cores a chain of ring sends feeds compute together
-        movers = [si for si in ready if streams[si].instrs[pcs[si]].engine in _MOVERS]
+        movers = [si for si in ready if moves[si][pcs[si]]]
         ready = movers or ready
         waves.append([(si, pcs[si]) for si in ready])
         for si in ready:
-            ins = streams[si].instrs[pcs[si]]
-            notify = getattr(ins, "notify", None)
+            notify = notifies[si][pcs[si]]
             if notify is not None:
-                tokens[notify] += len(streams[si].cores)
+                tokens[notify] += sizes[si]
             pcs[si] += 1
 
 
@@ -199,14 +203,15 @@ def _conflict_free(plan: ProgramPlan, wave: list[tuple[int, int]]) -> list[list[
     ddr_written: set[int] = set()  # ... of its stores
     touched: dict[int, list[tuple[int, int]]] = defaultdict(list)  # core -> LX intervals the part touches
     ring_in: dict[int, list[tuple[int, int]]] = defaultdict(list)  # core -> LX intervals the part's ring sends write into it
+    # LX conflicts can only be on cores a ring send of the wave writes into
+    targets = {t for ins in instrs if isinstance(ins, I._RingPlan) for t, _, _ in ins.dst_spans}
     for (si, pc), ins in zip(wave, instrs):
         own: list[tuple[int, tuple[tuple[int, int], ...]]] = []
         dst: list[tuple[int, int, int]] = []
         if rings:
-            own = [(core, w.reads + w.writes) for core, w in zip(streams[si].cores.tolist(), ins.works)]
+            own = [(core, w.reads + w.writes) for core, w in zip(streams[si].cores.tolist(), ins.works) if core in targets]
             if isinstance(ins, I._RingPlan):
-                pos = ins.dst.reshape(len(ins.targets), -1)
-                dst = list(zip(ins.targets.tolist(), pos.min(axis=1).tolist(), (pos.max(axis=1) + 1).tolist()))
+                dst = ins.dst_spans
         ddr: list[int] = []
         if stores and isinstance(ins, I._DmaPlan):
             ddr = (ins.ddr_pos.reshape(-1) + (ins.arg << 40)).tolist()

@@ -640,7 +640,7 @@ class _RingPlan(_Plan):
 
     engine = "ring"
     PER_CORE = ("src", "dst", "src_idx", "dst_idx", "targets")
-    ENTRIES = ("works", "notifies")
+    ENTRIES = ("works", "notifies", "dst_spans")
 
     def __init__(self, op: spyre_isa.RingSendOp, kernel: str, index: int, n: int, config: DeviceConfig, whole: _RingSend, k: int):
         super().__init__(op, kernel, index, n)
@@ -650,6 +650,8 @@ class _RingPlan(_Plan):
         self.targets = whole.targets
         self.notifies = [None] * n if op.notify is None else op.notify.table(n)
         """The token each core's piece notifies."""
+        self.dst_spans = list(zip(whole.targets.tolist(), whole.dst_lo[k], whole.dst_hi[k]))
+        """Per core, (target core, lo, hi): the LX sticks [lo, hi) the piece writes there."""
         nbytes = self.src[0].size * STICK_BYTES
         self.ring_bytes = n * nbytes
         self.works = [
@@ -697,6 +699,10 @@ class _RingSend:
         lo = np.minimum.reduceat(steps.min(axis=(1, 3)), starts, axis=1)
         hi = np.maximum.reduceat(steps.max(axis=(1, 3)), starts, axis=1) + 1
         self.lo, self.hi = lo.T.tolist(), hi.T.tolist()  # [piece][core]
+        steps = self.dst.reshape(n, self.rows, sizes[-1], -1)
+        lo = np.minimum.reduceat(steps.min(axis=(1, 3)), starts, axis=1)
+        hi = np.maximum.reduceat(steps.max(axis=(1, 3)), starts, axis=1) + 1
+        self.dst_lo, self.dst_hi = lo.T.tolist(), hi.T.tolist()  # [piece][core], in the target's LX
 
     def piece(self, pos: np.ndarray, r0: int, r1: int) -> np.ndarray:
         """The positions of steps [r0, r1) of the last loop dim (row-major: the fastest dim

@@ -52,13 +52,14 @@ if TYPE_CHECKING:
 class _Node:
     """One batched step as reads and writes of LX rows (arrays with a row per core)."""
 
-    __slots__ = ("ins", "cores", "order", "reads", "write", "keep", "ddr_keys", "preds")
+    __slots__ = ("ins", "cores", "order", "reads", "write", "ddr_keys", "ddr_pos", "preds")
 
     def __init__(self, ins: _Plan, cores: np.ndarray, order: int, reads: list[np.ndarray], write: np.ndarray | None):
         self.ins, self.cores, self.order = ins, cores, order
         self.reads, self.write = reads, write
-        self.keep: np.ndarray | None = None
         self.ddr_keys: np.ndarray | None = None
+        """A DMA's DDR sticks, numbered over the program (`_rename`)."""
+        self.ddr_pos: np.ndarray | None = None
         self.preds: set[int] = set()
 
 
@@ -67,7 +68,8 @@ def _node(ins: _Plan, cores: np.ndarray, order: int) -> _Node:
 
     if isinstance(ins, I._DmaPlan):
         node = _Node(ins, cores, order, [] if ins.load else [ins.lx_idx], ins.lx_idx if ins.load else None)
-        node.ddr_keys = np.broadcast_to(ins.ddr_pos + (ins.arg << 40), ins.lx_idx.shape)
+        node.ddr_pos = np.broadcast_to(ins.ddr_pos, ins.lx_idx.shape)
+        node.ddr_keys = node.ddr_pos + (ins.arg << 40)
         return node
     if isinstance(ins, I._PtPlan):
         reads = [ins.a_idx, ins.b_idx] + ([ins.c_idx] if ins.accumulate else [])
@@ -115,9 +117,10 @@ def _rename(nodes: list[_Node], touched: int) -> tuple[np.ndarray, np.ndarray, n
     current = np.arange(touched, dtype=np.int64)  # LX row -> the row holding its value now
     val = np.empty(total, dtype=np.int64)  # row -> its value's number
     val[:touched] = current
-    lead = np.full(total, -1, dtype=np.int64)  # value -> its first row
+    lead = np.empty(total, dtype=np.int64)  # value -> its first row (set as values are made)
     lead[:touched] = current
-    producer = np.full(total, -1, dtype=np.int64)
+    producer = np.empty(total, dtype=np.int64)  # set as fresh rows are written
+    producer[:touched] = -1
     dma = [n for n in nodes if n.ddr_keys is not None]
     if dma:  # DDR sticks numbered too: what value each holds, once loaded or stored
         keys, inv = np.unique(np.concatenate([n.ddr_keys.reshape(-1) for n in dma]), return_inverse=True)
@@ -158,21 +161,23 @@ def _rename(nodes: list[_Node], touched: int) -> tuple[np.ndarray, np.ndarray, n
 
 
 def _prune(nodes: list[_Node], live_out: np.ndarray, rows: int) -> list[_Node]:
-    """Keep the rows (cores) of each node whose writes something later reads (backwards)."""
+    """Keep the rows (cores) of each node whose writes something later reads (backwards);
+    a node keeps its arrays' kept rows only."""
     live = np.zeros(rows, dtype=bool)
     live[live_out] = True
     kept = []
     for node in reversed(nodes):
-        n = len(node.cores)
-        if node.write is None:
-            keep = np.ones(n, dtype=bool)
-        else:
-            keep = live[node.write.reshape(n, -1)].any(axis=1)
-            if not keep.any():
-                continue
-        node.keep = keep
+        if node.write is not None:
+            keep = live[node.write.reshape(len(node.cores), -1)].any(axis=1)
+            if not keep.all():
+                if not keep.any():
+                    continue
+                node.cores, node.write = node.cores[keep], node.write[keep]
+                node.reads = [r[keep] for r in node.reads]
+                if node.ddr_keys is not None:
+                    node.ddr_keys, node.ddr_pos = node.ddr_keys[keep], node.ddr_pos[keep]
         for r in node.reads:
-            live[r[keep].reshape(-1)] = True
+            live[r.reshape(-1)] = True
         kept.append(node)
     kept.reverse()
     return kept
@@ -184,11 +189,11 @@ def _ddr_order(nodes: list[_Node]) -> None:
     from spyre_mlir.runtime import interpreter as I
 
     dma = [(n.order, n) for n in nodes if isinstance(n.ins, I._DmaPlan)]
-    stored = [n.ddr_keys[n.keep].reshape(-1) for _, n in dma if not n.ins.load]
+    stored = [n.ddr_keys.reshape(-1) for _, n in dma if not n.ins.load]
     if not stored:
         return
     stored_all = np.concatenate(stored)
-    loaded = [n.ddr_keys[n.keep].reshape(-1) for _, n in dma if n.ins.load]
+    loaded = [n.ddr_keys.reshape(-1) for _, n in dma if n.ins.load]
     clash = np.unique(stored_all).size != stored_all.size or (
         loaded and np.intersect1d(stored_all, np.concatenate(loaded)).size > 0
     )
@@ -197,7 +202,7 @@ def _ddr_order(nodes: list[_Node]) -> None:
     last_store: dict[int, int] = {}
     readers: dict[int, list[int]] = defaultdict(list)
     for i, n in dma:
-        for k in np.unique(n.ddr_keys[n.keep]).tolist():
+        for k in np.unique(n.ddr_keys).tolist():
             if k in last_store:
                 n.preds.add(last_store[k])
             if n.ins.load:
@@ -218,18 +223,26 @@ def _schedule(nodes: list[_Node], producer: np.ndarray) -> list[list[_Node]]:
     from spyre_mlir.runtime import interpreter as I
     from spyre_mlir.runtime.batch import _signature
 
-    pos = {n.order: i for i, n in enumerate(nodes)}  # preds and producers name nodes by order
+    pos = np.zeros(max(n.order for n in nodes) + 1, dtype=np.int64)  # preds and producers name nodes by order
+    pos[[n.order for n in nodes]] = np.arange(len(nodes))
     succs: list[list[int]] = [[] for _ in nodes]
     indeg = [0] * len(nodes)
+    # the edges from producers, all at once: (reader, writer) pairs as one number each
+    reads = [(i, r.reshape(-1)) for i, n in enumerate(nodes) for r in n.reads]
+    if reads:
+        readers = np.concatenate([np.full(r.size, i, dtype=np.int64) for i, r in reads])
+        writers = producer[np.concatenate([r for _, r in reads])]
+        found = writers >= 0
+        pairs = np.unique(readers[found] * len(nodes) + pos[writers[found]])
+        for i, j in zip((pairs // len(nodes)).tolist(), (pairs % len(nodes)).tolist()):
+            if i != j:
+                succs[j].append(i)
+                indeg[i] += 1
     sigs: list[Any] = []
     for i, n in enumerate(nodes):
-        if n.reads:
-            got = producer[np.concatenate([r[n.keep].reshape(-1) for r in n.reads])]
-            n.preds.update(np.unique(got[got >= 0]).tolist())
-        n.preds.discard(n.order)
-        for p in n.preds:
+        for p in n.preds:  # DDR order (`_ddr_order`)
             succs[pos[p]].append(i)
-        indeg[i] = len(n.preds)
+            indeg[i] += 1
         sig = _pt_signature(n.ins) if isinstance(n.ins, I._PtPlan) else _signature(n.ins)
         sigs.append(sig if sig is not None else ("single", i))
     ready: dict[Any, list[int]] = defaultdict(list)
@@ -256,18 +269,18 @@ def _merge(group: list[_Node]) -> tuple[Any, np.ndarray]:
     from spyre_mlir.runtime import interpreter as I
 
     first = group[0].ins
-    cores = np.concatenate([n.cores[n.keep] for n in group])
+    cores = np.concatenate([n.cores for n in group])
     if isinstance(first, I._PtPlan):
         return _GemmStep(group), cores
 
     def cat(arrays: list[np.ndarray]) -> np.ndarray:
-        return np.concatenate([a[n.keep] for a, n in zip(arrays, group)])
+        return np.concatenate(arrays)
 
     step = copy.copy(first)
     step.works = []
     if isinstance(first, I._DmaPlan):
         step.lx_idx = cat([n.write if n.ins.load else n.reads[0] for n in group])
-        step.ddr_pos = cat([np.broadcast_to(n.ins.ddr_pos, n.ins.lx_idx.shape) for n in group])
+        step.ddr_pos = cat([n.ddr_pos for n in group])
         step._derive()
     elif isinstance(first, I._SfpPlan):
         step.src_idx = [cat([n.reads[j] for n in group]) for j in range(len(first.src_idx))]
@@ -299,7 +312,7 @@ class _GemmStep:
         self.where = ins.where
 
         def cat(j: int) -> np.ndarray:
-            return np.concatenate([(n.reads[j] if j >= 0 else n.write)[n.keep] for n in group])
+            return np.concatenate([n.reads[j] if j >= 0 else n.write for n in group])
 
         a, b, c = cat(0), cat(1), cat(-1)
         old = cat(2) if self.accumulate else None
@@ -393,7 +406,7 @@ def regroup(steps: list[tuple[_Plan, np.ndarray]], cores: int, lx_sticks: int, r
     used = np.zeros(rows, dtype=bool)
     for n in nodes:
         if n.write is not None:
-            used[n.write[n.keep].reshape(-1)] = True
+            used[n.write.reshape(-1)] = True
     used[: touched.size] = False
     fresh = np.flatnonzero(used)
     final = np.full(rows, -1, dtype=np.int64)  # -1: a row no kept step touches
