@@ -223,6 +223,8 @@ def _schedule(nodes: list[_Node], producer: np.ndarray) -> list[list[_Node]]:
     from spyre_mlir.runtime import interpreter as I
     from spyre_mlir.runtime.batch import _signature
 
+    if not nodes:  # all dead: a program whose writes nothing reads
+        return []
     pos = np.zeros(max(n.order for n in nodes) + 1, dtype=np.int64)  # preds and producers name nodes by order
     pos[[n.order for n in nodes]] = np.arange(len(nodes))
     succs: list[list[int]] = [[] for _ in nodes]
@@ -346,12 +348,16 @@ class _GemmStep:
         m, n, k = self.m, self.n, self.k
         parts = []
         for a_rows, b_rows in self.blocks:
+            # (strided copies by assignment into the result: numpy's astype of a transposed
+            # view is several times slower)
             a = _f64_matrix(num, lx[a_rows], len(a_rows) * m, k)
             tiles = len(b_rows)
-            b = num.decode_f64(lx[b_rows].view(np.uint16)).reshape(tiles, k, -1)[:, :, :n]
-            b = np.ascontiguousarray(b.transpose(1, 0, 2)).reshape(k, tiles * n)
-            prod = np.matmul(a, b).astype(np.float32).reshape(len(a_rows), m, tiles, n)
-            parts.append(prod.transpose(2, 0, 1, 3).reshape(-1, m, n))
+            b = np.empty((k, tiles, n), dtype=np.float64)
+            b[...] = num.decode(lx[b_rows].view(np.uint16)).reshape(tiles, k, -1)[:, :, :n].transpose(1, 0, 2)
+            prod = np.matmul(a, b.reshape(k, tiles * n))
+            out = np.empty((tiles, len(a_rows), m, n), dtype=np.float32)
+            out[...] = prod.reshape(len(a_rows), m, tiles, n).transpose(2, 0, 1, 3)
+            parts.append(out.reshape(-1, m, n))
         if self.singles is not None:
             a_rows, b_rows = self.singles
             a = _f64_matrix(num, lx[a_rows], len(a_rows) * m, k).reshape(len(a_rows), m, k)

@@ -141,3 +141,17 @@ spyre_isa.program @k2(%a: {T}, %c: {T}) inputs 1 attributes {{spyre.resident_in 
     for out, (x, y) in zip(got, inputs):
         x, y = DL16.round(x), DL16.round(y)
         assert np.array_equal(out[:, :64], DL16.round(DL16.round(x[:, :64] + y[:, :64]) * x[:, :64]))
+
+
+def test_a_program_whose_writes_nothing_reads_runs_no_steps(inputs):
+    """LX values no store, and no later launch, reads: every step is dead."""
+    prog = f"""
+spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
+  spyre_isa.stream cores [0 to 1] {{
+    spyre_isa.dma_load %a[[0, 64], strides = [1]] -> lx [0, strides = [1]] sizes [64] : {T}
+    spyre_isa.sfp_exp lx [0, strides = [1]] -> lx [64, strides = [1]] sizes [64]
+  }}
+}}"""
+    got, model = same_bits(prog, LAUNCH, inputs)
+    (plan,) = model._plans.values()
+    assert plan.batched.steps == [] and not got[2].any()
