@@ -97,7 +97,7 @@ def _compact(nodes: list[_Node], lx_rows: int) -> np.ndarray:
     touched = np.flatnonzero(mark)
     number = np.empty(lx_rows, dtype=np.int64)
     number[touched] = np.arange(touched.size)
-    for n, j in arrays:
+    for n, j in arrays:  # array by array: one concatenation of them all is slower (its size)
         if j >= 0:
             n.reads[j] = number[n.reads[j]]
         else:
@@ -105,20 +105,20 @@ def _compact(nodes: list[_Node], lx_rows: int) -> np.ndarray:
     return touched
 
 
-def _rename(nodes: list[_Node], touched: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+def _rename(nodes: list[_Node], touched: int) -> tuple[np.ndarray, np.ndarray, int]:
     """Rename every write to fresh rows and every read to the first row of its value
     (module docstring), in compact rows (`_compact`: the first `touched` rows are LX rows).
-    Returns (current, producer, lead_of_row, rows): the row holding each touched LX row's
-    value at the end, the node (its `order`) that wrote each fresh row, each row's first row
-    of its value, and the number of rows (touched and fresh)."""
+    Returns (canon, producer, rows): the first row of the value each touched LX row holds at
+    the end, the node (its `order`) that wrote each fresh row, and the number of rows
+    (touched and fresh)."""
     from spyre_mlir.runtime import interpreter as I
 
     total = touched + sum(n.write.size for n in nodes if n.write is not None)
-    current = np.arange(touched, dtype=np.int64)  # LX row -> the row holding its value now
+    canon = np.arange(touched, dtype=np.int64)  # LX row -> the first row of the value it holds now
     val = np.empty(total, dtype=np.int64)  # row -> its value's number
-    val[:touched] = current
+    val[:touched] = canon
     lead = np.empty(total, dtype=np.int64)  # value -> its first row (set as values are made)
-    lead[:touched] = current
+    lead[:touched] = canon
     producer = np.empty(total, dtype=np.int64)  # set as fresh rows are written
     producer[:touched] = -1
     dma = [n for n in nodes if n.ddr_keys is not None]
@@ -130,7 +130,7 @@ def _rename(nodes: list[_Node], touched: int) -> tuple[np.ndarray, np.ndarray, n
             n.ddr_keys, at = inv[at : at + n.ddr_keys.size].reshape(n.ddr_keys.shape), at + n.ddr_keys.size
     nxt, nv = touched, touched
     for node in nodes:
-        node.reads = [lead[val[current[r]]] for r in node.reads]
+        node.reads = [canon[r] for r in node.reads]
         ins = node.ins
         if node.write is None:  # a DMA store: its sticks take the stored rows' values (the last of repeated sticks wins)
             ddr_val[node.ddr_keys.reshape(-1)] = val[node.reads[0].reshape(-1)]
@@ -155,9 +155,9 @@ def _rename(nodes: list[_Node], touched: int) -> tuple[np.ndarray, np.ndarray, n
             nv += w.size
         val[fresh] = v
         producer[fresh] = node.order
-        current[w] = fresh  # the last of repeated rows wins, as a step's write does
+        canon[w] = lead[v]  # the last of repeated rows wins, as a step's write does
         node.write = fresh.reshape(node.write.shape)
-    return current, producer, lead[val], nxt
+    return canon, producer, nxt
 
 
 def _prune(nodes: list[_Node], live_out: np.ndarray, rows: int) -> list[_Node]:
@@ -232,11 +232,19 @@ def _schedule(nodes: list[_Node], producer: np.ndarray) -> list[list[_Node]]:
     # the edges from producers, all at once: (reader, writer) pairs as one number each
     reads = [(i, r.reshape(-1)) for i, n in enumerate(nodes) for r in n.reads]
     if reads:
-        readers = np.concatenate([np.full(r.size, i, dtype=np.int64) for i, r in reads])
+        readers = np.repeat(np.arange(len(reads)), [r.size for _, r in reads])
+        readers = np.asarray([i for i, _ in reads], dtype=np.int64)[readers]
         writers = producer[np.concatenate([r for _, r in reads])]
         found = writers >= 0
-        pairs = np.unique(readers[found] * len(nodes) + pos[writers[found]])
-        for i, j in zip((pairs // len(nodes)).tolist(), (pairs % len(nodes)).tolist()):
+        readers, writers = readers[found], pos[writers[found]]
+        if len(nodes) <= 4096:  # distinct pairs by a matrix, else by sorting
+            hit = np.zeros((len(nodes), len(nodes)), dtype=bool)
+            hit[readers, writers] = True
+            rs, ws = np.nonzero(hit)
+        else:
+            pairs = np.unique(readers * len(nodes) + writers)
+            rs, ws = pairs // len(nodes), pairs % len(nodes)
+        for i, j in zip(rs.tolist(), ws.tolist()):
             if i != j:
                 succs[j].append(i)
                 indeg[i] += 1
@@ -395,14 +403,14 @@ def regroup(steps: list[tuple[_Plan, np.ndarray]], cores: int, lx_sticks: int, r
     if not nodes:
         return [], 0
     touched = _compact(nodes, cores * lx_sticks)
-    current, producer, lead_of_row, rows = _rename(nodes, touched.size)
+    canon, producer, rows = _rename(nodes, touched.size)
     # what the launch leaves in LX: the touched rows of resident_out
     out_rows = np.zeros(0, dtype=np.int64)
     if resident_out is not None:
         lo, hi = resident_out
         left = (np.arange(cores)[:, None] * lx_sticks + np.arange(lo, hi)[None]).reshape(-1)
         out_rows = np.flatnonzero(np.isin(touched, left))
-    src = lead_of_row[current[out_rows]]
+    src = canon[out_rows]
     moved = src != out_rows
     nodes = _prune(nodes, src[moved], rows)
     _ddr_order(nodes)
