@@ -50,3 +50,27 @@ func.func @main({host_args}) -> tensor<{out_shape[0]}x{out_shape[1]}xf32> {{
         inputs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
     (out,) = Executable(module, ctx, model)(*inputs)
     return out, model
+
+
+XY = "tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>"
+"""A (64, 128) device tensor: 2 stick columns x 64 rows = 128 sticks (stick s < 64 is row s's
+lanes 0..63, stick 64 + s its lanes 64..127)."""
+
+
+def xy_module(programs: str, body: str):
+    """`programs`, then @main(%x, %y) of two (64, 128) host tensors, on the device as %xd and
+    %yd, running `body` (which defines %r, an XY tensor, returned to the host); verified.
+    Returns (module, context)."""
+    text = f"""
+{programs}
+func.func @main(%x: tensor<64x128xf32>, %y: tensor<64x128xf32>) -> tensor<64x128xf32> {{
+  %xd = spyre.to_device %x : tensor<64x128xf32> -> {XY}
+  %yd = spyre.to_device %y : tensor<64x128xf32> -> {XY}
+{body}
+  %h = spyre.from_device %r : {XY} -> tensor<64x128xf32>
+  func.return %h : tensor<64x128xf32>
+}}"""
+    ctx = make_context()
+    module = Parser(ctx, text).parse_module()
+    module.verify()
+    return module, ctx

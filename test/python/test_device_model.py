@@ -2,33 +2,20 @@
 
 import numpy as np
 import pytest
-from xdsl.parser import Parser
+from isa_programs import XY, xy_module
 
-from spyre_mlir.dialects.torch import make_context
-from spyre_mlir.layout import Layout
 from spyre_mlir.runtime.config import DeviceConfig
 from spyre_mlir.runtime.host import Executable
 from spyre_mlir.runtime.interpreter import DeviceModel
 from spyre_mlir.runtime.memory import DeviceError
 from spyre_mlir.runtime.numerics import DL16
 
-T = "tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>"
+T = XY
 """A (64, 128) device tensor: 2 stick columns x 64 rows = 128 sticks."""
 
 
 def run(programs: str, body: str, inputs, config=DeviceConfig()):
-    text = f"""
-{programs}
-func.func @main(%x: tensor<64x128xf32>, %y: tensor<64x128xf32>) -> tensor<64x128xf32> {{
-  %xd = spyre.to_device %x : tensor<64x128xf32> -> {T}
-  %yd = spyre.to_device %y : tensor<64x128xf32> -> {T}
-{body}
-  %h = spyre.from_device %r : {T} -> tensor<64x128xf32>
-  func.return %h : tensor<64x128xf32>
-}}"""
-    ctx = make_context()
-    module = Parser(ctx, text).parse_module()
-    module.verify()
+    module, ctx = xy_module(programs, body)
     model = DeviceModel(config)
     (out,) = Executable(module, ctx, model)(*inputs)
     return out, model

@@ -3,39 +3,21 @@ bits as the cooperative run, the definition, in fewer steps."""
 
 import numpy as np
 import pytest
-from xdsl.parser import Parser
+from isa_programs import XY, xy_module
 
-from spyre_mlir.dialects.torch import make_context
 from spyre_mlir.runtime import interpreter
 from spyre_mlir.runtime.host import Executable
 from spyre_mlir.runtime.interpreter import DeviceModel
 from spyre_mlir.runtime.numerics import DL16
 from spyre_mlir.runtime.regroup import _GemmStep
 
-T = "tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>"
-"""A (64, 128) device tensor: stick s < 64 is row s's lanes 0..63, stick 64 + s its lanes 64..127."""
-
-
-def module(programs: str, body: str):
-    text = f"""
-{programs}
-func.func @main(%x: tensor<64x128xf32>, %y: tensor<64x128xf32>) -> tensor<64x128xf32> {{
-  %xd = spyre.to_device %x : tensor<64x128xf32> -> {T}
-  %yd = spyre.to_device %y : tensor<64x128xf32> -> {T}
-{body}
-  %h = spyre.from_device %r : {T} -> tensor<64x128xf32>
-  func.return %h : tensor<64x128xf32>
-}}"""
-    ctx = make_context()
-    mod = Parser(ctx, text).parse_module()
-    mod.verify()
-    return mod, ctx
+T = XY
 
 
 def calls(programs: str, body: str, inputs: list, batch: bool):
     """Each call's output on a fresh device; with `batch`, calls after the first run the
     regrouped steps. Returns (outputs, the device)."""
-    mod, ctx = module(programs, body)
+    mod, ctx = xy_module(programs, body)
     model = DeviceModel()
     run = Executable(mod, ctx, model)
     old, interpreter.BATCH = interpreter.BATCH, batch
