@@ -25,8 +25,8 @@ that stack on their B side by side ((m * rows, k) @ (k, n * tiles): a matmul's c
 are one product). The sums are f64 and rounded to f32 once, as interpreter.py's PT does, so
 the way products are grouped does not change a result.
 
-DDR order is kept where it matters: a load after a store of the same stick, and any two
-stores of one stick, keep their order (exact sticks).
+DDR order is kept where it matters (exact sticks): a load or a store after a store of the
+same stick, and a store after a load of it, stay after it.
 
 Equal results are checked against the cooperative run, the definition, in
 test_host_speed.py (bit for bit); time is untouched (the timing model replays the original
@@ -229,7 +229,7 @@ def _schedule(nodes: list[_Node], producer: np.ndarray) -> list[list[_Node]]:
     pos[[n.order for n in nodes]] = np.arange(len(nodes))
     succs: list[list[int]] = [[] for _ in nodes]
     indeg = [0] * len(nodes)
-    # the edges from producers, all at once: (reader, writer) pairs as one number each
+    # the edges from producers, for all nodes at once: distinct (reader, writer) pairs
     reads = [(i, r.reshape(-1)) for i, n in enumerate(nodes) for r in n.reads]
     if reads:
         readers = np.repeat(np.arange(len(reads)), [r.size for _, r in reads])
