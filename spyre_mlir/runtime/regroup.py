@@ -18,6 +18,8 @@ them) and rewritten:
               (runtime/batch.py `_signature`) that came first in the original order become
               one step, their rows concatenated; then the next.
     copy back what `resident_out` leaves is copied from its fresh rows to its LX rows.
+    allocate  fresh rows become scratch rows, a scratch row taken again once its value is dead
+              (`_allocate`): scratch holds what is live at once, not all a launch writes.
 
 A PT step's rows become matrix products: rows reading the same B rows are one product of
 their A stacked on that B, and products whose A stacks are the same rows one product of
@@ -229,22 +231,33 @@ def _schedule(nodes: list[_Node], producer: np.ndarray) -> list[list[_Node]]:
     pos[[n.order for n in nodes]] = np.arange(len(nodes))
     succs: list[list[int]] = [[] for _ in nodes]
     indeg = [0] * len(nodes)
-    # the edges from producers, for all nodes at once: distinct (reader, writer) pairs
-    reads = [(i, r.reshape(-1)) for i, n in enumerate(nodes) for r in n.reads]
-    if reads:
-        readers = np.repeat(np.arange(len(reads)), [r.size for _, r in reads])
-        readers = np.asarray([i for i, _ in reads], dtype=np.int64)[readers]
-        writers = producer[np.concatenate([r for _, r in reads])]
+    # the edges from producers: distinct (reader, writer) pairs, numbered reader * N + writer,
+    # gathered in batches of ~1M read rows (runs of one pair collapsed before they are kept)
+    n_nodes = len(nodes)
+    keys: list[np.ndarray] = []
+    batch: list[tuple[int, np.ndarray]] = []
+    size = 0
+
+    def flush() -> None:
+        readers = np.repeat(np.asarray([i for i, _ in batch], dtype=np.int64), [r.size for _, r in batch])
+        writers = producer[np.concatenate([r for _, r in batch])]
         found = writers >= 0
-        readers, writers = readers[found], pos[writers[found]]
-        if len(nodes) <= 4096:  # distinct pairs by a matrix, else by sorting
-            hit = np.zeros((len(nodes), len(nodes)), dtype=bool)
-            hit[readers, writers] = True
-            rs, ws = np.nonzero(hit)
-        else:
-            pairs = np.unique(readers * len(nodes) + writers)
-            rs, ws = pairs // len(nodes), pairs % len(nodes)
-        for i, j in zip(rs.tolist(), ws.tolist()):
+        k = readers[found] * n_nodes + pos[writers[found]]
+        if k.size:
+            keys.append(k[np.flatnonzero(np.diff(k, prepend=-1))])
+
+    for i, n in enumerate(nodes):
+        for r in n.reads:
+            batch.append((i, r.reshape(-1)))
+            size += r.size
+            if size >= 1 << 20:
+                flush()
+                batch, size = [], 0
+    if batch:
+        flush()
+    if keys:
+        pairs = np.unique(np.concatenate(keys))
+        for i, j in zip((pairs // n_nodes).tolist(), (pairs % n_nodes).tolist()):
             if i != j:
                 succs[j].append(i)
                 indeg[i] += 1
@@ -415,17 +428,7 @@ def regroup(steps: list[tuple[_Plan, np.ndarray]], cores: int, lx_sticks: int, r
     nodes = _prune(nodes, src[moved], rows)
     _ddr_order(nodes)
     groups = _schedule(nodes, producer)
-    # compact rows back to rows: touched LX rows to theirs, fresh rows in use numbered from
-    # the end of LX up
-    used = np.zeros(rows, dtype=bool)
-    for n in nodes:
-        if n.write is not None:
-            used[n.write.reshape(-1)] = True
-    used[: touched.size] = False
-    fresh = np.flatnonzero(used)
-    final = np.full(rows, -1, dtype=np.int64)  # -1: a row no kept step touches
-    final[: touched.size] = touched
-    final[fresh] = cores * lx_sticks + np.arange(fresh.size)
+    final, scratch = _allocate(groups, touched, rows, src[moved], cores * lx_sticks)
     for n in nodes:
         n.reads = [final[r] for r in n.reads]
         if n.write is not None:
@@ -433,4 +436,46 @@ def regroup(steps: list[tuple[_Plan, np.ndarray]], cores: int, lx_sticks: int, r
     out = [_merge(g) for g in groups]
     if moved.any():
         out.append((_CopyBack(final[out_rows[moved]], final[src[moved]]), np.zeros(0, dtype=np.int64)))
-    return out, int(fresh.size)
+    return out, scratch
+
+
+def _allocate(groups: list[list[_Node]], touched: np.ndarray, rows: int, kept: np.ndarray, lx_rows: int) -> tuple[np.ndarray, int]:
+    """Compact rows to rows: touched LX rows to theirs; fresh rows to scratch rows past LX,
+    reused once their value is dead (after the last step that reads it; a row nothing reads,
+    after the step that writes it; `kept`, what is copied back, never):
+
+        for each step g in order:
+            its writes take freed scratch rows, then new ones
+            free the rows whose last reader is g, and the rows g writes that nothing reads
+
+    A step reads all its rows before it writes, but a row freed at g is only taken by later
+    steps. Returns (row of each compact row, -1 for none; scratch rows used)."""
+    last = np.full(rows, -1, dtype=np.int64)  # the last step reading each row
+    for g, group in enumerate(groups):
+        for n in group:
+            for r in n.reads:
+                last[r.reshape(-1)] = g  # in step order: the last assignment stays
+    last[kept] = len(groups)
+    fresh = np.arange(touched.size, rows)
+    read = fresh[last[fresh] >= 0]
+    by_step = read[np.argsort(last[read], kind="stable")]
+    ends = np.searchsorted(last[by_step], np.arange(len(groups)), side="right")  # step g frees by_step[ends[g-1]:ends[g]]
+    final = np.full(rows, -1, dtype=np.int64)
+    final[: touched.size] = touched
+    pool = np.zeros(0, dtype=np.int64)  # free scratch rows
+    made = 0
+    for g, group in enumerate(groups):
+        writes = [n.write.reshape(-1) for n in group if n.write is not None]
+        if writes:
+            w = np.concatenate(writes)
+            take = min(pool.size, w.size)
+            ids = np.concatenate([pool[pool.size - take :], np.arange(made, made + w.size - take)])
+            pool = pool[: pool.size - take]
+            made += w.size - take
+            final[w] = lx_rows + ids
+            unread = w[last[w] < 0]
+        else:
+            unread = np.zeros(0, dtype=np.int64)
+        freed = by_step[(ends[g - 1] if g else 0) : ends[g]]
+        pool = np.concatenate([pool, final[freed] - lx_rows, final[unread] - lx_rows])
+    return final, made

@@ -71,6 +71,9 @@ spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
     assert len(gemm.blocks) == 1 and gemm.singles is None
     a_rows, b_rows = gemm.blocks[0]
     assert len(a_rows) == 1 and len(b_rows) == 2  # one A on two B tiles
+    # scratch rows are reused once dead: A (64) + B (2 x 64) + C (2 x 128 f32) + DL16 out (2 x 64)
+    # are 576 fresh rows; the outputs take A's and B's rows, read last by the product
+    assert plan.batched.scratch_rows == 64 + 2 * 64 + 2 * 128
     x, y = (DL16.round(v) for v in inputs[2])
     want = DL16.round(np.concatenate([x[:, :64] @ y[:, :64], x[:, :64] @ y[:, 64:]], axis=1))
     assert np.max(np.abs(got[2] - want)) <= 2 * DL16.unit_roundoff * np.max(np.abs(want))
