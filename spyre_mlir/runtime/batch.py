@@ -273,29 +273,6 @@ def _share_b(labels: _Labels, ins: _Plan) -> bool:
     return True
 
 
-def _accesses(ins: _Plan) -> tuple[list[np.ndarray], list[np.ndarray], bool]:
-    """The LX rows a step reads and writes as the batched execution runs it (a PT step with
-    B groups reads each group's B from its first row only), and whether it writes DDR."""
-    from spyre_mlir.runtime import interpreter as I
-
-    if isinstance(ins, I._DmaPlan):
-        return ([ins.lx_idx], [], True) if not ins.load else ([], [ins.lx_idx], False)
-    if isinstance(ins, I._PtPlan):
-        a = [ins.a_idx[0]] if ins.shared == "lhs" else [ins.a_idx]
-        if ins.shared == "rhs":
-            b = [ins.b_idx[0]]
-        elif ins.b_groups is not None:
-            b = [ins.b_idx[g[0]] for g in ins.b_groups]
-        else:
-            b = [ins.b_idx]
-        return a + b + ([ins.c_idx] if ins.accumulate else []), [ins.c_idx], False
-    if isinstance(ins, I._SfpPlan):
-        return list(ins.src_idx), [ins.dst_idx], False
-    if isinstance(ins, I._RingPlan | I._ReducePlan | I._TransposePlan):
-        return [ins.src_idx], [ins.dst_idx], False
-    raise Unbatchable(f"no batched form of {type(ins).__name__}")
-
-
 class BatchedProgram:
     """A program as a straight list of steps (see the module docstring)."""
 
@@ -306,7 +283,7 @@ class BatchedProgram:
         streams = plan.stream_plans()
         self.steps: list[tuple[_Plan, np.ndarray]] = []
         parts = [part for wave in waves for part in _conflict_free(plan, wave)]
-        for w, wave in enumerate(parts):
+        for wave in parts:
             groups: dict[Any, list[tuple[_Plan, np.ndarray]]] = {}
             for si, pc in wave:
                 ins = streams[si].instrs[pc]

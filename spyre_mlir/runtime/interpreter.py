@@ -698,15 +698,17 @@ class _RingSend:
         self.hops = np.minimum(np.abs(shift) % config.cores, config.cores - np.abs(shift) % config.cores).tolist()
         self.src_idx = _flat(cores, self.src, config.lx_sticks)
         self.dst_idx = _flat(self.targets, self.dst, config.lx_sticks)
-        steps = self.src.reshape(n, self.rows, sizes[-1], -1)  # (core, outer steps, last-dim step, sticks)
         starts = [r0 for r0, _ in self.parts]
-        lo = np.minimum.reduceat(steps.min(axis=(1, 3)), starts, axis=1)
-        hi = np.maximum.reduceat(steps.max(axis=(1, 3)), starts, axis=1) + 1
-        self.lo, self.hi = lo.T.tolist(), hi.T.tolist()  # [piece][core]
-        steps = self.dst.reshape(n, self.rows, sizes[-1], -1)
-        lo = np.minimum.reduceat(steps.min(axis=(1, 3)), starts, axis=1)
-        hi = np.maximum.reduceat(steps.max(axis=(1, 3)), starts, axis=1) + 1
-        self.dst_lo, self.dst_hi = lo.T.tolist(), hi.T.tolist()  # [piece][core], in the target's LX
+
+        def spans(pos: np.ndarray) -> tuple[list, list]:
+            """[piece][core] first and past-last sticks of `pos` in each piece."""
+            steps = pos.reshape(n, self.rows, sizes[-1], -1)  # (core, outer steps, last-dim step, sticks)
+            lo = np.minimum.reduceat(steps.min(axis=(1, 3)), starts, axis=1)
+            hi = np.maximum.reduceat(steps.max(axis=(1, 3)), starts, axis=1) + 1
+            return lo.T.tolist(), hi.T.tolist()
+
+        self.lo, self.hi = spans(self.src)
+        self.dst_lo, self.dst_hi = spans(self.dst)  # in the target's LX
 
     def piece(self, pos: np.ndarray, r0: int, r1: int) -> np.ndarray:
         """The positions of steps [r0, r1) of the last loop dim (row-major: the fastest dim

@@ -66,6 +66,8 @@ class _Node:
 
 
 def _node(ins: _Plan, cores: np.ndarray, order: int) -> _Node:
+    """The rows a step reads and the rows it writes (none for a DMA store, which writes DDR),
+    with a DMA's DDR sticks: an instruction's accesses, as any merged step of them."""
     from spyre_mlir.runtime import interpreter as I
 
     if isinstance(ins, I._DmaPlan):
@@ -296,9 +298,7 @@ def _merge(group: list[_Node]) -> tuple[Any, np.ndarray]:
     if isinstance(first, I._PtPlan):
         return _GemmStep(group), cores
 
-    def cat(arrays: list[np.ndarray]) -> np.ndarray:
-        return np.concatenate(arrays)
-
+    cat = np.concatenate
     step = copy.copy(first)
     step.works = []
     if isinstance(first, I._DmaPlan):
@@ -327,19 +327,15 @@ class _GemmStep:
     one stacked product. `out` (and `old`, accumulating) are the C rows in the order the
     products give them."""
 
-    engine = "pt"
-
     def __init__(self, group: list[_Node]):
         ins = group[0].ins
         self.m, self.n, self.k, self.accumulate = ins.m, ins.n, ins.k, ins.accumulate
-        self.where = ins.where
 
         def cat(j: int) -> np.ndarray:
             return np.concatenate([n.reads[j] if j >= 0 else n.write for n in group])
 
         a, b, c = cat(0), cat(1), cat(-1)
         old = cat(2) if self.accumulate else None
-        rows = len(a)
         aid = _ids(a)
         by_b: dict[int, list[int]] = defaultdict(list)  # B -> the rows that read it
         for r, g in enumerate(_ids(b)):
@@ -360,7 +356,6 @@ class _GemmStep:
         order.extend(singles)
         self.out = c[order]
         self.old = None if old is None else old[order]
-        self.macs = rows * self.m * self.n * self.k
 
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = False) -> None:
         from spyre_mlir.runtime.interpreter import _f64_matrix
@@ -398,8 +393,6 @@ class _GemmStep:
 
 class _CopyBack:
     """LX rows a launch leaves for a later one, from the fresh rows that hold their values."""
-
-    engine = "copy"
 
     def __init__(self, dst: np.ndarray, src: np.ndarray):
         self.dst, self.src = dst, src

@@ -256,7 +256,7 @@ def test_waves_are_cut_into_parts_that_touch_nothing_in_common(which):
     multicast, ring sends make some waves conflict: they are cut."""
     import warnings
 
-    from spyre_mlir.runtime import batch
+    from spyre_mlir.runtime import batch, regroup
 
     model, inputs = model_and_inputs(which)
     with warnings.catch_warnings():
@@ -275,9 +275,9 @@ def test_waves_are_cut_into_parts_that_touch_nothing_in_common(which):
                 written: set = set()
                 for si, pc in part:
                     ins = streams[si].instrs[pc]
-                    lx_reads, lx_writes, _ = batch._accesses(ins)
-                    r = {int(x) for a in lx_reads for x in a.reshape(-1)}
-                    w = {int(x) for a in lx_writes for x in a.reshape(-1)}
+                    node = regroup._node(ins, streams[si].cores, 0)  # the rows it reads and writes
+                    r = {int(x) for a in node.reads for x in a.reshape(-1)}
+                    w = set() if node.write is None else {int(x) for x in node.write.reshape(-1)}
                     if isinstance(ins, interpreter._DmaPlan):
                         ddr = {("ddr", ins.arg, int(x)) for x in ins.ddr_pos.reshape(-1)}
                         (r if ins.load else w).update(ddr)
