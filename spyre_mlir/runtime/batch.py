@@ -63,7 +63,9 @@ def _signature(ins: _Plan) -> tuple | None:
 
     if isinstance(ins, I._DmaPlan):
         return ("dma", ins.arg, ins.load, ins.ddr_pos.shape[1:], ins.lx_idx.shape[1:])
-    if isinstance(ins, I._PtPlan):  # regroup.py makes products of a step's rows, whatever they share
+    if isinstance(ins, I._PtPlan):
+        if ins.shared is not None:
+            return None
         return ("pt", ins.m, ins.n, ins.k, ins.accumulate, ins.a_idx.shape[1:], ins.b_idx.shape[1:], ins.c_idx.shape[1:])
     if isinstance(ins, I._SfpPlan):
         imm = None if ins.imm is None else float(ins.imm)
@@ -91,14 +93,10 @@ _ROW_ARRAYS = {
 
 def _merge(members: list[tuple[_Plan, np.ndarray]]) -> tuple[_Plan, np.ndarray]:
     """One instruction over the cores of several (same signature): row arrays concatenated."""
-    from spyre_mlir.runtime import interpreter as I
-
     first, _ = members[0]
     cores = np.concatenate([c for _, c in members])
     merged = copy.copy(first)  # a step never aliases the streams' own plans
     merged.works = []  # timing reads the streams' plans; a step need not keep the per-core works
-    if isinstance(first, I._PtPlan):  # a stream's shared-operand marks do not hold for several streams' rows
-        merged.shared, merged.b_groups = None, None
     if len(members) == 1:
         return merged, cores
     name = type(first).__name__

@@ -217,9 +217,14 @@ def _ddr_order(nodes: list[_Node]) -> None:
         n.preds.discard(i)
 
 
+def _pt_signature(ins: _Plan) -> tuple:
+    return ("pt", ins.m, ins.n, ins.k, ins.accumulate, ins.a_idx.shape[1:], ins.b_idx.shape[1:], ins.c_idx.shape[1:])
+
+
 def _schedule(nodes: list[_Node], producer: np.ndarray) -> list[list[_Node]]:
     """The nodes as groups that run as one step each, in an order that keeps every
     dependency (list scheduling, module docstring)."""
+    from spyre_mlir.runtime import interpreter as I
     from spyre_mlir.runtime.batch import _signature
 
     if not nodes:  # all dead: a program whose writes nothing reads
@@ -263,7 +268,7 @@ def _schedule(nodes: list[_Node], producer: np.ndarray) -> list[list[_Node]]:
         for p in n.preds:  # DDR order (`_ddr_order`)
             succs[pos[p]].append(i)
             indeg[i] += 1
-        sig = _signature(n.ins)
+        sig = _pt_signature(n.ins) if isinstance(n.ins, I._PtPlan) else _signature(n.ins)
         sigs.append(sig if sig is not None else ("single", i))
     ready: dict[Any, list[int]] = defaultdict(list)
     for i in range(len(nodes)):
