@@ -218,6 +218,9 @@ def _ddr_order(nodes: list[_Node]) -> None:
 
 
 def _pt_signature(ins: _Plan) -> tuple:
+    """batch._signature for PT, but for shared operands too (the products here find what rows
+    share; the waves keep a shared PT apart: merging it there cost a 12-layer first call
+    ~0.06 s of concatenation for the same steps)."""
     return ("pt", ins.m, ins.n, ins.k, ins.accumulate, ins.a_idx.shape[1:], ins.b_idx.shape[1:], ins.c_idx.shape[1:])
 
 
