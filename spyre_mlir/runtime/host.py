@@ -44,7 +44,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue, Use
 from spyre_mlir.dialects import spyre, spyre_isa
 from spyre_mlir.dialects import torch as t
 from spyre_mlir.gc_pause import gc_paused
-from spyre_mlir.runtime.interpreter import DeviceModel, blas_single_thread
+from spyre_mlir.runtime.interpreter import DeviceModel, host_threads
 from spyre_mlir.runtime.memory import DdrTensor, DeviceError
 
 _TORCH_DTYPES = {
@@ -293,7 +293,7 @@ class Executable:
         # the first call prepares the programs (plans, timelines, batched steps): IR-sized
         # allocations, with the garbage collector held off as while compiling
         first, self._called = not self._called, True
-        with blas_single_thread(), gc_paused() if first else contextlib.nullcontext():
+        with host_threads(), gc_paused() if first else contextlib.nullcontext():
             return self._call(inputs, arg_keys)
 
     def _call(self, inputs: Sequence[np.ndarray], arg_keys: Sequence[Any] | None) -> tuple[np.ndarray, ...]:

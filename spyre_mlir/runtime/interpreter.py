@@ -48,17 +48,21 @@ _blas_depth = 0
 
 
 @contextlib.contextmanager
-def blas_single_thread() -> Iterator[None]:
-    """numpy's BLAS on one thread while the device model runs (re-entrant; torch's own
-    threads are untouched). Its matrix products are one core's tiles or a few cores' rows
-    stacked (tens to hundreds of rows): a second BLAS thread costs more to start and join than
-    it saves, and on a loaded machine its threads wait on each other (a 128 x 192 x 64 f64
-    product: 108 us on one thread, 1239 us on two, measured with another job running)."""
+def host_threads() -> Iterator[None]:
+    """While the device model runs (re-entrant): torch on one thread, numpy's BLAS on the
+    threads torch had. torch is idle then, and the PT steps' f64 products are the largest
+    part of a forward; OpenBLAS threads a product only above its own size threshold (~1 M
+    multiply-adds: a core's 128 x 64 x 64 tile stays on one thread). torch's OpenMP threads
+    must rest meanwhile: with both pools at two threads, a product after a torch op waits on
+    threads still spinning (a 128 x 384 x 1152 f64 product: 2.4 ms on one BLAS thread, 1.3
+    ms on two, 10 ms on two beside torch's two; docs/performance.md, "Eighth session")."""
     global _BLAS, _blas_depth
     if _blas_depth == 0:
         if _BLAS is None:
             _BLAS = ThreadpoolController().select(internal_api="openblas")
-        limit = _BLAS.limit(limits=1)
+        torch_threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        limit = _BLAS.limit(limits=torch_threads)
     _blas_depth += 1
     try:
         yield
@@ -66,6 +70,7 @@ def blas_single_thread() -> Iterator[None]:
         _blas_depth -= 1
         if _blas_depth == 0:
             limit.restore_original_limits()
+            torch.set_num_threads(torch_threads)
 
 
 # endregion
@@ -1072,7 +1077,7 @@ class DeviceModel:
         if prog not in self._plans:  # outputs the DDR cannot hold: refused before the plan's host arrays
             for i, a in enumerate(prog.args[prog.num_inputs.data :]):
                 self.memory.check_room(spyre.device_layout(a.type), f"{name}.out{i}")
-        with blas_single_thread():
+        with host_threads():
             return self._launch(prog, inputs, name)
 
     def _launch(self, prog: spyre_isa.ProgramOp, inputs: Sequence[DdrTensor], name: str) -> list[DdrTensor]:

@@ -351,3 +351,30 @@ def test_gc_pause_restores_the_collector_and_its_cycles_are_collected_after():
         assert ref() is not None  # not collected during the pause (refcounts cannot free a cycle)
     gc.collect()
     assert ref() is None
+
+
+def test_host_threads_hand_torchs_threads_to_blas_and_give_them_back():
+    """While the device model runs, torch rests on one thread and numpy's BLAS takes the
+    threads torch had (interpreter.host_threads); nested uses change nothing more, and both
+    are as before afterwards, also when the device model raises."""
+    from threadpoolctl import ThreadpoolController
+
+    blas = ThreadpoolController().select(internal_api="openblas")
+
+    def blas_threads() -> int:
+        return blas.info()[0]["num_threads"]
+
+    torch_before, blas_before = torch.get_num_threads(), blas_threads()
+    try:
+        torch.set_num_threads(2)
+        with interpreter.host_threads():
+            assert (torch.get_num_threads(), blas_threads()) == (1, 2)
+            with interpreter.host_threads():
+                assert (torch.get_num_threads(), blas_threads()) == (1, 2)
+            assert (torch.get_num_threads(), blas_threads()) == (1, 2)
+        assert (torch.get_num_threads(), blas_threads()) == (2, blas_before)
+        with pytest.raises(RuntimeError), interpreter.host_threads():
+            raise RuntimeError("a device error")
+        assert (torch.get_num_threads(), blas_threads()) == (2, blas_before)
+    finally:
+        torch.set_num_threads(torch_before)
