@@ -266,3 +266,27 @@ def test_cost_grows_with_bytes_and_shrinks_with_cores(xy):
     k = model.profile.kernels[0]
     assert k.time_s > DeviceConfig().launch_overhead_s
     assert set(k.engine_cycles) == {"dma_in", "dma_out", "sfp"}
+
+
+def test_a_16_bit_copy_stores_what_decoding_and_encoding_store():
+    """An SFP copy between 16-bit operands stores what decoding and encoding its source
+    give, for every pattern: the identity but for the NaN pattern with its sign bit set
+    (0xFFFF, which no store writes), which becomes 0x7FFF."""
+    from spyre_mlir.dialects import spyre_isa
+    from spyre_mlir.layout import Layout
+    from spyre_mlir.runtime.numerics import dl16_decode, dl16_encode
+
+    prog_text = binary_program("spyre_isa.sfp_copy lx [0, strides = [1]] -> lx [128, strides = [1]] sizes [64]")
+    module, _ = xy_module(prog_text, LAUNCH)
+    prog = next(op for op in module.walk() if isinstance(op, spyre_isa.ProgramOp))
+    model = DeviceModel()
+    layout = Layout.generic((64, 128), 2)
+    x, y = (model.memory.to_device(np.zeros((64, 128), np.float32), layout) for _ in range(2))
+    rng = np.random.default_rng(0)
+    special = np.array([0x0000, 0x8000, 0x0001, 0x8001, 0x7FFE, 0xFFFE, 0x7FFF, 0xFFFF], dtype=np.uint16)
+    bits = np.concatenate([special, rng.integers(0, 1 << 16, x.data.size // 2 - special.size).astype(np.uint16)])
+    x.data[...] = bits.view(np.uint8).reshape(x.data.shape)
+    (out,) = model.launch(prog, [x, y])
+    got = out.data.view(np.uint16).reshape(-1)
+    assert np.array_equal(got, dl16_encode(dl16_decode(bits)))
+    assert got[list(special).index(0xFFFF)] == 0x7FFF
