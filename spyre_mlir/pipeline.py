@@ -1,6 +1,7 @@
 """The named pipelines.
 
-    spyre-pipeline = torch-adapt, convert-torch-to-spyre, spyre-propagate-layouts, spyre-fuse,
+    spyre-pipeline = torch-adapt, convert-torch-to-spyre, spyre-fold-infinity-tests,
+                     spyre-propagate-layouts, spyre-fuse,
                      spyre-resident-chains, spyre-divide-work, spyre-onchip-relayout,
                      spyre-plan-scratchpad, convert-spyre-to-isa, dce
 
@@ -28,6 +29,7 @@ from spyre_mlir.lowering.convert_torch_to_spyre import ConvertTorchToSpyrePass
 from spyre_mlir.runtime.config import DEFAULT_CONFIG, DeviceConfig
 from spyre_mlir.runtime.memory import check_ddr_sizes
 from spyre_mlir.transforms.spyre_divide_work import SpyreDivideWorkPass
+from spyre_mlir.transforms.spyre_fold_infinity_tests import SpyreFoldInfinityTestsPass
 from spyre_mlir.transforms.spyre_fuse import SpyreFusePass
 from spyre_mlir.transforms.spyre_onchip_relayout import SpyreOnchipRelayoutPass
 from spyre_mlir.transforms.spyre_plan_scratchpad import SpyrePlanScratchpadPass
@@ -80,6 +82,7 @@ def pipeline_passes(
     return [
         TorchAdaptPass(),
         ConvertTorchToSpyrePass(strict=strict),
+        SpyreFoldInfinityTestsPass(numerics=config.numerics),
         SpyrePropagateLayoutsPass(),
         SpyreFusePass(prefix=kernel_prefix, pointwise_chains=opts.pointwise_chains, row_groups=opts.row_groups, epilogues=opts.epilogues),
         *(

@@ -36,6 +36,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     ModuleOp,
+    StringAttr,
     TensorType,
     UnrealizedConversionCastOp,
 )
@@ -164,6 +165,13 @@ class Executable:
             raise DeviceError(f"the module has no function @{entry} to run")
         if len(fn.body.blocks) != 1:
             raise DeviceError(f"@{entry} has {len(fn.body.blocks)} blocks; the host runs straight-line functions (one block)")
+        assumed = module.attributes.get(spyre.NUMERICS_ATTR)
+        if isinstance(assumed, StringAttr) and assumed.data != self.model.config.numerics:
+            raise DeviceError(
+                f"the module was compiled for numerics {assumed.data!r} ({spyre.NUMERICS_ATTR}: spyre-fold-infinity-tests "
+                f"answered tests that only hold there), but the device model runs {self.model.config.numerics!r}: "
+                f"compile it for {self.model.config.numerics!r}"
+            )
         self.function = fn
         self.programs = {op.sym_name.data: op for op in module.ops if isinstance(op, spyre_isa.ProgramOp)}
         self.steps = [self._prepare(op) for op in fn.body.block.ops]

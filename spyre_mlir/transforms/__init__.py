@@ -20,6 +20,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return ConvertTorchToSpyrePass
 
+    def spyre_fold_infinity_tests():
+        from spyre_mlir.transforms.spyre_fold_infinity_tests import SpyreFoldInfinityTestsPass
+
+        return SpyreFoldInfinityTestsPass
+
     def spyre_propagate_layouts():
         from spyre_mlir.transforms.spyre_propagate_layouts import SpyrePropagateLayoutsPass
 
@@ -63,6 +68,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {
         "torch-adapt": torch_adapt,
         "convert-torch-to-spyre": convert_torch_to_spyre,
+        "spyre-fold-infinity-tests": spyre_fold_infinity_tests,
         "spyre-propagate-layouts": spyre_propagate_layouts,
         "spyre-fuse": spyre_fuse,
         "spyre-resident-chains": spyre_resident_chains,
