@@ -232,12 +232,12 @@ class LxPlanAttr(_NamedIntsAttr):
 # region Type helpers
 
 DEVICE_ELEMENT_TYPES = (Float16Type,)
+"""Element types a device tensor may hold today (16-bit floats: DL16 or IEEE fp16)."""
 
 NUMERICS_ATTR = "spyre.numerics"
 """A module attribute (a string): the numerics mode ("dl16") the compiled module assumes, set
 when a pass relied on it (transforms/spyre_fold_infinity_tests.py); without it the module's
 results do not depend on the mode beyond its roundings, and any mode may run it."""
-"""Element types a device tensor may hold today (16-bit floats: DL16 or IEEE fp16)."""
 
 
 def element_bytes(t: Attribute) -> int:

@@ -88,23 +88,17 @@ def _answer(v: SSAValue) -> bool | None:
 
 def _select_operands(op: spyre.PointwiseOp) -> tuple[int, int, int] | None:
     """(mask, if-true, if-false) input positions when the body is exactly
-    `select(mask != 0, a, b)`; else None."""
+    `select(mask != 0, a, b)`; else None. (The verifier makes every `arith.cmpf` of a body
+    a test against 0.0, `one` or `une`, feeding a select: the same for a mask of 0.0 / 1.0.)"""
     ops = list(op.body.block.ops)
     args = list(op.body.block.args)
     if len(ops) != 4:
         return None
-    zero, cmp, sel, out = ops
+    _, cmp, sel, out = ops
     if not (
-        isinstance(zero, arith.ConstantOp)
-        and isinstance(cmp, arith.CmpfOp)
+        isinstance(cmp, arith.CmpfOp)
         and isinstance(sel, arith.SelectOp)
-        and isinstance(out, spyre.YieldOp)
-        and cmp.predicate.value.data in (6, 13)  # one, une
-        and cmp.operands[1] is zero.result
-        and getattr(zero.value, "value", None) is not None
-        and zero.value.value.data == 0.0  # type: ignore[union-attr]
-        and sel.operands[0] is cmp.result
-        and list(out.values) == [sel.result]
+        and list(out.operands) == [sel.result]
         and all(v in args for v in (cmp.operands[0], sel.operands[1], sel.operands[2]))
     ):
         return None

@@ -10,8 +10,7 @@ from spyre_mlir.runtime.interpreter import DeviceModel
 from spyre_mlir.runtime.memory import DeviceError
 from spyre_mlir.runtime.numerics import DL16
 
-T = XY
-"""A (64, 128) device tensor: 2 stick columns x 64 rows = 128 sticks."""
+T = XY  # (isa_programs.XY) short in the program texts
 
 
 def run(programs: str, body: str, inputs, config=DeviceConfig()):
