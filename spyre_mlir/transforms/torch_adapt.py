@@ -19,6 +19,16 @@ is (fp32 on the host; the device then computes in DL16 either way).
                                                             a 0-d literal) of x's dtype
     reduce(x, [d], keepdim=False) -> view(reduce(x, [d], keepdim=True), shape)
                                                             exact, for mean.dim / sum.dim_IntList / amax / amin
+    f(view(x, s))      -> view(f(x), s)                     exact (an element-wise op commutes with a
+                                                            reshape), for f a unary element-wise op (relu,
+                                                            gelu, exp, ...), and for add/sub/mul/div.Tensor,
+    g(view(a, s), view(b, s)) -> view(g(a, b), s)           minimum, maximum when a and b have one shape
+                                                            and the view keeps the last dim (a free view):
+                                                            a Linear's activation then sits right after its
+                                                            matmul and runs as the matmul's epilogue, in the
+                                                            matmul's layout (aot_autograd flattens a Linear
+                                                            on a 3-d input to view -> addmm -> view)
+    view(view(x, s1), s2) -> view(x, s2)                    exact; and view(x, shape of x) -> x (x not a graph input)
 
 The pass runs first in spyre-pipeline; `convert-torch-to-spyre` without it stays correct (it
 refuses what it cannot lower exactly, e.g. integer exponents, and the op runs on the CPU).
@@ -42,6 +52,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from spyre_mlir.dialects import torch as t
+from spyre_mlir.lowering.convert_torch_to_spyre import UNARY
 
 
 def _new(name: str, operands: Sequence[SSAValue], result_type: Attribute) -> Operation:
@@ -248,12 +259,75 @@ class ReduceWithoutKeepdim(RewritePattern):
         rewriter.replace(op, [true, kept, *sizes, size_list, view], [view.results[0]])
 
 
+VIEWS = ("torch.aten.view", "torch.aten.reshape", "torch.aten._unsafe_view")
+ELEMENTWISE_UNARY = (*UNARY, "torch.aten.gelu")
+"""Element-wise ops of one tensor (gelu's other operand is its form, a string)."""
+ELEMENTWISE_BINARY = (
+    *(f"torch.aten.{k}.Tensor" for k in ("add", "sub", "mul", "div")),
+    "torch.aten.minimum",
+    "torch.aten.maximum",
+)
+"""Element-wise ops of two tensors of one shape (add/sub's third operand is alpha)."""
+
+
+class ElementwiseBeforeView(RewritePattern):
+    """f(view(x, s)) -> view(f(x), s); g(view(a, s), view(b, s)) -> view(g(a, b), s) when a and
+    b have one shape, and the view keeps the last dim (so it is a free view on the device:
+    each element stays in its lane; a view that moves elements between lanes is left where
+    a pointwise op can do the moving). The new view reuses the old one's size list."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        arity = 1 if op.name in ELEMENTWISE_UNARY else 2 if op.name in ELEMENTWISE_BINARY else 0
+        if not arity or len(op.results) != 1:
+            return
+        views = [v.owner for v in op.operands[:arity]]
+        if not all(isinstance(w, Operation) and w.name in VIEWS for w in views):
+            return
+        sources = [w.operands[0] for w in views]  # type: ignore[union-attr]
+        types = [v.type for v in sources]
+        rt = op.results[0].type
+        if not all(isinstance(x, t.ValueTensorType) and x.has_sizes for x in [*types, rt]):
+            return
+        shape = types[0].get_shape()  # type: ignore[union-attr]
+        if any(x.get_shape() != shape for x in types) or any(w.results[0].type != rt for w in views):  # type: ignore[union-attr]
+            return  # sources of different shapes, or a broadcast / dtype change at the op
+        if not shape or not rt.get_shape() or shape[-1] != rt.get_shape()[-1]:  # type: ignore[union-attr]
+            return  # the view moves elements between lanes: the op, not a relayout, does that now
+        inner = _new(op.name, [*sources, *op.operands[arity:]], t.ValueTensorType(list(shape), rt.get_dtype()))  # type: ignore[union-attr]
+        view = _new(views[0].name, [inner.results[0], views[0].operands[1]], rt)  # type: ignore[union-attr]
+        rewriter.replace(op, [inner, view], [view.results[0]])
+        _erase_dead(rewriter, views)  # type: ignore[arg-type]
+
+
+class ViewOfView(RewritePattern):
+    """view(view(x, s1), s2) -> view(x, s2); view(x, s) of x's own shape -> x, for an x some op
+    computes. (A Linear's
+    activation moved before its view leaves the view back to 2-d reading the view to 3-d:
+    the matmul's result then feeds the next matmul directly.)"""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.name not in VIEWS or len(op.results) != 1:
+            return
+        inner = op.operands[0].owner
+        if isinstance(inner, Operation) and inner.name in VIEWS:
+            source = inner.operands[0]
+            new = _new(op.name, [source, op.operands[1]], op.results[0].type)
+            rewriter.replace(op, [new], [new.results[0]])
+            _erase_dead(rewriter, [inner])
+            return
+        same = op.operands[0].type == op.results[0].type and isinstance(op.results[0].type, t.ValueTensorType) and op.results[0].type.has_sizes
+        if same and isinstance(inner, Operation):  # (a graph input stays behind its view: no result aliases an input)
+            rewriter.replace(op, [], [op.operands[0]])
+
+
 ADAPTATIONS: tuple[type[RewritePattern], ...] = (
     TanhGeluForm,
     PowToMultiplications,
     MaxDimToAmax,
     ScalarTensorOperand,
     ReduceWithoutKeepdim,
+    ElementwiseBeforeView,
+    ViewOfView,
 )
 """The rewrites, in the order they are tried on each op (the gelu form is matched before its
 pow(x, 3) is rewritten)."""

@@ -248,12 +248,14 @@ def test_batched_launches_are_bit_identical_to_the_cooperative_run(which, disabl
         assert t == times  # simulated time per kernel: unchanged
 
 
-@pytest.mark.parametrize("which", ["mlp", "bert"])
-def test_waves_are_cut_into_parts_that_touch_nothing_in_common(which):
+@pytest.mark.parametrize("which, disable", [("mlp", []), ("bert", []), ("bert", ["resident_chains"])])
+def test_waves_are_cut_into_parts_that_touch_nothing_in_common(which, disable):
     """A wave of a batched program (runtime/batch.py) is cut into consecutive parts, each run
     as steps at once: no two instructions of a part may touch one LX row or DDR stick with
     one of them writing it (checked here on exact rows; the cut compares intervals). With
-    multicast, ring sends make some waves conflict: they are cut."""
+    multicast, ring sends make some waves conflict: they are cut. (The tiny BERT's cut waves
+    are in its output dense, multicast while its MLP is not a resident chain; as a chain it
+    has none.)"""
     import warnings
 
     from spyre_mlir.runtime import batch, regroup
@@ -261,7 +263,7 @@ def test_waves_are_cut_into_parts_that_touch_nothing_in_common(which):
     model, inputs = model_and_inputs(which)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        outputs(model, inputs, 1, batch=True, disable=[])
+        outputs(model, inputs, 1, batch=True, disable=disable)
     device = get_device()
     cuts = 0
     for plan in [p for p in device._plans.values() if not p.data_dependent]:
@@ -284,7 +286,7 @@ def test_waves_are_cut_into_parts_that_touch_nothing_in_common(which):
                     assert not w & (read | written) and not r & written, f"{plan.name}: {ins.where} conflicts within a part"
                     read |= r
                     written |= w
-    assert cuts > 0
+    assert cuts > 0 or (which, disable) == ("bert", [])
 
 
 # endregion

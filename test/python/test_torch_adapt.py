@@ -88,3 +88,29 @@ def test_without_the_pass_integer_powers_stay_on_the_cpu():
     TorchAdaptPass().apply(ctx, module)
     ConvertTorchToSpyrePass().apply(ctx, module)
     assert not any(op.name.startswith("torch.aten.") for op in module.walk())
+
+
+def _launches(fn, *inputs):
+    from spyre_mlir.frontend import backend
+
+    device = backend.get_device(backend.DeviceConfig())
+    before = len(device.profile.kernels)
+    report = compiled(fn, *inputs)
+    assert not report.cpu_fallback
+    return [k.name for k in device.profile.kernels[before:]]
+
+
+def test_a_linear_and_its_activation_on_a_3d_input_are_one_launch():
+    # aot_autograd flattens the Linear (view -> addmm -> view); the gelu moves before the view
+    # and runs as the matmul's epilogue, in its layout (no launch of its own, no relayout)
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(64, 192)
+    names = _launches(lambda v: torch.nn.functional.gelu(lin(v)), randn(1, 128, 64, seed=7))
+    assert len(names) == 1, names
+
+
+def test_a_gated_activation_on_3d_inputs_runs_in_the_matmuls_epilogue():
+    torch.manual_seed(1)
+    gate, up = torch.nn.Linear(64, 128), torch.nn.Linear(64, 128)
+    names = _launches(lambda v: torch.nn.functional.silu(gate(v)) * up(v), randn(1, 128, 64, seed=8))
+    assert len(names) == 2, names  # one matmul, and one whose epilogue is silu(.) * the other's result

@@ -160,3 +160,103 @@ func.func @mean_no_keepdim(%x: !torch.vtensor<[2,7,64],f32>) -> !torch.vtensor<[
   %0 = torch.aten.mean.dim %x, %dims, %false, %none : !torch.vtensor<[2,7,64],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[2,7],f32>
   return %0 : !torch.vtensor<[2,7],f32>
 }
+
+// -----
+
+// A Linear's activation on its 3-d view: the activation moves before the view (exact), so it
+// sits right after the matmul; the view back to 2-d then reads a view of the gelu's own shape,
+// and both views go (the next matmul reads the gelu's result).
+// CHECK-LABEL: func.func @activation_before_view
+// CHECK:         %[[G:.*]] = torch.aten.gelu %y, %str : !torch.vtensor<[128,64],f32>, !torch.str -> !torch.vtensor<[128,64],f32>
+// CHECK-NEXT:    func.return %[[G]]
+func.func @activation_before_view(%y: !torch.vtensor<[128,64],f32>) -> !torch.vtensor<[128,64],f32> {
+  %int1 = torch.constant.int 1
+  %int128 = torch.constant.int 128
+  %int64 = torch.constant.int 64
+  %s3 = torch.prim.ListConstruct %int1, %int128, %int64 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %s2 = torch.prim.ListConstruct %int128, %int64 : (!torch.int, !torch.int) -> !torch.list<int>
+  %str = torch.constant.str "none"
+  %0 = torch.aten.view %y, %s3 : !torch.vtensor<[128,64],f32>, !torch.list<int> -> !torch.vtensor<[1,128,64],f32>
+  %1 = torch.aten.gelu %0, %str : !torch.vtensor<[1,128,64],f32>, !torch.str -> !torch.vtensor<[1,128,64],f32>
+  %2 = torch.aten.view %1, %s2 : !torch.vtensor<[1,128,64],f32>, !torch.list<int> -> !torch.vtensor<[128,64],f32>
+  return %2 : !torch.vtensor<[128,64],f32>
+}
+
+// -----
+
+// A gated activation: silu(view(gate)) * view(up) with gate and up of one shape: the
+// sigmoid, the two products and the view all move (exact); a view kept by another reader stays.
+// CHECK-LABEL: func.func @gated_before_view
+// CHECK:         %[[U:.*]] = torch.aten.view %up, %s3
+// CHECK:         %[[S:.*]] = torch.aten.sigmoid %gate : !torch.vtensor<[128,64],f32> -> !torch.vtensor<[128,64],f32>
+// CHECK:         %[[M:.*]] = torch.aten.mul.Tensor %gate, %[[S]] : !torch.vtensor<[128,64],f32>, !torch.vtensor<[128,64],f32> -> !torch.vtensor<[128,64],f32>
+// CHECK:         %[[P:.*]] = torch.aten.mul.Tensor %[[M]], %up : !torch.vtensor<[128,64],f32>, !torch.vtensor<[128,64],f32> -> !torch.vtensor<[128,64],f32>
+// CHECK-NEXT:    %[[V:.*]] = torch.aten.view %[[P]], %s3
+// CHECK-NEXT:    func.return %[[V]], %[[U]]
+// CHECK-NOT:     torch.aten.view %gate
+func.func @gated_before_view(%gate: !torch.vtensor<[128,64],f32>, %up: !torch.vtensor<[128,64],f32>) -> (!torch.vtensor<[1,128,64],f32>, !torch.vtensor<[1,128,64],f32>) {
+  %int1 = torch.constant.int 1
+  %int128 = torch.constant.int 128
+  %int64 = torch.constant.int 64
+  %s3 = torch.prim.ListConstruct %int1, %int128, %int64 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %g = torch.aten.view %gate, %s3 : !torch.vtensor<[128,64],f32>, !torch.list<int> -> !torch.vtensor<[1,128,64],f32>
+  %u = torch.aten.view %up, %s3 : !torch.vtensor<[128,64],f32>, !torch.list<int> -> !torch.vtensor<[1,128,64],f32>
+  %0 = torch.aten.sigmoid %g : !torch.vtensor<[1,128,64],f32> -> !torch.vtensor<[1,128,64],f32>
+  %1 = torch.aten.mul.Tensor %g, %0 : !torch.vtensor<[1,128,64],f32>, !torch.vtensor<[1,128,64],f32> -> !torch.vtensor<[1,128,64],f32>
+  %2 = torch.aten.mul.Tensor %1, %u : !torch.vtensor<[1,128,64],f32>, !torch.vtensor<[1,128,64],f32> -> !torch.vtensor<[1,128,64],f32>
+  return %2, %u : !torch.vtensor<[1,128,64],f32>, !torch.vtensor<[1,128,64],f32>
+}
+
+// -----
+
+// Left alone: views of sources of different shapes (the views meet only at the op), a
+// broadcast at the op, an operand that is not a view, and a view that moves elements between
+// lanes (the last dim changes: on the device the op does that move, a view cannot).
+// CHECK-LABEL: func.func @not_before_view
+// CHECK:         %[[C:.*]] = torch.aten.view %a, %s2
+// CHECK-NEXT:    torch.aten.neg %[[C]]
+// CHECK:         torch.aten.add.Tensor %a3, %b3
+// CHECK:         torch.aten.mul.Tensor %a3, %r
+// CHECK:         torch.aten.sub.Tensor %a3, %x
+func.func @not_before_view(%a: !torch.vtensor<[128,64],f32>, %b: !torch.vtensor<[2,64,64],f32>, %r: !torch.vtensor<[64],f32>, %x: !torch.vtensor<[1,128,64],f32>) -> (!torch.vtensor<[1,128,64],f32>, !torch.vtensor<[1,128,64],f32>, !torch.vtensor<[1,128,64],f32>, !torch.vtensor<[8192,1],f32>) {
+  %int1 = torch.constant.int 1
+  %int128 = torch.constant.int 128
+  %int64 = torch.constant.int 64
+  %int8192 = torch.constant.int 8192
+  %s3 = torch.prim.ListConstruct %int1, %int128, %int64 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %s2 = torch.prim.ListConstruct %int8192, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %c = torch.aten.view %a, %s2 : !torch.vtensor<[128,64],f32>, !torch.list<int> -> !torch.vtensor<[8192,1],f32>
+  %3 = torch.aten.neg %c : !torch.vtensor<[8192,1],f32> -> !torch.vtensor<[8192,1],f32>
+  %a3 = torch.aten.view %a, %s3 : !torch.vtensor<[128,64],f32>, !torch.list<int> -> !torch.vtensor<[1,128,64],f32>
+  %b3 = torch.aten.view %b, %s3 : !torch.vtensor<[2,64,64],f32>, !torch.list<int> -> !torch.vtensor<[1,128,64],f32>
+  %0 = torch.aten.add.Tensor %a3, %b3, %int1 : !torch.vtensor<[1,128,64],f32>, !torch.vtensor<[1,128,64],f32>, !torch.int -> !torch.vtensor<[1,128,64],f32>
+  %1 = torch.aten.mul.Tensor %a3, %r : !torch.vtensor<[1,128,64],f32>, !torch.vtensor<[64],f32> -> !torch.vtensor<[1,128,64],f32>
+  %2 = torch.aten.sub.Tensor %a3, %x, %int1 : !torch.vtensor<[1,128,64],f32>, !torch.vtensor<[1,128,64],f32>, !torch.int -> !torch.vtensor<[1,128,64],f32>
+  return %0, %1, %2, %3 : !torch.vtensor<[1,128,64],f32>, !torch.vtensor<[1,128,64],f32>, !torch.vtensor<[1,128,64],f32>, !torch.vtensor<[8192,1],f32>
+}
+
+// -----
+
+// A view of a view reads the first view's source; a view to its source's own shape is dropped,
+// unless the source is a graph input (no result aliases an input).
+// CHECK-LABEL: func.func @view_of_view
+// CHECK:         %[[R:.*]] = torch.aten.relu %y
+// CHECK-NEXT:    %[[A:.*]] = torch.aten.view %y, %s1
+// CHECK-NEXT:    %[[B:.*]] = torch.aten.view %y, %s2
+// CHECK-NEXT:    func.return %[[R]], %[[A]], %[[B]]
+func.func @view_of_view(%y: !torch.vtensor<[128,64],f32>) -> (!torch.vtensor<[128,64],f32>, !torch.vtensor<[8192],f32>, !torch.vtensor<[128,64],f32>) {
+  %int1 = torch.constant.int 1
+  %int128 = torch.constant.int 128
+  %int64 = torch.constant.int 64
+  %int8192 = torch.constant.int 8192
+  %s3 = torch.prim.ListConstruct %int1, %int128, %int64 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %s2 = torch.prim.ListConstruct %int128, %int64 : (!torch.int, !torch.int) -> !torch.list<int>
+  %s1 = torch.prim.ListConstruct %int8192 : (!torch.int) -> !torch.list<int>
+  %r = torch.aten.relu %y : !torch.vtensor<[128,64],f32> -> !torch.vtensor<[128,64],f32>
+  %0 = torch.aten.view %r, %s3 : !torch.vtensor<[128,64],f32>, !torch.list<int> -> !torch.vtensor<[1,128,64],f32>
+  %1 = torch.aten.view %0, %s2 : !torch.vtensor<[1,128,64],f32>, !torch.list<int> -> !torch.vtensor<[128,64],f32>
+  %2 = torch.aten.view %y, %s3 : !torch.vtensor<[128,64],f32>, !torch.list<int> -> !torch.vtensor<[1,128,64],f32>
+  %3 = torch.aten.view %2, %s1 : !torch.vtensor<[1,128,64],f32>, !torch.list<int> -> !torch.vtensor<[8192],f32>
+  %4 = torch.aten.view %2, %s2 : !torch.vtensor<[1,128,64],f32>, !torch.list<int> -> !torch.vtensor<[128,64],f32>
+  return %1, %3, %4 : !torch.vtensor<[128,64],f32>, !torch.vtensor<[8192],f32>, !torch.vtensor<[128,64],f32>
+}
