@@ -295,12 +295,15 @@ def matmul_buffers(
 ) -> dict[str, int]:
     """LX sticks of each buffer for a chunk of extent `ext`; with double buffering the tiles
     DMA streams through (A, B, the output) get a second copy, suffix `_1`. An epilogue
-    (work.epilogue_sticks) adds its tiles as one buffer `epilogue` (the planner splits it).
+    (work.epilogue_sticks) adds its tiles as one buffer `epilogue` (the planner splits it),
+    its result tile (double buffered there) in place of the output tile.
     A resident A (`a_resident`) needs no buffer."""
     m, n, k = ext["m"], ext["n"], ext["k"]
     bufs = matmul_tiles(m, n, k)
     if a_resident:
         del bufs["lhs"]
+    if epilogue is not None:  # it reads the accumulator: its result tile replaces the output tile
+        del bufs["out"]
     if double_buffer:
         for name in ("lhs", "rhs", "out"):
             if name in bufs:

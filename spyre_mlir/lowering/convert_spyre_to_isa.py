@@ -6,7 +6,9 @@ instructions, all addresses fixed at compile time:
 
     matmul      per chunk: DMA A tile, DMA B tile (skipped when unchanged), PT into the fp32
                 accumulator (accumulating over k chunks); after the last k chunk an SFP copy
-                rounds the accumulator into the output tile and a DMA stores it
+                rounds the accumulator into the output tile and a DMA stores it; with an
+                epilogue, its SFP steps read the accumulator instead (no copy: only the
+                epilogue's result is rounded) and a DMA stores their result tile
     pointwise   per chunk: DMA each input tile (broadcast dims not loaded), one SFP
                 instruction per body op (f32 temporaries), DMA the output tile out
     restickify  same elements per stick: DMA in through the source layout, DMA out through
@@ -410,14 +412,14 @@ class KernelCodegen:
                     out.append(ring_send((lx["acc"], [1]), (lx["acc_in"], [1]), -1, [2 * mr * nst], self._partial_token(self.core - 1), after=credit))
                     n_partial += 1
                     continue
-            if k1 == k_end:  # round the fp32 sums into the output tile, then store it
+            if k1 == k_end:  # round the fp32 sums into the output tile (or run the epilogue on them), then store it
                 n_out += 1
-                tile_out = self.buf("out", n_out)
                 kept = None if c_res is None else (c_res + (n0 - box["n"][0]) * rows + m0 - box["m"][0], [rows, 1], False)
-                copy_to = kept if kept is not None and self.epilogue is None else (tile_out, [mr, 1], False)
-                out.append(sfp("copy", [(lx["acc"], [2 * mr, 2], True)], copy_to, [nst, mr]))
-                if self.epilogue is not None:
-                    tile_out = self._epilogue(out, tile_out, n_out, n0, m0, nst, mr, kept)
+                if self.epilogue is None:
+                    tile_out = self.buf("out", n_out)
+                    out.append(sfp("copy", [(lx["acc"], [2 * mr, 2], True)], kept or (tile_out, [mr, 1], False), [nst, mr]))
+                else:
+                    tile_out = self._epilogue(out, n_out, n0, m0, nst, mr, kept)
                     C = self.arg(self.epilogue.pointwise.result)
                 if kept is None:
                     out.append(store(C, tile_out, [mr, 1], b * sc_b + n0 * sc_nt + m0 * sc_m, [sc_nt, sc_m], [nst, mr]))
@@ -428,18 +430,17 @@ class KernelCodegen:
         free), after the multicast chains' tokens 2c and 2c + 1."""
         return 2 * self.cores + 2 * core
 
-    def _epilogue(
-        self, out: list[Ins], tile: int, count: int, n0: int, m0: int, nst: int, mr: int, dst: tuple[int, list[int], bool] | None = None
-    ) -> int:
-        """The pointwise epilogue on a rounded output tile ([n stick][row] at `tile`): load the
-        other inputs' tiles, run the SFP steps, return where the result tile is (`dst`, the
+    def _epilogue(self, out: list[Ins], count: int, n0: int, m0: int, nst: int, mr: int, dst: tuple[int, list[int], bool] | None = None) -> int:
+        """The pointwise epilogue on an output tile's fp32 sums (the accumulator, [n stick][row]):
+        load the other inputs' tiles, run the SFP steps (which read the sums as an f32 source,
+        so only the epilogue's result is rounded), return where the result tile is (`dst`, the
         place the result stays in LX, when given)."""
         ep = self.epilogue
         assert ep is not None
         access: dict[tuple[str, int], tuple[int, list[int], bool]] = {}
         for i, (sn, sm) in enumerate(ep.strides):
             if i == ep.operand:
-                access[("in", i)] = (tile, [mr, 1], False)
+                access[("in", i)] = (self.lx["acc"], [2 * mr, 2], True)
                 continue
             v = ep.pointwise.inputs[i]
             kept = [(n, st, full) for n, st, full in ((nst, sn, 0), (mr, sm, 1)) if st]

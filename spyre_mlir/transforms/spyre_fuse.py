@@ -19,7 +19,8 @@ program launch); views and transfers stay on the host side, between launches.
 
 3. Epilogues (option `epilogues`, on by default): a matmul whose only reader is a pointwise op
    on its layout (bias, activation, residual add) shares its kernel: the op runs on each
-   rounded output tile in LX and only its result is stored (analysis.work.Epilogue).
+   output tile's fp32 sums in LX (the matmul's result is not rounded on its own) and only its
+   result is rounded and stored (analysis.work.Epilogue).
 
 4. One kernel per remaining compute op (matmul, pointwise, reduce, gather, slice, restickify):
 

@@ -104,7 +104,8 @@ class SpyrePlanScratchpadPass(ModulePass):
                 bufs = kernel_buffers(compute, ext)
                 if a_resident:
                     del bufs["lhs"]
-            if ep is not None:
+            if ep is not None:  # the epilogue reads the accumulator and writes its own result tile
+                del bufs["out"]
                 bufs.update(epilogue_buffers(ep, ext["m"], ext["n"]))
             if compute is not None and isinstance(compute, spyre.MatmulOp) and split.get("k", 1) > 1:
                 bufs["acc_in"] = bufs["acc"]  # the next k part's partial sums

@@ -11,14 +11,14 @@ func.func @main(%x: !torch.vtensor<[64,128],f32>, %w: !torch.vtensor<[128,128],f
   return %2 : !torch.vtensor<[64,128],f32>
 }
 
-// The relu is the matmul's epilogue: one program, each output tile rounded (sfp_copy from the
-// f32 accumulator), then relu'd (sfp_max) in LX before it is stored.
+// The relu is the matmul's epilogue: one program, each output tile relu'd (sfp_max) straight
+// from the f32 accumulator, rounded once as the SFP writes it, in LX before it is stored.
 // CHECK:       spyre_isa.program @k0({{.*}}) inputs 2 {
 // CHECK-NEXT:    spyre_isa.stream cores [{{.*}}] {
-// CHECK:           spyre_isa.pt_matmul
-// CHECK:           spyre_isa.sfp_copy lx [{{.*}}, f32] -> lx [[[T:[0-9]+]], strides
-// CHECK-NEXT:      spyre_isa.sfp_max lx [[[T]], strides = {{.*}}], 0.000000e+00 -> lx [[[R:[0-9]+]], strides
+// CHECK:           spyre_isa.pt_matmul {{.*}} -> lx [[[ACC:[0-9]+]], strides = {{.*}}, f32]
+// CHECK-NEXT:      spyre_isa.sfp_max lx [[[ACC]], strides = {{.*}}, f32], 0.000000e+00 -> lx [[[R:[0-9]+]], strides
 // CHECK-NEXT:      spyre_isa.dma_store lx [[[R]],
+// CHECK-NOT:       spyre_isa.sfp_copy
 // CHECK-NOT:   spyre_isa.program @k1
 // CHECK:       func.func @main(%x: tensor<64x128xf32>, %w: tensor<128x128xf32>) -> tensor<64x128xf32> {
 // CHECK-NEXT:    %[[X:.*]] = spyre.to_device %x
