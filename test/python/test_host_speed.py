@@ -301,6 +301,8 @@ def test_bench_host_quick_reports_numbers():
     assert r["repeat"] == 2 and len(r["compile_s_2_runs"]) == len(r["inductor_compile_s_2_runs"]) == 2
     assert r["compile_s_by_layers"]["2"] == statistics.median(r["compile_s_2_runs"])
     assert r["inductor_compile_s_2"] == statistics.median(r["inductor_compile_s_2_runs"])
+    assert len(r["minilm_device_s_runs"]) == len(r["minilm_eager_s_runs"]) == 2  # MiniLM twice too
+    assert r["minilm_device_s"] == statistics.median(r["minilm_device_s_runs"])
     keys = ["minilm_device_s", "minilm_eager_s", "peak_rss_bytes", "weight_bytes", "fixed_rss_bytes", f"inductor_compile_s_{r['inductor_layers']}"]
     keys += ["compile_vs_inductor", "compile_growth", "minilm_vs_eager", "rss_over_fixed_vs_weights"]
     for k in keys:
