@@ -301,9 +301,8 @@ class ElementwiseBeforeView(RewritePattern):
 
 class ViewOfView(RewritePattern):
     """view(view(x, s1), s2) -> view(x, s2); view(x, s) of x's own shape -> x, for an x some op
-    computes. (A Linear's
-    activation moved before its view leaves the view back to 2-d reading the view to 3-d:
-    the matmul's result then feeds the next matmul directly.)"""
+    computes. (A Linear's activation moved before its view leaves the view back to 2-d
+    reading the view to 3-d: the matmul's result then feeds the next matmul directly.)"""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if op.name not in VIEWS or len(op.results) != 1:
