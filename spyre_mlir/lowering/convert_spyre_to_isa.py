@@ -401,11 +401,11 @@ class KernelCodegen:
                 # which the credit need not wait for)
                 if n_b + len(self.copies("rhs")) <= n_tiles:
                     out.append(signal(2 * group[pos] + 1))
+            sums = (lx["acc"], [2 * mr, 2], True)  # the tile's fp32 sums, as an SFP source
             if k1 == k_end and (k_pos < len(k_parts) - 1 or k_pos > 0):
-                acc = (lx["acc"], [2 * mr, 2], True)
                 if k_pos < len(k_parts) - 1:  # add the next k part's partial sums, then free its buffer
                     out.append(wait(self._partial_token(self.core)))
-                    out.append(sfp("add", [acc, (lx["acc_in"], [2 * mr, 2], True)], acc, [nst, mr]))
+                    out.append(sfp("add", [sums, (lx["acc_in"], [2 * mr, 2], True)], sums, [nst, mr]))
                     out.append(signal(self._partial_token(self.core) + 1))
                 if k_pos > 0:  # pass the sums to the previous k part, once its buffer is free
                     credit = self._partial_token(self.core - 1) + 1 if n_partial else None
@@ -417,9 +417,9 @@ class KernelCodegen:
                 kept = None if c_res is None else (c_res + (n0 - box["n"][0]) * rows + m0 - box["m"][0], [rows, 1], False)
                 if self.epilogue is None:
                     tile_out = self.buf("out", n_out)
-                    out.append(sfp("copy", [(lx["acc"], [2 * mr, 2], True)], kept or (tile_out, [mr, 1], False), [nst, mr]))
+                    out.append(sfp("copy", [sums], kept or (tile_out, [mr, 1], False), [nst, mr]))
                 else:
-                    tile_out = self._epilogue(out, n_out, n0, m0, nst, mr, kept)
+                    tile_out = self._epilogue(out, sums, n_out, n0, m0, nst, mr, kept)
                     C = self.arg(self.epilogue.pointwise.result)
                 if kept is None:
                     out.append(store(C, tile_out, [mr, 1], b * sc_b + n0 * sc_nt + m0 * sc_m, [sc_nt, sc_m], [nst, mr]))
@@ -430,17 +430,19 @@ class KernelCodegen:
         free), after the multicast chains' tokens 2c and 2c + 1."""
         return 2 * self.cores + 2 * core
 
-    def _epilogue(self, out: list[Ins], count: int, n0: int, m0: int, nst: int, mr: int, dst: tuple[int, list[int], bool] | None = None) -> int:
-        """The pointwise epilogue on an output tile's fp32 sums (the accumulator, [n stick][row]):
-        load the other inputs' tiles, run the SFP steps (which read the sums as an f32 source,
-        so only the epilogue's result is rounded), return where the result tile is (`dst`, the
-        place the result stays in LX, when given)."""
+    def _epilogue(
+        self, out: list[Ins], sums: tuple[int, list[int], bool], count: int, n0: int, m0: int, nst: int, mr: int, dst: tuple[int, list[int], bool] | None = None
+    ) -> int:
+        """The pointwise epilogue on an output tile's fp32 sums (`sums`, the accumulator as an f32
+        SFP source, [n stick][row]): load the other inputs' tiles, run the SFP steps (only the
+        epilogue's result is rounded), return where the result tile is (`dst`, the place the
+        result stays in LX, when given)."""
         ep = self.epilogue
         assert ep is not None
         access: dict[tuple[str, int], tuple[int, list[int], bool]] = {}
         for i, (sn, sm) in enumerate(ep.strides):
             if i == ep.operand:
-                access[("in", i)] = (self.lx["acc"], [2 * mr, 2], True)
+                access[("in", i)] = sums
                 continue
             v = ep.pointwise.inputs[i]
             kept = [(n, st, full) for n, st, full in ((nst, sn, 0), (mr, sm, 1)) if st]

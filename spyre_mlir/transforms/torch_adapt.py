@@ -52,7 +52,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from spyre_mlir.dialects import torch as t
-from spyre_mlir.lowering.convert_torch_to_spyre import UNARY
+from spyre_mlir.lowering.convert_torch_to_spyre import LowerBinary, LowerUnary
 
 
 def _new(name: str, operands: Sequence[SSAValue], result_type: Attribute) -> Operation:
@@ -259,15 +259,11 @@ class ReduceWithoutKeepdim(RewritePattern):
         rewriter.replace(op, [true, kept, *sizes, size_list, view], [view.results[0]])
 
 
-VIEWS = ("torch.aten.view", "torch.aten.reshape", "torch.aten._unsafe_view")
-ELEMENTWISE_UNARY = (*UNARY, "torch.aten.gelu")
+VIEWS = (t.AtenViewOp.name, t.AtenReshapeOp.name, t.AtenUnsafeViewOp.name)
+ELEMENTWISE_UNARY = LowerUnary.names
 """Element-wise ops of one tensor (gelu's other operand is its form, a string)."""
-ELEMENTWISE_BINARY = (
-    *(f"torch.aten.{k}.Tensor" for k in ("add", "sub", "mul", "div")),
-    "torch.aten.minimum",
-    "torch.aten.maximum",
-)
-"""Element-wise ops of two tensors of one shape (add/sub's third operand is alpha)."""
+ELEMENTWISE_BINARY = tuple(n for n in LowerBinary.names if not n.endswith(".Scalar"))
+"""Element-wise ops of two tensors (add/sub's third operand is alpha)."""
 
 
 class ElementwiseBeforeView(RewritePattern):

@@ -28,6 +28,17 @@ def compiled(fn, *inputs):
     return STATS.graphs[before]
 
 
+def _launches(fn, *inputs):
+    """The device launches of one compiled call of `fn` (all of it on the device)."""
+    from spyre_mlir.frontend import backend
+
+    device = backend.get_device(backend.DeviceConfig())
+    before = len(device.profile.kernels)
+    report = compiled(fn, *inputs)
+    assert not report.cpu_fallback
+    return [k.name for k in device.profile.kernels[before:]]
+
+
 def gelu_new(x):  # GPT-2's NewGELUActivation, as written in transformers
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
 
@@ -48,14 +59,7 @@ def test_fractional_powers(c):
 
 
 def test_gelu_new_is_one_kernel():
-    from spyre_mlir.runtime.interpreter import DeviceModel  # noqa: F401  (the backend's device)
-    from spyre_mlir.frontend import backend
-
-    device = backend.get_device(backend.DeviceConfig())
-    launches = len(device.profile.kernels)
-    report = compiled(gelu_new, randn(3, 130, seed=4, scale=2.0))
-    assert not report.cpu_fallback
-    assert len(device.profile.kernels) - launches == 1, "gelu_new should be a single device launch"
+    assert len(_launches(gelu_new, randn(3, 130, seed=4, scale=2.0))) == 1, "gelu_new should be a single device launch"
 
 
 def test_softmax_from_max_values():
@@ -88,16 +92,6 @@ def test_without_the_pass_integer_powers_stay_on_the_cpu():
     TorchAdaptPass().apply(ctx, module)
     ConvertTorchToSpyrePass().apply(ctx, module)
     assert not any(op.name.startswith("torch.aten.") for op in module.walk())
-
-
-def _launches(fn, *inputs):
-    from spyre_mlir.frontend import backend
-
-    device = backend.get_device(backend.DeviceConfig())
-    before = len(device.profile.kernels)
-    report = compiled(fn, *inputs)
-    assert not report.cpu_fallback
-    return [k.name for k in device.profile.kernels[before:]]
 
 
 def test_a_linear_and_its_activation_on_a_3d_input_are_one_launch():
