@@ -26,6 +26,7 @@ a 30522-row table does not read the rest of it from the host.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,11 +41,12 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnrealizedConversionCastOp,
 )
-from xdsl.ir import BlockArgument, Operation, SSAValue, Use
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue, Use
 
 from spyre_mlir.dialects import spyre, spyre_isa
 from spyre_mlir.dialects import torch as t
 from spyre_mlir.gc_pause import gc_paused
+from spyre_mlir.lowering.convert_torch_to_spyre import CREATION_OPS
 from spyre_mlir.runtime.interpreter import DeviceModel, host_threads
 from spyre_mlir.runtime.memory import DdrTensor, DeviceError
 
@@ -80,11 +82,21 @@ def check_enum_arguments(op_name: str, fn: Any, args: Sequence[Any]) -> None:
     """PyTorch takes dtype, layout and memory format as int codes (the schema's `type` says
     int, its `real_type` says ScalarType...) and crashes the process (a segfault) on a code it
     does not know: refuse those, naming the op."""
-    for a, value in zip(fn._schema.arguments, args):
-        real = str(a.real_type)
-        for name, codes in (("ScalarType", _SCALAR_TYPES), ("MemoryFormat", _MEMORY_FORMATS), ("Layout", _LAYOUTS)):
-            if name in real and isinstance(value, int) and not isinstance(value, bool) and value not in codes:
-                raise DeviceError(f"'{op_name}': {a.name} = {value} is not a {name} code this runtime knows ({sorted(codes)})")
+    for i, arg_name, kind, codes in _enum_arguments(fn):
+        value = args[i] if i < len(args) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value not in codes:
+            raise DeviceError(f"'{op_name}': {arg_name} = {value} is not a {kind} code this runtime knows ({sorted(codes)})")
+
+
+@functools.lru_cache(maxsize=None)
+def _enum_arguments(fn: Any) -> tuple[tuple[int, str, str, dict[int, Any]], ...]:
+    """The arguments of an ATen overload that take an enum code: (position, name, enum, codes)."""
+    return tuple(
+        (i, a.name, name, codes)
+        for i, a in enumerate(fn._schema.arguments)
+        for name, codes in (("ScalarType", _SCALAR_TYPES), ("MemoryFormat", _MEMORY_FORMATS), ("Layout", _LAYOUTS))
+        if name in str(a.real_type)
+    )
 
 
 def torch_dtype(element_type: Any) -> torch.dtype:
@@ -180,6 +192,10 @@ class Executable:
         self.resident: dict[Operation, tuple[Any, DdrTensor]] = {}
         """Device copies kept between calls, by `spyre.to_device`: (residency key, copy)."""
         self.constants: dict[Operation, Any] = {}
+        self.folded = self._foldable()
+        """Host ops that build a constant from constants: run once, their results kept (the
+        real stack constant-folds them at compile time); their uploads stay resident."""
+        self.folded_values: dict[Operation, tuple[Any, ...]] = {}
 
     def _prepare(self, op: Operation) -> tuple[Operation, Any]:
         if isinstance(op, spyre_isa.LaunchOp):
@@ -196,6 +212,25 @@ class Executable:
         if isinstance(op, spyre.ToDeviceOp | spyre.FromDeviceOp | spyre.PermuteOp | spyre.ReshapeOp):
             return op, None
         raise DeviceError(f"'{op.name}' is not executable on the host or the device model: run the spyre-pipeline first")
+
+    def _foldable(self) -> set[Operation]:
+        """The CREATION_OPS whose operands are constants, torch value ops (lists of such) or
+        folded ops, and whose results the function does not return (a caller may write
+        into what it gets back):
+
+            constant(op) = op is a literal, or a list of constants, or folded(op)
+            folded(op)   = op in CREATION_OPS and all(constant(x.owner) for x in operands)
+                           and no result reaches func.return"""
+        constant: set[Operation] = set()
+        folded: set[Operation] = set()
+        for op, _ in self.steps:
+            made_of_constants = all(isinstance(v, OpResult) and v.owner in constant for v in op.operands)
+            if isinstance(op, arith.ConstantOp | t.ValueTensorLiteralOp) or (isinstance(op, _TORCH_VALUES) and made_of_constants):
+                constant.add(op)
+            elif op.name in CREATION_OPS and made_of_constants and not any(_returned(r) for r in op.results):
+                constant.add(op)
+                folded.add(op)
+        return folded
 
     def _gather_tables(self) -> set[Operation]:
         """The spyre.to_device ops whose result only gathers read (every use is a launch
@@ -285,14 +320,14 @@ class Executable:
     def _residency_key(self, op: spyre.ToDeviceOp, arg_keys: Sequence[Any]) -> Any:
         """What names the uploaded value between calls (compared with ==), or None: not kept.
         An argument's key is the caller's (`arg_keys`: it must tell apart values that share an
-        id, such as a new tensor where a freed one was); a constant's is "constant" (the value
-        never changes)."""
+        id, such as a new tensor where a freed one was); a constant's, a literal's or a folded
+        op's result's, is "constant" (the value never changes)."""
         src: SSAValue = op.input
         while isinstance(src.owner, UnrealizedConversionCastOp):
             src = src.owner.inputs[0]
         if isinstance(src, BlockArgument):
             return arg_keys[src.index] if src.index < len(arg_keys) else None
-        if isinstance(src.owner, arith.ConstantOp | t.ValueTensorLiteralOp):
+        if isinstance(src.owner, arith.ConstantOp | t.ValueTensorLiteralOp) or src.owner in self.folded:
             return "constant"
         return None
 
@@ -345,7 +380,11 @@ class Executable:
             owned.update(zip(outputs, outs))
             env.update(zip(outputs, outs))
         elif isinstance(prepared, _HostOp):
-            outs = prepared.run([env[v] for v in op.operands])
+            outs = self.folded_values.get(op)
+            if outs is None:
+                outs = prepared.run([env[v] for v in op.operands])
+                if op in self.folded:
+                    self.folded_values[op] = outs
             env.update(zip(op.results, outs))
         elif isinstance(op, spyre.ToDeviceOp):
             key = self._residency_key(op, keys)
@@ -384,6 +423,17 @@ class Executable:
             env.update(zip(op.results, env[op.operands[0]]))
         else:
             env[op.results[0]] = self._constant(op)
+
+
+def _returned(v: SSAValue) -> bool:
+    """Whether v reaches the function's return (directly, through casts or in a list)."""
+    for use in v.uses:
+        o = use.operation
+        if isinstance(o, func.ReturnOp):
+            return True
+        if isinstance(o, UnrealizedConversionCastOp | t.PrimListConstructOp) and any(_returned(r) for r in o.results):
+            return True
+    return False
 
 
 _RETURNED = object()

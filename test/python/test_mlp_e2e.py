@@ -59,6 +59,47 @@ def test_second_call_recompiles_nothing_and_keeps_weights_resident():
         assert torch.equal(y2, f(x))
 
 
+def test_a_constant_built_on_the_host_is_built_and_uploaded_once():
+    """torch.full is made on the host (CREATION_OPS); its operands are constants, so the
+    executor builds it on the first call only and keeps its upload: a second call moves
+    x in and the result out, 8 sticks each, and not the constant's 8 more."""
+
+    def f(x):
+        return x + torch.full((8, 64), 2.0)
+
+    g = torch.compile(f, backend="spyre")
+    x = torch.randn(8, 64)
+    device = get_device()
+    with torch.no_grad():
+        first = g(x)
+        sent = device.profile.transfers_bytes
+        second = g(x)
+    assert device.profile.transfers_bytes - sent == 2 * 8 * 128
+    assert torch.equal(first, second)
+    # the device's answer: x stored in DL16, an fp32 add, the sum stored in DL16
+    assert np.array_equal(second.numpy(), DL16.round(DL16.round(x.numpy()) + np.float32(2.0)))
+
+
+def test_a_returned_constant_is_built_again_for_each_call(monkeypatch):
+    """What a call returns is the caller's to write into (an Executable hands back its
+    arrays as they are): a host-built constant that is returned is not kept from one call
+    to the next."""
+    calls = []
+    call = Executable.__call__
+    monkeypatch.setattr(Executable, "__call__", lambda self, *a, **k: calls.append((self, a)) or call(self, *a, **k))
+
+    def f(x):
+        return x * 2.0, torch.zeros(4, 64)
+
+    with torch.no_grad():
+        torch.compile(f, backend="spyre")(torch.randn(4, 64))
+    exe, inputs = calls[-1]
+    _, z = exe(*inputs)
+    z += 5.0
+    _, again = exe(*inputs)
+    assert np.array_equal(again, np.zeros((4, 64), dtype=np.float32))
+
+
 def test_updated_weights_are_sent_again():
     model = mlp("relu")
     f = torch.compile(model, backend="spyre")
