@@ -75,6 +75,12 @@ class DeviceConfig:
     per_core_span_bytes: int = 256 * 1024**2
     """Largest contiguous DDR span one core may address in one tensor (torch-spyre work division)."""
 
+    host_link_bytes_per_s: float = 63.0e9
+    """Host <-> card bytes per second, each direction: the card's PCIe Gen5 x16 interface
+    (torch-spyre docs), 32 GT/s x 16 lanes x 128/130 / 8 bits = 63.0 GB/s. The link's rate:
+    what a transfer attains over it is lower (no published measurement), so transfer times
+    are lower bounds."""
+
     launch_overhead_s: float = 1.0e-6
     """Host-side cost of one kernel launch (assumption; no public figure)."""
 

@@ -48,6 +48,7 @@ from spyre_mlir.dialects import torch as t
 from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.lowering.convert_torch_to_spyre import CREATION_OPS
 from spyre_mlir.runtime.interpreter import DeviceModel, host_threads
+from spyre_mlir.runtime.profile import record_transfer
 from spyre_mlir.runtime.memory import DdrTensor, DeviceError
 
 _TORCH_DTYPES = {
@@ -369,6 +370,10 @@ class Executable:
                 memory.free(dev)
         raise DeviceError(f"@{self.function.sym_name.data} has no func.return")
 
+    def _transferred(self, nbytes: int) -> None:
+        self.model.profile.add_transfer(nbytes, self.model.config)
+        record_transfer(nbytes, self.model.config)
+
     def _step(self, op: Operation, prepared: Any, env: dict, keys: list, owned: dict[SSAValue, DdrTensor]) -> None:
         """Execute one op of the function: its results go into `env` (a return's, under _RETURNED)."""
         memory = self.model.memory
@@ -401,7 +406,7 @@ class Executable:
                 dev = memory.to_device_rows(np.asarray(env[op.input]), layout)
             else:
                 dev = memory.to_device(np.asarray(env[op.input]), layout, perm)
-            self.model.profile.transfers_bytes += dev.nbytes
+            self._transferred(dev.nbytes)
             if key is not None:
                 self.resident[op] = (key, dev)
             else:
@@ -409,7 +414,7 @@ class Executable:
             env[op.result] = dev
         elif isinstance(op, spyre.FromDeviceOp):
             dev = env[op.input]
-            self.model.profile.transfers_bytes += dev.nbytes
+            self._transferred(dev.nbytes)
             res = op.result.type
             assert isinstance(res, TensorType)
             env[op.result] = memory.from_device(dev).astype(_host_numpy_dtype(res))

@@ -134,9 +134,16 @@ class Profile:
     kernels: list[KernelRecord] = field(default_factory=list)
     transfers_bytes: int = 0
     """Host <-> device bytes (weights are transferred once and cached)."""
+    transfers_s: float = 0.0
+    """Their time over the host link, each at `host_link_bytes_per_s` (a lower bound; the
+    kernels' `total_time_s` does not include it)."""
 
     def add(self, record: KernelRecord) -> None:
         self.kernels.append(record)
+
+    def add_transfer(self, nbytes: int, config: DeviceConfig) -> None:
+        self.transfers_bytes += nbytes
+        self.transfers_s += nbytes / config.host_link_bytes_per_s
 
     @property
     def total_time_s(self) -> float:
@@ -166,6 +173,11 @@ class Profile:
             f"{sum(k.instructions for k in rows):>7}{self.total_ddr_bytes / 1e6:>8.3f}{sum(k.ring_bytes for k in rows) / 1e6:>8.3f}"
             f"{sum(k.macs for k in rows) / 1e9:>8.3f}"
         )
+        if self.transfers_bytes:
+            lines.append(
+                f"host transfers: {self.transfers_bytes / 1e6:.3f} MB, {self.transfers_s * 1e6:.2f} us at the host link's rate "
+                f"(not in the total)"
+            )
         return "\n".join(lines)
 
     def chrome_trace(self) -> dict:
@@ -232,9 +244,16 @@ def record_launch(record: KernelRecord) -> None:
         p.add(record)
 
 
+def record_transfer(nbytes: int, config: DeviceConfig) -> None:
+    """Hand a host <-> device transfer to every active `profile()` block."""
+    for p in _ACTIVE:
+        p.add_transfer(nbytes, config)
+
+
 @contextmanager
 def profile() -> Iterator[Profile]:
-    """Collect every kernel launched on any device model inside the block."""
+    """Collect every kernel launched and every host <-> device transfer on any device model
+    inside the block."""
     prof = Profile()
     _ACTIVE.append(prof)
     try:

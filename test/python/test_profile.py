@@ -8,6 +8,7 @@ from pathlib import Path
 import torch
 
 import spyre_mlir
+from spyre_mlir.runtime.config import DEFAULT_CONFIG
 from spyre_mlir.runtime.timing import ENGINES
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "mlp_torch_mlir.mlir"
@@ -59,6 +60,25 @@ def check_trace(trace, kernels):
         assert names[e["tid"]].endswith(e["cat"]) and names[e["tid"]].startswith("core ")
         launch = next(k for k in launches if k["name"] == e["args"]["kernel"])
         assert launch["ts"] <= e["ts"] and e["ts"] + e["dur"] <= launch["ts"] + launch["dur"] + 1e-6
+
+
+def test_profile_block_counts_host_transfers_at_the_link_rate():
+    """A steady call moves x (32 x 256) in and y out: 2 x 32 rows x 4 sticks of 128 bytes,
+    each direction at the host link's rate (PCIe Gen5 x16, DeviceConfig); the weights were
+    moved by the first call, outside the block. The kernels' total leaves the transfers out."""
+    torch._dynamo.reset()
+    f = torch.compile(mlp(), backend="spyre")
+    x = torch.randn(32, 256)
+    with torch.no_grad():
+        f(x)
+        with spyre_mlir.profile() as prof:
+            f(x)
+    moved = 2 * 32 * 4 * 128
+    rate = DEFAULT_CONFIG.host_link_bytes_per_s
+    assert prof.transfers_bytes == moved
+    assert abs(prof.transfers_s - moved / rate) <= 1e-15
+    assert prof.total_time_s == sum(k.time_s for k in prof.kernels)
+    assert f"host transfers: {moved / 1e6:.3f} MB, {moved / rate * 1e6:.2f} us" in prof.table()
 
 
 def test_spyre_run_writes_the_same_trace(tmp_path):
