@@ -48,8 +48,8 @@ from spyre_mlir.dialects import torch as t
 from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.lowering.convert_torch_to_spyre import CREATION_OPS
 from spyre_mlir.runtime.interpreter import DeviceModel, host_threads
-from spyre_mlir.runtime.profile import record_transfer
 from spyre_mlir.runtime.memory import DdrTensor, DeviceError
+from spyre_mlir.runtime.profile import record_transfer
 
 _TORCH_DTYPES = {
     "f32": torch.float32,
