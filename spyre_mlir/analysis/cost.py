@@ -297,13 +297,9 @@ def matmul_buffers(
     DMA streams through (A, B, the output) get a second copy, suffix `_1`. An epilogue
     (work.epilogue_sticks) adds its tiles as one buffer `epilogue` (the planner splits it),
     its result tile (double buffered there) in place of the output tile.
-    A resident A (`a_resident`) needs no buffer."""
+    A resident A (`a_resident`) needs no buffer (both rules: work.matmul_tiles)."""
     m, n, k = ext["m"], ext["n"], ext["k"]
-    bufs = matmul_tiles(m, n, k)
-    if a_resident:
-        del bufs["lhs"]
-    if epilogue is not None:  # it reads the accumulator: its result tile replaces the output tile
-        del bufs["out"]
+    bufs = matmul_tiles(m, n, k, a_resident, epilogue is not None)
     if double_buffer:
         for name in ("lhs", "rhs", "out"):
             if name in bufs:

@@ -413,16 +413,25 @@ def _fold(fn: str, a: float, b: float) -> float:
     }[fn]
 
 
-def matmul_tiles(m: int, n: int, k: int) -> dict[str, int]:
+def matmul_tiles(m: int, n: int, k: int, a_resident: bool = False, epilogue: bool = False) -> dict[str, int]:
     """LX sticks of a matmul chunk's tiles: m rows by k sticks of A, k sticks of 64 rows by n
-    sticks of B, the fp32 accumulator (two sticks per 64 lanes) and the rounded output."""
-    return {"lhs": m * k, "rhs": 64 * k * n, "acc": 2 * m * n, "out": m * n}
+    sticks of B, the fp32 accumulator (two sticks per 64 lanes) and the rounded output.
+    A resident A (`a_resident`: an earlier launch left it in LX) needs no tile; with an
+    epilogue the accumulator is read by the epilogue, whose result tile (epilogue_buffers)
+    replaces the output tile."""
+    bufs = {"lhs": m * k, "rhs": 64 * k * n, "acc": 2 * m * n, "out": m * n}
+    if a_resident:
+        del bufs["lhs"]
+    if epilogue:
+        del bufs["out"]
+    return bufs
 
 
-def kernel_buffers(op: Operation, ext: dict[str, int]) -> dict[str, int]:
-    """LX sticks each buffer of a kernel needs for a chunk of extent `ext` (units per dim)."""
+def kernel_buffers(op: Operation, ext: dict[str, int], a_resident: bool = False, epilogue: bool = False) -> dict[str, int]:
+    """LX sticks each buffer of a kernel needs for a chunk of extent `ext` (units per dim);
+    a matmul's `a_resident` and `epilogue` as in matmul_tiles."""
     if isinstance(op, spyre.MatmulOp):
-        return matmul_tiles(ext["m"], ext["n"], ext["k"])
+        return matmul_tiles(ext["m"], ext["n"], ext["k"], a_resident, epilogue)
     if isinstance(op, spyre.PointwiseOp):
         dims, all_strides = pointwise_loops(op)
         vectors = math.prod(ext[d.name] for d in dims)

@@ -101,11 +101,8 @@ class SpyrePlanScratchpadPass(ModulePass):
             if group is not None:
                 bufs = row_group_buffers(group, ext, list(kernel.body.block.args))
             else:
-                bufs = kernel_buffers(compute, ext)
-                if a_resident:
-                    del bufs["lhs"]
-            if ep is not None:  # the epilogue reads the accumulator and writes its own result tile
-                del bufs["out"]
+                bufs = kernel_buffers(compute, ext, a_resident, ep is not None)
+            if ep is not None:
                 bufs.update(epilogue_buffers(ep, ext["m"], ext["n"]))
             if compute is not None and isinstance(compute, spyre.MatmulOp) and split.get("k", 1) > 1:
                 bufs["acc_in"] = bufs["acc"]  # the next k part's partial sums
