@@ -80,20 +80,17 @@ def test_a_constant_built_on_the_host_is_built_and_uploaded_once():
     assert np.array_equal(second.numpy(), DL16.round(DL16.round(x.numpy()) + np.float32(2.0)))
 
 
-def test_a_returned_constant_is_built_again_for_each_call(monkeypatch):
+def test_a_returned_constant_is_built_again_for_each_call(executable_calls):
     """What a call returns is the caller's to write into (an Executable hands back its
     arrays as they are): a host-built constant that is returned is not kept from one call
     to the next."""
-    calls = []
-    call = Executable.__call__
-    monkeypatch.setattr(Executable, "__call__", lambda self, *a, **k: calls.append((self, a)) or call(self, *a, **k))
 
     def f(x):
         return x * 2.0, torch.zeros(4, 64)
 
     with torch.no_grad():
         torch.compile(f, backend="spyre")(torch.randn(4, 64))
-    exe, inputs = calls[-1]
+    exe, inputs = executable_calls[-1]
     _, z = exe(*inputs)
     z += 5.0
     _, again = exe(*inputs)
@@ -112,15 +109,21 @@ def test_updated_weights_are_sent_again():
 
 
 @pytest.fixture
-def fresh_replay(monkeypatch):
-    """A function giving, for the last call of any Executable, the outputs a fresh executable
-    of the same program computes from the same inputs (nothing resident from earlier calls)."""
+def executable_calls(monkeypatch):
+    """The (Executable, inputs) of every call of any Executable in the test, in order."""
     calls = []
     call = Executable.__call__
     monkeypatch.setattr(Executable, "__call__", lambda self, *a, **k: calls.append((self, a)) or call(self, *a, **k))
+    return calls
+
+
+@pytest.fixture
+def fresh_replay(executable_calls):
+    """A function giving, for the last call of any Executable, the outputs a fresh executable
+    of the same program computes from the same inputs (nothing resident from earlier calls)."""
 
     def replay() -> tuple:
-        exe, inputs = calls[-1]
+        exe, inputs = executable_calls[-1]
         return Executable(exe.module, exe.ctx, DeviceModel(exe.model.config))(*inputs)
 
     return replay
