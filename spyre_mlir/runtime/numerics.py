@@ -28,6 +28,7 @@ and 2^-11 for IEEE fp16; tests derive their tolerances from `Numerics.unit_round
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,9 +75,12 @@ def dl16_decode_reference(b: np.ndarray) -> np.ndarray:
 _ENCODE_CHUNK = 1 << 16
 """Elements per step of `dl16_encode`: its temporaries stay in cache."""
 
-_DL16_OF_ROUNDED = dl16_encode_reference((np.arange(1 << 18, dtype=np.uint32) << 14).view(np.float32))
-"""DL16 bits of the fp32 values whose low 14 bits are zero, by their top 18 bits (sign,
-exponent, 9 fraction bits): the exponent's range (flush, saturate) as a table of 512 KiB."""
+@functools.cache
+def _dl16_of_rounded() -> np.ndarray:
+    """DL16 bits of the fp32 values whose low 14 bits are zero, by their top 18 bits (sign,
+    exponent, 9 fraction bits): the exponent's range (flush, saturate) as a table of 512 KiB,
+    built at the first encode (~10 ms), not at import."""
+    return dl16_encode_reference((np.arange(1 << 18, dtype=np.uint32) << 14).view(np.float32))
 
 
 def dl16_encode(x: np.ndarray) -> np.ndarray:
@@ -87,13 +91,14 @@ def dl16_encode(x: np.ndarray) -> np.ndarray:
     by table:
 
         r = (b + 0x1FFF + ((b >> 14) & 1)) >> 14
-        out = _DL16_OF_ROUNDED[r]
+        out = _dl16_of_rounded()[r]
 
     No finite value or infinity carries past bit 31 (the largest, -inf, is 0xFF800000), so
     r keeps its sign; a NaN's rounding may carry into the exponent (to an infinity) or past
     the sign, so NaNs, found by one test of the whole array, get the NaN pattern apart."""
     bits = np.ascontiguousarray(x, dtype=np.float32).reshape(-1).view(np.uint32)
     out = np.empty(bits.size, dtype=np.uint16)
+    table = _dl16_of_rounded()
     for lo in range(0, bits.size, _ENCODE_CHUNK):
         b = bits[lo : lo + _ENCODE_CHUNK]
         r = b >> 14
@@ -101,7 +106,7 @@ def dl16_encode(x: np.ndarray) -> np.ndarray:
         r += b
         r += 0x1FFF
         r >>= 14
-        out[lo : lo + _ENCODE_CHUNK] = _DL16_OF_ROUNDED.take(r)  # take: faster than a[r]
+        out[lo : lo + _ENCODE_CHUNK] = table.take(r)  # take: faster than a[r]
     values = bits.view(np.float32)
     if np.isnan(values).any():
         nan = np.isnan(values)
