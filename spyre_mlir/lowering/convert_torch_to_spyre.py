@@ -349,13 +349,14 @@ def _reshape(ops: list[Operation], v: SSAValue, shape: Sequence[int]) -> SSAValu
     if math.prod(_shape(v)) != math.prod(shape):
         raise InconsistentResult(f"its result shape {shape} does not hold the {math.prod(_shape(v))} elements of {_shape(v)}")
     layout = _layout(v).reshaped(shape)
-    if layout is None:  # not a view of this layout: move to the generic layout first
-        generic = Layout.generic(_shape(v), 2)
-        if _layout(v).canonical() != generic:
-            r = spyre.RestickifyOp(v, spyre.device_tensor_type(_shape(v)))
-            ops.append(r)
-            v = r.result
-            layout = generic.reshaped(shape)
+    if layout is None:  # not a view of this layout: restickify to the first that it is a view of
+        for target in [Layout.generic(_shape(v), 2), *_transposed_layouts(_shape(v))]:
+            layout = target.reshaped(shape)
+            if layout is not None:
+                r = spyre.RestickifyOp(v, spyre.device_tensor_type(_shape(v), target))
+                ops.append(r)
+                v = r.result
+                break
     if layout is None:
         raise NotOnDevice(f"reshaping {_shape(v)} to {shape} {_why_not_a_view(_shape(v), shape)}")
     rs = spyre.ReshapeOp(v, spyre.device_tensor_type(shape, layout))
@@ -363,17 +364,36 @@ def _reshape(ops: list[Operation], v: SSAValue, shape: Sequence[int]) -> SSAValu
     return rs.result
 
 
+def _transposed_layouts(shape: tuple[int, ...]) -> list[Layout]:
+    """The layouts of a tensor sticked along one of its other dims, largest first (the generic
+    layout of the tensor with dim j moved last, permuted back): a reshape that splits or merges
+    only the last dim is a view of one of them, e.g. an attention head split (128, 384) ->
+    (128, 12, 32), whose heads of 32 would each start a new stick in the generic layout."""
+    rank = len(shape)
+    out = []
+    for j in sorted(range(rank - 1), key=lambda j: -shape[j]):
+        if shape[j] == 1:
+            continue
+        perm = [d for d in range(rank) if d != j] + [j]
+        moved = Layout.generic(tuple(shape[d] for d in perm), 2)
+        out.append(moved.permuted(tuple(perm.index(d) for d in range(rank))))
+    return out
+
+
 def _why_not_a_view(old: tuple[int, ...], new: tuple[int, ...]) -> str:
-    """Why a reshape of the generic (16-bit) stick layout is not a free view: a stick holds
-    `lanes_for(2)` consecutive elements of the last dim, padded to whole sticks."""
+    """Why a reshape of the generic (16-bit) stick layout is not a free view (a stick holds
+    `lanes_for(2)` consecutive elements of the last dim, padded to whole sticks), and that no
+    layout sticked along another dim (`_transposed_layouts`) made it one either."""
     per_stick = lanes_for(2)
     a, b = (old or (1,))[-1], (new or (1,))[-1]
     if a % per_stick:
-        return f"would move stick padding (the last dim {a} is not a multiple of {per_stick} and does not survive)"
-    if b % per_stick:
-        return (f"would move elements into stick padding (the result's last dim {b} is not a multiple of {per_stick}: "
-                f"each run of {b} would start a new stick)")
-    return f"would split a stick of {per_stick} elements across dims"
+        why = f"would move stick padding (the last dim {a} is not a multiple of {per_stick} and does not survive)"
+    elif b % per_stick:
+        why = (f"would move elements into stick padding (the result's last dim {b} is not a multiple of {per_stick}: "
+               f"each run of {b} would start a new stick)")
+    else:
+        why = f"would split a stick of {per_stick} elements across dims"
+    return why + (", and no layout sticked along another dim makes it a view" if len(old) > 1 else "")
 
 
 class LowerExpand(Lowering):

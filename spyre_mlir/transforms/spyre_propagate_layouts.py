@@ -1,7 +1,9 @@
 """`spyre-propagate-layouts`: make every operand's layout one its consumer can read, with an
 explicit `spyre.restickify` where it is not, then move what can be moved to the host.
 
-    matmul      a, b and c in the generic stick layout (a sticked on K, b and c on N)
+    matmul      c in the generic stick layout; a (sticked on K) and b (on N) in a layout whose
+                sticks hold what the generic layout's hold, each dim one device dim
+                (`matmul_reads`: the generic layout or a stick permutation of it)
     pointwise   each input's sticks hold the same elements as the output's sticks (any
                 device dim order; broadcast inputs read with stride 0); otherwise the input
                 is restickified to the output's layout (or, if it broadcasts, to its own
@@ -80,7 +82,30 @@ def _restickify_operand(op: Operation, index: int, target: Layout, rewriter: Pat
     op.operands[index] = r.result
 
 
+def matmul_reads(lay: Layout) -> bool:
+    """Whether a matmul reads an operand in `lay` as it is: the kernel steps each dim by one
+    stick stride (convert-spyre-to-isa `_stride`), so the sticks must hold what the generic
+    layout's hold, in any order:
+
+        sticked along the last dim, 64-blocks of it one device dim (or one block)
+        every other dim one device dim (or extent 1); other device dims of size 1"""
+    if lay.canonical() == Layout.generic(lay.shape, lay.element_bytes).canonical():
+        return True
+    last = len(lay.host_shape) - 1
+    if lay.is_splat or lay.is_sparse or lay.stick_dim != last or lay.stride_map[-1] != 1 or lay.padded_extent(last) != math.ceil(lay.host_shape[last] / lay.lanes) * lay.lanes:
+        return False
+    for h, ds in enumerate(lay.digits):
+        steps = [d for d in ds if d.device_dim != len(lay.device_size) - 1]  # the lanes aside
+        if len(steps) > 1 or steps and steps[0].weight != (lay.lanes if h == last else 1):
+            return False
+    stepping = {d.device_dim for ds in lay.digits for d in ds}
+    return all(n == 1 for j, n in enumerate(lay.device_size[:-1]) if j not in stepping)
+
+
 class MatmulOperandsGeneric(RewritePattern):
+    """The result generic; an operand the matmul cannot read as it is (`matmul_reads`) is
+    restickified to the generic layout."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: spyre.MatmulOp, rewriter: PatternRewriter):
         if _in_kernel(op):
@@ -89,7 +114,7 @@ class MatmulOperandsGeneric(RewritePattern):
             raise PassFailedException(f"'spyre.matmul': result {op.result.type} must be in the generic stick layout")
         for i in (0, 1):
             v = op.operands[i]
-            if spyre.device_layout(v.type).canonical() != _generic(v):
+            if not matmul_reads(spyre.device_layout(v.type)):
                 _restickify_operand(op, i, _generic(v), rewriter)
 
 

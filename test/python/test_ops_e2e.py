@@ -111,6 +111,19 @@ def test_attention_scores_with_expand():
     check(lambda a, b: torch.softmax(a @ b.transpose(-1, -2) / 8.0, dim=-1), q, k)
 
 
+def test_attention_with_heads_below_a_stick_runs_on_the_device():
+    """Heads of 32 (half a stick): the head split is a view of the projections sticked along
+    the sequence, so no op goes to the host (convert-torch-to-spyre `_reshape`)."""
+
+    def attention(x, wq, wk, wv):
+        b, s, d = x.shape
+        q, k, v = ((x @ w).view(b, s, 4, 32).permute(0, 2, 1, 3) for w in (wq, wk, wv))
+        a = torch.softmax(q @ k.transpose(-1, -2) / 32**0.5, dim=-1)
+        return (a @ v).permute(0, 2, 1, 3).reshape(b, s, d)
+
+    check(attention, randn(1, 64, 128, seed=30), *(randn(128, 128, seed=31 + i, scale=0.1) for i in range(3)))
+
+
 def test_linear_on_3d_input():
     lin = torch.nn.Linear(100, 70)
     check(lin, randn(2, 5, 100, seed=15))

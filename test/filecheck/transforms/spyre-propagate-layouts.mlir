@@ -80,6 +80,23 @@
 // CHECK-NOT:     spyre.restickify
 // CHECK:         spyre.pointwise %[[A]], %{{.*}} : {{.*}} -> tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>
 
+
+// A matmul reads an operand whose sticks hold what the generic layout's hold, in another
+// order, as it is: each dim is one device dim, stepped by one stick stride (a permuted
+// pointwise result, here; in attention, a softmax or a key after the head split).
+// CHECK-LABEL: func.func @stick_permuted_operand
+// CHECK-NOT:     spyre.restickify
+// CHECK:         %[[B:.*]] = spyre.permute %{{.*}} permutation [1, 0, 2] : {{.*}} -> tensor<2x64x128xf16, #spyre.layout<device_size = [2, 2, 64, 64], stride_map = [8192, 64, 128, 1]>>
+// CHECK-NOT:     spyre.restickify
+// CHECK:         spyre.matmul %{{.*}}, %[[B]]
+
+// But not one whose rows are two device dims (a reshape of (2, 3, 128) to (6, 128)): that
+// is restickified to the generic layout.
+// CHECK-LABEL: func.func @split_rows_operand
+// CHECK:         %[[V:.*]] = spyre.reshape
+// CHECK:         %[[R:.*]] = spyre.restickify %[[V]] : {{.*}} -> tensor<6x128xf16, #spyre.layout<device_size = [2, 6, 64], stride_map = [64, 128, 1]>>
+// CHECK-NEXT:    spyre.matmul %[[R]], %{{.*}}
+
 builtin.module {
   func.func @weight_transpose_folds(%x: tensor<8x128xf32>, %w: tensor<64x128xf32>) -> tensor<8x64xf32> {
     %0 = spyre.to_device %x : tensor<8x128xf32> -> tensor<8x128xf16, #spyre.layout<device_size = [2, 8, 64], stride_map = [64, 128, 1]>>
@@ -226,5 +243,35 @@ builtin.module {
     }
     %15 = spyre.from_device %11 : tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>> -> tensor<64x128xf32>
     func.return %15 : tensor<64x128xf32>
+  }
+
+  func.func @stick_permuted_operand(%a: tensor<2x64x64xf32>, %x: tensor<64x2x128xf32>) -> tensor<2x64x128xf32> {
+    %0 = spyre.to_device %x : tensor<64x2x128xf32> -> tensor<64x2x128xf16, #spyre.layout<device_size = [2, 2, 64, 64], stride_map = [128, 64, 256, 1]>>
+    %1 = spyre.pointwise %0 : (tensor<64x2x128xf16, #spyre.layout<device_size = [2, 2, 64, 64], stride_map = [128, 64, 256, 1]>>) -> tensor<64x2x128xf16, #spyre.layout<device_size = [2, 2, 64, 64], stride_map = [128, 64, 256, 1]>> {
+    ^bb0(%2: f32):
+      %3 = arith.constant 0.000000e+00 : f32
+      %4 = arith.maximumf %2, %3 : f32
+      spyre.yield %4 : f32
+    }
+    %5 = spyre.permute %1 permutation [1, 0, 2] : tensor<64x2x128xf16, #spyre.layout<device_size = [2, 2, 64, 64], stride_map = [128, 64, 256, 1]>> -> tensor<2x64x128xf16, #spyre.layout<device_size = [2, 2, 64, 64], stride_map = [8192, 64, 128, 1]>>
+    %6 = spyre.to_device %a : tensor<2x64x64xf32> -> tensor<2x64x64xf16, #spyre.layout<device_size = [64, 1, 2, 64], stride_map = [64, 64, 4096, 1]>>
+    %7 = spyre.matmul %6, %5 : (tensor<2x64x64xf16, #spyre.layout<device_size = [64, 1, 2, 64], stride_map = [64, 64, 4096, 1]>>, tensor<2x64x128xf16, #spyre.layout<device_size = [2, 2, 64, 64], stride_map = [8192, 64, 128, 1]>>) -> tensor<2x64x128xf16, #spyre.layout<device_size = [64, 2, 2, 64], stride_map = [128, 64, 8192, 1]>>
+    %8 = spyre.from_device %7 : tensor<2x64x128xf16, #spyre.layout<device_size = [64, 2, 2, 64], stride_map = [128, 64, 8192, 1]>> -> tensor<2x64x128xf32>
+    func.return %8 : tensor<2x64x128xf32>
+  }
+
+  func.func @split_rows_operand(%x: tensor<2x3x128xf32>, %w: tensor<128x64xf32>) -> tensor<6x64xf32> {
+    %0 = spyre.to_device %x : tensor<2x3x128xf32> -> tensor<2x3x128xf16, #spyre.layout<device_size = [3, 2, 2, 64], stride_map = [128, 64, 384, 1]>>
+    %1 = spyre.pointwise %0 : (tensor<2x3x128xf16, #spyre.layout<device_size = [3, 2, 2, 64], stride_map = [128, 64, 384, 1]>>) -> tensor<2x3x128xf16, #spyre.layout<device_size = [3, 2, 2, 64], stride_map = [128, 64, 384, 1]>> {
+    ^bb0(%2: f32):
+      %3 = arith.constant 0.000000e+00 : f32
+      %4 = arith.maximumf %2, %3 : f32
+      spyre.yield %4 : f32
+    }
+    %5 = spyre.reshape %1 : tensor<2x3x128xf16, #spyre.layout<device_size = [3, 2, 2, 64], stride_map = [128, 64, 384, 1]>> -> tensor<6x128xf16, #spyre.layout<device_size = [3, 2, 2, 64], stride_map = [128, 64, 384, 1]>>
+    %6 = spyre.to_device %w : tensor<128x64xf32> -> tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>
+    %7 = spyre.matmul %5, %6 : (tensor<6x128xf16, #spyre.layout<device_size = [3, 2, 2, 64], stride_map = [128, 64, 384, 1]>>, tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>) -> tensor<6x64xf16, #spyre.layout<device_size = [1, 6, 64], stride_map = [64, 64, 1]>>
+    %8 = spyre.from_device %7 : tensor<6x64xf16, #spyre.layout<device_size = [1, 6, 64], stride_map = [64, 64, 1]>> -> tensor<6x64xf32>
+    func.return %8 : tensor<6x64xf32>
   }
 }
