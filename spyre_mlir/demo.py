@@ -167,11 +167,13 @@ def main() -> None:
     for g in STATS.graphs[graphs_before:]:
         on_cpu, by_design = sum(g.cpu_fallback.values()), sum(g.host_by_design.values())
         print(f"  graph {g.name}: {g.torch_ops} ops, {g.torch_ops - on_cpu - by_design} on the device "
-              f"({100 * g.device_fraction:.1f}%), {on_cpu} on the CPU (no device lowering yet), "
+              f"({100 * g.device_fraction:.1f}%), {on_cpu} on the CPU (why: the backend's warning, below), "
               f"{by_design} on the host by design (integer/boolean mask ops)")
         print("    on the CPU:   " + (", ".join(f"{k.removeprefix('torch.aten.')} x{v}" for k, v in g.cpu_fallback.most_common()) or "-"))
         print("    host by design: " + (", ".join(f"{k.removeprefix('torch.aten.')} x{v}" for k, v in g.host_by_design.most_common()) or "-"))
     print(f"  backend warnings: {len(caught)} (one per graph with CPU ops)")
+    for w in caught:
+        print(f"    {w.message}")
     print()
 
     matmuls = sum(1 for k in prof.kernels if k.macs)

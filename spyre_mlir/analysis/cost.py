@@ -453,3 +453,10 @@ def relayout_seconds(layout: Layout, config: DeviceConfig) -> float:
     simulation: a 5.24 MB transpose takes 52.25 us of device time, 2 x 5.24 MB / 204.8 GB/s =
     51.2 us; bench/relayout.py)."""
     return 2 * layout.nbytes / config.ddr_bytes_per_s + config.launch_overhead_s
+
+
+def host_round_trip_seconds(layout: Layout, config: DeviceConfig) -> float:
+    """Estimated time of taking a device tensor through the host and back: a `from_device`
+    and a `to_device` of its sticks at the host link's rate, as the profile counts transfers
+    (no per-transfer latency, no host work: both would favour the device)."""
+    return 2 * layout.nbytes / config.host_link_bytes_per_s

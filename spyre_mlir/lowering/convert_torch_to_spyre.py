@@ -58,10 +58,12 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
+from spyre_mlir.analysis.cost import host_round_trip_seconds, relayout_seconds
 from spyre_mlir.analysis.work import transfer_permutation
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects import torch as t
 from spyre_mlir.layout import Layout, lanes_for
+from spyre_mlir.runtime.config import DEFAULT_CONFIG
 
 HOST_FLOAT_TYPES = (Float32Type, Float16Type, BFloat16Type)
 """Host element types the device path accepts (they become DL16 on the device)."""
@@ -290,9 +292,11 @@ class Lowering(RewritePattern):
 
     names: tuple[str, ...] = ()
 
-    def __init__(self, border: Border, refused: dict[Operation, str]):
+    def __init__(self, border: Border, refused: dict[Operation, str], strict: bool = False):
         self.border = border
         self.refused = refused
+        self.strict = strict
+        """The pass's `strict`: a choice between the device and the host by cost takes the device."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if op.name not in self.names or op in self.refused:
@@ -342,26 +346,73 @@ def _dim(d: int, shape: Sequence[int]) -> int:
     return d % max(len(shape), 1)
 
 
-def _reshape(ops: list[Operation], v: SSAValue, shape: Sequence[int]) -> SSAValue:
+def _reshape(ops: list[Operation], v: SSAValue, shape: Sequence[int], by_cost: bool = True) -> SSAValue:
+    """v reshaped to `shape` as a free view (`spyre.reshape`) of the first layout that allows it:
+
+        v's own layout
+        else a restickify of v to the generic layout, or else to a layout sticked along another
+             dim (`_transposed_layouts`), that one only if its relayout is estimated cheaper
+             than a round trip through the host (`by_cost`; the pass's strict mode turns it off)
+        else two reshapes through the shape `_leading_and_last` gives
+        else NotOnDevice, saying why (the reshape stays on the host)"""
     shape = tuple(shape)
     if _shape(v) == shape:
         return v
     if math.prod(_shape(v)) != math.prod(shape):
         raise InconsistentResult(f"its result shape {shape} does not hold the {math.prod(_shape(v))} elements of {_shape(v)}")
     layout = _layout(v).reshaped(shape)
+    costly = ""
     if layout is None:  # not a view of this layout: restickify to the first that it is a view of
-        for target in [Layout.generic(_shape(v), 2), *_transposed_layouts(_shape(v))]:
-            layout = target.reshaped(shape)
-            if layout is not None:
-                r = spyre.RestickifyOp(v, spyre.device_tensor_type(_shape(v), target))
-                ops.append(r)
-                v = r.result
-                break
+        generic = Layout.generic(_shape(v), 2)
+        for target in [generic, *_transposed_layouts(_shape(v))]:
+            view = target.reshaped(shape)
+            if view is None:
+                continue
+            if target is not generic and by_cost:  # sticked along another dim: only if cheaper than the host
+                device_s, host_s = relayout_seconds(target, DEFAULT_CONFIG), host_round_trip_seconds(_layout(v), DEFAULT_CONFIG)
+                if device_s > host_s:
+                    costly = costly or (f"; the layout sticked along dim {target.stick_dim} makes it a view, but relayouting to it "
+                              f"(est. {device_s * 1e6:.2f} us) costs more than a round trip through the host (est. {host_s * 1e6:.2f} us)")
+                    continue
+            r = spyre.RestickifyOp(v, spyre.device_tensor_type(_shape(v), target))
+            ops.append(r)
+            v, layout = r.result, view
+            break
     if layout is None:
-        raise NotOnDevice(f"reshaping {_shape(v)} to {shape} {_why_not_a_view(_shape(v), shape)}")
+        old = _shape(v)
+        why = _why_not_a_view(old, shape) + (costly or (", and no layout sticked along another dim makes it a view" if len(old) > 1 else ""))
+        mid = _leading_and_last(old, shape)
+        if mid is not None:  # two reshapes: the leading dims, and the last dim's split or merge
+            trial: list[Operation] = []
+            try:
+                out = _reshape(trial, _reshape(trial, v, mid, by_cost), shape, by_cost)
+            except NotOnDevice as e:
+                why += f" (nor through {mid}: {e})"
+            else:
+                ops.extend(trial)
+                return out
+        raise NotOnDevice(f"reshaping {old} to {shape} {why}")
     rs = spyre.ReshapeOp(v, spyre.device_tensor_type(shape, layout))
     ops.append(rs)
     return rs.result
+
+
+def _leading_and_last(old: tuple[int, ...], new: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The shape between two reshapes that change the leading dims apart from the last dim's
+    split into (or merge from) trailing dims, when `new` has such trailing dims, or `old`:
+
+        split   old[-1] = prod(new[k:])  ->  new[:k] + (old[-1],)     e.g. (84, 384) -> (7, 12, 384) -> (7, 12, 12, 32)
+        merge   new[-1] = prod(old[k:])  ->  old[:k] + (new[-1],)     e.g. (7, 12, 12, 32) -> (7, 12, 384) -> (84, 384)
+
+    (the largest such k; None if neither, or if the shape between is one of the two). A head
+    split of a batch of short sequences: the rows are no multiple of a stick, so no layout of
+    (84, 384) keeps them whole, but one of (7, 12, 384) sticked along the sequence does."""
+    for dims, last, make in ((new, old[-1] if old else 1, lambda k: (*new[:k], old[-1])), (old, new[-1] if new else 1, lambda k: (*old[:k], new[-1]))):
+        for k in range(len(dims) - 1, 0, -1):
+            if math.prod(dims[k:]) == last:
+                mid = make(k)
+                return None if mid in (old, new) else mid
+    return None
 
 
 def _transposed_layouts(shape: tuple[int, ...]) -> list[Layout]:
@@ -381,9 +432,8 @@ def _transposed_layouts(shape: tuple[int, ...]) -> list[Layout]:
 
 
 def _why_not_a_view(old: tuple[int, ...], new: tuple[int, ...]) -> str:
-    """Why a reshape of the generic (16-bit) stick layout is not a free view (a stick holds
-    `lanes_for(2)` consecutive elements of the last dim, padded to whole sticks), and that no
-    layout sticked along another dim (`_transposed_layouts`) made it one either."""
+    """Why a reshape of the generic (16-bit) stick layout is not a free view: a stick holds
+    `lanes_for(2)` consecutive elements of the last dim, padded to whole sticks."""
     per_stick = lanes_for(2)
     a, b = (old or (1,))[-1], (new or (1,))[-1]
     if a % per_stick:
@@ -393,7 +443,7 @@ def _why_not_a_view(old: tuple[int, ...], new: tuple[int, ...]) -> str:
                f"each run of {b} would start a new stick)")
     else:
         why = f"would split a stick of {per_stick} elements across dims"
-    return why + (", and no layout sticked along another dim makes it a view" if len(old) > 1 else "")
+    return why
 
 
 class LowerExpand(Lowering):
@@ -445,7 +495,7 @@ class LowerViews(Lowering):
             perm = list(range(rank))
             perm[d0 % rank], perm[d1 % rank] = perm[d1 % rank], perm[d0 % rank]
             return ops, _permute(ops, x, perm)
-        return ops, _reshape(ops, x, _result_shape(op))
+        return ops, _reshape(ops, x, _result_shape(op), not self.strict)
 
 
 class LowerMatmul(Lowering):
@@ -470,7 +520,7 @@ class LowerMatmul(Lowering):
             bias = None if isinstance(bias_v.type, t.NoneType) else self.dev(bias_v, op)
             xs = _shape(x)
             if len(xs) != 2:  # fold the leading dims into rows
-                x = _reshape(ops, x, (math.prod(xs[:-1]), xs[-1]))
+                x = _reshape(ops, x, (math.prod(xs[:-1]), xs[-1]), not self.strict)
             lhs, rhs, alpha, beta = x, _permute(ops, w, (1, 0)), 1.0, 1.0
         elif op.name == "torch.aten.addmm":
             alpha, beta = scalar_of(op.operands[4], op, "alpha"), scalar_of(op.operands[3], op, "beta")
@@ -495,7 +545,7 @@ class LowerMatmul(Lowering):
             ops.append(pw)
             out = pw.result
         if xs is not None and len(xs) != 2:
-            out = _reshape(ops, out, (*xs[:-1], n))
+            out = _reshape(ops, out, (*xs[:-1], n), not self.strict)
         return ops, out
 
 
@@ -706,7 +756,7 @@ class LowerSlice(Lowering):
             shape, dim = _shape(x), partner
         box = tuple(count if i == dim else n for i, n in enumerate(shape))
         if box == shape:  # select of an extent-1 dim still drops it (never after the transpose: extent > 1)
-            return ops, _reshape(ops, x, _result_shape(op))
+            return ops, _reshape(ops, x, _result_shape(op), not self.strict)
         if _layout(x).canonical() != Layout.generic(shape, 2):
             # a slice reads its input in the generic layout (its starts are checked against it):
             # e.g. a transposed view is restickified first (spyre-propagate-layouts would anyway)
@@ -718,7 +768,7 @@ class LowerSlice(Lowering):
         sl = spyre.SliceOp(x, start, spyre.device_tensor_type(box), steps)
         ops.append(sl)
         out = sl.result if perm is None else _permute(ops, sl.result, perm)  # a swap undoes itself
-        return ops, _reshape(ops, out, _result_shape(op))
+        return ops, _reshape(ops, out, _result_shape(op), not self.strict)
 
 
 class LowerEmbedding(Lowering):
@@ -736,7 +786,7 @@ class LowerEmbedding(Lowering):
         n = math.prod(_shape(idx))
         g = spyre.GatherOp(table, idx, spyre.device_tensor_type((n, _shape(table)[1])))
         ops: list[Operation] = [g]
-        return ops, _reshape(ops, g.result, _result_shape(op))
+        return ops, _reshape(ops, g.result, _result_shape(op), not self.strict)
 
 
 # endregion
@@ -1002,7 +1052,7 @@ class ConvertTorchToSpyrePass(ModulePass):
         border = Border()
         refused: dict[Operation, str] = {}
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([cls(border, refused) for cls in LOWERINGS]),
+            GreedyRewritePatternApplier([cls(border, refused, self.strict) for cls in LOWERINGS]),
             apply_recursively=False,
         ).rewrite_region(fn.body)
         for lit in [o for o in block.ops if isinstance(o, t.ValueTensorLiteralOp)]:

@@ -76,21 +76,3 @@ func.func @views(%x: !torch.vtensor<[2,64,128],f32>) -> !torch.vtensor<[128,128]
   %1 = torch.aten.view %0, %l : !torch.vtensor<[64,2,128],f32>, !torch.list<int> -> !torch.vtensor<[128,128],f32>
   return %1 : !torch.vtensor<[128,128],f32>
 }
-
-// An attention head split: in the generic layout each head of 32 would start a new stick, so
-// the value is restickified to the layout sticked along dim 0 (64 rows a stick), where
-// splitting dim 1 is a free view.
-// CHECK-LABEL: func.func @head_split
-// CHECK:         %[[PW:.*]] = spyre.pointwise
-// CHECK:         %[[T:.*]] = spyre.restickify %[[PW]] : {{.*}} -> tensor<128x384xf16, #spyre.layout<device_size = [2, 384, 64], stride_map = [24576, 1, 384]>>
-// CHECK-NEXT:    %[[V:.*]] = spyre.reshape %[[T]] : {{.*}} -> tensor<128x12x32xf16, #spyre.layout<device_size = [2, 12, 32, 64], stride_map = [24576, 32, 1, 384]>>
-// CHECK-NEXT:    spyre.from_device %[[V]]
-func.func @head_split(%x: !torch.vtensor<[128,384],f32>) -> !torch.vtensor<[128,12,32],f32> {
-  %0 = torch.aten.relu %x : !torch.vtensor<[128,384],f32> -> !torch.vtensor<[128,384],f32>
-  %int128 = torch.constant.int 128
-  %int12 = torch.constant.int 12
-  %int32 = torch.constant.int 32
-  %l = torch.prim.ListConstruct %int128, %int12, %int32 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
-  %1 = torch.aten.view %0, %l : !torch.vtensor<[128,384],f32>, !torch.list<int> -> !torch.vtensor<[128,12,32],f32>
-  return %1 : !torch.vtensor<[128,12,32],f32>
-}

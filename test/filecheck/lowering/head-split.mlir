@@ -1,0 +1,65 @@
+// RUN: spyre-opt %s -p convert-torch-to-spyre | filecheck %s
+// RUN: spyre-opt %s -p 'convert-torch-to-spyre{strict=true}' | filecheck %s --check-prefix=STRICT
+// A reshape that is no view of the generic layout: an attention head split with heads below a
+// stick (MiniLM's 384 -> 12 x 32), where each head of 32 would start a new stick. The value is
+// restickified to a layout sticked along another dim, where the split is a view, when that
+// relayout is estimated cheaper than the round trip through the host (analysis/cost.py:
+// relayout_seconds, host_round_trip_seconds); with strict=true, whenever it is a view.
+
+// The layout sticked along dim 0 (64 rows a stick): its relayout (est. 1.96 us) is cheaper than
+// the round trip (est. 3.12 us).
+// CHECK-LABEL: func.func @head_split
+// CHECK:         %[[PW:.*]] = spyre.pointwise
+// CHECK:         %[[T:.*]] = spyre.restickify %[[PW]] : {{.*}} -> tensor<128x384xf16, #spyre.layout<device_size = [2, 384, 64], stride_map = [24576, 1, 384]>>
+// CHECK-NEXT:    %[[V:.*]] = spyre.reshape %[[T]] : {{.*}} -> tensor<128x12x32xf16, #spyre.layout<device_size = [2, 12, 32, 64], stride_map = [24576, 32, 1, 384]>>
+// CHECK-NEXT:    spyre.from_device %[[V]]
+func.func @head_split(%x: !torch.vtensor<[128,384],f32>) -> !torch.vtensor<[128,12,32],f32> {
+  %0 = torch.aten.relu %x : !torch.vtensor<[128,384],f32> -> !torch.vtensor<[128,384],f32>
+  %int128 = torch.constant.int 128
+  %int12 = torch.constant.int 12
+  %int32 = torch.constant.int 32
+  %l = torch.prim.ListConstruct %int128, %int12, %int32 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %1 = torch.aten.view %0, %l : !torch.vtensor<[128,384],f32>, !torch.list<int> -> !torch.vtensor<[128,12,32],f32>
+  return %1 : !torch.vtensor<[128,12,32],f32>
+}
+
+// A batch of sequences of 100: no layout of (200, 384) keeps the padded rows whole, so the
+// leading dims are split first (a view of the generic layout), then the last dim, in the
+// layout sticked along the sequence (est. 2.92 us against the round trip's 4.88 us).
+// CHECK-LABEL: func.func @head_split_of_a_batch
+// CHECK:         %[[PW:.*]] = spyre.pointwise
+// CHECK:         %[[L:.*]] = spyre.reshape %[[PW]] : {{.*}} -> tensor<2x100x384xf16, #spyre.layout<device_size = [6, 2, 100, 64], stride_map = [64, 38400, 384, 1]>>
+// CHECK-NEXT:    %[[T:.*]] = spyre.restickify %[[L]] : {{.*}} -> tensor<2x100x384xf16, #spyre.layout<device_size = [384, 2, 2, 64], stride_map = [1, 24576, 38400, 384]>>
+// CHECK-NEXT:    %[[V:.*]] = spyre.reshape %[[T]] : {{.*}} -> tensor<2x100x12x32xf16, #spyre.layout<device_size = [12, 32, 2, 2, 64], stride_map = [32, 1, 24576, 38400, 384]>>
+// CHECK-NEXT:    spyre.from_device %[[V]]
+func.func @head_split_of_a_batch(%x: !torch.vtensor<[200,384],f32>) -> !torch.vtensor<[2,100,12,32],f32> {
+  %0 = torch.aten.relu %x : !torch.vtensor<[200,384],f32> -> !torch.vtensor<[200,384],f32>
+  %int2 = torch.constant.int 2
+  %int100 = torch.constant.int 100
+  %int12 = torch.constant.int 12
+  %int32 = torch.constant.int 32
+  %l = torch.prim.ListConstruct %int2, %int100, %int12, %int32 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %1 = torch.aten.view %0, %l : !torch.vtensor<[200,384],f32>, !torch.list<int> -> !torch.vtensor<[2,100,12,32],f32>
+  return %1 : !torch.vtensor<[2,100,12,32],f32>
+}
+
+// Four rows split into heads of 16: after (4, 128) -> (2, 2, 128), the split is a view of a
+// layout sticked along a dim of 2 (2 of 64 lanes used), whose relayout (est. 1.32 us, mostly
+// the launch) costs more than the round trip of 8 sticks (est. 0.03 us): the reshape stays
+// on the host, and says why. With strict=true it runs on the device.
+// CHECK-LABEL: func.func @small_split
+// CHECK:         torch.aten.view %{{.*}}, %{{.*}} {spyre.host = "reshaping (4, 128) to (2, 2, 8, 16) would move elements into stick padding (the result's last dim 16 is not a multiple of 64: each run of 16 would start a new stick), and no layout sticked along another dim makes it a view (nor through (2, 2, 128): reshaping (2, 2, 128) to (2, 2, 8, 16) would move elements into stick padding (the result's last dim 16 is not a multiple of 64: each run of 16 would start a new stick); the layout sticked along dim 0 makes it a view, but relayouting to it (est. 1.32 us) costs more than a round trip through the host (est. 0.03 us))"}
+// STRICT-LABEL: func.func @small_split
+// STRICT:         %[[L:.*]] = spyre.reshape %{{.*}} : {{.*}} -> tensor<2x2x128xf16
+// STRICT-NEXT:    %[[T:.*]] = spyre.restickify %[[L]]
+// STRICT-NEXT:    %[[V:.*]] = spyre.reshape %[[T]] : {{.*}} -> tensor<2x2x8x16xf16
+// STRICT-NEXT:    spyre.from_device %[[V]]
+func.func @small_split(%x: !torch.vtensor<[4,128],f32>) -> !torch.vtensor<[2,2,8,16],f32> {
+  %0 = torch.aten.relu %x : !torch.vtensor<[4,128],f32> -> !torch.vtensor<[4,128],f32>
+  %int2 = torch.constant.int 2
+  %int8 = torch.constant.int 8
+  %int16 = torch.constant.int 16
+  %l = torch.prim.ListConstruct %int2, %int2, %int8, %int16 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %1 = torch.aten.view %0, %l : !torch.vtensor<[4,128],f32>, !torch.list<int> -> !torch.vtensor<[2,2,8,16],f32>
+  return %1 : !torch.vtensor<[2,2,8,16],f32>
+}
