@@ -407,12 +407,19 @@ def _leading_and_last(old: tuple[int, ...], new: tuple[int, ...]) -> tuple[int, 
     (the largest such k; None if neither, or if the shape between is one of the two). A head
     split of a batch of short sequences: the rows are no multiple of a stick, so no layout of
     (84, 384) keeps them whole, but one of (7, 12, 384) sticked along the sequence does."""
-    for dims, last, make in ((new, old[-1] if old else 1, lambda k: (*new[:k], old[-1])), (old, new[-1] if new else 1, lambda k: (*old[:k], new[-1]))):
-        for k in range(len(dims) - 1, 0, -1):
-            if math.prod(dims[k:]) == last:
-                mid = make(k)
-                return None if mid in (old, new) else mid
-    return None
+    if not old or not new:
+        return None
+    mid = None
+    for k in range(len(new) - 1, 0, -1):  # split: old's last dim becomes new[k:]
+        if math.prod(new[k:]) == old[-1]:
+            mid = (*new[:k], old[-1])
+            break
+    else:
+        for k in range(len(old) - 1, 0, -1):  # merge: old[k:] becomes new's last dim
+            if math.prod(old[k:]) == new[-1]:
+                mid = (*old[:k], new[-1])
+                break
+    return None if mid in (old, new) else mid
 
 
 def _transposed_layouts(shape: tuple[int, ...]) -> list[Layout]:
@@ -437,13 +444,11 @@ def _why_not_a_view(old: tuple[int, ...], new: tuple[int, ...]) -> str:
     per_stick = lanes_for(2)
     a, b = (old or (1,))[-1], (new or (1,))[-1]
     if a % per_stick:
-        why = f"would move stick padding (the last dim {a} is not a multiple of {per_stick} and does not survive)"
-    elif b % per_stick:
-        why = (f"would move elements into stick padding (the result's last dim {b} is not a multiple of {per_stick}: "
-               f"each run of {b} would start a new stick)")
-    else:
-        why = f"would split a stick of {per_stick} elements across dims"
-    return why
+        return f"would move stick padding (the last dim {a} is not a multiple of {per_stick} and does not survive)"
+    if b % per_stick:
+        return (f"would move elements into stick padding (the result's last dim {b} is not a multiple of {per_stick}: "
+                f"each run of {b} would start a new stick)")
+    return f"would split a stick of {per_stick} elements across dims"
 
 
 class LowerExpand(Lowering):
