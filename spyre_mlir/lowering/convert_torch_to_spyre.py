@@ -129,8 +129,9 @@ def pointwise(inputs: Sequence[SSAValue], shape: Sequence[int], body: Callable[.
     for v in inputs:
         s = _shape(v)
         lane_broadcast = shape and shape[-1] > 1 and (not s or s[-1] == 1)
-        if lane_broadcast and not (_layout(v).is_splat or _layout(v).is_sparse) and not isinstance(v.owner, spyre.ToDeviceOp):
-            # v needs each element in every lane of a stick (a splat): the device makes one from an
+        if lane_broadcast and not (_layout(v).is_splat or _layout(v).is_sparse) and transfer_permutation(v) is None:
+            # v needs each element in every lane of a stick (a splat): the host lays a transfer
+            # (or a view of one, e.g. a bias b[:, None]) out so, and the device makes one from an
             # element in lane 0 of its own stick (restickify: an SFP broadcast), but has no
             # relayout that moves an element from another lane to its own stick yet
             raise NotOnDevice(

@@ -127,6 +127,12 @@ def test_attention_with_heads_below_a_stick_runs_on_the_device(batch, seq):
     check(attention, randn(batch, seq, 384, seed=30), *(randn(384, 384, seed=31 + i, scale=0.05) for i in range(3)))
 
 
+def test_per_row_bias_of_a_host_vector_broadcasts_on_the_device():
+    """b[:, None] of a host tensor, broadcast along the sticks of a (384, 128) product: the host
+    lays b out as a splat (one element per stick, in every lane) on its way in."""
+    check(lambda x, w, b: w @ torch.relu(x).t() + b[:, None], randn(128, 384, seed=40), randn(384, 384, seed=41, scale=0.05), randn(384, seed=42))
+
+
 def test_linear_on_3d_input():
     lin = torch.nn.Linear(100, 70)
     check(lin, randn(2, 5, 100, seed=15))
