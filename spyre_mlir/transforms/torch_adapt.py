@@ -29,6 +29,12 @@ is (fp32 on the host; the device then computes in DL16 either way).
                                                             matmul's layout (aot_autograd flattens a Linear
                                                             on a 3-d input to view -> addmm -> view)
     view(view(x, s1), s2) -> view(x, s2)                    exact; and view(x, shape of x) -> x (x not a graph input)
+    permute(view(addmm(b, x, w^T), [B, S, H, D]), [0, 2, 1, 3])
+                       -> permute(view(w @ x^T + b[:, None], [H, D, B, S]), [2, 0, 3, 1])
+                                                            the same products and sums (exact on the device;
+                                                            fp32 rounding apart on the host), for heads D
+                                                            that are no whole sticks: the heads are then a
+                                                            view of the result sticked along the sequence
 
 The pass runs first in spyre-pipeline; `convert-torch-to-spyre` without it stays correct (it
 refuses what it cannot lower exactly, e.g. integer exponents, and the op runs on the CPU).
@@ -315,6 +321,72 @@ class ViewOfView(RewritePattern):
             rewriter.replace(op, [], [op.operands[0]])
 
 
+def _ints(values: Sequence[int]) -> tuple[list[Operation], SSAValue]:
+    """The ops of a constant int list, and the list."""
+    items = [t.ConstantIntOp(v) for v in values]
+    lst = t.PrimListConstructOp([i.result for i in items], t.ListType(t.IntType()))
+    return [*items, lst], lst.result
+
+
+def _sized(v: SSAValue) -> list[int] | None:
+    return list(v.type.get_shape()) if isinstance(v.type, t.ValueTensorType) and v.type.has_sizes else None
+
+
+class HeadsFromTransposedLinear(RewritePattern):
+    """An attention head split of a Linear whose heads are no whole sticks, computed transposed:
+
+        permute(view(addmm(b, x, permute(w, [1, 0])), [B, S, H, D]), [0, 2, 1, 3])
+          -> permute(view(mm(w, permute(x, [1, 0])) + view(b, [H * D, 1]), [H, D, B, S]), [2, 0, 3, 1])
+
+    (x: (B * S, K), w: (H * D, K), b: (H * D,); alpha = beta = 1; D not a multiple of a
+    stick's 64 elements; B = 1 or S a multiple of 64.) The same products and sums, so the
+    same result on the device (f64 sums rounded once) and within fp32 rounding on the host.
+    In the generic layout the result (H * D, B * S) is sticked along the sequence, so the
+    heads are a view: no relayout for the split, none for K^T (the scores' B operand), one
+    for Q and one for V (to be sticked along D), and one for x^T, shared by the three, in
+    place of two each for Q and V and one for K."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.name != "torch.aten.permute" or t.constant_list_ints(op.operands[1]) != [0, 2, 1, 3]:
+            return
+        view = op.operands[0].owner
+        if not (isinstance(view, Operation) and view.name in VIEWS and view.results[0].has_one_use()):
+            return
+        mm = view.operands[0].owner
+        if not (isinstance(mm, Operation) and mm.name == "torch.aten.addmm" and mm.results[0].has_one_use()):
+            return
+        if t.constant_float_value(mm.operands[3]) != 1.0 or t.constant_float_value(mm.operands[4]) != 1.0:
+            return
+        b, x, wt = mm.operands[0], mm.operands[1], mm.operands[2]
+        wp = wt.owner
+        if not (isinstance(wp, Operation) and wp.name == "torch.aten.permute" and t.constant_list_ints(wp.operands[1]) == [1, 0]):
+            return
+        w = wp.operands[0]
+        split, xs, ws, bs, rt = _sized(view.results[0]), _sized(x), _sized(w), _sized(b), op.results[0].type
+        if split is None or xs is None or ws is None or bs is None or len(split) != 4 or len(xs) != 2 or len(ws) != 2:
+            return
+        B, S, H, D = split
+        (M, K), N = xs, ws[0]
+        if M != B * S or N != H * D or ws[1] != K or bs != [N] or D % 64 == 0 or not (B == 1 or S % 64 == 0):
+            return
+        dtype = rt.get_dtype()  # type: ignore[union-attr]
+        ops: list[Operation] = []
+        swap_ops, swap = _ints([1, 0])
+        xt = _new("torch.aten.permute", [x, swap], t.ValueTensorType([K, M], dtype))
+        prod = _new("torch.aten.mm", [w, xt.results[0]], t.ValueTensorType([N, M], dtype))
+        col_ops, col = _ints([N, 1])
+        bias = _new("torch.aten.view", [b, col], t.ValueTensorType([N, 1], dtype))
+        one = t.ConstantIntOp(1)
+        add = _new("torch.aten.add.Tensor", [prod.results[0], bias.results[0], one.result], t.ValueTensorType([N, M], dtype))
+        heads_ops, heads = _ints([H, D, B, S])
+        split_view = _new("torch.aten.view", [add.results[0], heads], t.ValueTensorType([H, D, B, S], dtype))
+        order_ops, order = _ints([2, 0, 3, 1])
+        out = _new("torch.aten.permute", [split_view.results[0], order], rt)
+        ops = [*swap_ops, xt, prod, *col_ops, bias, one, add, *heads_ops, split_view, *order_ops, out]
+        rewriter.replace(op, ops, [out.results[0]])
+        _erase_dead(rewriter, [view, mm, wp])
+
+
 ADAPTATIONS: tuple[type[RewritePattern], ...] = (
     TanhGeluForm,
     PowToMultiplications,
@@ -323,6 +395,7 @@ ADAPTATIONS: tuple[type[RewritePattern], ...] = (
     ReduceWithoutKeepdim,
     ElementwiseBeforeView,
     ViewOfView,
+    HeadsFromTransposedLinear,
 )
 """The rewrites, in the order they are tried on each op (the gelu form is matched before its
 pow(x, 3) is rewritten)."""

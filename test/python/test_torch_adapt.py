@@ -108,3 +108,32 @@ def test_a_gated_activation_on_3d_inputs_runs_in_the_matmuls_epilogue():
     gate, up = torch.nn.Linear(64, 128), torch.nn.Linear(64, 128)
     names = _launches(lambda v: torch.nn.functional.silu(gate(v)) * up(v), randn(1, 128, 64, seed=8))
     assert len(names) == 2, names  # one matmul, and one whose epilogue is silu(.) * the other's result
+
+
+def test_heads_from_a_transposed_linear_give_the_same_bits_in_fewer_launches(monkeypatch):
+    """Q, K and V computed as w @ x^T + b[:, None] (HeadsFromTransposedLinear): the same
+    products and sums, so the same output bits, with fewer relayout launches than the
+    Linear's (S, H * D) result split into heads of 32 (half a stick)."""
+    from spyre_mlir.transforms import torch_adapt
+
+    torch.manual_seed(2)
+    q, k, v = (torch.nn.Linear(384, 384) for _ in range(3))
+
+    def attention(x):
+        heads = [p(x).view(1, 128, 12, 32).permute(0, 2, 1, 3) for p in (q, k, v)]
+        a = torch.softmax(heads[0] @ heads[1].transpose(-1, -2) / 32**0.5, dim=-1)
+        return (a @ heads[2]).permute(0, 2, 1, 3).reshape(1, 128, 384)
+
+    x = randn(1, 128, 384, seed=9)
+
+    def run():
+        launches = _launches(attention, x)
+        with torch.no_grad():
+            return torch.compile(Fn(attention), backend="spyre")(x), launches
+
+    with_it, launches_with = run()
+    kept = tuple(a for a in torch_adapt.ADAPTATIONS if a is not torch_adapt.HeadsFromTransposedLinear)
+    monkeypatch.setattr(torch_adapt, "ADAPTATIONS", kept)
+    without, launches_without = run()
+    assert torch.equal(with_it, without)
+    assert len(launches_with) < len(launches_without), (launches_with, launches_without)

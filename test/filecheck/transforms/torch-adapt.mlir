@@ -260,3 +260,60 @@ func.func @view_of_view(%y: !torch.vtensor<[128,64],f32>) -> (!torch.vtensor<[12
   %4 = torch.aten.view %2, %s2 : !torch.vtensor<[1,128,64],f32>, !torch.list<int> -> !torch.vtensor<[128,64],f32>
   return %1, %3, %4 : !torch.vtensor<[128,64],f32>, !torch.vtensor<[8192],f32>, !torch.vtensor<[128,64],f32>
 }
+
+// -----
+
+// An attention head split of a Linear whose heads (32) are no whole sticks: computed
+// transposed, w @ x^T + b[:, None] (the same products and sums), split as (H, D, B, S) and
+// permuted to (B, H, S, D). On the device the result is sticked along the sequence, so the
+// split is a view.
+// CHECK-LABEL: func.func @heads_transposed
+// CHECK:         %[[XT:.*]] = torch.aten.permute %x, %{{.*}} : !torch.vtensor<[128,384],f32>, !torch.list<int> -> !torch.vtensor<[384,128],f32>
+// CHECK-NEXT:    %[[MM:.*]] = torch.aten.mm %w, %[[XT]] : {{.*}} -> !torch.vtensor<[384,128],f32>
+// CHECK:         %[[B:.*]] = torch.aten.view %b, %{{.*}} : !torch.vtensor<[384],f32>, !torch.list<int> -> !torch.vtensor<[384,1],f32>
+// CHECK:         %[[ADD:.*]] = torch.aten.add.Tensor %[[MM]], %[[B]], %{{.*}} : {{.*}} -> !torch.vtensor<[384,128],f32>
+// CHECK:         %[[V:.*]] = torch.aten.view %[[ADD]], %{{.*}} -> !torch.vtensor<[12,32,1,128],f32>
+// CHECK:         %[[P:.*]] = torch.aten.permute %[[V]], %{{.*}} -> !torch.vtensor<[1,12,128,32],f32>
+// CHECK-NEXT:    func.return %[[P]]
+// CHECK-NOT:     torch.aten.addmm
+func.func @heads_transposed(%x: !torch.vtensor<[128,384],f32>, %w: !torch.vtensor<[384,384],f32>, %b: !torch.vtensor<[384],f32>) -> !torch.vtensor<[1,12,128,32],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int3 = torch.constant.int 3
+  %int12 = torch.constant.int 12
+  %int32 = torch.constant.int 32
+  %int128 = torch.constant.int 128
+  %t = torch.prim.ListConstruct %int1, %int0 : (!torch.int, !torch.int) -> !torch.list<int>
+  %wt = torch.aten.permute %w, %t : !torch.vtensor<[384,384],f32>, !torch.list<int> -> !torch.vtensor<[384,384],f32>
+  %y = torch.aten.addmm %b, %x, %wt, %int1, %int1 : !torch.vtensor<[384],f32>, !torch.vtensor<[128,384],f32>, !torch.vtensor<[384,384],f32>, !torch.int, !torch.int -> !torch.vtensor<[128,384],f32>
+  %s = torch.prim.ListConstruct %int1, %int128, %int12, %int32 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %v = torch.aten.view %y, %s : !torch.vtensor<[128,384],f32>, !torch.list<int> -> !torch.vtensor<[1,128,12,32],f32>
+  %p = torch.prim.ListConstruct %int0, %int2, %int1, %int3 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %h = torch.aten.permute %v, %p : !torch.vtensor<[1,128,12,32],f32>, !torch.list<int> -> !torch.vtensor<[1,12,128,32],f32>
+  return %h : !torch.vtensor<[1,12,128,32],f32>
+}
+
+// -----
+
+// Heads of 64 are whole sticks: the split is a view of the generic layout, left alone.
+// CHECK-LABEL: func.func @heads_of_whole_sticks
+// CHECK:         torch.aten.addmm
+// CHECK-NOT:     torch.aten.mm
+func.func @heads_of_whole_sticks(%x: !torch.vtensor<[128,384],f32>, %w: !torch.vtensor<[384,384],f32>, %b: !torch.vtensor<[384],f32>) -> !torch.vtensor<[1,6,128,64],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int3 = torch.constant.int 3
+  %int6 = torch.constant.int 6
+  %int64 = torch.constant.int 64
+  %int128 = torch.constant.int 128
+  %t = torch.prim.ListConstruct %int1, %int0 : (!torch.int, !torch.int) -> !torch.list<int>
+  %wt = torch.aten.permute %w, %t : !torch.vtensor<[384,384],f32>, !torch.list<int> -> !torch.vtensor<[384,384],f32>
+  %y = torch.aten.addmm %b, %x, %wt, %int1, %int1 : !torch.vtensor<[384],f32>, !torch.vtensor<[128,384],f32>, !torch.vtensor<[384,384],f32>, !torch.int, !torch.int -> !torch.vtensor<[128,384],f32>
+  %s = torch.prim.ListConstruct %int1, %int128, %int6, %int64 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %v = torch.aten.view %y, %s : !torch.vtensor<[128,384],f32>, !torch.list<int> -> !torch.vtensor<[1,128,6,64],f32>
+  %p = torch.prim.ListConstruct %int0, %int2, %int1, %int3 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %h = torch.aten.permute %v, %p : !torch.vtensor<[1,128,6,64],f32>, !torch.list<int> -> !torch.vtensor<[1,6,128,64],f32>
+  return %h : !torch.vtensor<[1,6,128,64],f32>
+}
