@@ -10,12 +10,14 @@ For every corpus entry: build it, run it eagerly, compile it with
 CPU inside the compiled graph), run it, and compare with eager under the model criterion of
 test/python/helpers.py (`compare_model_outputs`: the same function the model tests use). A
 second call runs under `spyre_mlir.profile()`: its kernel times add up to the simulated device
-latency of one forward (host ops and transfers are not in it).
+latency of one forward (host ops and transfers are not in it); its host transfers (bytes both
+ways, at the host link's rate: `Profile.transfers_s`) are a column of their own, so a change
+that moves work between the host and the device shows on both sides.
 
 Columns: compiles (yes, or no and why: an exception, or a graph that ran wholly on the CPU),
 device ops (share of the compiled graphs' compute ops that run on the device, summed over the
 model's graphs: `STATS.graphs`), max error (max |compiled - eager| / max |eager|, worst output),
-cosine (lowest over outputs), simulated latency, kernel launches, pass. One model's failure,
+cosine (lowest over outputs), simulated latency, kernel launches, host transfers, pass. One model's failure,
 whatever it is, is caught and reported; the run goes on.
 """
 
@@ -62,6 +64,8 @@ class Row:
     cosine: float | None = None
     latency_us: float | None = None
     kernels: int = 0
+    transfers_us: float | None = None
+    """Host transfers of the profiled call at the host link's rate (not in `latency_us`)."""
     passed: bool = False
     cpu_ops: dict[str, int] = field(default_factory=dict)
     """Float ops without a device lowering, run on the CPU: op -> count."""
@@ -155,6 +159,7 @@ def measure(name: str, timeout_s: float = 600.0) -> Row:
             row.device_fraction = row.device_ops / row.torch_ops if row.torch_ops else 1.0
         row.latency_us = prof.total_time_s * 1e6
         row.kernels = len(prof.kernels)
+        row.transfers_us = prof.transfers_s * 1e6
         cmp = compare_model_outputs(compiled, eager, LAYERS)
         row.max_error, row.cosine = cmp.max_error, cmp.cosine
         row.passed = row.compiles and cmp.passed
@@ -182,14 +187,15 @@ def _fmt(v: float | None, spec: str) -> str:
 def table(rows: list[Row]) -> str:
     head = (
         f"{'architecture':<16}{'compiles':<10}{'graphs':>6}{'device ops':>14}{'max error':>11}{'cosine':>10}"
-        f"{'latency us':>12}{'kernels':>8}  {'pass':<5}{'wall s':>7}"
+        f"{'latency us':>12}{'kernels':>8}{'transfers us':>14}  {'pass':<5}{'wall s':>7}"
     )
     lines = [head, "-" * len(head)]
     for r in rows:
         ops = f"{r.device_ops}/{r.torch_ops} {100 * r.device_fraction:3.0f}%" if r.device_fraction is not None and r.torch_ops else "-"
         lines.append(
             f"{r.name:<16}{'yes' if r.compiles else 'no':<10}{r.graphs:>6}{ops:>14}{_fmt(r.max_error, '.2e'):>11}"
-            f"{_fmt(r.cosine, '.6f'):>10}{_fmt(r.latency_us, '.1f'):>12}{r.kernels:>8}  {'PASS' if r.passed else 'FAIL':<5}{r.wall_s:>7.1f}"
+            f"{_fmt(r.cosine, '.6f'):>10}{_fmt(r.latency_us, '.1f'):>12}{r.kernels:>8}{_fmt(r.transfers_us, '.1f'):>14}  "
+            f"{'PASS' if r.passed else 'FAIL':<5}{r.wall_s:>7.1f}"
         )
     lines.append("-" * len(head))
     return "\n".join(lines)
