@@ -332,6 +332,27 @@ def _sized(v: SSAValue) -> list[int] | None:
     return list(v.type.get_shape()) if isinstance(v.type, t.ValueTensorType) and v.type.has_sizes else None
 
 
+HEAD_VIEWS = (*VIEWS, "torch.aten.permute", "torch.aten.transpose.int", "torch.aten.expand", "torch.aten.mul.Scalar", "torch.aten.div.Scalar")
+"""Ops a head tensor may pass through on its way to the attention's matmuls (views, and a
+scale by a number, which runs in any layout: SDPA's math form scales q and k)."""
+HEAD_READERS = ("torch.aten.bmm", "torch.aten.matmul")
+
+
+def _feeds_only_matmuls(v: SSAValue) -> bool:
+    """Whether every path from v, through views, permutes and expands, ends in a batched matmul
+    (the attention's scores or context), and v is read at all."""
+    seen = 0
+    for use in v.uses:
+        reader = use.operation
+        if reader.name in HEAD_VIEWS and use.index == 0:
+            if not _feeds_only_matmuls(reader.results[0]):
+                return False
+        elif reader.name not in HEAD_READERS:
+            return False
+        seen += 1
+    return seen > 0
+
+
 class HeadsFromTransposedLinear(RewritePattern):
     """An attention head split of a Linear whose heads are no whole sticks, computed transposed:
 
@@ -339,7 +360,10 @@ class HeadsFromTransposedLinear(RewritePattern):
           -> permute(view(mm(w, permute(x, [1, 0])) + view(b, [H * D, 1]), [H, D, B, S]), [2, 0, 3, 1])
 
     (x: (B * S, K), w: (H * D, K), b: (H * D,); alpha = beta = 1; D not a multiple of a
-    stick's 64 elements; B = 1 or S a multiple of 64.) The same products and sums, so the
+    stick's 64 elements; S a multiple of 64, so that sticks along the sequence are full (the
+    corpus's 23 tokens would fill 23 of 64 lanes); the heads go only, through views and
+    scalings, to batched matmuls: element-wise work on them, e.g. a rotary embedding, would
+    read them sticked along the sequence and cost relayouts of its own.) The same products and sums, so the
     same result on the device (f64 sums rounded once) and within fp32 rounding on the host.
     In the generic layout the result (H * D, B * S) is sticked along the sequence, so the
     heads are a view: no relayout for the split, none for K^T (the scores' B operand), one
@@ -348,6 +372,8 @@ class HeadsFromTransposedLinear(RewritePattern):
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if op.name != "torch.aten.permute" or t.constant_list_ints(op.operands[1]) != [0, 2, 1, 3]:
+            return
+        if not _feeds_only_matmuls(op.results[0]):
             return
         view = op.operands[0].owner
         if not (isinstance(view, Operation) and view.name in VIEWS and view.results[0].has_one_use()):
@@ -367,7 +393,7 @@ class HeadsFromTransposedLinear(RewritePattern):
             return
         B, S, H, D = split
         (M, K), N = xs, ws[0]
-        if M != B * S or N != H * D or ws[1] != K or bs != [N] or D % 64 == 0 or not (B == 1 or S % 64 == 0):
+        if M != B * S or N != H * D or ws[1] != K or bs != [N] or D % 64 == 0 or S % 64:
             return
         dtype = rt.get_dtype()  # type: ignore[union-attr]
         ops: list[Operation] = []

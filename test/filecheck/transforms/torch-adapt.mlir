@@ -263,10 +263,10 @@ func.func @view_of_view(%y: !torch.vtensor<[128,64],f32>) -> (!torch.vtensor<[12
 
 // -----
 
-// An attention head split of a Linear whose heads (32) are no whole sticks: computed
-// transposed, w @ x^T + b[:, None] (the same products and sums), split as (H, D, B, S) and
-// permuted to (B, H, S, D). On the device the result is sticked along the sequence, so the
-// split is a view.
+// An attention head split of a Linear whose heads (32) are no whole sticks, going (through a
+// scaling and a view) only to a batched matmul: computed transposed, w @ x^T + b[:, None] (the
+// same products and sums), split as (H, D, B, S) and permuted to (B, H, S, D). On the device
+// the result is sticked along the sequence (128 tokens: full sticks), so the split is a view.
 // CHECK-LABEL: func.func @heads_transposed
 // CHECK:         %[[XT:.*]] = torch.aten.permute %x, %{{.*}} : !torch.vtensor<[128,384],f32>, !torch.list<int> -> !torch.vtensor<[384,128],f32>
 // CHECK-NEXT:    %[[MM:.*]] = torch.aten.mm %w, %[[XT]] : {{.*}} -> !torch.vtensor<[384,128],f32>
@@ -274,9 +274,10 @@ func.func @view_of_view(%y: !torch.vtensor<[128,64],f32>) -> (!torch.vtensor<[12
 // CHECK:         %[[ADD:.*]] = torch.aten.add.Tensor %[[MM]], %[[B]], %{{.*}} : {{.*}} -> !torch.vtensor<[384,128],f32>
 // CHECK:         %[[V:.*]] = torch.aten.view %[[ADD]], %{{.*}} -> !torch.vtensor<[12,32,1,128],f32>
 // CHECK:         %[[P:.*]] = torch.aten.permute %[[V]], %{{.*}} -> !torch.vtensor<[1,12,128,32],f32>
-// CHECK-NEXT:    func.return %[[P]]
+// CHECK:         torch.aten.mul.Scalar %[[P]]
 // CHECK-NOT:     torch.aten.addmm
-func.func @heads_transposed(%x: !torch.vtensor<[128,384],f32>, %w: !torch.vtensor<[384,384],f32>, %b: !torch.vtensor<[384],f32>) -> !torch.vtensor<[1,12,128,32],f32> {
+// CHECK:         torch.aten.bmm
+func.func @heads_transposed(%x: !torch.vtensor<[128,384],f32>, %w: !torch.vtensor<[384,384],f32>, %b: !torch.vtensor<[384],f32>, %k: !torch.vtensor<[12,32,128],f32>) -> !torch.vtensor<[12,128,128],f32> {
   %int0 = torch.constant.int 0
   %int1 = torch.constant.int 1
   %int2 = torch.constant.int 2
@@ -291,7 +292,38 @@ func.func @heads_transposed(%x: !torch.vtensor<[128,384],f32>, %w: !torch.vtenso
   %v = torch.aten.view %y, %s : !torch.vtensor<[128,384],f32>, !torch.list<int> -> !torch.vtensor<[1,128,12,32],f32>
   %p = torch.prim.ListConstruct %int0, %int2, %int1, %int3 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
   %h = torch.aten.permute %v, %p : !torch.vtensor<[1,128,12,32],f32>, !torch.list<int> -> !torch.vtensor<[1,12,128,32],f32>
-  return %h : !torch.vtensor<[1,12,128,32],f32>
+  %float2 = torch.constant.float 2.000000e+00
+  %hs = torch.aten.mul.Scalar %h, %float2 : !torch.vtensor<[1,12,128,32],f32>, !torch.float -> !torch.vtensor<[1,12,128,32],f32>
+  %s3 = torch.prim.ListConstruct %int12, %int128, %int32 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %q = torch.aten.view %hs, %s3 : !torch.vtensor<[1,12,128,32],f32>, !torch.list<int> -> !torch.vtensor<[12,128,32],f32>
+  %sc = torch.aten.bmm %q, %k : !torch.vtensor<[12,128,32],f32>, !torch.vtensor<[12,32,128],f32> -> !torch.vtensor<[12,128,128],f32>
+  return %sc : !torch.vtensor<[12,128,128],f32>
+}
+
+// -----
+
+// The same heads read by an element-wise op (a rotary embedding, say) would make it work in
+// the layout sticked along the sequence, with relayouts of its own: left alone.
+// CHECK-LABEL: func.func @heads_read_elementwise
+// CHECK:         torch.aten.addmm
+// CHECK-NOT:     torch.aten.mm
+func.func @heads_read_elementwise(%x: !torch.vtensor<[128,384],f32>, %w: !torch.vtensor<[384,384],f32>, %b: !torch.vtensor<[384],f32>) -> !torch.vtensor<[1,12,128,32],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int3 = torch.constant.int 3
+  %int12 = torch.constant.int 12
+  %int32 = torch.constant.int 32
+  %int128 = torch.constant.int 128
+  %t = torch.prim.ListConstruct %int1, %int0 : (!torch.int, !torch.int) -> !torch.list<int>
+  %wt = torch.aten.permute %w, %t : !torch.vtensor<[384,384],f32>, !torch.list<int> -> !torch.vtensor<[384,384],f32>
+  %y = torch.aten.addmm %b, %x, %wt, %int1, %int1 : !torch.vtensor<[384],f32>, !torch.vtensor<[128,384],f32>, !torch.vtensor<[384,384],f32>, !torch.int, !torch.int -> !torch.vtensor<[128,384],f32>
+  %s = torch.prim.ListConstruct %int1, %int128, %int12, %int32 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %v = torch.aten.view %y, %s : !torch.vtensor<[128,384],f32>, !torch.list<int> -> !torch.vtensor<[1,128,12,32],f32>
+  %p = torch.prim.ListConstruct %int0, %int2, %int1, %int3 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %h = torch.aten.permute %v, %p : !torch.vtensor<[1,128,12,32],f32>, !torch.list<int> -> !torch.vtensor<[1,12,128,32],f32>
+  %r = torch.aten.relu %h : !torch.vtensor<[1,12,128,32],f32> -> !torch.vtensor<[1,12,128,32],f32>
+  return %r : !torch.vtensor<[1,12,128,32],f32>
 }
 
 // -----
@@ -300,7 +332,7 @@ func.func @heads_transposed(%x: !torch.vtensor<[128,384],f32>, %w: !torch.vtenso
 // CHECK-LABEL: func.func @heads_of_whole_sticks
 // CHECK:         torch.aten.addmm
 // CHECK-NOT:     torch.aten.mm
-func.func @heads_of_whole_sticks(%x: !torch.vtensor<[128,384],f32>, %w: !torch.vtensor<[384,384],f32>, %b: !torch.vtensor<[384],f32>) -> !torch.vtensor<[1,6,128,64],f32> {
+func.func @heads_of_whole_sticks(%x: !torch.vtensor<[128,384],f32>, %w: !torch.vtensor<[384,384],f32>, %b: !torch.vtensor<[384],f32>, %k: !torch.vtensor<[6,64,128],f32>) -> !torch.vtensor<[6,128,128],f32> {
   %int0 = torch.constant.int 0
   %int1 = torch.constant.int 1
   %int2 = torch.constant.int 2
@@ -315,5 +347,8 @@ func.func @heads_of_whole_sticks(%x: !torch.vtensor<[128,384],f32>, %w: !torch.v
   %v = torch.aten.view %y, %s : !torch.vtensor<[128,384],f32>, !torch.list<int> -> !torch.vtensor<[1,128,6,64],f32>
   %p = torch.prim.ListConstruct %int0, %int2, %int1, %int3 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
   %h = torch.aten.permute %v, %p : !torch.vtensor<[1,128,6,64],f32>, !torch.list<int> -> !torch.vtensor<[1,6,128,64],f32>
-  return %h : !torch.vtensor<[1,6,128,64],f32>
+  %s3 = torch.prim.ListConstruct %int6, %int128, %int64 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %q = torch.aten.view %h, %s3 : !torch.vtensor<[1,6,128,64],f32>, !torch.list<int> -> !torch.vtensor<[6,128,64],f32>
+  %sc = torch.aten.bmm %q, %k : !torch.vtensor<[6,128,64],f32>, !torch.vtensor<[6,64,128],f32> -> !torch.vtensor<[6,128,128],f32>
+  return %sc : !torch.vtensor<[6,128,128],f32>
 }
