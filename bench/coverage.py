@@ -17,8 +17,8 @@ that moves work between the host and the device shows on both sides.
 Columns: compiles (yes, or no and why: an exception, or a graph that ran wholly on the CPU),
 device ops (share of the compiled graphs' compute ops that run on the device, summed over the
 model's graphs: `STATS.graphs`), max error (max |compiled - eager| / max |eager|, worst output),
-cosine (lowest over outputs), simulated latency, kernel launches, host transfers, pass. One model's failure,
-whatever it is, is caught and reported; the run goes on.
+cosine (lowest over outputs), simulated latency, kernel launches, host transfers, pass. One
+model's failure, whatever it is, is caught and reported; the run goes on.
 """
 
 from __future__ import annotations

@@ -642,14 +642,14 @@ _INT_LIST = ListType(IntType())
 """Constraint of schema `int[]` operands."""
 
 
-def _sizes(value: SSAValue) -> tuple[int, ...] | None:
+def sizes_of(value: SSAValue) -> tuple[int, ...] | None:
     """The sizes of a ranked vtensor value (-1 for unknown), else None."""
     t = value.type
     return t.get_shape() if isinstance(t, ValueTensorType) and t.has_sizes else None
 
 
 def _verify_rank(op: Operation, operand: str, value: SSAValue, ranks: Sequence[int]) -> None:
-    sizes = _sizes(value)
+    sizes = sizes_of(value)
     if sizes is not None and len(sizes) not in ranks:
         expected = ", ".join(str(r) for r in ranks[:-1]) + (" or " if len(ranks) > 1 else "") + str(ranks[-1])
         raise VerifyException(f"{op.name}: operand '{operand}' must have rank {expected}, got {value.type}")
@@ -667,7 +667,7 @@ def _verify_matmul(op: Operation, names: tuple[str, str], lhs: SSAValue, rhs: SS
     """Check `lhs @ rhs` for rank-`rank` operands: contracting sizes (and batch sizes) agree."""
     _verify_rank(op, names[0], lhs, (rank,))
     _verify_rank(op, names[1], rhs, (rank,))
-    a, b = _sizes(lhs), _sizes(rhs)
+    a, b = sizes_of(lhs), sizes_of(rhs)
     if a is None or b is None:
         return
     operands = ((names[0], lhs), (names[1], rhs))
@@ -679,14 +679,14 @@ def _verify_matmul(op: Operation, names: tuple[str, str], lhs: SSAValue, rhs: SS
 def _verify_size_list(op: Operation, value: SSAValue, sizes_value: SSAValue, result: SSAValue | None = None) -> None:
     """For view/reshape: at most one -1, a constant size list keeps the element count, and a
     static result type has the elements of the input and the sizes of the list."""
-    in_sizes = _sizes(value)
+    in_sizes = sizes_of(value)
     sizes = constant_list_ints(sizes_value)
     if sizes is not None:
         if sizes.count(-1) > 1 or any(s < -1 for s in sizes):
             raise VerifyException(f"{op.name}: invalid size list {sizes}")
         if in_sizes is not None and -1 not in in_sizes and -1 not in sizes and math.prod(in_sizes) != math.prod(sizes):
             raise VerifyException(f"{op.name}: cannot view {value.type} with {math.prod(in_sizes)} elements as {sizes}")
-    out_sizes = _sizes(result) if result is not None else None
+    out_sizes = sizes_of(result) if result is not None else None
     if out_sizes is None:
         return
     if in_sizes is not None and -1 not in in_sizes and -1 not in out_sizes and math.prod(in_sizes) != math.prod(out_sizes):
@@ -698,7 +698,7 @@ def _verify_size_list(op: Operation, value: SSAValue, sizes_value: SSAValue, res
 def _verify_broadcast(op: Operation, operands: Sequence[SSAValue], result: SSAValue) -> None:
     """Element-wise ops: static operand sizes broadcast (right-aligned, equal or 1), and a
     static result has the broadcast sizes."""
-    shapes = [_sizes(v) for v in operands]
+    shapes = [sizes_of(v) for v in operands]
     if any(s is None or -1 in s for s in shapes):
         return
     rank = max(len(s) for s in shapes)  # type: ignore[arg-type]
@@ -708,7 +708,7 @@ def _verify_broadcast(op: Operation, operands: Sequence[SSAValue], result: SSAVa
         if len(dims) > 1:
             raise VerifyException(f"{op.name}: operands {', '.join(str(v.type) for v in operands)} do not broadcast")
         out.append(dims.pop() if dims else 1)
-    got = _sizes(result)
+    got = sizes_of(result)
     if got is not None and -1 not in got and tuple(got) != tuple(out):
         raise VerifyException(f"{op.name}: result {result.type} does not have the broadcast sizes {out}")
 
@@ -771,7 +771,7 @@ class AtenLinearOp(DefaultFormatOp):
 
     def verify_(self) -> None:
         _verify_rank(self, "weight", self.weight, (1, 2))
-        x, w = _sizes(self.input), _sizes(self.weight)
+        x, w = sizes_of(self.input), sizes_of(self.weight)
         if x and w:
             operands = (("input", self.input), ("weight", self.weight))
             _verify_sizes_agree(self, "in-features", x[-1], w[-1], operands)
@@ -801,7 +801,7 @@ class AtenPermuteOp(DefaultFormatOp):
     traits = traits_def(Pure())
 
     def verify_(self) -> None:
-        dims, sizes = constant_list_ints(self.dims), _sizes(self.self_)
+        dims, sizes = constant_list_ints(self.dims), sizes_of(self.self_)
         if dims is None or sizes is None:
             return
         rank = len(sizes)
@@ -821,7 +821,7 @@ class AtenTransposeIntOp(DefaultFormatOp):
     traits = traits_def(Pure())
 
     def verify_(self) -> None:
-        sizes = _sizes(self.self_)
+        sizes = sizes_of(self.self_)
         if sizes is None:
             return
         rank = max(len(sizes), 1)

@@ -323,6 +323,10 @@ class Lowering(RewritePattern):
     def dev(self, v: SSAValue, op: Operation) -> SSAValue:
         return self.border.device(v, op)
 
+    def reshape(self, ops: list[Operation], v: SSAValue, shape: Sequence[int]) -> SSAValue:
+        """`_reshape`, choosing between the device and the host by cost unless strict."""
+        return _reshape(ops, v, shape, by_cost=not self.strict)
+
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         raise NotImplementedError
 
@@ -347,7 +351,7 @@ def _dim(d: int, shape: Sequence[int]) -> int:
     return d % max(len(shape), 1)
 
 
-def _reshape(ops: list[Operation], v: SSAValue, shape: Sequence[int], by_cost: bool = True) -> SSAValue:
+def _reshape(ops: list[Operation], v: SSAValue, shape: Sequence[int], by_cost: bool) -> SSAValue:
     """v reshaped to `shape` as a free view (`spyre.reshape`) of the first layout that allows it:
 
         v's own layout
@@ -365,12 +369,13 @@ def _reshape(ops: list[Operation], v: SSAValue, shape: Sequence[int], by_cost: b
     costly = ""
     if layout is None:  # not a view of this layout: restickify to the first that it is a view of
         generic = Layout.generic(_shape(v), 2)
+        host_s = host_round_trip_seconds(_layout(v), DEFAULT_CONFIG)
         for target in [generic, *_transposed_layouts(_shape(v))]:
             view = target.reshaped(shape)
             if view is None:
                 continue
             if target is not generic and by_cost:  # sticked along another dim: only if cheaper than the host
-                device_s, host_s = relayout_seconds(target, DEFAULT_CONFIG), host_round_trip_seconds(_layout(v), DEFAULT_CONFIG)
+                device_s = relayout_seconds(target, DEFAULT_CONFIG)
                 if device_s > host_s:
                     costly = costly or (f"; the layout sticked along dim {target.stick_dim} makes it a view, but relayouting to it "
                               f"(est. {device_s * 1e6:.2f} us) costs more than a round trip through the host (est. {host_s * 1e6:.2f} us)")
@@ -501,7 +506,7 @@ class LowerViews(Lowering):
             perm = list(range(rank))
             perm[d0 % rank], perm[d1 % rank] = perm[d1 % rank], perm[d0 % rank]
             return ops, _permute(ops, x, perm)
-        return ops, _reshape(ops, x, _result_shape(op), not self.strict)
+        return ops, self.reshape(ops, x, _result_shape(op))
 
 
 class LowerMatmul(Lowering):
@@ -526,7 +531,7 @@ class LowerMatmul(Lowering):
             bias = None if isinstance(bias_v.type, t.NoneType) else self.dev(bias_v, op)
             xs = _shape(x)
             if len(xs) != 2:  # fold the leading dims into rows
-                x = _reshape(ops, x, (math.prod(xs[:-1]), xs[-1]), not self.strict)
+                x = self.reshape(ops, x, (math.prod(xs[:-1]), xs[-1]))
             lhs, rhs, alpha, beta = x, _permute(ops, w, (1, 0)), 1.0, 1.0
         elif op.name == "torch.aten.addmm":
             alpha, beta = scalar_of(op.operands[4], op, "alpha"), scalar_of(op.operands[3], op, "beta")
@@ -551,7 +556,7 @@ class LowerMatmul(Lowering):
             ops.append(pw)
             out = pw.result
         if xs is not None and len(xs) != 2:
-            out = _reshape(ops, out, (*xs[:-1], n), not self.strict)
+            out = self.reshape(ops, out, (*xs[:-1], n))
         return ops, out
 
 
@@ -762,7 +767,7 @@ class LowerSlice(Lowering):
             shape, dim = _shape(x), partner
         box = tuple(count if i == dim else n for i, n in enumerate(shape))
         if box == shape:  # select of an extent-1 dim still drops it (never after the transpose: extent > 1)
-            return ops, _reshape(ops, x, _result_shape(op), not self.strict)
+            return ops, self.reshape(ops, x, _result_shape(op))
         if _layout(x).canonical() != Layout.generic(shape, 2):
             # a slice reads its input in the generic layout (its starts are checked against it):
             # e.g. a transposed view is restickified first (spyre-propagate-layouts would anyway)
@@ -774,7 +779,7 @@ class LowerSlice(Lowering):
         sl = spyre.SliceOp(x, start, spyre.device_tensor_type(box), steps)
         ops.append(sl)
         out = sl.result if perm is None else _permute(ops, sl.result, perm)  # a swap undoes itself
-        return ops, _reshape(ops, out, _result_shape(op), not self.strict)
+        return ops, self.reshape(ops, out, _result_shape(op))
 
 
 class LowerEmbedding(Lowering):
@@ -792,7 +797,7 @@ class LowerEmbedding(Lowering):
         n = math.prod(_shape(idx))
         g = spyre.GatherOp(table, idx, spyre.device_tensor_type((n, _shape(table)[1])))
         ops: list[Operation] = [g]
-        return ops, _reshape(ops, g.result, _result_shape(op), not self.strict)
+        return ops, self.reshape(ops, g.result, _result_shape(op))
 
 
 # endregion

@@ -102,7 +102,7 @@ def matmul_reads(lay: Layout) -> bool:
     return all(n == 1 for j, n in enumerate(lay.device_size[:-1]) if j not in stepping)
 
 
-class MatmulOperandsGeneric(RewritePattern):
+class MatmulOperandsReadable(RewritePattern):
     """The result generic; an operand the matmul cannot read as it is (`matmul_reads`) is
     restickified to the generic layout."""
 
@@ -306,7 +306,7 @@ class SpyrePropagateLayoutsPass(ModulePass):
             LayoutChooser(DEFAULT_CONFIG, self.fold_transfers).apply(op)
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [MatmulOperandsGeneric(), PointwiseOperandsShareSticks(), ReduceInputGeneric(), SliceInputShareSticks()]
+                [MatmulOperandsReadable(), PointwiseOperandsShareSticks(), ReduceInputGeneric(), SliceInputShareSticks()]
             ),
             apply_recursively=False,
         ).rewrite_module(op)

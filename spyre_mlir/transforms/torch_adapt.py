@@ -233,6 +233,13 @@ class ScalarTensorOperand(RewritePattern):
         rewriter.replace(op, [new_c, scalar], [scalar.results[0]])
 
 
+def _ints(values: Sequence[int]) -> tuple[list[Operation], SSAValue]:
+    """The ops of a constant int list, and the list."""
+    items = [t.ConstantIntOp(v) for v in values]
+    lst = t.PrimListConstructOp([i.result for i in items], t.ListType(t.IntType()))
+    return [*items, lst], lst.result
+
+
 class ReduceWithoutKeepdim(RewritePattern):
     """mean.dim / sum.dim_IntList / amax / amin with keepdim=False -> keepdim=True, then a view."""
 
@@ -259,10 +266,9 @@ class ReduceWithoutKeepdim(RewritePattern):
         kept_type = t.ValueTensorType(shape, rt.get_dtype())
         true = t.ConstantBoolOp(True)
         kept = _new(op.name, [op.operands[0], op.operands[1], true.result, *op.operands[3:]], kept_type)
-        sizes = [t.ConstantIntOp(d) for d in rt.get_shape()]
-        size_list = t.PrimListConstructOp([s.result for s in sizes], t.ListType(t.IntType()))
-        view = _new("torch.aten.view", [kept.results[0], size_list.result], rt)
-        rewriter.replace(op, [true, kept, *sizes, size_list, view], [view.results[0]])
+        size_ops, sizes = _ints(rt.get_shape())
+        view = _new(t.AtenViewOp.name, [kept.results[0], sizes], rt)
+        rewriter.replace(op, [true, kept, *size_ops, view], [view.results[0]])
 
 
 VIEWS = (t.AtenViewOp.name, t.AtenReshapeOp.name, t.AtenUnsafeViewOp.name)
@@ -321,36 +327,27 @@ class ViewOfView(RewritePattern):
             rewriter.replace(op, [], [op.operands[0]])
 
 
-def _ints(values: Sequence[int]) -> tuple[list[Operation], SSAValue]:
-    """The ops of a constant int list, and the list."""
-    items = [t.ConstantIntOp(v) for v in values]
-    lst = t.PrimListConstructOp([i.result for i in items], t.ListType(t.IntType()))
-    return [*items, lst], lst.result
-
-
-def _sized(v: SSAValue) -> list[int] | None:
-    return list(v.type.get_shape()) if isinstance(v.type, t.ValueTensorType) and v.type.has_sizes else None
-
-
-HEAD_VIEWS = (*VIEWS, "torch.aten.permute", "torch.aten.transpose.int", "torch.aten.expand", "torch.aten.mul.Scalar", "torch.aten.div.Scalar")
+HEAD_VIEWS = (
+    *VIEWS,
+    t.AtenPermuteOp.name,
+    t.AtenTransposeIntOp.name,
+    "torch.aten.expand",
+    t.AtenMulScalarOp.name,
+    "torch.aten.div.Scalar",
+)
 """Ops a head tensor may pass through on its way to the attention's matmuls (views, and a
 scale by a number, which runs in any layout: SDPA's math form scales q and k)."""
-HEAD_READERS = ("torch.aten.bmm", "torch.aten.matmul")
+HEAD_READERS = (t.AtenBmmOp.name, "torch.aten.matmul")
 
 
 def _feeds_only_matmuls(v: SSAValue) -> bool:
-    """Whether every path from v, through views, permutes and expands, ends in a batched matmul
-    (the attention's scores or context), and v is read at all."""
-    seen = 0
-    for use in v.uses:
-        reader = use.operation
-        if reader.name in HEAD_VIEWS and use.index == 0:
-            if not _feeds_only_matmuls(reader.results[0]):
-                return False
-        elif reader.name not in HEAD_READERS:
-            return False
-        seen += 1
-    return seen > 0
+    """Whether v is read, and every path from it, through views, permutes, expands and
+    scalings, ends in a batched matmul (the attention's scores or context)."""
+    uses = list(v.uses)
+    return bool(uses) and all(
+        u.operation.name in HEAD_READERS or (u.operation.name in HEAD_VIEWS and u.index == 0 and _feeds_only_matmuls(u.operation.results[0]))
+        for u in uses
+    )
 
 
 class HeadsFromTransposedLinear(RewritePattern):
@@ -363,51 +360,51 @@ class HeadsFromTransposedLinear(RewritePattern):
     stick's 64 elements; S a multiple of 64, so that sticks along the sequence are full (the
     corpus's 23 tokens would fill 23 of 64 lanes); the heads go only, through views and
     scalings, to batched matmuls: element-wise work on them, e.g. a rotary embedding, would
-    read them sticked along the sequence and cost relayouts of its own.) The same products and sums, so the
-    same result on the device (f64 sums rounded once) and within fp32 rounding on the host.
+    read them sticked along the sequence and cost relayouts of its own.) The same products and
+    sums, so the same result on the device (f64 sums rounded once) and within fp32 rounding on
+    the host.
     In the generic layout the result (H * D, B * S) is sticked along the sequence, so the
     heads are a view: no relayout for the split, none for K^T (the scores' B operand), one
     for Q and one for V (to be sticked along D), and one for x^T, shared by the three, in
     place of two each for Q and V and one for K."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if op.name != "torch.aten.permute" or t.constant_list_ints(op.operands[1]) != [0, 2, 1, 3]:
-            return
-        if not _feeds_only_matmuls(op.results[0]):
+        if op.name != t.AtenPermuteOp.name or t.constant_list_ints(op.operands[1]) != [0, 2, 1, 3]:
             return
         view = op.operands[0].owner
         if not (isinstance(view, Operation) and view.name in VIEWS and view.results[0].has_one_use()):
             return
         mm = view.operands[0].owner
-        if not (isinstance(mm, Operation) and mm.name == "torch.aten.addmm" and mm.results[0].has_one_use()):
+        if not (isinstance(mm, Operation) and mm.name == t.AtenAddmmOp.name and mm.results[0].has_one_use()):
             return
         if t.constant_float_value(mm.operands[3]) != 1.0 or t.constant_float_value(mm.operands[4]) != 1.0:
             return
         b, x, wt = mm.operands[0], mm.operands[1], mm.operands[2]
         wp = wt.owner
-        if not (isinstance(wp, Operation) and wp.name == "torch.aten.permute" and t.constant_list_ints(wp.operands[1]) == [1, 0]):
+        if not (isinstance(wp, Operation) and wp.name == t.AtenPermuteOp.name and t.constant_list_ints(wp.operands[1]) == [1, 0]):
             return
         w = wp.operands[0]
-        split, xs, ws, bs, rt = _sized(view.results[0]), _sized(x), _sized(w), _sized(b), op.results[0].type
+        split, xs, ws, bs, rt = t.sizes_of(view.results[0]), t.sizes_of(x), t.sizes_of(w), t.sizes_of(b), op.results[0].type
         if split is None or xs is None or ws is None or bs is None or len(split) != 4 or len(xs) != 2 or len(ws) != 2:
             return
         B, S, H, D = split
         (M, K), N = xs, ws[0]
-        if M != B * S or N != H * D or ws[1] != K or bs != [N] or D % 64 == 0 or S % 64:
+        if M != B * S or N != H * D or ws[1] != K or bs != (N,) or D % 64 == 0 or S % 64:
+            return
+        if not _feeds_only_matmuls(op.results[0]):  # last: it walks the heads' readers
             return
         dtype = rt.get_dtype()  # type: ignore[union-attr]
-        ops: list[Operation] = []
         swap_ops, swap = _ints([1, 0])
-        xt = _new("torch.aten.permute", [x, swap], t.ValueTensorType([K, M], dtype))
-        prod = _new("torch.aten.mm", [w, xt.results[0]], t.ValueTensorType([N, M], dtype))
+        xt = _new(t.AtenPermuteOp.name, [x, swap], t.ValueTensorType([K, M], dtype))
+        prod = _new(t.AtenMmOp.name, [w, xt.results[0]], t.ValueTensorType([N, M], dtype))
         col_ops, col = _ints([N, 1])
-        bias = _new("torch.aten.view", [b, col], t.ValueTensorType([N, 1], dtype))
+        bias = _new(t.AtenViewOp.name, [b, col], t.ValueTensorType([N, 1], dtype))
         one = t.ConstantIntOp(1)
-        add = _new("torch.aten.add.Tensor", [prod.results[0], bias.results[0], one.result], t.ValueTensorType([N, M], dtype))
+        add = _new(t.AtenAddTensorOp.name, [prod.results[0], bias.results[0], one.result], t.ValueTensorType([N, M], dtype))
         heads_ops, heads = _ints([H, D, B, S])
-        split_view = _new("torch.aten.view", [add.results[0], heads], t.ValueTensorType([H, D, B, S], dtype))
+        split_view = _new(t.AtenViewOp.name, [add.results[0], heads], t.ValueTensorType([H, D, B, S], dtype))
         order_ops, order = _ints([2, 0, 3, 1])
-        out = _new("torch.aten.permute", [split_view.results[0], order], rt)
+        out = _new(t.AtenPermuteOp.name, [split_view.results[0], order], rt)
         ops = [*swap_ops, xt, prod, *col_ops, bias, one, add, *heads_ops, split_view, *order_ops, out]
         rewriter.replace(op, ops, [out.results[0]])
         _erase_dead(rewriter, [view, mm, wp])
