@@ -18,6 +18,7 @@ from test_ops_e2e import Fn, randn
 
 
 def compiled(fn, *inputs):
+    """One compiled call of `fn`, checked within the DL16 bound: its graph report and output."""
     torch._dynamo.reset()
     model = Fn(fn)
     (exact,), (bound,) = reference(model, *inputs, numerics=DL16)
@@ -25,18 +26,18 @@ def compiled(fn, *inputs):
     with torch.no_grad():
         y = torch.compile(model, backend="spyre")(*inputs)
     assert_within_device_bound(y, exact, bound, DL16)
-    return STATS.graphs[before]
+    return STATS.graphs[before], y
 
 
 def _launches(fn, *inputs):
-    """The device launches of one compiled call of `fn` (all of it on the device)."""
+    """The device launches of one compiled call of `fn` (all of it on the device), and its output."""
     from spyre_mlir.frontend import backend
 
     device = backend.get_device(backend.DeviceConfig())
     before = len(device.profile.kernels)
-    report = compiled(fn, *inputs)
+    report, y = compiled(fn, *inputs)
     assert not report.cpu_fallback
-    return [k.name for k in device.profile.kernels[before:]]
+    return [k.name for k in device.profile.kernels[before:]], y
 
 
 def gelu_new(x):  # GPT-2's NewGELUActivation, as written in transformers
@@ -48,28 +49,28 @@ def test_integer_powers_keep_the_sign(c):
     # negative bases: exp(c log x) would give NaN here; the multiplications do not
     x = randn(5, 100, seed=c + 10)
     x = torch.where(x.abs() < 0.2, torch.full_like(x, -0.7), x)  # keep 1/x^2 in range
-    report = compiled(lambda v: torch.pow(v, c), x)
+    report, _ = compiled(lambda v: torch.pow(v, c), x)
     assert not report.cpu_fallback
 
 
 @pytest.mark.parametrize("c", [0.5, -0.5, 1.5])
 def test_fractional_powers(c):
-    report = compiled(lambda v: torch.pow(v, c), randn(5, 100, seed=3).abs() + 0.1)
+    report, _ = compiled(lambda v: torch.pow(v, c), randn(5, 100, seed=3).abs() + 0.1)
     assert not report.cpu_fallback
 
 
 def test_gelu_new_is_one_kernel():
-    assert len(_launches(gelu_new, randn(3, 130, seed=4, scale=2.0))) == 1, "gelu_new should be a single device launch"
+    assert len(_launches(gelu_new, randn(3, 130, seed=4, scale=2.0))[0]) == 1, "gelu_new should be a single device launch"
 
 
 def test_softmax_from_max_values():
     # torch.max(x, dim) with the indices dropped: torch-mlir's softmax decomposition
-    report = compiled(lambda v: torch.exp(v - torch.max(v, -1, keepdim=True).values), randn(4, 100, seed=5))
+    report, _ = compiled(lambda v: torch.exp(v - torch.max(v, -1, keepdim=True).values), randn(4, 100, seed=5))
     assert not report.cpu_fallback
 
 
 def test_mean_without_keepdim():
-    report = compiled(lambda v: v.mean(-1) * 2.0, randn(2, 7, 100, seed=6))
+    report, _ = compiled(lambda v: v.mean(-1) * 2.0, randn(2, 7, 100, seed=6))
     assert not report.cpu_fallback
 
 
@@ -99,14 +100,14 @@ def test_a_linear_and_its_activation_on_a_3d_input_are_one_launch():
     # and runs as the matmul's epilogue, in its layout (no launch of its own, no relayout)
     torch.manual_seed(0)
     lin = torch.nn.Linear(64, 192)
-    names = _launches(lambda v: torch.nn.functional.gelu(lin(v)), randn(1, 128, 64, seed=7))
+    names, _ = _launches(lambda v: torch.nn.functional.gelu(lin(v)), randn(1, 128, 64, seed=7))
     assert len(names) == 1, names
 
 
 def test_a_gated_activation_on_3d_inputs_runs_in_the_matmuls_epilogue():
     torch.manual_seed(1)
     gate, up = torch.nn.Linear(64, 128), torch.nn.Linear(64, 128)
-    names = _launches(lambda v: torch.nn.functional.silu(gate(v)) * up(v), randn(1, 128, 64, seed=8))
+    names, _ = _launches(lambda v: torch.nn.functional.silu(gate(v)) * up(v), randn(1, 128, 64, seed=8))
     assert len(names) == 2, names  # one matmul, and one whose epilogue is silu(.) * the other's result
 
 
@@ -126,14 +127,9 @@ def test_heads_from_a_transposed_linear_give_the_same_bits_in_fewer_launches(mon
 
     x = randn(1, 128, 384, seed=9)
 
-    def run():
-        launches = _launches(attention, x)
-        with torch.no_grad():
-            return torch.compile(Fn(attention), backend="spyre")(x), launches
-
-    with_it, launches_with = run()
+    launches_with, with_it = _launches(attention, x)
     kept = tuple(a for a in torch_adapt.ADAPTATIONS if a is not torch_adapt.HeadsFromTransposedLinear)
     monkeypatch.setattr(torch_adapt, "ADAPTATIONS", kept)
-    without, launches_without = run()
+    launches_without, without = _launches(attention, x)
     assert torch.equal(with_it, without)
     assert len(launches_with) < len(launches_without), (launches_with, launches_without)
