@@ -35,7 +35,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.cost import piece_rows
-from spyre_mlir.analysis.sticks import LoopDim, loop_dims, operand_strides
+from spyre_mlir.analysis.sticks import LoopDim, loop_dims, matmul_reads, operand_strides
 from spyre_mlir.analysis.work import (
     kernel_core_boxes,
     parts,
@@ -336,6 +336,13 @@ class KernelCodegen:
         op = self.compute
         assert isinstance(op, spyre.MatmulOp)
         la, lb, lc = (spyre.device_layout(v.type) for v in (op.lhs, op.rhs, op.result))
+        for role, lay in (("lhs", la), ("rhs", lb), ("result", lc)):
+            if not matmul_reads(lay):
+                raise PassFailedException(
+                    f"kernel {self.name}: 'spyre.matmul' {role} {lay.shape} in device_size {list(lay.device_size)}, "
+                    f"stride_map {list(lay.stride_map)}: the matmul steps each dim by one stick stride, so its sticks "
+                    "must hold the generic layout's (run spyre-propagate-layouts first)"
+                )
         M, K = la.shape[-2:]
         N = lb.shape[-1]
         batched = len(la.shape) == 3
@@ -958,11 +965,15 @@ def _source_strides(src: Layout, loops: Sequence[LoopDim]) -> list[int] | None:
 
 def _stride(layout: Layout, host_dim: int, weight: int) -> int:
     """Stick stride of the device dim that steps host dim `host_dim` by `weight` elements
-    (0 when that dim has a single coordinate: extent 1, or a single stick)."""
+    (0 when that dim has a single coordinate: extent 1, or a single stick). A dim with more
+    coordinates and no such device dim is not read by one stride: callers check the layout
+    first (`matmul_reads`), and this refuses rather than read stick 0 for all of them."""
     h = host_dim % len(layout.host_shape)
     for d in layout.digits[h]:
         if d.weight == weight:
             return layout.stick_strides[d.device_dim] if d.device_dim < len(layout.device_size) - 1 else 0
+    if layout.padded_extent(h) > weight:
+        raise AssertionError(f"host dim {h} of {layout.shape} (stride_map {list(layout.stride_map)}) has no device dim stepping it by {weight}")
     return 0
 
 
