@@ -568,6 +568,41 @@ class ValueTensorLiteralOp(IRDLOperation):
             )
 
 
+VALUE_OPS = (
+    ConstantIntOp,
+    ConstantFloatOp,
+    ConstantBoolOp,
+    ConstantStrOp,
+    ConstantNoneOp,
+    ConstantDeviceOp,
+    PrimListConstructOp,
+    ValueTensorLiteralOp,
+)
+"""The ops that make torch values rather than compute: constants, lists of values and literal
+tensors (no lowering takes them; the host runtime evaluates them)."""
+
+CREATION_OPS = frozenset(
+    {
+        "torch.aten.full",
+        "torch.aten.full_like",
+        "torch.aten.zeros",
+        "torch.aten.zeros_like",
+        "torch.aten.ones",
+        "torch.aten.ones_like",
+        "torch.aten.empty_like",
+        "torch.aten.empty.memory_format",
+        "torch.aten.scalar_tensor",
+        "torch.aten.arange",
+        "torch.aten.arange.start",
+        "torch.aten.arange.start_step",
+        "torch.aten.lift_fresh_copy",
+        "torch.prim.NumToTensor.Scalar",
+    }
+)
+"""Ops that make constants from shapes and numbers: the host builds them (the real stack
+constant-folds them at compile time)."""
+
+
 @irdl_op_definition
 class OperatorOp(IRDLOperation):
     """`%r = torch.operator "torch.aten.foo"(%a) : (!ta) -> !tr`: a call of a PyTorch operator

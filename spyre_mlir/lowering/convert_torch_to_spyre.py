@@ -68,17 +68,6 @@ from spyre_mlir.runtime.config import DEFAULT_CONFIG
 HOST_FLOAT_TYPES = (Float32Type, Float16Type, BFloat16Type)
 """Host element types the device path accepts (they become DL16 on the device)."""
 
-STRUCTURAL = (
-    t.ConstantIntOp,
-    t.ConstantFloatOp,
-    t.ConstantBoolOp,
-    t.ConstantStrOp,
-    t.ConstantNoneOp,
-    t.ConstantDeviceOp,
-    t.PrimListConstructOp,
-    t.ValueTensorLiteralOp,
-)
-
 
 class NotOnDevice(Exception):
     """Raised by a lowering that cannot take this instance of its op: the op stays on the host."""
@@ -966,27 +955,6 @@ DEVICE_OPS: dict[str, str] = {
 """Every torch op with a device lowering, and what it becomes (docs/ops.md is generated from it)."""
 
 
-CREATION_OPS = frozenset(
-    {
-        "torch.aten.full",
-        "torch.aten.full_like",
-        "torch.aten.zeros",
-        "torch.aten.zeros_like",
-        "torch.aten.ones",
-        "torch.aten.ones_like",
-        "torch.aten.empty_like",
-        "torch.aten.empty.memory_format",
-        "torch.aten.scalar_tensor",
-        "torch.aten.arange",
-        "torch.aten.arange.start",
-        "torch.aten.arange.start_step",
-        "torch.aten.lift_fresh_copy",
-        "torch.prim.NumToTensor.Scalar",
-    }
-)
-"""Ops that make constants from shapes and numbers: the host builds them (the real stack
-constant-folds them at compile time)."""
-
 
 def _is_float(v: SSAValue) -> bool:
     return v.type.has_dtype and isinstance(v.type.get_dtype(), HOST_FLOAT_TYPES)  # type: ignore[union-attr]
@@ -1001,7 +969,7 @@ def _is_int(v: SSAValue) -> bool:
 def _host_by_design(op: Operation) -> tuple[bool, str]:
     """Ops the host runs by design, as the real stack does: index and mask arithmetic on
     integer/boolean tensors, comparisons producing masks, and constant creation."""
-    if op.name in CREATION_OPS:
+    if op.name in t.CREATION_OPS:
         return True, "a constant made from shapes and numbers (host-built)"
     if op.results and not any(is_vtensor(v) for v in op.results):
         return True, "computes a host scalar"
@@ -1022,7 +990,7 @@ def host_ops(ops) -> list[tuple[Operation, str, bool]]:
     """Torch ops left on the host after conversion, as (op, reason, by_design)."""
     found = []
     for op in ops:
-        if not op.name.startswith("torch.") or isinstance(op, STRUCTURAL) or op.name == "torch.prim.ListUnpack":
+        if not op.name.startswith("torch.") or isinstance(op, t.VALUE_OPS) or op.name == "torch.prim.ListUnpack":
             continue
         by_design, why = _host_by_design(op)
         reason = op.attributes.get("spyre.host")
@@ -1114,7 +1082,7 @@ def _fold_casts(block: Block) -> None:
                     op.outputs[0].replace_all_uses_with(src.owner.inputs[0])
                     changed = True
             if (
-                isinstance(op, (UnrealizedConversionCastOp, arith.ConstantOp, spyre.ToDeviceOp, spyre.FromDeviceOp, *STRUCTURAL))
+                isinstance(op, (UnrealizedConversionCastOp, arith.ConstantOp, spyre.ToDeviceOp, spyre.FromDeviceOp, *t.VALUE_OPS))
                 and not any(r.uses for r in op.results)
             ):
                 op.detach()

@@ -46,7 +46,6 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue, Use
 from spyre_mlir.dialects import spyre, spyre_isa
 from spyre_mlir.dialects import torch as t
 from spyre_mlir.gc_pause import gc_paused
-from spyre_mlir.lowering.convert_torch_to_spyre import CREATION_OPS
 from spyre_mlir.runtime.interpreter import DeviceModel, host_threads
 from spyre_mlir.runtime.memory import DdrTensor, DeviceError
 from spyre_mlir.runtime.profile import record_transfer
@@ -206,29 +205,29 @@ class Executable:
             return op, (self.programs[name], tuple(op.inputs), tuple(op.outputs), op.kernel_name)  # read once: xDSL properties cost
         if op.name == "torch.prim.ListUnpack":
             return op, None
-        if op.name.startswith("torch.") and not isinstance(op, _TORCH_VALUES):
+        if op.name.startswith("torch.") and not isinstance(op, t.VALUE_OPS):
             return op, _HostOp(op)
-        if isinstance(op, (func.ReturnOp, arith.ConstantOp, UnrealizedConversionCastOp, *_TORCH_VALUES)):
+        if isinstance(op, (func.ReturnOp, arith.ConstantOp, UnrealizedConversionCastOp, *t.VALUE_OPS)):
             return op, None
         if isinstance(op, spyre.ToDeviceOp | spyre.FromDeviceOp | spyre.PermuteOp | spyre.ReshapeOp):
             return op, None
         raise DeviceError(f"'{op.name}' is not executable on the host or the device model: run the spyre-pipeline first")
 
     def _foldable(self) -> set[Operation]:
-        """The CREATION_OPS whose operands are constants, torch value ops (lists of such) or
+        """The CREATION_OPS (torch dialect) whose operands are constants, torch value ops (lists of such) or
         folded ops, and whose results the function does not return (a caller may write
         into what it gets back):
 
             constant(op) = op is a literal, or a list of constants, or folded(op)
-            folded(op)   = op in CREATION_OPS and all(constant(x.owner) for x in operands)
+            folded(op)   = op in t.CREATION_OPS and all(constant(x.owner) for x in operands)
                            and no result reaches func.return"""
         constant: set[Operation] = set()
         folded: set[Operation] = set()
         for op, _ in self.steps:
             made_of_constants = all(isinstance(v, OpResult) and v.owner in constant for v in op.operands)
-            if isinstance(op, arith.ConstantOp | t.ValueTensorLiteralOp) or (isinstance(op, _TORCH_VALUES) and made_of_constants):
+            if isinstance(op, arith.ConstantOp | t.ValueTensorLiteralOp) or (isinstance(op, t.VALUE_OPS) and made_of_constants):
                 constant.add(op)
-            elif op.name in CREATION_OPS and made_of_constants and not any(_returned(r) for r in op.results):
+            elif op.name in t.CREATION_OPS and made_of_constants and not any(_returned(r) for r in op.results):
                 constant.add(op)
                 folded.add(op)
         return folded
@@ -443,18 +442,6 @@ def _returned(v: SSAValue) -> bool:
 
 _RETURNED = object()
 """The environment key of the return's values."""
-
-
-_TORCH_VALUES = (
-    t.ConstantIntOp,
-    t.ConstantFloatOp,
-    t.ConstantBoolOp,
-    t.ConstantStrOp,
-    t.ConstantNoneOp,
-    t.ConstantDeviceOp,
-    t.PrimListConstructOp,
-    t.ValueTensorLiteralOp,
-)
 
 
 def _host_numpy_dtype(t_: TensorType) -> Any:
