@@ -203,16 +203,34 @@ def _row_groups(module: ModuleOp) -> list[list[Operation]]:
                     continue
                 members.add(n)
                 work.append(n)
-        if len(members) < 2:
+        group = _closed_prefix(sorted(members, key=position), members)
+        if group is None:
             continue
-        ordered = sorted(members, key=position)
-        row_group(ordered)  # the whole group, as the kernel's lowering will see it
-        escaping = [m for m in ordered if any(u.operation not in members for r in m.results for u in r.uses)]
-        if escaping != [ordered[-1]]:
+        try:
+            row_group(group)  # the group, as the kernel's lowering will see it
+        except ValueError:
             continue
-        taken |= members
-        groups.append(ordered)
+        taken |= set(group)
+        groups.append(group)
     return groups
+
+
+def _closed_prefix(ordered: list[Operation], members: set[Operation]) -> list[Operation] | None:
+    """The ops of `ordered` (a grown group, in block order) up to the first one read outside
+    the group, when only that one is read outside them and they hold a reduction; else None.
+
+    Growth follows residual adds from one norm into the next (x1 = norm(h); h2 = x1 + f(x1);
+    x2 = norm(h2); ...), so a group can span every layer; its first norm's result is read
+    outside (by f), and the group ends there. The rest is a later seed's to group."""
+    first = next((i for i, o in enumerate(ordered) if any(u.operation not in members for r in o.results for u in r.uses)), None)
+    if first is None:
+        return None
+    group = ordered[: first + 1]
+    inside = set(group)
+    escaping = [o for o in group if any(u.operation not in inside for r in o.results for u in r.uses)]
+    if len(group) < 2 or escaping != [group[-1]] or not any(isinstance(o, spyre.ReduceOp) for o in group):
+        return None
+    return group
 
 
 def _group_kernel(name: str, ops: list[Operation]) -> spyre.KernelOp:

@@ -1,5 +1,6 @@
 // RUN: spyre-opt %S/../inputs/kernels.mlir -p spyre-fuse | filecheck %s
 // RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse{epilogues=false}' | filecheck %s --check-prefix=NOEPI
+// RUN: spyre-opt %S/../inputs/chained-norms.mlir -p convert-torch-to-spyre,spyre-propagate-layouts,spyre-fuse | filecheck %s --check-prefix=NORMS
 // The matmul and its bias add are one kernel (an epilogue: the add runs on each output tile in
 // LX); every other compute op (pointwise, restickify) is a kernel of its own; views and
 // transfers stay outside.
@@ -94,3 +95,25 @@ func.func @chain(%x: tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], st
   }
   func.return %2, %4 : tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>, tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
 }
+
+// Two layer norms joined by a residual add (inputs/chained-norms.mlir): a row group grown
+// from the first norm reaches through the add into the second, and its first norm's result is
+// read outside it (returned); the group ends there, and the add and the second norm are a
+// group of their own. Two launches (before: the first norm took six).
+// NORMS-LABEL: func.func @chained_norms
+// NORMS:         %[[N1:.*]] = spyre.kernel "k0"
+// NORMS:           spyre.reduce "mean"
+// NORMS:           spyre.reduce "mean"
+// NORMS:           math.rsqrt
+// NORMS:           spyre.yield %{{.*}} : tensor
+// NORMS-NEXT:    }
+// NORMS-NEXT:    spyre.kernel "k1"(%[[N1]], %{{.*}})
+// NORMS-NEXT:    ^{{.*}}
+// NORMS-NEXT:      spyre.pointwise
+// NORMS-NEXT:      ^{{.*}}
+// NORMS-NEXT:        arith.addf
+// NORMS:           spyre.reduce "mean"
+// NORMS:           spyre.reduce "mean"
+// NORMS:           math.rsqrt
+// NORMS-NOT:     spyre.kernel
+// NORMS:         spyre.from_device %[[N1]]
