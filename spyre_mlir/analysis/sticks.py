@@ -154,3 +154,22 @@ def matmul_reads(lay: Layout) -> bool:
             return False
     stepping = {d.device_dim for ds in lay.digits for d in ds}
     return all(n == 1 for j, n in enumerate(lay.device_size[:-1]) if j not in stepping)
+
+
+def digit_stride(layout: Layout, host_dim: int, weight: int) -> int:
+    """Stick stride of a step of `weight` elements along host dim `host_dim` of `layout`: the
+    stride of the device dim whose digit holds that step (scaled when the step is a multiple
+    of the digit's weight), 0 when the step stays inside a stick or the dim has a single
+    coordinate there (extent <= weight). ValueError when no single device dim steps it (the
+    dim is split so that a step of `weight` is not one stride)."""
+    h = host_dim % len(layout.host_shape)
+    last = len(layout.device_size) - 1
+    for d in layout.digits[h]:
+        if d.weight <= weight < d.weight * d.size and weight % d.weight == 0:
+            return 0 if d.device_dim == last else layout.stick_strides[d.device_dim] * (weight // d.weight)
+    if layout.padded_extent(h) > weight:
+        raise ValueError(
+            f"host dim {h} of {layout.shape} in device_size {list(layout.device_size)}, stride_map "
+            f"{list(layout.stride_map)}: no device dim steps it by {weight}"
+        )
+    return 0

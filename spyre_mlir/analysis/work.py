@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from spyre_mlir.analysis.sticks import LoopDim, loop_dims, operand_strides
+from spyre_mlir.analysis.sticks import LoopDim, digit_stride, loop_dims, operand_strides
 from spyre_mlir.dialects import spyre
 from spyre_mlir.layout import Layout
 
@@ -80,9 +80,14 @@ def reduce_tile_dim(op: spyre.ReduceOp) -> int:
         raise ValueError(f"spyre.reduce along dim {d} needs its input sticked on that dim")
     if len(src.digits[d]) == 2:
         return src.digits[d][1].device_dim
-    # extent <= 64: the tile digit has size 1 (synthetic); find it as the generic layout places it
+    # extent <= 64: the tile digit has size 1 (synthetic): where the generic layout places it,
+    # else any device dim of size 1 (a loop of one: its stride is never used)
     generic = Layout.generic(src.shape, src.element_bytes)
-    return len(generic.device_size) - 3 if len(src.shape) > 1 else 0
+    at = len(generic.device_size) - 3 if len(src.shape) > 1 else 0
+    ones = [j for j in range(len(src.device_size) - 1) if src.device_size[j] == 1]
+    if not ones:
+        raise ValueError(f"spyre.reduce along dim {d}: its input layout has no device dim for the reduced dim's sticks")
+    return at if at in ones else ones[0]
 
 
 def transpose_row_dim(src: Layout, dst: Layout) -> int | None:
@@ -167,6 +172,11 @@ def slice_strides(op: spyre.SliceOp, loops: Sequence[LoopDim] | None = None) -> 
     strides = operand_strides(dst, src, list(range(len(dst.host_shape))), loops)
     if strides is None:
         return None
+    # the strides nest the loops in the input's digits from index 0; from the start on they
+    # do only when the start moves the top digit alone (a multiple of its weight)
+    for h, s0 in enumerate(op.start.as_tuple()):
+        if src.digits[h] and s0 % max(d.weight for d in src.digits[h]):
+            return None
     step = op.steps
     for j, d in enumerate(loops):
         if d.host_dim is None or step[d.host_dim] == 1:
@@ -508,9 +518,8 @@ class RowGroup:
         if lay == self.full:
             st = self.full.stick_strides
             return [st[d.device_dim] for d in self.outer] + [st[self.tile]]
-        if lay == self.splat:
-            st = self.splat.stick_strides
-            return [st[d.device_dim] for d in self.outer] + [0]
+        if lay == self.splat:  # by the splat's own digits: its device dims may be in another order
+            return [0 if d.host_dim is None else digit_stride(self.splat, d.host_dim, d.weight) for d in self.outer] + [0]
         assert isinstance(user, spyre.PointwiseOp)
         loops, all_strides = pointwise_loops(user)
         by_dim = {d.device_dim: s for d, s in zip(loops, all_strides[list(user.inputs).index(v)])}

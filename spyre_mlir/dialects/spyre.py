@@ -93,6 +93,11 @@ class IntListAttr(ParametrizedAttribute):
     def as_tuple(self) -> tuple[int, ...]:
         return tuple(v.data for v in self.values)
 
+    def verify(self) -> None:
+        for v in self.values:
+            if not -(2**63) <= v.data < 2**63:
+                raise VerifyException(f"#spyre.ints: {v.data} in {list(self.as_tuple())} does not fit in 64 bits")
+
 
 @irdl_attr_definition
 class LayoutAttr(ParametrizedAttribute):

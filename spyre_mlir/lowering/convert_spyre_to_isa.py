@@ -35,7 +35,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.cost import piece_rows
-from spyre_mlir.analysis.sticks import LoopDim, loop_dims, matmul_reads, operand_strides
+from spyre_mlir.analysis.sticks import LoopDim, digit_stride, loop_dims, matmul_reads, operand_strides
 from spyre_mlir.analysis.work import (
     kernel_core_boxes,
     parts,
@@ -295,7 +295,10 @@ class KernelCodegen:
             if self.onchip is not None:  # the bands of its producer and consumer decide the work
                 out.append(self._onchip_transpose() or None)
                 continue
-            out.append(None if box is None else gen(box))
+            try:
+                out.append(None if box is None else gen(box))
+            except ValueError as e:  # a layout the generator cannot address (analysis.sticks)
+                raise PassFailedException(f"kernel {self.name}: {e}") from None
         return out
 
     def _multicast_groups(self) -> dict[int, list[int]]:
@@ -339,16 +342,15 @@ class KernelCodegen:
         for role, lay in (("lhs", la), ("rhs", lb), ("result", lc)):
             if not matmul_reads(lay):
                 raise PassFailedException(
-                    f"kernel {self.name}: 'spyre.matmul' {role} {lay.shape} in device_size {list(lay.device_size)}, "
-                    f"stride_map {list(lay.stride_map)}: the matmul steps each dim by one stick stride, so its sticks "
-                    "must hold the generic layout's (run spyre-propagate-layouts first)"
+                    f"kernel {self.name}: 'spyre.matmul' {role} {_layout_text(lay)}: the matmul steps each dim by one stick "
+                    "stride, so its sticks must hold the generic layout's (run spyre-propagate-layouts first)"
                 )
         M, K = la.shape[-2:]
         N = lb.shape[-1]
         batched = len(la.shape) == 3
-        sa_b, sa_m, sa_kt = _stride(la, 0, 1) if batched else 0, _stride(la, -2, 1), _stride(la, -1, 64)
-        sb_b, sb_k, sb_nt = _stride(lb, 0, 1) if batched else 0, _stride(lb, -2, 1), _stride(lb, -1, 64)
-        sc_b, sc_m, sc_nt = _stride(lc, 0, 1) if batched else 0, _stride(lc, -2, 1), _stride(lc, -1, 64)
+        sa_b, sa_m, sa_kt = digit_stride(la, 0, 1) if batched else 0, digit_stride(la, -2, 1), digit_stride(la, -1, 64)
+        sb_b, sb_k, sb_nt = digit_stride(lb, 0, 1) if batched else 0, digit_stride(lb, -2, 1), digit_stride(lb, -1, 64)
+        sc_b, sc_m, sc_nt = digit_stride(lc, 0, 1) if batched else 0, digit_stride(lc, -2, 1), digit_stride(lc, -1, 64)
         A, B, C = self.arg(op.lhs), self.arg(op.rhs), self.arg(op.result)
         lx = self.lx
         out: list[Ins] = []
@@ -571,8 +573,18 @@ class KernelCodegen:
         op = self.compute
         assert isinstance(op, spyre.GatherOp)
         table, res = spyre.device_layout(op.table.type), spyre.device_layout(op.result.type)
-        sticks = table.device_size[0] if len(table.device_size) == 3 else 1
-        s_row, s_t = _stride(res, 0, 1), _stride(res, 1, 64)
+        if table.canonical() != Layout.generic(table.shape, table.element_bytes).canonical():
+            raise PassFailedException(
+                f"kernel {self.name}: 'spyre.gather' table {_layout_text(table)}: the gather reads whole rows of the generic "
+                "layout (run spyre-propagate-layouts first)"
+            )
+        if not matmul_reads(res):  # each row's sticks stored by one stride per dim, as a matmul operand is read
+            raise PassFailedException(
+                f"kernel {self.name}: 'spyre.gather' result {_layout_text(res)}: the gather stores a row's sticks by one "
+                "stride, so its sticks must hold the generic layout's"
+            )
+        sticks = -(-table.shape[1] // table.lanes)
+        s_row, s_t = digit_stride(res, 0, 1), digit_stride(res, 1, 64)
         out: list[Ins] = []
         for ch in chunk_boxes(box, self.dims, self.chunks):
             n0, n1 = ch["n"]
@@ -590,7 +602,10 @@ class KernelCodegen:
         dims = slice_loops(op)
         s = slice_strides(op, dims)
         if s is None:
-            raise PassFailedException(f"kernel {self.name}: slice of {src} into {dst}: the sticks cannot be matched")
+            raise PassFailedException(
+                f"kernel {self.name}: 'spyre.slice' of {_layout_text(src)} from {list(op.start.as_tuple())} into {_layout_text(dst)}: "
+                "the input's sticks do not hold the result's by one stride per loop from the start on (run spyre-propagate-layouts first)"
+            )
         origin = _element_stick(src, op.start.as_tuple())
         out: list[Ins] = []
         for ch in chunk_boxes(box, self.dims, self.chunks):
@@ -612,7 +627,6 @@ class KernelCodegen:
         extent = src.shape[op.dim.value.data]
         tail = extent - 64 * (src.device_size[tile] - 1)
         dims = [d for d in loop_dims(src) if d.device_dim != tile]
-        out_strides = dst.stick_strides
         s_r = src.stick_strides[tile]
         kind = op.kind.data
         lx = self.lx
@@ -635,7 +649,7 @@ class KernelCodegen:
                     out.append(sfp("mul", [(lx["acc"], [2 * v for v in vec], True)], (lx["out"], vec, False), ext, scale))
             else:
                 out.append(reduce(kind, (lx["in"], tile_in, False), (lx["out"], vec + [0], False), [*ext, r], tail))
-            dst_strides = [out_strides[d.device_dim] for d in dims] or [0]
+            dst_strides = [0 if d.host_dim is None else digit_stride(dst, d.host_dim, d.weight) for d in dims] or [0]
             out_base = sum(l * x for l, x in zip(lo, dst_strides))
             out.append(store(self.arg(op.result), lx["out"], vec, out_base, dst_strides, ext))
         return out
@@ -963,18 +977,8 @@ def _source_strides(src: Layout, loops: Sequence[LoopDim]) -> list[int] | None:
     return out
 
 
-def _stride(layout: Layout, host_dim: int, weight: int) -> int:
-    """Stick stride of the device dim that steps host dim `host_dim` by `weight` elements
-    (0 when that dim has a single coordinate: extent 1, or a single stick). A dim with more
-    coordinates and no such device dim is not read by one stride: callers check the layout
-    first (`matmul_reads`), and this refuses rather than read stick 0 for all of them."""
-    h = host_dim % len(layout.host_shape)
-    for d in layout.digits[h]:
-        if d.weight == weight:
-            return layout.stick_strides[d.device_dim] if d.device_dim < len(layout.device_size) - 1 else 0
-    if layout.padded_extent(h) > weight:
-        raise AssertionError(f"host dim {h} of {layout.shape} (stride_map {list(layout.stride_map)}) has no device dim stepping it by {weight}")
-    return 0
+def _layout_text(lay: Layout) -> str:
+    return f"{lay.shape} in device_size {list(lay.device_size)}, stride_map {list(lay.stride_map)}"
 
 
 def _ragged_split(lo: int, hi: int, extent: int) -> list[tuple[int, int, int]]:

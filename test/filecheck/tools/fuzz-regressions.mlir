@@ -66,3 +66,11 @@
 // RUN: not spyre-run %S/../inputs/host-sized-random-input.txt.mlir 2>&1 | filecheck %s --check-prefix=HOST
 // HOST:     spyre-run: error: @main: random inputs of shapes [(131072, 131072)] need about 240518168576 bytes of host memory (float64 draws, float32 arrays, their DDR copies), more than the {{[0-9]+}} bytes this machine has available: use smaller shapes or --input
 // HOST-NOT: Traceback
+
+// A stride that does not fit in 64 bits (an OverflowError in the device model, as "internal
+// error"): refused where it is parsed, naming the line.
+// RUN: not spyre-opt %S/../inputs/huge-stride.txt.mlir 2>&1 | filecheck %s --check-prefix=STRIDE
+// RUN: not spyre-run %S/../inputs/huge-stride.txt.mlir 2>&1 | filecheck %s --check-prefix=STRIDE
+// STRIDE:      huge-stride.txt.mlir:7:7
+// STRIDE:      #spyre.ints: 9223372036854775808 in [9223372036854775808, 1] does not fit in 64 bits
+// STRIDE-NOT:  Traceback

@@ -1,0 +1,65 @@
+// RUN: spyre-opt %s -p spyre-fuse,spyre-divide-work,spyre-plan-scratchpad,convert-spyre-to-isa --verify-diagnostics --split-input-file | filecheck %s
+// A kernel whose values are in layouts its program cannot address is refused, naming the
+// kernel, the op, the layout and why; spyre-propagate-layouts never leaves such a layout, so
+// these come from hand-written spyre-level IR. Each of them used to lower without a word and
+// give a wrong answer (docs/layouts.md, "What the lowering assumes").
+
+// A matmul's lhs sticked along M (a transpose): the program steps each dim by one stick
+// stride, and read stick 0 for every row.
+func.func @f(%x: tensor<128x128xf32>, %w: tensor<128x64xf32>) -> tensor<128x64xf32> {
+  %0 = spyre.to_device %x : tensor<128x128xf32> -> tensor<128x128xf16, #spyre.layout<device_size = [2, 128, 64], stride_map = [64, 128, 1]>>
+  %1 = spyre.to_device %w : tensor<128x64xf32> -> tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>
+  %6 = spyre.permute %0 permutation [1, 0] : tensor<128x128xf16, #spyre.layout<device_size = [2, 128, 64], stride_map = [64, 128, 1]>> -> tensor<128x128xf16, #spyre.layout<device_size = [2, 128, 64], stride_map = [8192, 1, 128]>>
+  %8 = spyre.matmul %6, %1 : (tensor<128x128xf16, #spyre.layout<device_size = [2, 128, 64], stride_map = [8192, 1, 128]>>, tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>) -> tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>
+  %9 = spyre.from_device %8 : tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>> -> tensor<128x64xf32>
+  func.return %9 : tensor<128x64xf32>
+}
+// CHECK: kernel k0: 'spyre.matmul' lhs (128, 128) in device_size [2, 128, 64], stride_map [8192, 1, 128]: the matmul steps each dim by one stick stride, so its sticks must hold the generic layout's (run spyre-propagate-layouts first)
+
+// -----
+
+// A gather table with a device dim the generic layout does not have: the program took its
+// first device dim for the sticks of a row, and left half of every result row unwritten.
+func.func @f(%t: tensor<10x128xf32>, %i: tensor<6xsi64>) -> tensor<6x128xf32> {
+  %0 = spyre.to_device %t : tensor<10x128xf32> -> tensor<10x128xf16, #spyre.layout<device_size = [1, 2, 10, 64], stride_map = [-1, 64, 128, 1]>>
+  %1 = spyre.gather %0[%i] : (tensor<10x128xf16, #spyre.layout<device_size = [1, 2, 10, 64], stride_map = [-1, 64, 128, 1]>>, tensor<6xsi64>) -> tensor<6x128xf16, #spyre.layout<device_size = [2, 6, 64], stride_map = [64, 128, 1]>>
+  %2 = spyre.from_device %1 : tensor<6x128xf16, #spyre.layout<device_size = [2, 6, 64], stride_map = [64, 128, 1]>> -> tensor<6x128xf32>
+  func.return %2 : tensor<6x128xf32>
+}
+// CHECK: kernel k0: 'spyre.gather' table (10, 128) in device_size [1, 2, 10, 64], stride_map [-1, 64, 128, 1]: the gather reads whole rows of the generic layout (run spyre-propagate-layouts first)
+
+// -----
+
+// A gather result whose columns are split over two device dims: a row's sticks were stored
+// by one stride.
+func.func @f(%t: tensor<10x256xf32>, %i: tensor<6xsi64>) -> tensor<6x256xf32> {
+  %0 = spyre.to_device %t : tensor<10x256xf32> -> tensor<10x256xf16, #spyre.layout<device_size = [4, 10, 64], stride_map = [64, 256, 1]>>
+  %1 = spyre.gather %0[%i] : (tensor<10x256xf16, #spyre.layout<device_size = [4, 10, 64], stride_map = [64, 256, 1]>>, tensor<6xsi64>) -> tensor<6x256xf16, #spyre.layout<device_size = [2, 6, 2, 64], stride_map = [128, 256, 64, 1]>>
+  %2 = spyre.from_device %1 : tensor<6x256xf16, #spyre.layout<device_size = [2, 6, 2, 64], stride_map = [128, 256, 64, 1]>> -> tensor<6x256xf32>
+  func.return %2 : tensor<6x256xf32>
+}
+// CHECK: kernel k0: 'spyre.gather' result (6, 256) in device_size [2, 6, 2, 64], stride_map [128, 256, 64, 1]: the gather stores a row's sticks by one stride, so its sticks must hold the generic layout's
+
+// -----
+
+// A slice starting inside a digit of its input (the stick dim in digits of 64 and 128,
+// starting at 64): the loops nest in the digits from index 0 only, and the copy ran past the
+// digit's end.
+func.func @f(%x: tensor<4x256xf32>) -> tensor<4x128xf32> {
+  %0 = spyre.to_device %x : tensor<4x256xf32> -> tensor<4x256xf16, #spyre.layout<device_size = [2, 4, 2, 64], stride_map = [128, 256, 64, 1]>>
+  %1 = spyre.slice %0 start [0, 64] : tensor<4x256xf16, #spyre.layout<device_size = [2, 4, 2, 64], stride_map = [128, 256, 64, 1]>> -> tensor<4x128xf16, #spyre.layout<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>
+  %2 = spyre.from_device %1 : tensor<4x128xf16, #spyre.layout<device_size = [2, 4, 64], stride_map = [64, 128, 1]>> -> tensor<4x128xf32>
+  func.return %2 : tensor<4x128xf32>
+}
+// CHECK: kernel k0: 'spyre.slice' of (4, 256) in device_size [2, 4, 2, 64], stride_map [128, 256, 64, 1] from [0, 64] into (4, 128) in device_size [2, 4, 64], stride_map [64, 128, 1]: the input's sticks do not hold the result's by one stride per loop from the start on (run spyre-propagate-layouts first)
+
+// -----
+
+// The same along rows kept as 64 x 2: a start at row 10 read rows 64 to 73 from the next batch.
+func.func @f(%x: tensor<3x128x64xf32>) -> tensor<2x64x64xf32> {
+  %0 = spyre.to_device %x : tensor<3x128x64xf32> -> tensor<3x128x64xf16, #spyre.layout<device_size = [3, 64, 2, 64], stride_map = [8192, 64, 4096, 1]>>
+  %1 = spyre.slice %0 start [0, 10, 0] : tensor<3x128x64xf16, #spyre.layout<device_size = [3, 64, 2, 64], stride_map = [8192, 64, 4096, 1]>> -> tensor<2x64x64xf16, #spyre.layout<device_size = [64, 1, 2, 64], stride_map = [64, 64, 4096, 1]>>
+  %2 = spyre.from_device %1 : tensor<2x64x64xf16, #spyre.layout<device_size = [64, 1, 2, 64], stride_map = [64, 64, 4096, 1]>> -> tensor<2x64x64xf32>
+  func.return %2 : tensor<2x64x64xf32>
+}
+// CHECK: kernel k0: 'spyre.slice' of (3, 128, 64) in device_size [3, 64, 2, 64], stride_map [8192, 64, 4096, 1] from [0, 10, 0] into (2, 64, 64) in device_size [64, 1, 2, 64], stride_map [64, 64, 4096, 1]: the input's sticks do not hold the result's by one stride per loop from the start on (run spyre-propagate-layouts first)

@@ -1,0 +1,84 @@
+"""convert-spyre-to-isa addresses every value through its own layout: a reduction's splat
+result (alone or at the end of a row group) whose device dims are in another order than its
+input's gets each row's result where that layout puts it. Hand-written spyre-level IR, as
+spyre-propagate-layouts never makes such a pair; before, the result was stored by the
+input's device-dim order and came back transposed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
+from spyre_mlir.runtime.config import DeviceConfig
+from spyre_mlir.runtime.host import Executable
+from spyre_mlir.runtime.interpreter import DeviceModel
+from spyre_mlir.tools.spyre_opt import make_tool_context
+from spyre_mlir.transforms.spyre_divide_work import SpyreDivideWorkPass
+from spyre_mlir.transforms.spyre_fuse import SpyreFusePass
+from spyre_mlir.transforms.spyre_plan_scratchpad import SpyrePlanScratchpadPass
+from xdsl.parser import Parser
+
+FULL = "tensor<4x4x128xf16, #spyre.layout<device_size = [4, 2, 4, 64], stride_map = [128, 64, 512, 1]>>"
+"""(4, 4, 128) with dim 1 outermost, then the sticks of dim 2, then dim 0."""
+SPLAT = "tensor<4x4x1xf16, #spyre.layout<device_size = [4, 4, 1, 64], stride_map = [4, 1, -1, 0]>>"
+"""Its max along dim 2, one element per stick: dim 0 outermost (the other order)."""
+
+
+def module(scale: bool) -> str:
+    x = "%0"
+    body = ""
+    if scale:  # a pointwise op before the reduction: the two form a row group
+        x = "%1"
+        body = f"""    %1 = spyre.pointwise %0 : ({FULL}) -> {FULL} {{
+    ^bb0(%a: f32):
+      %c = arith.constant 2.0 : f32
+      %m = arith.mulf %a, %c : f32
+      spyre.yield %m : f32
+    }}
+"""
+    return f"""builtin.module {{
+  func.func @f(%x: tensor<4x4x128xf32>) -> tensor<4x4x1xf32> {{
+    %0 = spyre.to_device %x : tensor<4x4x128xf32> -> {FULL}
+{body}    %2 = spyre.reduce "max" {x} dim 2 : {FULL} -> {SPLAT}
+    %3 = spyre.from_device %2 : {SPLAT} -> tensor<4x4x1xf32>
+    func.return %3 : tensor<4x4x1xf32>
+  }}
+}}"""
+
+
+@pytest.mark.parametrize("scale", [False, True], ids=["reduce", "row-group"])
+def test_a_splat_result_in_another_device_dim_order_is_stored_by_its_own_layout(scale):
+    ctx = make_tool_context()
+    m = Parser(ctx, module(scale)).parse_module()
+    for p in (SpyreFusePass(), SpyreDivideWorkPass(cores=4), SpyrePlanScratchpadPass(cores=4), ConvertSpyreToIsaPass(cores=4)):
+        p.apply(ctx, m)
+    if scale:  # the pointwise op and the reduction are one kernel
+        assert "spyre_isa.sfp_reduce_max" in str(m) and str(m).count("spyre_isa.program") == 1
+    # values with at most 9 significant bits: DL16 holds them, their doubles and their max exactly
+    x = (np.random.default_rng(0).integers(-512, 512, (4, 4, 128)) / 64).astype(np.float32)
+    (y,) = Executable(m, ctx, DeviceModel(DeviceConfig(cores=4)), "f")(x)
+    np.testing.assert_array_equal(np.asarray(y), (2 * x if scale else x).max(-1, keepdims=True))
+
+
+def test_a_reduction_over_less_than_a_stick_finds_its_sticks_dim_in_any_layout():
+    """(4, 32) summed along its 32 columns, in a layout whose size-1 dim (the reduced dim's
+    one stick) is not where the generic layout puts it: before, the rows' dim was taken for
+    the sticks, and the program failed the ISA verifier (a tail of -160)."""
+    lay = "#spyre.layout<device_size = [4, 1, 64], stride_map = [32, 64, 1]>"
+    splat = "#spyre.layout<device_size = [1, 4, 64], stride_map = [64, 1, 0]>"
+    text = f"""builtin.module {{
+  func.func @f(%x: tensor<4x32xf32>) -> tensor<4x1xf32> {{
+    %0 = spyre.to_device %x : tensor<4x32xf32> -> tensor<4x32xf16, {lay}>
+    %1 = spyre.reduce "sum" %0 dim 1 : tensor<4x32xf16, {lay}> -> tensor<4x1xf16, {splat}>
+    %2 = spyre.from_device %1 : tensor<4x1xf16, {splat}> -> tensor<4x1xf32>
+    func.return %2 : tensor<4x1xf32>
+  }}
+}}"""
+    ctx = make_tool_context()
+    m = Parser(ctx, text).parse_module()
+    for p in (SpyreFusePass(), SpyreDivideWorkPass(cores=4), SpyrePlanScratchpadPass(cores=4), ConvertSpyreToIsaPass(cores=4)):
+        p.apply(ctx, m)
+    x = np.random.default_rng(1).integers(-8, 9, (4, 32)).astype(np.float32)  # integer sums: exact
+    (y,) = Executable(m, ctx, DeviceModel(DeviceConfig(cores=4)), "f")(x)
+    np.testing.assert_array_equal(np.asarray(y), x.sum(-1, keepdims=True))
