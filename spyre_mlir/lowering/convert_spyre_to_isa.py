@@ -848,7 +848,8 @@ class KernelCodegen:
         h = lane_gather_dim(src, dst)
         assert h is not None
         dims = restickify_loops(src, dst)
-        strides = _source_strides(src, dims)
+        tile = next((i for i, d in enumerate(dims) if d.host_dim == h and d.weight == 64), None)
+        strides = _source_strides(src, dims, ragged=tile)
         if strides is None:
             raise PassFailedException(
                 f"kernel {self.name}: restickify {src.shape} from device_size {list(src.device_size)}, stride_map "
@@ -857,7 +858,6 @@ class KernelCodegen:
         (digit,) = src.digits[h]
         step = src.stick_strides[digit.device_dim]  # sticks between consecutive elements of h
         extent = src.host_shape[h]
-        tile = next((i for i, d in enumerate(dims) if d.host_dim == h and d.weight == 64), None)
         out: list[Ins] = []
         for ch in chunk_boxes(box, self.dims, self.chunks):
             lo = [ch[d.name][0] for d in dims]
@@ -962,15 +962,21 @@ def _element_stick(layout: Layout, coords: Sequence[int]) -> int:
     return stick
 
 
-def _source_strides(src: Layout, loops: Sequence[LoopDim]) -> list[int] | None:
+def _source_strides(src: Layout, loops: Sequence[LoopDim], ragged: int | None = None) -> list[int] | None:
     """The source's stick stride per loop of a result (0 for a synthetic loop): the stride of
-    the source digit of the loop's host dim that holds its step; None if no digit holds it."""
+    the source digit of the loop's host dim that holds all its steps (its step a multiple of
+    the digit's weight, its span within the digit's: for loop `ragged`, whose last block the
+    caller cuts to the extent (`_ragged_split`), its last start); None if no digit holds them."""
     out = []
-    for d in loops:
+    for i, d in enumerate(loops):
         if d.host_dim is None:
             out.append(0)
             continue
-        match = next((od for od in src.digits[d.host_dim] if od.weight <= d.weight < od.weight * od.size and d.weight % od.weight == 0), None)
+        span = d.weight * (d.size - 1) + (1 if i == ragged else d.weight)
+        match = next(
+            (od for od in src.digits[d.host_dim] if od.weight <= d.weight and span <= od.weight * od.size and d.weight % od.weight == 0),
+            None,
+        )
         if match is None:
             return None
         out.append(src.stick_strides[match.device_dim] * (d.weight // match.weight))

@@ -63,3 +63,16 @@ func.func @f(%x: tensor<3x128x64xf32>) -> tensor<2x64x64xf32> {
   func.return %2 : tensor<2x64x64xf32>
 }
 // CHECK: kernel k0: 'spyre.slice' of (3, 128, 64) in device_size [3, 64, 2, 64], stride_map [8192, 64, 4096, 1] from [0, 10, 0] into (2, 64, 64) in device_size [64, 1, 2, 64], stride_map [64, 64, 4096, 1]: the input's sticks do not hold the result's by one stride per loop from the start on (run spyre-propagate-layouts first)
+
+// -----
+
+// A transpose whose result loop over rows (100 rows, one device dim) spans two digits of the
+// source (rows kept as 64 x 2): the block transpose has no single stride for it. Before, its
+// DMA ran past the tensor and the pass failed its own verifier ("internal error").
+func.func @f(%x: tensor<100x8x64xf32>) -> tensor<100x8x64xf32> {
+  %0 = spyre.to_device %x : tensor<100x8x64xf32> -> tensor<100x8x64xf16, #spyre.layout<device_size = [64, 2, 8, 64], stride_map = [512, 32768, 64, 1]>>
+  %1 = spyre.restickify %0 : tensor<100x8x64xf16, #spyre.layout<device_size = [64, 2, 8, 64], stride_map = [512, 32768, 64, 1]>> -> tensor<100x8x64xf16, #spyre.layout<device_size = [100, 64, 64], stride_map = [512, 1, 64]>>
+  %2 = spyre.from_device %1 : tensor<100x8x64xf16, #spyre.layout<device_size = [100, 64, 64], stride_map = [512, 1, 64]>> -> tensor<100x8x64xf32>
+  func.return %2 : tensor<100x8x64xf32>
+}
+// CHECK: kernel k0: restickify (100, 8, 64) from device_size [64, 2, 8, 64], stride_map [512, 32768, 64, 1] to [100, 64, 64], [512, 1, 64] is not supported yet
