@@ -21,13 +21,18 @@ is (fp32 on the host; the device then computes in DL16 either way).
                                                             exact, for mean.dim / sum.dim_IntList / amax / amin
     f(view(x, s))      -> view(f(x), s)                     exact (an element-wise op commutes with a
                                                             reshape), for f a unary element-wise op (relu,
-                                                            gelu, exp, ...), and for add/sub/mul/div.Tensor,
+                                                            gelu, exp, ..., x op c for add/sub/mul/div.Scalar),
+                                                            and for add/sub/mul/div.Tensor,
     g(view(a, s), view(b, s)) -> view(g(a, b), s)           minimum, maximum when a and b have one shape
                                                             and the view keeps the last dim (a free view):
                                                             a Linear's activation then sits right after its
                                                             matmul and runs as the matmul's epilogue, in the
                                                             matmul's layout (aot_autograd flattens a Linear
                                                             on a 3-d input to view -> addmm -> view)
+    permute(x, p) op c -> permute(x op c, p)                exact, for add/sub/mul/div.Scalar when x is (through
+                                                            views read by nothing else) an element-wise op's
+                                                            result: the scaling joins it (SDPA's q * c after a
+                                                            head split becomes a step of the projection's epilogue)
     view(view(x, s1), s2) -> view(x, s2)                    exact; and view(x, shape of x) -> x (x not a graph input)
     permute(view(addmm(b, x, w^T), [B, S, H, D]), [0, 2, 1, 3])
                        -> permute(view(w @ x^T + b[:, None], [H, D, B, S]), [2, 0, 3, 1])
@@ -276,19 +281,51 @@ ELEMENTWISE_UNARY = LowerUnary.names
 """Element-wise ops of one tensor (gelu's other operand is its form, a string)."""
 ELEMENTWISE_BINARY = tuple(n for n in LowerBinary.names if not n.endswith(".Scalar"))
 """Element-wise ops of two tensors (add/sub's third operand is alpha)."""
+ELEMENTWISE_SCALAR = tuple(n for n in LowerBinary.names if n.endswith(".Scalar"))
+"""Element-wise ops of one tensor and a number (add/sub/mul/div.Scalar)."""
+LANE_MOVES = (t.AtenPermuteOp.name, t.AtenTransposeIntOp.name)
+"""Views that move elements between lanes on the device."""
+
+
+def _elementwise_below(v: SSAValue) -> bool:
+    """Whether v is, through views read by nothing else, the result of an element-wise op
+    (an op an element-wise reader could join: a pointwise chain, a matmul's epilogue)."""
+    while isinstance(v.owner, Operation) and v.owner.name in (*VIEWS, *LANE_MOVES) and v.has_one_use():
+        v = v.owner.operands[0]
+    return isinstance(v.owner, Operation) and v.owner.name in (*ELEMENTWISE_UNARY, *ELEMENTWISE_BINARY, *ELEMENTWISE_SCALAR) and v.has_one_use()
 
 
 class ElementwiseBeforeView(RewritePattern):
     """f(view(x, s)) -> view(f(x), s); g(view(a, s), view(b, s)) -> view(g(a, b), s) when a and
     b have one shape, and the view keeps the last dim (so it is a free view on the device:
     each element stays in its lane; a view that moves elements between lanes is left where
-    a pointwise op can do the moving). The new view reuses the old one's size list."""
+    a pointwise op can do the moving). The new view reuses the old one's size list. f may
+    take numbers too (x * c: SDPA's math form scales q and k so).
+
+    permute(x, p) op c -> permute(x op c, p) (or a transpose) only when x is, through views
+    read by nothing else, an element-wise op's result: the scaling then joins that op
+    (a pointwise chain, a matmul's epilogue) instead of running as a kernel of its own, and
+    the permute's relayout, if one is needed, stays one relayout. Activations stay after a
+    permute: a pointwise kernel there does the moving, or reads its input from LX where
+    spyre-onchip-relayout transposed it (pointwise -> transpose -> pointwise)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        arity = 1 if op.name in ELEMENTWISE_UNARY else 2 if op.name in ELEMENTWISE_BINARY else 0
+        arity = 1 if op.name in (*ELEMENTWISE_UNARY, *ELEMENTWISE_SCALAR) else 2 if op.name in ELEMENTWISE_BINARY else 0
         if not arity or len(op.results) != 1:
             return
         views = [v.owner for v in op.operands[:arity]]
+        if op.name in ELEMENTWISE_SCALAR and isinstance(views[0], Operation) and views[0].name in LANE_MOVES:
+            view = views[0]
+            if not view.results[0].has_one_use() or not _elementwise_below(view.operands[0]):
+                return
+            source = view.operands[0]
+            if not isinstance(source.type, t.ValueTensorType) or not isinstance(op.results[0].type, t.ValueTensorType):
+                return
+            inner = _new(op.name, [source, *op.operands[1:]], t.ValueTensorType(list(source.type.get_shape()), op.results[0].type.get_dtype()))
+            moved = _new(view.name, [inner.results[0], *view.operands[1:]], op.results[0].type)
+            rewriter.replace(op, [inner, moved], [moved.results[0]])
+            _erase_dead(rewriter, [view])
+            return
         if not all(isinstance(w, Operation) and w.name in VIEWS for w in views):
             return
         sources = [w.operands[0] for w in views]  # type: ignore[union-attr]

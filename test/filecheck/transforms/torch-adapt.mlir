@@ -267,16 +267,18 @@ func.func @view_of_view(%y: !torch.vtensor<[128,64],f32>) -> (!torch.vtensor<[12
 // scaling and a view) only to a batched matmul: computed transposed, w @ x^T + b[:, None] (the
 // same products and sums), split as (H, D, B, S) and permuted to (B, H, S, D). On the device
 // the result is sticked along the sequence (128 tokens: full sticks), so the split is a view.
+// The scaling then moves before the split's permute and view (ElementwiseBeforeView), right
+// after the bias add: on the device, one more step of the matmul's epilogue.
 // CHECK-LABEL: func.func @heads_transposed
 // CHECK:         %[[XT:.*]] = torch.aten.permute %x, %{{.*}} : !torch.vtensor<[128,384],f32>, !torch.list<int> -> !torch.vtensor<[384,128],f32>
 // CHECK-NEXT:    %[[MM:.*]] = torch.aten.mm %w, %[[XT]] : {{.*}} -> !torch.vtensor<[384,128],f32>
 // CHECK:         %[[B:.*]] = torch.aten.view %b, %{{.*}} : !torch.vtensor<[384],f32>, !torch.list<int> -> !torch.vtensor<[384,1],f32>
 // CHECK:         %[[ADD:.*]] = torch.aten.add.Tensor %[[MM]], %[[B]], %{{.*}} : {{.*}} -> !torch.vtensor<[384,128],f32>
-// CHECK:         %[[V:.*]] = torch.aten.view %[[ADD]], %{{.*}} -> !torch.vtensor<[12,32,1,128],f32>
+// CHECK:         %[[S:.*]] = torch.aten.mul.Scalar %[[ADD]], %float2 : !torch.vtensor<[384,128],f32>, !torch.float -> !torch.vtensor<[384,128],f32>
+// CHECK:         %[[V:.*]] = torch.aten.view %[[S]], %{{.*}} -> !torch.vtensor<[12,32,1,128],f32>
 // CHECK:         %[[P:.*]] = torch.aten.permute %[[V]], %{{.*}} -> !torch.vtensor<[1,12,128,32],f32>
-// CHECK:         torch.aten.mul.Scalar %[[P]]
 // CHECK-NOT:     torch.aten.addmm
-// CHECK:         torch.aten.bmm
+// CHECK:         torch.aten.bmm %{{.*}}
 func.func @heads_transposed(%x: !torch.vtensor<[128,384],f32>, %w: !torch.vtensor<[384,384],f32>, %b: !torch.vtensor<[384],f32>, %k: !torch.vtensor<[12,32,128],f32>) -> !torch.vtensor<[12,128,128],f32> {
   %int0 = torch.constant.int 0
   %int1 = torch.constant.int 1
@@ -351,4 +353,31 @@ func.func @heads_of_whole_sticks(%x: !torch.vtensor<[128,384],f32>, %w: !torch.v
   %q = torch.aten.view %h, %s3 : !torch.vtensor<[1,6,128,64],f32>, !torch.list<int> -> !torch.vtensor<[6,128,64],f32>
   %sc = torch.aten.bmm %q, %k : !torch.vtensor<[6,128,64],f32>, !torch.vtensor<[6,64,128],f32> -> !torch.vtensor<[6,128,128],f32>
   return %sc : !torch.vtensor<[6,128,128],f32>
+}
+
+// -----
+
+// A scaling moves before a permute only onto an element-wise op's result (read by nothing
+// else), which it then joins on the device; an activation stays after the permute, where its
+// pointwise kernel does the moving (or reads what spyre-onchip-relayout transposed in LX).
+// CHECK-LABEL: func.func @scale_before_permute
+// CHECK:         %[[A:.*]] = torch.aten.add.Tensor %x, %y, %{{.*}} : {{.*}} -> !torch.vtensor<[64,128],f32>
+// CHECK-NEXT:    %[[S:.*]] = torch.aten.mul.Scalar %[[A]], %{{.*}} : !torch.vtensor<[64,128],f32>, !torch.float -> !torch.vtensor<[64,128],f32>
+// CHECK-NEXT:    %[[P:.*]] = torch.aten.permute %[[S]], %{{.*}} -> !torch.vtensor<[128,64],f32>
+// CHECK:         %[[R:.*]] = torch.aten.relu %x : !torch.vtensor<[64,128],f32> -> !torch.vtensor<[64,128],f32>
+// CHECK-NEXT:    %[[Q:.*]] = torch.aten.permute %[[R]], %{{.*}} -> !torch.vtensor<[128,64],f32>
+// CHECK-NEXT:    %[[T:.*]] = torch.aten.relu %[[Q]] : !torch.vtensor<[128,64],f32> -> !torch.vtensor<[128,64],f32>
+// CHECK-NEXT:    func.return %[[P]], %[[T]]
+func.func @scale_before_permute(%x: !torch.vtensor<[64,128],f32>, %y: !torch.vtensor<[64,128],f32>) -> (!torch.vtensor<[128,64],f32>, !torch.vtensor<[128,64],f32>) {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %float = torch.constant.float 4.200000e-01
+  %t = torch.prim.ListConstruct %int1, %int0 : (!torch.int, !torch.int) -> !torch.list<int>
+  %a = torch.aten.add.Tensor %x, %y, %int1 : !torch.vtensor<[64,128],f32>, !torch.vtensor<[64,128],f32>, !torch.int -> !torch.vtensor<[64,128],f32>
+  %p = torch.aten.permute %a, %t : !torch.vtensor<[64,128],f32>, !torch.list<int> -> !torch.vtensor<[128,64],f32>
+  %s = torch.aten.mul.Scalar %p, %float : !torch.vtensor<[128,64],f32>, !torch.float -> !torch.vtensor<[128,64],f32>
+  %r0 = torch.aten.relu %x : !torch.vtensor<[64,128],f32> -> !torch.vtensor<[64,128],f32>
+  %q = torch.aten.permute %r0, %t : !torch.vtensor<[64,128],f32>, !torch.list<int> -> !torch.vtensor<[128,64],f32>
+  %r = torch.aten.relu %q : !torch.vtensor<[128,64],f32> -> !torch.vtensor<[128,64],f32>
+  return %s, %r : !torch.vtensor<[128,64],f32>, !torch.vtensor<[128,64],f32>
 }
