@@ -300,7 +300,9 @@ class ElementwiseBeforeView(RewritePattern):
     b have one shape, and the view keeps the last dim (so it is a free view on the device:
     each element stays in its lane; a view that moves elements between lanes is left where
     a pointwise op can do the moving). The new view reuses the old one's size list. f may
-    take numbers too (x * c: SDPA's math form scales q and k so).
+    be x op c (SDPA's math form scales q and k so) when x is, through views read by nothing
+    else, an element-wise op's result, which the scaling then joins; after a product (a
+    bmm's scores) it stays with the ops that follow it (the mask's add, the softmax).
 
     permute(x, p) op c -> permute(x op c, p) (or a transpose) only when x is, through views
     read by nothing else, an element-wise op's result: the scaling then joins that op
@@ -329,6 +331,8 @@ class ElementwiseBeforeView(RewritePattern):
         if not all(isinstance(w, Operation) and w.name in VIEWS for w in views):
             return
         sources = [w.operands[0] for w in views]  # type: ignore[union-attr]
+        if op.name in ELEMENTWISE_SCALAR and not _elementwise_below(sources[0]):
+            return  # a scaling joins an element-wise producer only (after a product it stays with what follows)
         types = [v.type for v in sources]
         rt = op.results[0].type
         if not all(isinstance(x, t.ValueTensorType) and x.has_sizes for x in [*types, rt]):

@@ -381,3 +381,21 @@ func.func @scale_before_permute(%x: !torch.vtensor<[64,128],f32>, %y: !torch.vte
   %r = torch.aten.relu %q : !torch.vtensor<[128,64],f32> -> !torch.vtensor<[128,64],f32>
   return %s, %r : !torch.vtensor<[128,64],f32>, !torch.vtensor<[128,64],f32>
 }
+
+// A scaling after a product stays after its view: it joins what follows (the mask's add, the
+// softmax's row group), not the product.
+// CHECK-LABEL: func.func @scale_after_product
+// CHECK:         %[[M:.*]] = torch.aten.mm %x, %y
+// CHECK-NEXT:    %[[V:.*]] = torch.aten.view %[[M]], %{{.*}} -> !torch.vtensor<[1,64,64],f32>
+// CHECK-NEXT:    %[[D:.*]] = torch.aten.div.Scalar %[[V]], %{{.*}} -> !torch.vtensor<[1,64,64],f32>
+// CHECK-NEXT:    func.return %[[D]]
+func.func @scale_after_product(%x: !torch.vtensor<[64,128],f32>, %y: !torch.vtensor<[128,64],f32>) -> !torch.vtensor<[1,64,64],f32> {
+  %int1 = torch.constant.int 1
+  %int64 = torch.constant.int 64
+  %float = torch.constant.float 4.000000e+00
+  %s = torch.prim.ListConstruct %int1, %int64, %int64 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %m = torch.aten.mm %x, %y : !torch.vtensor<[64,128],f32>, !torch.vtensor<[128,64],f32> -> !torch.vtensor<[64,64],f32>
+  %v = torch.aten.view %m, %s : !torch.vtensor<[64,64],f32>, !torch.list<int> -> !torch.vtensor<[1,64,64],f32>
+  %d = torch.aten.div.Scalar %v, %float : !torch.vtensor<[1,64,64],f32>, !torch.float -> !torch.vtensor<[1,64,64],f32>
+  return %d : !torch.vtensor<[1,64,64],f32>
+}
