@@ -1219,14 +1219,7 @@ def make_context() -> TorchContext:
 Torch = Dialect(
     "torch",
     [
-        ConstantIntOp,
-        ConstantFloatOp,
-        ConstantBoolOp,
-        ConstantStrOp,
-        ConstantNoneOp,
-        ConstantDeviceOp,
-        PrimListConstructOp,
-        ValueTensorLiteralOp,
+        *VALUE_OPS,
         OperatorOp,
         AtenMmOp,
         AtenBmmOp,
