@@ -321,7 +321,7 @@ class ElementwiseBeforeView(RewritePattern):
             if not view.results[0].has_one_use() or not _elementwise_below(view.operands[0]):
                 return
             source = view.operands[0]
-            if not isinstance(source.type, t.ValueTensorType) or not isinstance(op.results[0].type, t.ValueTensorType):
+            if not all(isinstance(x, t.ValueTensorType) and x.has_sizes for x in (source.type, op.results[0].type)):
                 return
             inner = _new(op.name, [source, *op.operands[1:]], t.ValueTensorType(list(source.type.get_shape()), op.results[0].type.get_dtype()))
             moved = _new(view.name, [inner.results[0], *view.operands[1:]], op.results[0].type)
