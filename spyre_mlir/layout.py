@@ -177,6 +177,10 @@ class Layout:
         g = Layout.generic(shape, element_bytes)
         return Layout(g.shape, element_bytes, g.device_size, (*g.stride_map[:-1], 0))
 
+    def describe(self) -> str:
+        """`(4, 256) in device_size [4, 4, 64], stride_map [64, 256, 1]`: for messages."""
+        return f"{self.shape} in device_size {list(self.device_size)}, stride_map {list(self.stride_map)}"
+
     def padded_extent(self, h: int) -> int:
         """Extent of host dim h on the device (the top digit may overhang the shape)."""
         d = self.digits[h]

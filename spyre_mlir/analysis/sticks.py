@@ -168,8 +168,5 @@ def digit_stride(layout: Layout, host_dim: int, weight: int) -> int:
         if d.weight <= weight < d.weight * d.size and weight % d.weight == 0:
             return 0 if d.device_dim == last else layout.stick_strides[d.device_dim] * (weight // d.weight)
     if layout.padded_extent(h) > weight:
-        raise ValueError(
-            f"host dim {h} of {layout.shape} in device_size {list(layout.device_size)}, stride_map "
-            f"{list(layout.stride_map)}: no device dim steps it by {weight}"
-        )
+        raise ValueError(f"host dim {h} of {layout.describe()}: no device dim steps it by {weight}")
     return 0

@@ -342,7 +342,7 @@ class KernelCodegen:
         for role, lay in (("lhs", la), ("rhs", lb), ("result", lc)):
             if not matmul_reads(lay):
                 raise PassFailedException(
-                    f"kernel {self.name}: 'spyre.matmul' {role} {_layout_text(lay)}: the matmul steps each dim by one stick "
+                    f"kernel {self.name}: 'spyre.matmul' {role} {lay.describe()}: the matmul steps each dim by one stick "
                     "stride, so its sticks must hold the generic layout's (run spyre-propagate-layouts first)"
                 )
         M, K = la.shape[-2:]
@@ -575,12 +575,12 @@ class KernelCodegen:
         table, res = spyre.device_layout(op.table.type), spyre.device_layout(op.result.type)
         if table.canonical() != Layout.generic(table.shape, table.element_bytes).canonical():
             raise PassFailedException(
-                f"kernel {self.name}: 'spyre.gather' table {_layout_text(table)}: the gather reads whole rows of the generic "
+                f"kernel {self.name}: 'spyre.gather' table {table.describe()}: the gather reads whole rows of the generic "
                 "layout (run spyre-propagate-layouts first)"
             )
         if not matmul_reads(res):  # each row's sticks stored by one stride per dim, as a matmul operand is read
             raise PassFailedException(
-                f"kernel {self.name}: 'spyre.gather' result {_layout_text(res)}: the gather stores a row's sticks by one "
+                f"kernel {self.name}: 'spyre.gather' result {res.describe()}: the gather stores a row's sticks by one "
                 "stride, so its sticks must hold the generic layout's"
             )
         sticks = -(-table.shape[1] // table.lanes)
@@ -603,7 +603,7 @@ class KernelCodegen:
         s = slice_strides(op, dims)
         if s is None:
             raise PassFailedException(
-                f"kernel {self.name}: 'spyre.slice' of {_layout_text(src)} from {list(op.start.as_tuple())} into {_layout_text(dst)}: "
+                f"kernel {self.name}: 'spyre.slice' of {src.describe()} from {list(op.start.as_tuple())} into {dst.describe()}: "
                 "the input's sticks do not hold the result's by one stride per loop from the start on (run spyre-propagate-layouts first)"
             )
         origin = _element_stick(src, op.start.as_tuple())
@@ -981,10 +981,6 @@ def _source_strides(src: Layout, loops: Sequence[LoopDim], ragged: int | None = 
             return None
         out.append(src.stick_strides[match.device_dim] * (d.weight // match.weight))
     return out
-
-
-def _layout_text(lay: Layout) -> str:
-    return f"{lay.shape} in device_size {list(lay.device_size)}, stride_map {list(lay.stride_map)}"
 
 
 def _ragged_split(lo: int, hi: int, extent: int) -> list[tuple[int, int, int]]:
