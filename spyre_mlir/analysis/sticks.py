@@ -21,7 +21,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from spyre_mlir.layout import Layout
+from spyre_mlir.layout import Digit, Layout
 
 
 @dataclass(frozen=True)
@@ -123,17 +123,25 @@ def operand_strides(
         if oh is None:
             result.append(0)
             continue
-        match = None
-        for k, od in enumerate(op_digits[oh]):
-            top = k == len(op_digits[oh]) - 1
-            if od.weight <= d.weight < od.weight * od.size and d.weight % od.weight == 0:
-                if d.weight * d.size <= od.weight * od.size or top:
-                    match = od
-                break
+        match = holding_digit(op_digits[oh], d.weight)
+        if match is not None and d.weight * d.size > match.weight * match.size and match is not op_digits[oh][-1]:
+            match = None  # the loop runs past its digit (only the top digit may overhang)
         if match is None or match.device_dim == lane_dev:
             return None
         result.append(op_strides[match.device_dim] * (d.weight // match.weight))
     return result
+
+
+def holding_digit(digits: Sequence[Digit], weight: int) -> Digit | None:
+    """The digit of a host dim (`Layout.digits[h]`) that a step of `weight` elements steps:
+    its weight divides the step, and the step is below its span."""
+    return next((d for d in digits if d.weight <= weight < d.weight * d.size and weight % d.weight == 0), None)
+
+
+def loop_strides(layout: Layout, loops: Sequence[LoopDim]) -> list[int]:
+    """`layout`'s stick stride per loop (`digit_stride` of its host dim and weight; 0 for a
+    synthetic loop)."""
+    return [0 if d.host_dim is None else digit_stride(layout, d.host_dim, d.weight) for d in loops]
 
 
 def matmul_reads(lay: Layout) -> bool:
@@ -164,9 +172,9 @@ def digit_stride(layout: Layout, host_dim: int, weight: int) -> int:
     dim is split so that a step of `weight` is not one stride)."""
     h = host_dim % len(layout.host_shape)
     last = len(layout.device_size) - 1
-    for d in layout.digits[h]:
-        if d.weight <= weight < d.weight * d.size and weight % d.weight == 0:
-            return 0 if d.device_dim == last else layout.stick_strides[d.device_dim] * (weight // d.weight)
+    d = holding_digit(layout.digits[h], weight)
+    if d is not None:
+        return 0 if d.device_dim == last else layout.stick_strides[d.device_dim] * (weight // d.weight)
     if layout.padded_extent(h) > weight:
         raise ValueError(f"host dim {h} of {layout.describe()}: no device dim steps it by {weight}")
     return 0

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from spyre_mlir.analysis.sticks import LoopDim, digit_stride, loop_dims, operand_strides
+from spyre_mlir.analysis.sticks import LoopDim, loop_dims, loop_strides, operand_strides
 from spyre_mlir.dialects import spyre
 from spyre_mlir.layout import Layout
 
@@ -519,7 +519,7 @@ class RowGroup:
             st = self.full.stick_strides
             return [st[d.device_dim] for d in self.outer] + [st[self.tile]]
         if lay == self.splat:  # by the splat's own digits: its device dims may be in another order
-            return [0 if d.host_dim is None else digit_stride(self.splat, d.host_dim, d.weight) for d in self.outer] + [0]
+            return loop_strides(self.splat, self.outer) + [0]
         assert isinstance(user, spyre.PointwiseOp)
         loops, all_strides = pointwise_loops(user)
         by_dim = {d.device_dim: s for d, s in zip(loops, all_strides[list(user.inputs).index(v)])}

@@ -35,7 +35,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.cost import piece_rows
-from spyre_mlir.analysis.sticks import LoopDim, digit_stride, loop_dims, matmul_reads, operand_strides
+from spyre_mlir.analysis.sticks import LoopDim, digit_stride, loop_dims, loop_strides, matmul_reads, operand_strides
 from spyre_mlir.analysis.work import (
     kernel_core_boxes,
     parts,
@@ -649,7 +649,7 @@ class KernelCodegen:
                     out.append(sfp("mul", [(lx["acc"], [2 * v for v in vec], True)], (lx["out"], vec, False), ext, scale))
             else:
                 out.append(reduce(kind, (lx["in"], tile_in, False), (lx["out"], vec + [0], False), [*ext, r], tail))
-            dst_strides = [0 if d.host_dim is None else digit_stride(dst, d.host_dim, d.weight) for d in dims] or [0]
+            dst_strides = loop_strides(dst, dims) or [0]
             out_base = sum(l * x for l, x in zip(lo, dst_strides))
             out.append(store(self.arg(op.result), lx["out"], vec, out_base, dst_strides, ext))
         return out
