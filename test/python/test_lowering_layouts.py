@@ -47,18 +47,25 @@ def module(scale: bool) -> str:
 }}"""
 
 
-@pytest.mark.parametrize("scale", [False, True], ids=["reduce", "row-group"])
-def test_a_splat_result_in_another_device_dim_order_is_stored_by_its_own_layout(scale):
+def lowered_and_run(text: str, x: np.ndarray):
+    """The spyre-level module through spyre-fuse .. convert-spyre-to-isa on 4 cores, and @f(x)
+    on the device model."""
     ctx = make_tool_context()
-    m = Parser(ctx, module(scale)).parse_module()
+    m = Parser(ctx, text).parse_module()
     for p in (SpyreFusePass(), SpyreDivideWorkPass(cores=4), SpyrePlanScratchpadPass(cores=4), ConvertSpyreToIsaPass(cores=4)):
         p.apply(ctx, m)
-    if scale:  # the pointwise op and the reduction are one kernel
-        assert "spyre_isa.sfp_reduce_max" in str(m) and str(m).count("spyre_isa.program") == 1
+    (y,) = Executable(m, ctx, DeviceModel(DeviceConfig(cores=4)), "f")(x)
+    return m, np.asarray(y)
+
+
+@pytest.mark.parametrize("scale", [False, True], ids=["reduce", "row-group"])
+def test_a_splat_result_in_another_device_dim_order_is_stored_by_its_own_layout(scale):
     # values with at most 9 significant bits: DL16 holds them, their doubles and their max exactly
     x = (np.random.default_rng(0).integers(-512, 512, (4, 4, 128)) / 64).astype(np.float32)
-    (y,) = Executable(m, ctx, DeviceModel(DeviceConfig(cores=4)), "f")(x)
-    np.testing.assert_array_equal(np.asarray(y), (2 * x if scale else x).max(-1, keepdims=True))
+    m, y = lowered_and_run(module(scale), x)
+    if scale:  # the pointwise op and the reduction are one kernel
+        assert "spyre_isa.sfp_reduce_max" in str(m) and str(m).count("spyre_isa.program") == 1
+    np.testing.assert_array_equal(y, (2 * x if scale else x).max(-1, keepdims=True))
 
 
 def test_a_reduction_over_less_than_a_stick_finds_its_sticks_dim_in_any_layout():
@@ -75,10 +82,6 @@ def test_a_reduction_over_less_than_a_stick_finds_its_sticks_dim_in_any_layout()
     func.return %2 : tensor<4x1xf32>
   }}
 }}"""
-    ctx = make_tool_context()
-    m = Parser(ctx, text).parse_module()
-    for p in (SpyreFusePass(), SpyreDivideWorkPass(cores=4), SpyrePlanScratchpadPass(cores=4), ConvertSpyreToIsaPass(cores=4)):
-        p.apply(ctx, m)
     x = np.random.default_rng(1).integers(-8, 9, (4, 32)).astype(np.float32)  # integer sums: exact
-    (y,) = Executable(m, ctx, DeviceModel(DeviceConfig(cores=4)), "f")(x)
-    np.testing.assert_array_equal(np.asarray(y), x.sum(-1, keepdims=True))
+    _, y = lowered_and_run(text, x)
+    np.testing.assert_array_equal(y, x.sum(-1, keepdims=True))
