@@ -288,6 +288,7 @@ class KernelCodegen:
             gen = self.slice
         else:
             gen = self.restickify
+        self._check_layouts()
         self.groups = self._multicast_groups() if gen == self.matmul else {}
         out: list[list[Ins] | None] = []
         for core, box in enumerate(self.boxes):
@@ -300,6 +301,31 @@ class KernelCodegen:
             except ValueError as e:  # a layout the generator cannot address (analysis.sticks)
                 raise PassFailedException(f"kernel {self.name}: {e}") from None
         return out
+
+    def _check_layouts(self) -> None:
+        """Refuse, once per kernel, the layouts a matmul or a gather program cannot address
+        (docs/layouts.md, "What the lowering assumes")."""
+        op = self.compute
+        if isinstance(op, spyre.MatmulOp):
+            for role, v in (("lhs", op.lhs), ("rhs", op.rhs), ("result", op.result)):
+                lay = spyre.device_layout(v.type)
+                if not matmul_reads(lay):
+                    raise PassFailedException(
+                        f"kernel {self.name}: 'spyre.matmul' {role} {lay.describe()}: the matmul steps each dim by one stick "
+                        "stride, so its sticks must hold the generic layout's (run spyre-propagate-layouts first)"
+                    )
+        elif isinstance(op, spyre.GatherOp):
+            table, res = spyre.device_layout(op.table.type), spyre.device_layout(op.result.type)
+            if table.canonical() != Layout.generic(table.shape, table.element_bytes).canonical():
+                raise PassFailedException(
+                    f"kernel {self.name}: 'spyre.gather' table {table.describe()}: the gather reads whole rows of the generic "
+                    "layout (run spyre-propagate-layouts first)"
+                )
+            if not matmul_reads(res):  # each row's sticks stored by one stride per dim, as a matmul operand is read
+                raise PassFailedException(
+                    f"kernel {self.name}: 'spyre.gather' result {res.describe()}: the gather stores a row's sticks by one "
+                    "stride, so its sticks must hold the generic layout's"
+                )
 
     def _multicast_groups(self) -> dict[int, list[int]]:
         """With `spyre.multicast = g` on the kernel: chains of g cores that read the same B tiles
@@ -339,12 +365,6 @@ class KernelCodegen:
         op = self.compute
         assert isinstance(op, spyre.MatmulOp)
         la, lb, lc = (spyre.device_layout(v.type) for v in (op.lhs, op.rhs, op.result))
-        for role, lay in (("lhs", la), ("rhs", lb), ("result", lc)):
-            if not matmul_reads(lay):
-                raise PassFailedException(
-                    f"kernel {self.name}: 'spyre.matmul' {role} {lay.describe()}: the matmul steps each dim by one stick "
-                    "stride, so its sticks must hold the generic layout's (run spyre-propagate-layouts first)"
-                )
         M, K = la.shape[-2:]
         N = lb.shape[-1]
         batched = len(la.shape) == 3
@@ -573,16 +593,6 @@ class KernelCodegen:
         op = self.compute
         assert isinstance(op, spyre.GatherOp)
         table, res = spyre.device_layout(op.table.type), spyre.device_layout(op.result.type)
-        if table.canonical() != Layout.generic(table.shape, table.element_bytes).canonical():
-            raise PassFailedException(
-                f"kernel {self.name}: 'spyre.gather' table {table.describe()}: the gather reads whole rows of the generic "
-                "layout (run spyre-propagate-layouts first)"
-            )
-        if not matmul_reads(res):  # each row's sticks stored by one stride per dim, as a matmul operand is read
-            raise PassFailedException(
-                f"kernel {self.name}: 'spyre.gather' result {res.describe()}: the gather stores a row's sticks by one "
-                "stride, so its sticks must hold the generic layout's"
-            )
         sticks = -(-table.shape[1] // table.lanes)
         s_row, s_t = digit_stride(res, 0, 1), digit_stride(res, 1, 64)
         out: list[Ins] = []
