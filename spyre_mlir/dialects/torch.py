@@ -25,7 +25,7 @@ Ops:
   The ops that rewrites match on have dedicated classes, with operands named after the PyTorch
   schema (`self` becomes `self_`). `TorchContext` synthesizes a catch-all class, with variadic
   operands and results, for any other `torch.*` name, so the roughly 850 upstream aten ops need
-  no definitions here.
+  no definitions here; it is `Pure` (mergeable by `cse`) if the name is in `PURE_OPS`.
 
 Weights: `dense_resource` blobs live in the builtin dialect's blob store, so `make_context()`
 gives each context its own builtin dialect (`fresh_builtin`); `resource_to_numpy` and
@@ -602,6 +602,52 @@ CREATION_OPS = frozenset(
 """Ops that make constants from shapes and numbers: the host builds them (the real stack
 constant-folds them at compile time)."""
 
+PURE_OPS = frozenset(
+    {
+        # with a device lowering (convert-torch-to-spyre's DEVICE_OPS without a dedicated class)
+        *(
+            f"torch.aten.{name}"
+            for name in (
+                "_softmax", "abs", "alias", "amax", "amin", "clamp", "cos", "div.Scalar", "div.Tensor",
+                "embedding", "erf", "exp", "expand", "log", "matmul", "max.dim", "maximum", "mean.dim",
+                "minimum", "native_layer_norm", "neg", "pow.Tensor_Scalar", "reciprocal", "rsqrt",
+                "select.int", "sigmoid", "sin", "slice.Tensor", "sqrt", "squeeze.dim", "squeeze.dims",
+                "sum.dim_IntList", "tanh", "unsqueeze", "where.self",
+            )
+        ),
+        # masks and indices (comparisons, logical and bitwise ops), on the host by design
+        *(f"torch.aten.{cmp}.{kind}" for cmp in ("eq", "ne", "lt", "le", "gt", "ge") for kind in ("Scalar", "Tensor")),
+        *(
+            f"torch.aten.{name}"
+            for name in (
+                "logical_not", "logical_and", "logical_or", "any.dim", "bitwise_and.Tensor",
+                "bitwise_or.Tensor", "bitwise_not", "argmax", "cumsum", "sign",
+            )
+        ),
+        # constants from shapes and numbers (CREATION_OPS without the uninitialised empty*)
+        *(CREATION_OPS - {"torch.aten.empty_like", "torch.aten.empty.memory_format"}),
+        # other value-semantics ops of the op census (CPU fallback or host)
+        *(
+            f"torch.aten.{name}"
+            for name in (
+                "Int.bool", "_to_copy", "copy", "index.Tensor", "index_select", "index_put", "cat",
+                "split_with_sizes", "gather", "repeat", "constant_pad_nd", "div.Tensor_mode", "ceil",
+                "floor", "log1p", "pow.Tensor_Tensor", "sort", "topk", "histc", "convolution",
+                "_native_batch_norm_legit_no_training", "native_group_norm", "linalg_vector_norm",
+                "max_pool2d_with_indices",
+            )
+        ),
+        "torch.prim.ListUnpack",
+        "torch.prims.convert_element_type",
+    }
+)
+"""The torch ops without a dedicated class that are pure functions of their operands: no
+in-place or mutated operand, no random numbers (PyTorch's `nondeterministic_seeded` tag), no
+uninitialised memory (`empty*`), no external state. Their catch-all classes carry `Pure`, like
+the dedicated classes, so `cse` merges two with equal operands, attributes and result types,
+and dead ones may be erased. A name not listed keeps unknown effects and is never merged or
+erased; test/python/test_cse.py checks every name against PyTorch's schemas."""
+
 
 @irdl_op_definition
 class OperatorOp(IRDLOperation):
@@ -1038,8 +1084,9 @@ class AtenCloneOp(DefaultFormatOp):
 @cache
 def make_default_op(op_name: str) -> type[DefaultFormatOp]:
     """The catch-all class for a torch op without a dedicated definition: variadic operands
-    `args` and results `res`, torch-mlir's default syntax, no traits (effects unknown).
-    Cached, so every context shares one class per name."""
+    `args` and results `res`, torch-mlir's default syntax; `Pure` if the name is in
+    `PURE_OPS`, else no traits (effects unknown). Cached, so every context shares one class
+    per name."""
     cls = type(
         "".join(part[:1].upper() + part[1:] for part in op_name.split(".")) + "Op",
         (DefaultFormatOp,),
@@ -1049,6 +1096,7 @@ def make_default_op(op_name: str) -> type[DefaultFormatOp]:
             "name": op_name,
             "args": var_operand_def(),
             "res": var_result_def(),
+            **({"traits": traits_def(Pure())} if op_name in PURE_OPS else {}),
         },
     )
     return irdl_op_definition(cls)
