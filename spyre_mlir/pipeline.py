@@ -1,11 +1,16 @@
 """The named pipelines.
 
-    spyre-pipeline = torch-adapt, convert-torch-to-spyre, spyre-fold-infinity-tests,
+    spyre-pipeline = torch-adapt, cse, convert-torch-to-spyre, spyre-fold-infinity-tests,
                      spyre-propagate-layouts, spyre-fuse,
                      spyre-resident-chains, spyre-divide-work, spyre-onchip-relayout,
                      spyre-plan-scratchpad, convert-spyre-to-isa, dce
 
 Each stage is also a pass of its own (`spyre-opt -p <name>`), with options for ablation.
+`cse` is xDSL's: right after torch-adapt it makes equal pure torch computations (same op,
+operands, attributes and result types; the ops with `Pure`, see torch.PURE_OPS) one value
+before they become kernels, e.g. the attention mask's where that SDPA's decomposition repeats
+in every layer. It has no switch: spyre-propagate-layouts runs the same cse again (for its
+restickifies), so turning the early one off would not keep equal computations apart.
 Stages that find their input already lowered do nothing, so the pipeline accepts torch,
 spyre or spyre_isa level modules.
 """
@@ -20,6 +25,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.printer import Printer
+from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from spyre_mlir.diagnostics import in_pass, verify_after_pass
@@ -81,6 +87,7 @@ def pipeline_passes(
 ) -> list[ModulePass]:
     return [
         TorchAdaptPass(),
+        CommonSubexpressionElimination(),  # equal pure torch computations: one value (torch.PURE_OPS)
         ConvertTorchToSpyrePass(strict=strict),
         SpyreFoldInfinityTestsPass(numerics=config.numerics),
         SpyrePropagateLayoutsPass(),
