@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 import torch
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.utils.exceptions import DiagnosticException
 
 from spyre_mlir.frontend.fx_importer import UnsupportedGraphError, import_fx_graph
@@ -55,7 +57,8 @@ class GraphReport:
 
     name: str
     torch_ops: int
-    """Compute ops in the imported graph (constants and lists not counted)."""
+    """Compute ops in the imported graph (constants and lists not counted), equal pure
+    computations counted once (the pipeline's cse makes them one value, which runs where it runs)."""
     host_by_design: Counter
     """Ops on integer/boolean tensors, left on the host as on the real stack."""
     cpu_fallback: Counter
@@ -80,6 +83,15 @@ class CompileStats:
 
 STATS = CompileStats()
 _DEVICES: dict[DeviceConfig, DeviceModel] = {}
+
+
+def _distinct_compute_ops(module: ModuleOp) -> int:
+    """The torch compute ops of an imported module, equal pure computations counted once (as
+    the pipeline's cse leaves them): otherwise an op merged into an equal one would count as
+    neither on the host nor the CPU, that is, as a device op."""
+    merged = module.clone()
+    cse(merged)
+    return len(host_ops(merged.walk()))
 
 
 def get_device(config: DeviceConfig | None = None) -> DeviceModel:
@@ -174,7 +186,7 @@ def compile_graph(
         # aot_autograd calls the compiler under its fake mode; the graph's constants are real
         with torch._subclasses.fake_tensor.unset_fake_temporarily():
             module, info = import_fx_graph(gm)
-        torch_ops = len(host_ops(module.walk()))
+        torch_ops = _distinct_compute_ops(module)
         dump = dump_ir or os.environ.get("SPYRE_DUMP_IR")
         graph = f"g{STATS.compiles}"
         run_pipeline(

@@ -14,7 +14,7 @@ from xdsl.traits import Pure
 
 from helpers import assert_within_device_bound, reference
 from spyre_mlir.dialects.torch import PURE_OPS, torch_op_class
-from spyre_mlir.frontend.backend import get_device
+from spyre_mlir.frontend.backend import STATS, get_device
 from spyre_mlir.lowering.convert_torch_to_spyre import DEVICE_OPS
 from spyre_mlir.runtime.numerics import DL16
 
@@ -63,26 +63,31 @@ class TwoAttentions(torch.nn.Module):
         return torch.nn.functional.scaled_dot_product_attention(a, k, v, attn_mask=mask1)
 
 
-def _run(*inputs) -> tuple[torch.Tensor, list]:
+def _run(*inputs):
+    """The output, the launches and the graph report of one compiled call."""
     torch._dynamo.reset()
     device = get_device()
-    before = len(device.profile.kernels)
+    before, graphs = len(device.profile.kernels), len(STATS.graphs)
     with torch.no_grad():
         y = torch.compile(TwoAttentions(), backend="spyre")(*inputs)
-    return y, device.profile.kernels[before:]
+    (report,) = STATS.graphs[graphs:]
+    return y, device.profile.kernels[before:], report
 
 
 def test_one_mask_is_one_where():
     """One mask passed twice: both layers' where(mask, 0, -inf) are one value and one launch,
-    one fewer than with two equal masks (two graph inputs, never merged), and the same bits."""
+    one fewer than with two equal masks (two graph inputs, never merged), and the same bits.
+    The graph report counts the merged where once (not as a device op of its own)."""
     g = torch.Generator().manual_seed(5)
     q, k, v = (torch.randn(1, 2, 64, 64, generator=g) for _ in range(3))
     mask = torch.rand(1, 1, 64, 64, generator=g) > 0.3
     mask[..., 0] = True  # no row masked out entirely
     (exact,), (bound,) = reference(TwoAttentions(), q, k, v, mask, mask, numerics=DL16)
-    shared, kernels = _run(q, k, v, mask, mask)
-    apart, kernels_apart = _run(q, k, v, mask, mask.clone())
+    shared, kernels, report = _run(q, k, v, mask, mask)
+    apart, kernels_apart, report_apart = _run(q, k, v, mask, mask.clone())
     assert_within_device_bound(shared, exact, bound, DL16)
     assert torch.equal(shared, apart)
     assert len(kernels) == len(kernels_apart) - 1
     assert sum(k.time_s for k in kernels) < sum(k.time_s for k in kernels_apart)
+    assert report.torch_ops == report_apart.torch_ops - 1
+    assert (report.host_by_design, report.cpu_fallback) == (report_apart.host_by_design, report_apart.cpu_fallback)
