@@ -10,8 +10,10 @@ broadcasts), so that one strided DMA/SFP loop nest addresses both:
     operand stick                       at  sum_j c_j * operand_strides[j]
 
 It fails (None) when the operand's sticks do not hold the same elements, i.e. its stick
-runs along another host dim (a transpose: restickify with block transposes) or its digits
-do not nest within the driving ones. An operand broadcast along the output's stick dim is
+runs along another host dim (a transpose: restickify with block transposes), its digits
+do not nest within the driving ones, or a driving loop runs past the operand's digit (the
+driving layout padded past the operand's extent: the loop would read the next coordinate of
+an outer digit, or sticks past the tensor). An operand broadcast along the output's stick dim is
 readable only in a splat layout (every lane a copy of its element).
 """
 
@@ -124,8 +126,8 @@ def operand_strides(
             result.append(0)
             continue
         match = holding_digit(op_digits[oh], d.weight)
-        if match is not None and d.weight * d.size > match.weight * match.size and match is not op_digits[oh][-1]:
-            match = None  # the loop runs past its digit (only the top digit may overhang)
+        if match is not None and d.weight * d.size > match.weight * match.size:
+            match = None  # the loop runs past its digit: into the next coordinate of an outer digit or past the tensor
         if match is None or match.device_dim == lane_dev:
             return None
         result.append(op_strides[match.device_dim] * (d.weight // match.weight))

@@ -166,7 +166,8 @@ def slice_loops(op: spyre.SliceOp) -> list[LoopDim]:
 def slice_strides(op: spyre.SliceOp, loops: Sequence[LoopDim] | None = None) -> list[int] | None:
     """The input's stick stride per loop of the result (`slice_loops`), a step multiplying it
     (element r[i] is x[start + i * step]); None when the input's sticks do not hold the
-    result's elements, or a stepped dim is split over several of the input's digits."""
+    result's elements, the result's padding reaches past the input's from the start, or a
+    stepped dim is split over several of the input's digits."""
     src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
     loops = slice_loops(op) if loops is None else loops
     strides = operand_strides(dst, src, list(range(len(dst.host_shape))), loops)
@@ -178,6 +179,11 @@ def slice_strides(op: spyre.SliceOp, loops: Sequence[LoopDim] | None = None) -> 
         if src.digits[h] and s0 % max(d.weight for d in src.digits[h]):
             return None
     step = op.steps
+    # and stay inside the input: the result's last padded coordinate, from the start on, is
+    # within the input's padded extent (else the copy reads sticks past the input)
+    for h, s0 in enumerate(op.start.as_tuple()):
+        if s0 + step[h] * (dst.padded_extent(h) - 1) >= src.padded_extent(h):
+            return None
     for j, d in enumerate(loops):
         if d.host_dim is None or step[d.host_dim] == 1:
             continue
@@ -211,7 +217,11 @@ def _pointwise_loops(out_type: Attribute, *in_types: Attribute) -> tuple[tuple[L
     for i, (lay, m) in enumerate(zip(ins, maps)):
         st = operand_strides(out, lay, m, loops)
         if st is None:
-            return f"input {i} of shape {lay.shape} does not share the output's sticks"
+            return (
+                f"input {i} {lay.describe()} does not share the sticks of the output {out.describe()}: no stick "
+                "stride per loop reads it (a stick along another dim, digits that do not nest in the output's, "
+                "or an output padded past the input's extent)"
+            )
         strides.append(tuple(st))
     return tuple(loops), tuple(strides)
 

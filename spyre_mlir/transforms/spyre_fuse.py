@@ -36,8 +36,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
 
-from spyre_mlir.analysis.work import epilogue
+from spyre_mlir.analysis.work import epilogue, pointwise_loops
 from spyre_mlir.dialects import spyre
 
 KERNEL_OPS = (spyre.MatmulOp, spyre.PointwiseOp, spyre.ReduceOp, spyre.GatherOp, spyre.SliceOp, spyre.RestickifyOp)
@@ -91,6 +92,8 @@ class SpyreFusePass(ModulePass):
         for compute in list(op.walk()):
             if not isinstance(compute, KERNEL_OPS) or isinstance(compute.parent_op(), spyre.KernelOp | spyre.PointwiseOp):
                 continue
+            if isinstance(compute, spyre.PointwiseOp):
+                _check_pointwise(compute)
             while f"{self.prefix}{counter}" in taken:
                 counter += 1
             name = f"{self.prefix}{counter}"
@@ -106,6 +109,16 @@ class SpyreFusePass(ModulePass):
             block.add_op(compute)
             block.add_op(spyre.YieldOp(compute.results[0]))
 
+
+
+def _check_pointwise(op: spyre.PointwiseOp) -> None:
+    """Refuse a pointwise op whose kernel could not address its inputs (the kernel verifier
+    would, and the pass would fail on its own output): hand-written layouts that
+    spyre-propagate-layouts never leaves."""
+    try:
+        pointwise_loops(op)
+    except ValueError as e:
+        raise PassFailedException(f"'spyre.pointwise': {e} (run spyre-propagate-layouts first)") from None
 
 
 def _foldable_producer(consumer: spyre.PointwiseOp) -> spyre.PointwiseOp | None:

@@ -76,3 +76,62 @@ func.func @f(%x: tensor<100x8x64xf32>) -> tensor<100x8x64xf32> {
   func.return %2 : tensor<100x8x64xf32>
 }
 // CHECK: kernel k0: restickify (100, 8, 64) from device_size [64, 2, 8, 64], stride_map [512, 32768, 64, 1] to [100, 64, 64], [512, 1, 64] is not supported yet
+
+// -----
+
+// An output padded past its input's extent: 100 rows kept as 64 x 2 (128 rows on the
+// device) read from an input that keeps them as one device dim of 100. The loop over the
+// 64-row blocks ran past the input's rows: its DMA read sticks past the tensor and the
+// lowering failed its own verifier ("internal error").
+func.func @f(%x: tensor<100x64xf32>) -> tensor<100x64xf32> {
+  %0 = spyre.to_device %x : tensor<100x64xf32> -> tensor<100x64xf16, #spyre.layout<device_size = [100, 64], stride_map = [64, 1]>>
+  %1 = spyre.pointwise %0 : (tensor<100x64xf16, #spyre.layout<device_size = [100, 64], stride_map = [64, 1]>>) -> tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>> {
+  ^bb0(%a: f32):
+    %c = arith.constant 2.0 : f32
+    %m = arith.mulf %a, %c : f32
+    spyre.yield %m : f32
+  }
+  %2 = spyre.from_device %1 : tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>> -> tensor<100x64xf32>
+  func.return %2 : tensor<100x64xf32>
+}
+// CHECK: 'spyre.pointwise': input 0 (100, 64) in device_size [100, 64], stride_map [64, 1] does not share the sticks of the output (100, 64) in device_size [2, 64, 64], stride_map [4096, 64, 1]: no stick stride per loop reads it (a stick along another dim, digits that do not nest in the output's, or an output padded past the input's extent) (run spyre-propagate-layouts first)
+
+// -----
+
+// The same along the stick dim, the input's top digit not the outermost: 130 columns kept
+// as 64 x 3 in the input, as 64 x 2 x 2 (256) in the output. Before, the overhanging loop
+// read the next row's sticks into the padding, and for the last row sticks past the tensor.
+func.func @f(%x: tensor<2x130xf32>) -> tensor<2x130xf32> {
+  %0 = spyre.to_device %x : tensor<2x130xf32> -> tensor<2x130xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [130, 64, 1]>>
+  %1 = spyre.pointwise %0 : (tensor<2x130xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [130, 64, 1]>>) -> tensor<2x130xf16, #spyre.layout<device_size = [2, 2, 2, 64], stride_map = [128, 130, 64, 1]>> {
+  ^bb0(%a: f32):
+    spyre.yield %a : f32
+  }
+  %2 = spyre.from_device %1 : tensor<2x130xf16, #spyre.layout<device_size = [2, 2, 2, 64], stride_map = [128, 130, 64, 1]>> -> tensor<2x130xf32>
+  func.return %2 : tensor<2x130xf32>
+}
+// CHECK: 'spyre.pointwise': input 0 (2, 130) in device_size [2, 3, 64], stride_map [130, 64, 1] does not share the sticks of the output (2, 130) in device_size [2, 2, 2, 64], stride_map [128, 130, 64, 1]: no stick stride per loop reads it
+
+// -----
+
+// A relayout into the padded rows: the copy read sticks past the tensor ("internal error").
+func.func @f(%x: tensor<100x64xf32>) -> tensor<100x64xf32> {
+  %0 = spyre.to_device %x : tensor<100x64xf32> -> tensor<100x64xf16, #spyre.layout<device_size = [100, 64], stride_map = [64, 1]>>
+  %1 = spyre.restickify %0 : tensor<100x64xf16, #spyre.layout<device_size = [100, 64], stride_map = [64, 1]>> -> tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>>
+  %2 = spyre.from_device %1 : tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>> -> tensor<100x64xf32>
+  func.return %2 : tensor<100x64xf32>
+}
+// CHECK: kernel k0: restickify (100, 64) from device_size [100, 64], stride_map [64, 1] to [2, 64, 64], [4096, 64, 1]: the sticks cannot be matched
+
+// -----
+
+// A slice whose result is padded past its input from the start: rows 30 .. 129 of 130, the
+// result's 100 rows kept as 64 x 2. Its loops reach row 30 + 127, and the copy read sticks
+// past the input ("internal error").
+func.func @f(%x: tensor<130x64xf32>) -> tensor<100x64xf32> {
+  %0 = spyre.to_device %x : tensor<130x64xf32> -> tensor<130x64xf16, #spyre.layout<device_size = [130, 64], stride_map = [64, 1]>>
+  %1 = spyre.slice %0 start [30, 0] : tensor<130x64xf16, #spyre.layout<device_size = [130, 64], stride_map = [64, 1]>> -> tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>>
+  %2 = spyre.from_device %1 : tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>> -> tensor<100x64xf32>
+  func.return %2 : tensor<100x64xf32>
+}
+// CHECK: kernel k0: 'spyre.slice' of (130, 64) in device_size [130, 64], stride_map [64, 1] from [30, 0] into (100, 64) in device_size [2, 64, 64], stride_map [4096, 64, 1]: the input's sticks do not hold the result's by one stride per loop from the start on (run spyre-propagate-layouts first)
