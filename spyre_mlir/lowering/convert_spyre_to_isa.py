@@ -26,6 +26,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, i64
@@ -221,7 +222,7 @@ def fold_streams(per_core: list[list[Ins] | None], args: Sequence[SSAValue]) -> 
 class KernelCodegen:
     """Instructions of one kernel for each core."""
 
-    def __init__(self, kernel: spyre.KernelOp, cores: int):
+    def __init__(self, kernel: spyre.KernelOp, cores: int, onchip: dict | None = None):
         self.kernel = kernel
         self.name = kernel.sym_name.data
         if kernel.split is None or kernel.chunks is None or kernel.lx is None:
@@ -250,8 +251,10 @@ class KernelCodegen:
         self.resident_out = attr.value.data // STICK_BYTES if isinstance(attr, IntegerAttr) else None
         attr = kernel.attributes.get("spyre.resident_in")
         self.resident_in = (attr.get_values()[0], attr.get_values()[1] // STICK_BYTES) if isinstance(attr, DenseArrayBase) else None
-        attr = kernel.attributes.get("spyre.onchip")
-        self.onchip = {k: (v.get_values() if isinstance(v, DenseArrayBase) else v.value.data) for k, v in attr.data.items()} if isinstance(attr, DictionaryAttr) else None
+        self.onchip = onchip
+        """The kernel's `spyre.onchip` (spyre-onchip-relayout), as `onchip_plan` checked it."""
+        if self.onchip is None and "spyre.onchip" in kernel.attributes:
+            self.onchip = onchip_plan(kernel, cores)
         self.resident_ranges: dict[str, list[int]] = {}
         """The program's `spyre.resident_in` / `spyre.resident_out`: [lo, hi) LX sticks."""
 
@@ -769,6 +772,8 @@ class KernelCodegen:
             for shift in 1 .. cores - 1 (j = core + shift):  ring_send the staged part j holds
             for this core's own part (if staged):            sfp copy
             barrier (when anything crossed the ring)
+
+        The mark is `onchip_plan`'s (checked against the tensors, the producer and the consumer).
         """
         op = self.compute
         assert isinstance(op, spyre.RestickifyOp) and self.onchip is not None
@@ -1007,6 +1012,133 @@ def _ragged_split(lo: int, hi: int, extent: int) -> list[tuple[int, int, int]]:
 # endregion
 
 
+def onchip_plan(kernel: spyre.KernelOp, cores: int) -> dict:
+    """A restickify kernel's `spyre.onchip` mark (spyre-onchip-relayout), checked against what
+    `KernelCodegen._onchip_transpose` and the two kernels around it assume; PassFailedException
+    naming the kernel and the reason otherwise (a hand-written or stale mark used to give a
+    wrong answer, or a traceback). The mark, as the pass sets it:
+
+        src, dst, staging    LX byte offsets (multiples of 128) of the source bands, the result
+                             boxes and the staging area: disjoint, inside LX, above the planned
+                             buffers of every kernel from the producer to the consumer (their
+                             spyre.lx_budget)
+        src_rows             per core [r0, r1): the source rows it holds, whole 64-row blocks
+                             (or [0, 0)); together every row once. They are the producer's boxes
+                             (all column sticks), which it leaves at `src` (spyre.resident_out)
+        dst_boxes            per core [s0, s1, c0, c1]: result sticks x result rows (or zeros);
+                             together every element once. They are the consumer's boxes, which
+                             it reads at `dst` (spyre.resident_in)
+
+    The transpose is rank 2, f16, from the generic layout's transposed view to the generic
+    layout, the transposed dim a multiple of 64 (the pass's conditions)."""
+    name = kernel.sym_name.data
+
+    def refuse(why: str) -> PassFailedException:
+        return PassFailedException(f"kernel {name}: 'spyre.restickify' spyre.onchip: {why}")
+
+    ops = kernel_ops(kernel)
+    if len(ops) != 1 or not isinstance(ops[0], spyre.RestickifyOp):
+        raise refuse(f"marks a kernel of one restickify, this one has {[o.name for o in ops]}")
+    op = ops[0]
+    attr = kernel.attributes["spyre.onchip"]
+    fields = {"src": IntegerAttr, "dst": IntegerAttr, "staging": IntegerAttr, "src_rows": DenseArrayBase, "dst_boxes": DenseArrayBase}
+    if not isinstance(attr, DictionaryAttr) or set(attr.data) != set(fields) or any(not isinstance(attr.data[k], t) for k, t in fields.items()):
+        raise refuse(f"must be {{src, dst, staging: i64, src_rows, dst_boxes: array<i64>}}, got {attr}")
+    oc = {k: (v.get_values() if isinstance(v, DenseArrayBase) else v.value.data) for k, v in attr.data.items()}  # type: ignore[attr-defined]
+    src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
+    if len(dst.shape) != 2 or dst.element_bytes != 2:
+        raise refuse(f"the result {dst.describe()} is not a rank-2 f16 tensor")
+    cols, rows = dst.shape
+    if dst.canonical() != Layout.generic(dst.shape, 2).canonical() or src.canonical() != Layout.generic((rows, cols), 2).permuted((1, 0)).canonical():
+        raise refuse(f"{src.describe()} to {dst.describe()} is not the generic layout's transposed view to the generic layout")
+    if rows % 64:
+        raise refuse(f"the transposed dim ({rows}) is not a multiple of 64")
+    cs = math.ceil(cols / 64)
+    if len(oc["src_rows"]) != 2 * cores or len(oc["dst_boxes"]) != 4 * cores:
+        raise refuse(f"src_rows needs 2 and dst_boxes 4 values per core ({cores} cores), got {len(oc['src_rows'])} and {len(oc['dst_boxes'])}")
+    bands = [tuple(oc["src_rows"][2 * i : 2 * i + 2]) for i in range(cores)]
+    boxes = [tuple(oc["dst_boxes"][4 * i : 4 * i + 4]) for i in range(cores)]
+    seen = np.zeros(rows, dtype=np.int64)
+    for core, (r0, r1) in enumerate(bands):
+        if (r0, r1) != (0, 0) and not (0 <= r0 < r1 <= rows and r0 % 64 == 0 and r1 % 64 == 0):
+            raise refuse(f"src_rows of core {core}, [{r0}, {r1}), is not whole 64-row blocks of the {rows} rows")
+        seen[r0:r1] += 1
+    if (seen != 1).any():
+        raise refuse(f"src_rows {list(oc['src_rows'])} do not hold each of the {rows} source rows once")
+    seen = np.zeros((rows // 64, cols), dtype=np.int64)
+    for core, (s0, s1, c0, c1) in enumerate(boxes):
+        if (s0, s1, c0, c1) != (0, 0, 0, 0) and not (0 <= s0 < s1 <= rows // 64 and 0 <= c0 < c1 <= cols):
+            raise refuse(f"dst_boxes of core {core}, sticks [{s0}, {s1}) x rows [{c0}, {c1}), is not a box of the result's {rows // 64} x {cols}")
+        seen[s0:s1, c0:c1] += 1
+    if (seen != 1).any():
+        raise refuse(f"dst_boxes {list(oc['dst_boxes'])} do not hold each of the result's {rows // 64} x {cols} sticks once")
+    # LX: the three areas (staging only when a block crosses the ring) apart, inside LX
+    staged = any(not (s0 <= rb < s1 and (c0, c1) == (0, cols)) for (a, b), (s0, s1, c0, c1) in zip(bands, boxes) for rb in range(a // 64, b // 64))
+    areas = [("src", max(b - a for a, b in bands) * cs), ("dst", max((s1 - s0) * (c1 - c0) for s0, s1, c0, c1 in boxes))]
+    if staged:
+        areas.append(("staging", max(b - a for a, b in bands) * cs))
+    spans = []
+    for key, sticks in areas:
+        at = oc[key]
+        if at < 0 or at % STICK_BYTES:
+            raise refuse(f"{key} = {at} is not an LX byte offset >= 0, a multiple of {STICK_BYTES}")
+        if at + sticks * STICK_BYTES > DEFAULT_CONFIG.lx_bytes:
+            raise refuse(f"{key} = {at}: its {sticks} sticks run past the {DEFAULT_CONFIG.lx_bytes} bytes of LX")
+        spans.append((at, at + sticks * STICK_BYTES, key))
+    spans.sort()
+    for (a0, a1, k0), (b0, b1, k1) in zip(spans, spans[1:]):
+        if b0 < a1:
+            raise refuse(f"{k0} (LX bytes [{a0}, {a1})) and {k1} (LX bytes [{b0}, {b1})) overlap")
+    bottom = spans[0][0]
+    # the producer: a pointwise kernel whose boxes are the bands, left in LX at src
+    v = kernel.inputs[0]
+    while isinstance(v.owner, spyre.PermuteOp):
+        v = v.owner.input
+    producer = v.owner
+    if not isinstance(producer, spyre.KernelOp) or not isinstance(producer.attributes.get("spyre.resident_out"), IntegerAttr):
+        raise refuse("its source is not a kernel's result left in LX (spyre.resident_out)")
+    if producer.attributes["spyre.resident_out"].value.data != oc["src"]:  # type: ignore[attr-defined]
+        raise refuse(f"src = {oc['src']}, but the producer {producer.sym_name.data} leaves its result at {producer.attributes['spyre.resident_out'].value.data}")  # type: ignore[attr-defined]
+    p_boxes = _boxes_of(producer, cores, refuse)
+    want = [None if b == (0, 0) else {"d0": (0, cs), "d1": b} for b in bands]
+    if [d.name for d in kernel_iteration_dims(producer)] != ["d0", "d1"] or p_boxes != want:
+        raise refuse(f"src_rows {list(oc['src_rows'])} are not the boxes of the producer {producer.sym_name.data} (all column sticks, its rows)")
+    # the consumer: the result's only reader, whose boxes are dst_boxes, reading them at dst
+    users = [u.operation for u in kernel.outputs[0].uses]
+    consumer = users[0] if len(users) == 1 else None
+    attr = consumer.attributes.get("spyre.resident_in") if isinstance(consumer, spyre.KernelOp) else None
+    if not isinstance(consumer, spyre.KernelOp) or not isinstance(attr, DenseArrayBase):
+        raise refuse("its result (kept in LX only) is not read by exactly one kernel that takes it from LX (spyre.resident_in)")
+    index, at = attr.get_values()
+    if consumer.inputs[index] is not kernel.outputs[0] or at != oc["dst"]:
+        raise refuse(f"dst = {oc['dst']}, but the consumer {consumer.sym_name.data} reads input {index} at {at}")
+    c_boxes = _boxes_of(consumer, cores, refuse)
+    want = [None if b == (0, 0, 0, 0) else {"d0": (b[0], b[1]), "d1": (b[2], b[3])} for b in boxes]
+    if [d.name for d in kernel_iteration_dims(consumer)] != ["d0", "d1"] or c_boxes != want:
+        raise refuse(f"dst_boxes {list(oc['dst_boxes'])} are not the boxes of the consumer {consumer.sym_name.data}")
+    # no kernel from the producer to the consumer plans a buffer into the areas
+    block = kernel.parent_block()
+    if block is None or producer.parent_block() is not block or consumer.parent_block() is not block:
+        raise refuse("its producer and consumer are not in its block")
+    span = list(block.ops)
+    span = span[span.index(producer) : span.index(consumer) + 1]
+    for k in span:
+        budget = k.attributes.get("spyre.lx_budget") if isinstance(k, spyre.KernelOp) else None
+        if isinstance(k, spyre.KernelOp) and not (isinstance(budget, IntegerAttr) and budget.value.data <= bottom):
+            raise refuse(f"kernel {k.sym_name.data} runs while the areas (from LX byte {bottom}) are live, and its spyre.lx_budget does not keep its buffers below them")
+    return oc
+
+
+def _boxes_of(kernel: spyre.KernelOp, cores: int, refuse: Callable[[str], PassFailedException]) -> list:
+    """Each core's box of another kernel (None: idle), or the refusal if it has no valid split."""
+    if kernel.split is None:
+        raise refuse(f"kernel {kernel.sym_name.data} has no split (run spyre-divide-work first)")
+    try:
+        return [None if b is None else dict(b) for b in kernel_core_boxes(kernel, cores)]
+    except ValueError as e:
+        raise refuse(f"kernel {kernel.sym_name.data}: {e}") from None
+
+
 def kernel_key(kernel: spyre.KernelOp) -> tuple:
     """What two kernels must share to lower to the same program: everything but their names.
 
@@ -1057,6 +1189,8 @@ class ConvertSpyreToIsaPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernels = [k for k in op.walk() if isinstance(k, spyre.KernelOp)]
         first_func = next((f for f in op.ops if isinstance(f, func.FuncOp)), None)
+        onchip = {k: onchip_plan(k, self.cores) for k in kernels if "spyre.onchip" in k.attributes}
+        """Checked before any kernel becomes a launch: the check reads the producer and consumer kernels."""
         done: dict[tuple, spyre_isa.ProgramOp] = {}
         """Programs by `kernel_key`: the layers of a model repeat their
         kernels, and a repeat launches the first one's program (its launch names the kernel)."""
@@ -1065,7 +1199,7 @@ class ConvertSpyreToIsaPass(ModulePass):
             key = kernel_key(kernel)
             prog = done.get(key)
             if prog is None:
-                gen = KernelCodegen(kernel, self.cores)
+                gen = KernelCodegen(kernel, self.cores, onchip.get(kernel))
                 arg_types = [v.type for v in kernel.inputs] + [r.type for r in kernel.outputs]
                 block = Block(arg_types=arg_types)
                 for a, arg_name in zip(block.args, [f"in{i}" for i in range(len(kernel.inputs))] + ["out"]):
