@@ -999,7 +999,13 @@ def _source_strides(src: Layout, loops: Sequence[LoopDim], ragged: int | None = 
 
 
 def _ragged_split(lo: int, hi: int, extent: int) -> list[tuple[int, int, int]]:
-    """Blocks [lo, hi) of 64 along a dim of `extent`: the full blocks, then the short last one."""
+    """Blocks [lo, hi) of 64 along a dim of `extent`: the full blocks, then the short last one.
+
+    `lo` and `hi` count blocks from the dim's start (absolute). The callers' block loops are:
+    a transpose's result row dim is one digit (`_block_transpose` refuses others), and a loop
+    above a 64-block loop of the stick dim is refused by `_source_strides` unless its span fits
+    the source's single digit, whose size is the extent (Layout.verify: no whole slice of
+    padding), i.e. unless the extent is a multiple of 64, when every block is full anyway."""
     full_hi = min(hi, extent // 64)
     parts = []
     if full_hi > lo:

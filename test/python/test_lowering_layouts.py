@@ -85,3 +85,48 @@ def test_a_reduction_over_less_than_a_stick_finds_its_sticks_dim_in_any_layout()
     x = np.random.default_rng(1).integers(-8, 9, (4, 32)).astype(np.float32)  # integer sums: exact
     _, y = lowered_and_run(text, x)
     np.testing.assert_array_equal(y, x.sum(-1, keepdims=True))
+
+
+def relayout_module(shape: tuple[int, ...], src: str, dst: str) -> str:
+    s = "x".join(map(str, shape))
+    a, b = f"tensor<{s}xf16, {src}>", f"tensor<{s}xf16, {dst}>"
+    return f"""builtin.module {{
+  func.func @f(%x: tensor<{s}xf32>) -> tensor<{s}xf32> {{
+    %0 = spyre.to_device %x : tensor<{s}xf32> -> {a}
+    %1 = spyre.restickify %0 : {a} -> {b}
+    %2 = spyre.from_device %1 : {b} -> tensor<{s}xf32>
+    func.return %2 : tensor<{s}xf32>
+  }}
+}}"""
+
+
+RAGGED_RELAYOUTS = {
+    # lane gather, 1000 = 15 x 64 + 40: the 64-block loop split over the cores [0, 4), [4, 8),
+    # ..., [12, 16), the last core's last block short
+    "gather-split-mid-dim": ((2, 1000), "#spyre.layout<device_size = [2, 1000, 64], stride_map = [1000, 1, -1]>",
+                             "#spyre.layout<device_size = [16, 2, 64], stride_map = [64, 1000, 1]>"),
+    # lane gather into columns kept as 64 x 2 x 2: the 64-block loop's index is relative (block
+    # 2 * c128 + c64); 256 columns, so every block is full
+    "gather-relative-block": ((3, 256), "#spyre.layout<device_size = [3, 256, 64], stride_map = [256, 1, -1]>",
+                              "#spyre.layout<device_size = [2, 3, 2, 64], stride_map = [128, 256, 64, 1]>"),
+    # block transpose (1000, 130) -> sticked on dim 0: 1000 rows in 16 blocks over the cores,
+    # the last 40; 130 columns in 3 blocks, the last 2
+    "transpose-split-mid-dim": ((1000, 130), "#spyre.layout<device_size = [3, 1000, 64], stride_map = [64, 130, 1]>",
+                                "#spyre.layout<device_size = [130, 16, 64], stride_map = [1, 8320, 130]>"),
+    # (100, 200): the 200 source columns' 4 blocks one per core, the last core's of 8
+    "transpose-ragged-both": ((100, 200), "#spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>",
+                              "#spyre.layout<device_size = [200, 2, 64], stride_map = [1, 12800, 200]>"),
+}
+
+
+@pytest.mark.parametrize("case", list(RAGGED_RELAYOUTS))
+def test_ragged_relayouts_split_mid_dimension_are_exact(case):
+    """A relayout whose 64-blocks end in a short one (_ragged_split), with cores' boxes starting
+    mid-dimension: the block loops' indices are absolute wherever a block can be short (the
+    result's row dim is one digit, a transpose's and a lane gather's source dim one digit of
+    exactly its extent, so that a loop above the 64-block one is refused unless the extent is
+    a multiple of 64: `_source_strides`), and every element lands where numpy has it."""
+    shape, src, dst = RAGGED_RELAYOUTS[case]
+    x = (np.random.default_rng(2).integers(-512, 512, shape) / 64).astype(np.float32)  # exact in DL16
+    _, y = lowered_and_run(relayout_module(shape, src, dst), x)
+    np.testing.assert_array_equal(y, x)
