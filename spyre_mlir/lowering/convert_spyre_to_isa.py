@@ -837,7 +837,7 @@ class KernelCodegen:
         s_dst, s_src = lane0(dst), lane0(src)
         s = None if s_dst is None or s_src is None else operand_strides(s_dst, s_src, list(range(len(dst.host_shape))), dims)
         if s is None:
-            raise PassFailedException(f"kernel {self.name}: restickify {src} to the splat {dst} is not supported yet")
+            raise PassFailedException(f"kernel {self.name}: 'spyre.restickify' {src} to the splat {dst} is not supported yet")
         out: list[Ins] = []
         for ch in chunk_boxes(box, self.dims, self.chunks):
             lo = [ch[d.name][0] for d in dims]
@@ -867,7 +867,7 @@ class KernelCodegen:
         strides = _source_strides(src, dims, ragged=tile)
         if strides is None:
             raise PassFailedException(
-                f"kernel {self.name}: restickify {src.shape} from device_size {list(src.device_size)}, stride_map "
+                f"kernel {self.name}: 'spyre.restickify' {src.shape} from device_size {list(src.device_size)}, stride_map "
                 f"{list(src.stride_map)} to {list(dst.device_size)}, {list(dst.stride_map)}: the source's sticks cannot be matched"
             )
         (digit,) = src.digits[h]
@@ -894,7 +894,7 @@ class KernelCodegen:
         s = operand_strides(dst, src, list(range(len(dst.host_shape))), dims)
         if s is None:
             raise PassFailedException(
-                f"kernel {self.name}: restickify {src.shape} from device_size {list(src.device_size)}, stride_map "
+                f"kernel {self.name}: 'spyre.restickify' {src.shape} from device_size {list(src.device_size)}, stride_map "
                 f"{list(src.stride_map)} to {list(dst.device_size)}, {list(dst.stride_map)}: the sticks cannot be matched"
             )
         out: list[Ins] = []
@@ -911,7 +911,7 @@ class KernelCodegen:
         hs, hd = src.stick_dim, dst.stick_dim
         row_dim = transpose_row_dim(src, dst)
         err = PassFailedException(
-            f"kernel {self.name}: restickify {src.shape} from device_size {list(src.device_size)}, stride_map "
+            f"kernel {self.name}: 'spyre.restickify' {src.shape} from device_size {list(src.device_size)}, stride_map "
             f"{list(src.stride_map)} to {list(dst.device_size)}, {list(dst.stride_map)} is not supported yet"
         )
         if hs is None or hd is None or row_dim is None:

@@ -75,7 +75,7 @@ func.func @f(%x: tensor<100x8x64xf32>) -> tensor<100x8x64xf32> {
   %2 = spyre.from_device %1 : tensor<100x8x64xf16, #spyre.layout<device_size = [100, 64, 64], stride_map = [512, 1, 64]>> -> tensor<100x8x64xf32>
   func.return %2 : tensor<100x8x64xf32>
 }
-// CHECK: kernel k0: restickify (100, 8, 64) from device_size [64, 2, 8, 64], stride_map [512, 32768, 64, 1] to [100, 64, 64], [512, 1, 64] is not supported yet
+// CHECK: kernel k0: 'spyre.restickify' (100, 8, 64) from device_size [64, 2, 8, 64], stride_map [512, 32768, 64, 1] to [100, 64, 64], [512, 1, 64] is not supported yet
 
 // -----
 
@@ -121,7 +121,7 @@ func.func @f(%x: tensor<100x64xf32>) -> tensor<100x64xf32> {
   %2 = spyre.from_device %1 : tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>> -> tensor<100x64xf32>
   func.return %2 : tensor<100x64xf32>
 }
-// CHECK: kernel k0: restickify (100, 64) from device_size [100, 64], stride_map [64, 1] to [2, 64, 64], [4096, 64, 1]: the sticks cannot be matched
+// CHECK: kernel k0: 'spyre.restickify' (100, 64) from device_size [100, 64], stride_map [64, 1] to [2, 64, 64], [4096, 64, 1]: the sticks cannot be matched
 
 // -----
 
