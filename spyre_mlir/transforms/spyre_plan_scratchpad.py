@@ -80,7 +80,10 @@ class SpyrePlanScratchpadPass(ModulePass):
         group = None if compute is not None else row_group(ops)
         dims = kernel_iteration_dims(kernel)
         split = kernel.split.as_dict()  # type: ignore[union-attr]
-        boxes = core_boxes(dims, split, self.cores)
+        try:
+            boxes = core_boxes(dims, split, self.cores)
+        except ValueError as e:  # a split (hand-written) with more boxes than the device has cores
+            raise PassFailedException(f"kernel {kernel.sym_name.data}: {e}") from None
         chunks = {d.name: 1 for d in dims}
         last = f"v{len(ops) - 1}"
         attr = kernel.attributes.get("spyre.multicast")
