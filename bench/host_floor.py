@@ -137,7 +137,7 @@ def _replay(seen: dict[str, list], replays: int) -> dict[str, float]:
     return out
 
 
-def measure(calls: int, replays: int) -> dict:
+def measure(calls: int, replays: int, seq: int = SEQ) -> dict:
     _offline()
     import warnings
 
@@ -149,7 +149,7 @@ def measure(calls: int, replays: int) -> dict:
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
     torch.set_grad_enabled(False)
-    model, batch = minilm(SEQ)
+    model, batch = minilm(seq)
     _, eager_s = _time_calls(lambda: model(**batch), calls * 4)
     compiled = torch.compile(model, backend="spyre")
     with warnings.catch_warnings():
@@ -163,7 +163,7 @@ def measure(calls: int, replays: int) -> dict:
                          "calls numerics.dl16_decode / dl16_encode / np.matmul through their modules; update _record")
     macs = sum(a[-2] * a[-1] * b[-1] * (a[0] if len(a) == 3 else 1) for a, b in seen["matmul"])  # (B,) m x k @ k x n
     r = {
-        "seq": SEQ,
+        "seq": seq,
         "decode_calls": len(seen["decode"]),
         "decode_elements": sum(seen["decode"]),
         "encode_calls": len(seen["encode"]),
@@ -211,10 +211,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     ap.add_argument("--calls", type=int, default=CALLS, help=f"steady forwards timed (median; default {CALLS})")
     ap.add_argument("--replays", type=int, default=REPLAYS, help=f"replays of the recorded work (best; default {REPLAYS})")
+    ap.add_argument("--seq", type=int, default=SEQ, help=f"tokens (default {SEQ}; pytest's smoke test runs 32)")
     args = ap.parse_args(argv)
-    if args.calls < 1 or args.replays < 1:
-        ap.error("--calls and --replays must be at least 1")
-    r = measure(args.calls, args.replays)
+    if args.calls < 1 or args.replays < 1 or args.seq < 1:
+        ap.error("--calls, --replays and --seq must be at least 1")
+    r = measure(args.calls, args.replays, args.seq)
     print(json.dumps(r, indent=2) if args.json else table(r))
     return 0
 

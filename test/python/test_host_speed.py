@@ -4,7 +4,8 @@
 - host <-> device transfers through strided views = the element-wise layout map;
 - batched launches (runtime/batch.py) = the cooperative execution, bit for bit, with the same
   simulated time;
-- bench/host.py runs (`--quick --json`) and reports numbers (no wall time is asserted).
+- bench/host.py runs (`--quick --json`) and reports numbers (no wall time is asserted);
+- bench/host_floor.py (`--seq 32`) records every product the device does.
 """
 
 import json
@@ -309,6 +310,20 @@ def test_bench_host_quick_reports_numbers():
         assert isinstance(r[k], int | float) and math.isfinite(r[k]), (k, r[k])
     assert all(isinstance(v, float) for v in r["compile_s_by_layers"].values())
     assert r["weight_bytes"] > 0 and r["peak_rss_bytes"] > r["fixed_rss_bytes"] > 0
+
+
+def test_bench_host_floor_records_the_forwards_arithmetic():
+    """bench/host_floor.py records every product the device does (its multiply-adds are the
+    profile's) and some decodes and encodes, and its floor is the sum of its parts."""
+    out = subprocess.run([sys.executable, str(BENCH.parent / "host_floor.py"), "--seq", "32", "--calls", "1", "--replays", "1", "--json"],
+                         capture_output=True, text=True, check=True, timeout=3000)
+    r = json.loads(out.stdout)
+    assert r["seq"] == 32 and r["launches"] > 0
+    assert r["product_macs"] == r["device_macs"] > 0
+    assert r["decode_elements"] >= r["decode_calls"] > 0 and r["encode_elements"] >= r["encode_calls"] > 0
+    assert r["floor_s"] == r["decode_s"] + r["encode_s"] + r["products_f64_s"]
+    for k in ("decode_s", "encode_s", "decode_2_threads_s", "products_f64_s", "products_f32_s", "minilm_device_s", "minilm_eager_s"):
+        assert math.isfinite(r[k]) and r[k] > 0, (k, r[k])
 
 
 # endregion
