@@ -108,7 +108,7 @@ def pipeline_passes(
         ),
         *([SpyreOnchipRelayoutPass(cores=config.cores, budget_bytes=config.planner_lx_bytes)] if opts.onchip_relayout else []),
         SpyrePlanScratchpadPass(budget_bytes=config.planner_lx_bytes, cores=config.cores, double_buffer=opts.double_buffer, cost=opts.cost_chunks),
-        ConvertSpyreToIsaPass(cores=config.cores),
+        ConvertSpyreToIsaPass(cores=config.cores, lx_bytes=config.lx_bytes),
         DeadCodeElimination(),
     ]
 

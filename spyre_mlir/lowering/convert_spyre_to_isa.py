@@ -1018,14 +1018,15 @@ def _ragged_split(lo: int, hi: int, extent: int) -> list[tuple[int, int, int]]:
 # endregion
 
 
-def onchip_plan(kernel: spyre.KernelOp, cores: int) -> dict:
+def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONFIG.lx_bytes) -> dict:
     """A restickify kernel's `spyre.onchip` mark (spyre-onchip-relayout), checked against what
     `KernelCodegen._onchip_transpose` and the two kernels around it assume; PassFailedException
     naming the kernel and the reason otherwise (a hand-written or stale mark used to give a
     wrong answer, or a traceback). The mark, as the pass sets it:
 
         src, dst, staging    LX byte offsets (multiples of 128) of the source bands, the result
-                             boxes and the staging area: disjoint, inside LX, above the planned
+                             boxes and the staging area: disjoint, inside LX (`lx_bytes` per
+                             core, the device's), above the planned
                              buffers of every kernel from the producer to the consumer (their
                              spyre.lx_budget)
         src_rows             per core [r0, r1): the source rows it holds, whole 64-row blocks
@@ -1088,8 +1089,8 @@ def onchip_plan(kernel: spyre.KernelOp, cores: int) -> dict:
         at = oc[key]
         if at < 0 or at % STICK_BYTES:
             raise refuse(f"{key} = {at} is not an LX byte offset >= 0, a multiple of {STICK_BYTES}")
-        if at + sticks * STICK_BYTES > DEFAULT_CONFIG.lx_bytes:
-            raise refuse(f"{key} = {at}: its {sticks} sticks run past the {DEFAULT_CONFIG.lx_bytes} bytes of LX")
+        if at + sticks * STICK_BYTES > lx_bytes:
+            raise refuse(f"{key} = {at}: its {sticks} sticks run past the {lx_bytes} bytes of LX")
         spans.append((at, at + sticks * STICK_BYTES, key))
     spans.sort()
     for (a0, a1, k0), (b0, b1, k1) in zip(spans, spans[1:]):
@@ -1192,10 +1193,13 @@ class ConvertSpyreToIsaPass(ModulePass):
     cores: int = DEFAULT_CONFIG.cores
     """Cores of the device (must match spyre-divide-work)."""
 
+    lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+    """LX bytes per core of the device (a `spyre.onchip` mark's areas must lie inside)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernels = [k for k in op.walk() if isinstance(k, spyre.KernelOp)]
         first_func = next((f for f in op.ops if isinstance(f, func.FuncOp)), None)
-        onchip = {k: onchip_plan(k, self.cores) for k in kernels if "spyre.onchip" in k.attributes}
+        onchip = {k: onchip_plan(k, self.cores, self.lx_bytes) for k in kernels if "spyre.onchip" in k.attributes}
         """Checked before any kernel becomes a launch: the check reads the producer and consumer kernels."""
         done: dict[tuple, spyre_isa.ProgramOp] = {}
         """Programs by `kernel_key`: the layers of a model repeat their

@@ -57,6 +57,23 @@ def test_transpose_between_pointwise_kernels_is_exact_and_skips_ddr(shape):
     assert relayout.engine_cycles.get("sfp", 0) > 0
 
 
+
+def test_a_larger_lx_keeps_the_relayout_on_chip():
+    """With 4 MiB of LX per core the pass plans its areas above 2 MiB (its budget is the
+    device's): the lowering checks them against the device's LX, not the default's (it once
+    refused its own mark, and the graph ran on the CPU)."""
+    x, w = exact_values((256, 100), 0), exact_values((256, 64), 2)
+    lx = 4 * 1024 * 1024
+    torch._dynamo.reset()
+    dev = get_device(DeviceConfig(lx_bytes=lx))
+    start = len(dev.profile.kernels)
+    with torch.no_grad():
+        out, _ = torch.compile(relayout_graph, backend="spyre", options={"lx_bytes": lx, "strict": True})(x, w)
+    kernels = dev.profile.kernels[start:]
+    assert torch.equal(out, relayout_graph(x, w)[0])
+    assert len(kernels) == 4
+    assert kernels[1].ddr_read_bytes == kernels[1].ddr_write_bytes == 0
+
 def _lowered(align_consumer: bool, cores: int = 4):
     ctx = make_tool_context()
     module = Parser(ctx, LIT_INPUT.read_text()).parse_module()
