@@ -1026,15 +1026,15 @@ def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONF
 
         src, dst, staging    LX byte offsets (multiples of 128) of the source bands, the result
                              boxes and the staging area: disjoint, inside LX (`lx_bytes` per
-                             core, the device's), above the planned
-                             buffers of every kernel from the producer to the consumer (their
-                             spyre.lx_budget)
+                             core, the device's), above the planned buffers of every kernel
+                             from the producer to the consumer (their spyre.lx_budget)
         src_rows             per core [r0, r1): the source rows it holds, whole 64-row blocks
                              (or [0, 0)); together every row once. They are the producer's boxes
-                             (all column sticks), which it leaves at `src` (spyre.resident_out)
+                             (all column sticks), which it leaves at `src` (spyre.resident_out;
+                             a pointwise kernel whose result, and its views, only this reads)
         dst_boxes            per core [s0, s1, c0, c1]: result sticks x result rows (or zeros);
                              together every element once. They are the consumer's boxes, which
-                             it reads at `dst` (spyre.resident_in)
+                             it reads at `dst` (spyre.resident_in; a pointwise kernel)
 
     The transpose is rank 2, f16, from the generic layout's transposed view to the generic
     layout, the transposed dim a multiple of 64 (the pass's conditions)."""
@@ -1097,13 +1097,23 @@ def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONF
         if b0 < a1:
             raise refuse(f"{k0} (LX bytes [{a0}, {a1})) and {k1} (LX bytes [{b0}, {b1})) overlap")
     bottom = spans[0][0]
-    # the producer: a pointwise kernel whose boxes are the bands, left in LX at src
+    def pointwise_kernel(k: object) -> bool:
+        """A kernel of one spyre.pointwise: the only kind whose lowering keeps its result in LX
+        (spyre.resident_out) or reads an operand there (spyre.resident_in) in the bands' form."""
+        return isinstance(k, spyre.KernelOp) and [type(o) for o in kernel_ops(k)] == [spyre.PointwiseOp]
+
+    # the producer: a pointwise kernel whose boxes are the bands, left in LX at src; it stores
+    # nothing to DDR, so its result and the views of it have no other reader
     v = kernel.inputs[0]
-    while isinstance(v.owner, spyre.PermuteOp):
+    while True:
+        if len(list(v.uses)) != 1:
+            raise refuse("its source, or a view of it, has another reader, which would read DDR that nothing wrote (the producer leaves its result in LX only)")
+        if not isinstance(v.owner, spyre.PermuteOp):
+            break
         v = v.owner.input
     producer = v.owner
-    if not isinstance(producer, spyre.KernelOp) or not isinstance(producer.attributes.get("spyre.resident_out"), IntegerAttr):
-        raise refuse("its source is not a kernel's result left in LX (spyre.resident_out)")
+    if not pointwise_kernel(producer) or not isinstance(producer.attributes.get("spyre.resident_out"), IntegerAttr):
+        raise refuse("its source is not a pointwise kernel's result left in LX (spyre.resident_out)")
     if producer.attributes["spyre.resident_out"].value.data != oc["src"]:  # type: ignore[attr-defined]
         raise refuse(f"src = {oc['src']}, but the producer {producer.sym_name.data} leaves its result at {producer.attributes['spyre.resident_out'].value.data}")  # type: ignore[attr-defined]
     p_boxes = _boxes_of(producer, cores, refuse)
@@ -1114,10 +1124,11 @@ def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONF
     users = [u.operation for u in kernel.outputs[0].uses]
     consumer = users[0] if len(users) == 1 else None
     attr = consumer.attributes.get("spyre.resident_in") if isinstance(consumer, spyre.KernelOp) else None
-    if not isinstance(consumer, spyre.KernelOp) or not isinstance(attr, DenseArrayBase):
-        raise refuse("its result (kept in LX only) is not read by exactly one kernel that takes it from LX (spyre.resident_in)")
+    if not pointwise_kernel(consumer) or not isinstance(attr, DenseArrayBase) or len(attr.get_values()) != 2:
+        raise refuse("its result (kept in LX only) is not read by exactly one pointwise kernel that takes it from LX (spyre.resident_in = [input, offset])")
+    assert isinstance(consumer, spyre.KernelOp)
     index, at = attr.get_values()
-    if consumer.inputs[index] is not kernel.outputs[0] or at != oc["dst"]:
+    if not 0 <= index < len(consumer.inputs) or consumer.inputs[index] is not kernel.outputs[0] or at != oc["dst"]:
         raise refuse(f"dst = {oc['dst']}, but the consumer {consumer.sym_name.data} reads input {index} at {at}")
     c_boxes = _boxes_of(consumer, cores, refuse)
     want = [None if b == (0, 0, 0, 0) else {"d0": (b[0], b[1]), "d1": (b[2], b[3])} for b in boxes]
