@@ -1,5 +1,5 @@
-"""cse at the torch level: spyre-pipeline runs xDSL's cse right after torch-adapt
-(Optimizations.cse), so equal pure computations become one value before they become kernels.
+"""cse at the torch level: spyre-pipeline runs xDSL's cse right after torch-adapt (no
+switch: pipeline.py), so equal pure computations become one value before they become kernels.
 
 Which torch ops may merge is `PURE_OPS` of spyre_mlir/dialects/torch.py (plus the dedicated
 classes, all `Pure`): checked here against PyTorch's own schemas and tags, so that no mutating,
