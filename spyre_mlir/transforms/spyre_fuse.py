@@ -25,6 +25,10 @@ program launch); views and transfers stay on the host side, between launches.
 4. One kernel per remaining compute op (matmul, pointwise, reduce, gather, slice, restickify):
 
        %r = spyre.matmul %a, %b      ->   %r = spyre.kernel "k0" (%a, %b) { spyre.matmul; spyre.yield }
+
+A spyre.pointwise whose kernel could not address an input (one stick stride per loop:
+analysis.work.pointwise_loops; hand-written layouts that spyre-propagate-layouts never leaves)
+is refused, naming the op, the two layouts and the reason.
 """
 
 from __future__ import annotations
