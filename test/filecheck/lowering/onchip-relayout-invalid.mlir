@@ -369,3 +369,35 @@ func.func @between_pointwise(%arg0: tensor<256x100xf16>) -> (tensor<100x256xf16>
   func.return %5, %extra : tensor<100x256xf16>, tensor<256x100xf16>
 }
 // CHECK: kernel t_k1: 'spyre.restickify' spyre.onchip: its source, or a view of it, has another reader, which would read DDR that nothing wrote (the producer leaves its result in LX only)
+
+// -----
+
+// A consumer that is no pointwise kernel (a restickify): only a single pointwise op's lowering
+// reads its operand from LX in the boxes' form, and the pass never marks such a pair.
+func.func @between_pointwise(%arg0: tensor<256x100xf16>) -> tensor<100x256xf16> {
+  %0 = spyre.to_device %arg0 : tensor<256x100xf16> -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>
+  %1 = spyre.kernel "t_k0"(%0) split <d0 = 1, d1 = 4> {spyre.resident_out = 1648512 : i64, spyre.lx_budget = 1648512 : i64} : (tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>) -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>> {
+  ^bb0(%2: tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>):
+    %3 = spyre.pointwise %2 : (tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>) -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>> {
+    ^bb0(%4: f32):
+      %5 = arith.constant 0.000000e+00 : f32
+      %6 = arith.maximumf %4, %5 : f32
+      spyre.yield %6 : f32
+    }
+    spyre.yield %3 : tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>
+  }
+  %2 = spyre.permute %1 permutation [1, 0] : tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>> -> tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>
+  %3 = spyre.kernel "t_k1"(%2) split <d0 = 4, d1 = 1> {spyre.onchip = {src = 1648512 : i64, dst = 1664896 : i64, staging = 1677696 : i64, src_rows = array<i64: 0, 64, 64, 128, 128, 192, 192, 256>, dst_boxes = array<i64: 0, 1, 0, 100, 1, 2, 0, 100, 2, 3, 0, 100, 3, 4, 0, 100>}, spyre.lx_budget = 1648512 : i64} : (tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+  ^bb0(%4: tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>):
+    %5 = spyre.restickify %4 : tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>> -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+    spyre.yield %5 : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+  }
+  %4 = spyre.kernel "t_k2"(%3) split <d0 = 1, d1 = 4> {spyre.resident_in = array<i64: 0, 1664896>, spyre.lx_budget = 1648512 : i64} : (tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [100, 4, 64], stride_map = [256, 64, 1]>> {
+  ^bb0(%5: tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>):
+    %6 = spyre.restickify %5 : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> -> tensor<100x256xf16, #spyre.layout<device_size = [100, 4, 64], stride_map = [256, 64, 1]>>
+    spyre.yield %6 : tensor<100x256xf16, #spyre.layout<device_size = [100, 4, 64], stride_map = [256, 64, 1]>>
+  }
+  %5 = spyre.from_device %4 : tensor<100x256xf16, #spyre.layout<device_size = [100, 4, 64], stride_map = [256, 64, 1]>> -> tensor<100x256xf16>
+  func.return %5 : tensor<100x256xf16>
+}
+// CHECK: kernel t_k1: 'spyre.restickify' spyre.onchip: its result (kept in LX only) is not read by exactly one pointwise kernel that takes it from LX (spyre.resident_in = [input, offset])
