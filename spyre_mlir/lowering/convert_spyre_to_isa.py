@@ -222,7 +222,7 @@ def fold_streams(per_core: list[list[Ins] | None], args: Sequence[SSAValue]) -> 
 class KernelCodegen:
     """Instructions of one kernel for each core."""
 
-    def __init__(self, kernel: spyre.KernelOp, cores: int, onchip: dict | None = None):
+    def __init__(self, kernel: spyre.KernelOp, cores: int, onchip: OnchipPlan | None = None):
         self.kernel = kernel
         self.name = kernel.sym_name.data
         if kernel.split is None or kernel.chunks is None or kernel.lx is None:
@@ -251,10 +251,9 @@ class KernelCodegen:
         self.resident_out = attr.value.data // STICK_BYTES if isinstance(attr, IntegerAttr) else None
         attr = kernel.attributes.get("spyre.resident_in")
         self.resident_in = (attr.get_values()[0], attr.get_values()[1] // STICK_BYTES) if isinstance(attr, DenseArrayBase) else None
+        assert (onchip is None) == ("spyre.onchip" not in kernel.attributes), "a spyre.onchip mark is lowered as onchip_plan checked it"
         self.onchip = onchip
         """The kernel's `spyre.onchip` (spyre-onchip-relayout), as `onchip_plan` checked it."""
-        if self.onchip is None and "spyre.onchip" in kernel.attributes:
-            self.onchip = onchip_plan(kernel, cores)
         self.resident_ranges: dict[str, list[int]] = {}
         """The program's `spyre.resident_in` / `spyre.resident_out`: [lo, hi) LX sticks."""
 
@@ -775,29 +774,19 @@ class KernelCodegen:
 
         The mark is `onchip_plan`'s (checked against the tensors, the producer and the consumer).
         """
-        op = self.compute
-        assert isinstance(op, spyre.RestickifyOp) and self.onchip is not None
-        dst = spyre.device_layout(op.result.type)
-        cols, rows = dst.shape
-        cs = math.ceil(cols / 64)
-        oc, k, n = self.onchip, self.core, self.cores
-        S, D, G = oc["src"] // STICK_BYTES, oc["dst"] // STICK_BYTES, oc["staging"] // STICK_BYTES
-        bands = [tuple(oc["src_rows"][2 * i : 2 * i + 2]) for i in range(n)]
-        boxes = [tuple(oc["dst_boxes"][4 * i : 4 * i + 4]) for i in range(n)]
-        r0, r1 = bands[k]
+        plan, k, n = self.onchip, self.core, self.cores
+        assert isinstance(self.compute, spyre.RestickifyOp) and plan is not None
+        cols, cs, boxes = plan.cols, plan.col_sticks, plan.boxes
+        S, D, G = plan.src // STICK_BYTES, plan.dst // STICK_BYTES, plan.staging // STICK_BYTES
+        r0, r1 = plan.bands[k]
         width = r1 - r0  # stick stride between the band's column sticks
-        self._resident("spyre.resident_in", S, max(b - a for a, b in bands) * cs)
-        self._resident("spyre.resident_out", D, max((s1 - s0) * (c1 - c0) for s0, s1, c0, c1 in boxes))
-        def direct(core: int, rb: int) -> bool:
-            """Core `core`'s box holds the whole result of source row block `rb`."""
-            s0, s1, c0, c1 = boxes[core]
-            return s0 <= rb < s1 and (c0, c1) == (0, cols)
-
+        self._resident("spyre.resident_in", S, plan.band_sticks)
+        self._resident("spyre.resident_out", D, plan.box_sticks)
         out: list[Ins] = []
         staged: list[int] = []  # blocks (index in the band) that went to staging
         for b in range((r1 - r0) // 64):
             rb = r0 // 64 + b
-            if direct(k, rb):
+            if plan.direct(k, rb):
                 base, full, part = D + (rb - boxes[k][0]) * cols, cols // 64, cols % 64
                 if full:
                     out.append(transpose((S + b * 64, [width, 1]), (base, [64, 1]), full, 64, 64))
@@ -819,7 +808,7 @@ class KernelCodegen:
                 out.append(sfp("copy", [(src[0], src[1], False)], (dst_acc[0], dst_acc[1], False), [nb, c1 - c0]))
             else:
                 out.append(ring_send(src, dst_acc, shift if shift <= n // 2 else shift - n, [nb, c1 - c0], None))
-        if any(not direct(c, rb) for c, (a, b) in enumerate(bands) for rb in range(a // 64, b // 64)):
+        if plan.staged:
             out.append(barrier())  # every core, senders and receivers: all sends have landed
         return out
 
@@ -1018,7 +1007,47 @@ def _ragged_split(lo: int, hi: int, extent: int) -> list[tuple[int, int, int]]:
 # endregion
 
 
-def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONFIG.lx_bytes) -> dict:
+@dataclass(frozen=True)
+class OnchipPlan:
+    """A restickify kernel's `spyre.onchip` mark, parsed (`onchip_plan` checks it): LX byte
+    offsets `src`, `dst`, `staging`; per core its source rows `bands` [r0, r1) and its result
+    box `boxes` (s0, s1, c0, c1: result sticks x result rows), zeros for none; the result's
+    `cols` rows."""
+
+    src: int
+    dst: int
+    staging: int
+    bands: tuple[tuple[int, int], ...]
+    boxes: tuple[tuple[int, int, int, int], ...]
+    cols: int
+
+    @property
+    def col_sticks(self) -> int:
+        """Sticks of a source row (the result's rows, 64 a stick)."""
+        return math.ceil(self.cols / 64)
+
+    @property
+    def band_sticks(self) -> int:
+        """LX sticks of the largest band (a core's source area, and its staging area)."""
+        return max(r1 - r0 for r0, r1 in self.bands) * self.col_sticks
+
+    @property
+    def box_sticks(self) -> int:
+        """LX sticks of the largest box (a core's result area)."""
+        return max((s1 - s0) * (c1 - c0) for s0, s1, c0, c1 in self.boxes)
+
+    def direct(self, core: int, rb: int) -> bool:
+        """Core `core`'s box holds the whole result of source row block `rb`."""
+        s0, s1, c0, c1 = self.boxes[core]
+        return s0 <= rb < s1 and (c0, c1) == (0, self.cols)
+
+    @property
+    def staged(self) -> bool:
+        """Some block's result goes to another core's box (through staging and the ring)."""
+        return any(not self.direct(c, rb) for c, (r0, r1) in enumerate(self.bands) for rb in range(r0 // 64, r1 // 64))
+
+
+def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONFIG.lx_bytes) -> OnchipPlan:
     """A restickify kernel's `spyre.onchip` mark (spyre-onchip-relayout), checked against what
     `KernelCodegen._onchip_transpose` and the two kernels around it assume; PassFailedException
     naming the kernel and the reason otherwise (a hand-written or stale mark used to give a
@@ -1060,11 +1089,15 @@ def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONF
         raise refuse(f"{src.describe()} to {dst.describe()} is not the generic layout's transposed view to the generic layout")
     if rows % 64:
         raise refuse(f"the transposed dim ({rows}) is not a multiple of 64")
-    cs = math.ceil(cols / 64)
     if len(oc["src_rows"]) != 2 * cores or len(oc["dst_boxes"]) != 4 * cores:
         raise refuse(f"src_rows needs 2 and dst_boxes 4 values per core ({cores} cores), got {len(oc['src_rows'])} and {len(oc['dst_boxes'])}")
-    bands = [tuple(oc["src_rows"][2 * i : 2 * i + 2]) for i in range(cores)]
-    boxes = [tuple(oc["dst_boxes"][4 * i : 4 * i + 4]) for i in range(cores)]
+    plan = OnchipPlan(
+        oc["src"], oc["dst"], oc["staging"],
+        tuple((oc["src_rows"][2 * i], oc["src_rows"][2 * i + 1]) for i in range(cores)),
+        tuple(tuple(oc["dst_boxes"][4 * i : 4 * i + 4]) for i in range(cores)),  # type: ignore[misc]
+        cols,
+    )
+    bands, boxes = plan.bands, plan.boxes
     seen = np.zeros(rows, dtype=np.int64)
     for core, (r0, r1) in enumerate(bands):
         if (r0, r1) != (0, 0) and not (0 <= r0 < r1 <= rows and r0 % 64 == 0 and r1 % 64 == 0):
@@ -1080,10 +1113,9 @@ def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONF
     if (seen != 1).any():
         raise refuse(f"dst_boxes {list(oc['dst_boxes'])} do not hold each of the result's {rows // 64} x {cols} sticks once")
     # LX: the three areas (staging only when a block crosses the ring) apart, inside LX
-    staged = any(not (s0 <= rb < s1 and (c0, c1) == (0, cols)) for (a, b), (s0, s1, c0, c1) in zip(bands, boxes) for rb in range(a // 64, b // 64))
-    areas = [("src", max(b - a for a, b in bands) * cs), ("dst", max((s1 - s0) * (c1 - c0) for s0, s1, c0, c1 in boxes))]
-    if staged:
-        areas.append(("staging", max(b - a for a, b in bands) * cs))
+    areas = [("src", plan.band_sticks), ("dst", plan.box_sticks)]
+    if plan.staged:
+        areas.append(("staging", plan.band_sticks))
     spans = []
     for key, sticks in areas:
         at = oc[key]
@@ -1117,7 +1149,7 @@ def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONF
     if producer.attributes["spyre.resident_out"].value.data != oc["src"]:  # type: ignore[attr-defined]
         raise refuse(f"src = {oc['src']}, but the producer {producer.sym_name.data} leaves its result at {producer.attributes['spyre.resident_out'].value.data}")  # type: ignore[attr-defined]
     p_boxes = _boxes_of(producer, cores, refuse)
-    want = [None if b == (0, 0) else {"d0": (0, cs), "d1": b} for b in bands]
+    want = [None if b == (0, 0) else {"d0": (0, plan.col_sticks), "d1": b} for b in bands]
     if [d.name for d in kernel_iteration_dims(producer)] != ["d0", "d1"] or p_boxes != want:
         raise refuse(f"src_rows {list(oc['src_rows'])} are not the boxes of the producer {producer.sym_name.data} (all column sticks, its rows)")
     # the consumer: the result's only reader, whose boxes are dst_boxes, reading them at dst
@@ -1144,7 +1176,7 @@ def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONF
         budget = k.attributes.get("spyre.lx_budget") if isinstance(k, spyre.KernelOp) else None
         if isinstance(k, spyre.KernelOp) and not (isinstance(budget, IntegerAttr) and budget.value.data <= bottom):
             raise refuse(f"kernel {k.sym_name.data} runs while the areas (from LX byte {bottom}) are live, and its spyre.lx_budget does not keep its buffers below them")
-    return oc
+    return plan
 
 
 def _boxes_of(kernel: spyre.KernelOp, cores: int, refuse: Callable[[str], PassFailedException]) -> list:
