@@ -570,6 +570,16 @@ def kernel_ops(kernel: spyre.KernelOp) -> list[Operation]:
     return [op for op in kernel.body.block.ops if not isinstance(op, spyre.YieldOp | spyre.PermuteOp | spyre.ReshapeOp)]
 
 
+def single_pointwise(kernel: Operation | None) -> spyre.PointwiseOp | None:
+    """The pointwise op of a kernel of one compute op that is one (else None): the only kind
+    whose lowering keeps its result in LX (spyre.resident_out) or reads an operand there
+    (spyre.resident_in) in spyre-onchip-relayout's bands and boxes."""
+    if not isinstance(kernel, spyre.KernelOp):
+        return None
+    ops = kernel_ops(kernel)
+    return ops[0] if len(ops) == 1 and isinstance(ops[0], spyre.PointwiseOp) else None
+
+
 @dataclass(frozen=True)
 class Epilogue:
     """A matmul and the pointwise op applied to its result (bias, activation, residual), in one

@@ -50,6 +50,7 @@ from spyre_mlir.analysis.work import (
     pointwise_loops,
     pointwise_program,
     reduce_tile_dim,
+    single_pointwise,
     restickify_loops,
     slice_loops,
     slice_strides,
@@ -1129,11 +1130,6 @@ def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONF
         if b0 < a1:
             raise refuse(f"{k0} (LX bytes [{a0}, {a1})) and {k1} (LX bytes [{b0}, {b1})) overlap")
     bottom = spans[0][0]
-    def pointwise_kernel(k: object) -> bool:
-        """A kernel of one spyre.pointwise: the only kind whose lowering keeps its result in LX
-        (spyre.resident_out) or reads an operand there (spyre.resident_in) in the bands' form."""
-        return isinstance(k, spyre.KernelOp) and [type(o) for o in kernel_ops(k)] == [spyre.PointwiseOp]
-
     # the producer: a pointwise kernel whose boxes are the bands, left in LX at src; it stores
     # nothing to DDR, so its result and the views of it have no other reader
     v = kernel.inputs[0]
@@ -1144,7 +1140,7 @@ def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONF
             break
         v = v.owner.input
     producer = v.owner
-    if not pointwise_kernel(producer) or not isinstance(producer.attributes.get("spyre.resident_out"), IntegerAttr):
+    if single_pointwise(producer) is None or not isinstance(producer.attributes.get("spyre.resident_out"), IntegerAttr):
         raise refuse("its source is not a pointwise kernel's result left in LX (spyre.resident_out)")
     if producer.attributes["spyre.resident_out"].value.data != oc["src"]:  # type: ignore[attr-defined]
         raise refuse(f"src = {oc['src']}, but the producer {producer.sym_name.data} leaves its result at {producer.attributes['spyre.resident_out'].value.data}")  # type: ignore[attr-defined]
@@ -1156,7 +1152,7 @@ def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONF
     users = [u.operation for u in kernel.outputs[0].uses]
     consumer = users[0] if len(users) == 1 else None
     attr = consumer.attributes.get("spyre.resident_in") if isinstance(consumer, spyre.KernelOp) else None
-    if not pointwise_kernel(consumer) or not isinstance(attr, DenseArrayBase) or len(attr.get_values()) != 2:
+    if single_pointwise(consumer) is None or not isinstance(attr, DenseArrayBase) or len(attr.get_values()) != 2:
         raise refuse("its result (kept in LX only) is not read by exactly one pointwise kernel that takes it from LX (spyre.resident_in = [input, offset])")
     assert isinstance(consumer, spyre.KernelOp)
     index, at = attr.get_values()

@@ -46,7 +46,7 @@ from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, M
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from spyre_mlir.analysis.work import core_boxes, kernel_iteration_dims, kernel_ops
+from spyre_mlir.analysis.work import core_boxes, kernel_iteration_dims, kernel_ops, single_pointwise
 from spyre_mlir.diagnostics import REMARKS
 from spyre_mlir.dialects import spyre
 from spyre_mlir.layout import STICK_BYTES, Layout
@@ -59,13 +59,6 @@ def _array(values: list[int]) -> DenseArrayBase:
 def _only_use(v: SSAValue) -> Operation | None:
     uses = list(v.uses)
     return uses[0].operation if len(uses) == 1 else None
-
-
-def _single_pointwise(kernel: Operation | None) -> spyre.PointwiseOp | None:
-    if not isinstance(kernel, spyre.KernelOp):
-        return None
-    ops = kernel_ops(kernel)
-    return ops[0] if len(ops) == 1 and isinstance(ops[0], spyre.PointwiseOp) else None
 
 
 @dataclass(frozen=True)
@@ -103,7 +96,7 @@ class SpyreOnchipRelayoutPass(ModulePass):
                 return "the transposed view has other readers"
             v = v.owner.input
         p = v.owner
-        if _single_pointwise(p) is None:
+        if single_pointwise(p) is None:
             return f"its source is not produced by a pointwise kernel (by '{getattr(p, 'name', 'a block argument')}')"
         assert isinstance(p, spyre.KernelOp)
         if _only_use(v) is None:
@@ -112,7 +105,7 @@ class SpyreOnchipRelayoutPass(ModulePass):
             return "the producer already keeps its result in LX for another relayout"
         # ---- the consumer: one pointwise kernel reading the result
         c = _only_use(r.outputs[0])
-        if _single_pointwise(c) is None:
+        if single_pointwise(c) is None:
             return "its result is not read by exactly one pointwise kernel"
         assert isinstance(c, spyre.KernelOp)
         if "spyre.resident_in" in c.attributes:
