@@ -173,15 +173,14 @@ def slice_strides(op: spyre.SliceOp, loops: Sequence[LoopDim] | None = None) -> 
     strides = operand_strides(dst, src, list(range(len(dst.host_shape))), loops)
     if strides is None:
         return None
-    # the strides nest the loops in the input's digits from index 0; from the start on they
-    # do only when the start moves the top digit alone (a multiple of its weight)
+    step = op.steps
     for h, s0 in enumerate(op.start.as_tuple()):
+        # the strides nest the loops in the input's digits from index 0; from the start on they
+        # do only when the start moves the top digit alone (a multiple of its weight), and stay
+        # inside the input when the result's last padded coordinate, from the start on, is
+        # within the input's padded extent (else the copy reads sticks past the input)
         if src.digits[h] and s0 % max(d.weight for d in src.digits[h]):
             return None
-    step = op.steps
-    # and stay inside the input: the result's last padded coordinate, from the start on, is
-    # within the input's padded extent (else the copy reads sticks past the input)
-    for h, s0 in enumerate(op.start.as_tuple()):
         if s0 + step[h] * (dst.padded_extent(h) - 1) >= src.padded_extent(h):
             return None
     for j, d in enumerate(loops):

@@ -239,12 +239,16 @@ def _closed_prefix(ordered: list[Operation], members: set[Operation]) -> list[Op
     Growth follows residual adds from one norm into the next (x1 = norm(h); h2 = x1 + f(x1);
     x2 = norm(h2); ...), so a group can span every layer; its first norm's result is read
     outside (by f), and the group ends there. The rest is a later seed's to group."""
-    first = next((i for i, o in enumerate(ordered) if any(u.operation not in members for r in o.results for u in r.uses)), None)
+
+    def read_outside(o: Operation, inside: set[Operation]) -> bool:
+        return any(u.operation not in inside for r in o.results for u in r.uses)
+
+    first = next((i for i, o in enumerate(ordered) if read_outside(o, members)), None)
     if first is None:
         return None
     group = ordered[: first + 1]
     inside = set(group)
-    escaping = [o for o in group if any(u.operation not in inside for r in o.results for u in r.uses)]
+    escaping = [o for o in group if read_outside(o, inside)]
     if len(group) < 2 or escaping != [group[-1]] or not any(isinstance(o, spyre.ReduceOp) for o in group):
         return None
     return group
