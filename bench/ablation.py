@@ -108,7 +108,9 @@ WORKLOADS = [
     Workload("matmul_512x4096x4096", _matmul(512, 4096, 4096), MATMUL_OFF, -0.69, "matmul tiling/layout, best shape"),
     Workload("matmul_128x768x3072", _matmul(128, 768, 3072), MATMUL_OFF, -0.29, "matmul tiling/layout, least gain"),
     Workload("matmul_2048x2048x2048", _matmul(2048, 2048, 2048), MATMUL_OFF, None, ""),
-    Workload("softmax_512x1024_1core", _softmax, ["row_groups"], -0.27, "softmax 32.51 -> 23.67 us, LX scheduling", cores=1),
+    Workload(
+        "softmax_512x1024_1core", _softmax, ["row_groups"], -0.27, "softmax 32.51 -> 23.67 us, LX scheduling", cores=1
+    ),
     Workload("softmax_512x1024_32core", _softmax, ["row_groups"], -0.27, "softmax 32.51 -> 23.67 us, LX scheduling"),
     Workload("mlp_512x768x3072", _mlp, ["epilogues"], -0.17, "fused MLP-style kernel, util ~2/3 -> ~80%"),
     Workload("bert_layer_seq128", _bert_layer, "all", None, ""),
@@ -137,7 +139,12 @@ def summarize(kernels: list) -> dict:
     cfg = kernels[0].config if kernels else DeviceConfig()
     roofline = sum(max(2 * k.macs / k.peak_flops, k.ddr_bytes / k.config.ddr_bytes_per_s) for k in kernels)
     util = macs / (cfg.pt_macs_per_cycle * cfg.clock_hz * cfg.cores * time_s) if macs and time_s else None
-    return {"us": time_s * 1e6, "utilization": util, "attainment": roofline / time_s if time_s else None, "launches": len(kernels)}
+    return {
+        "us": time_s * 1e6,
+        "utilization": util,
+        "attainment": roofline / time_s if time_s else None,
+        "launches": len(kernels),
+    }
 
 
 def run_row(w: Workload) -> dict:
@@ -188,7 +195,10 @@ def table(rows: list[dict]) -> str:
         f"PT peak as modeled: {cfg.cores} cores x {cfg.pt_macs_per_cycle} MAC/cycle x {cfg.clock_hz / 1e9:.3f} GHz = "
         f"{cfg.cores * cfg.pt_macs_per_cycle * cfg.clock_hz / 1e12:.2f} TMAC/s (corelets_used={cfg.corelets_used})"
     )
-    lines.append("max |error| vs eager (baseline, optimized): " + ", ".join(f"{r['kernel']} {r['max_abs_error'][0]:.2g}/{r['max_abs_error'][1]:.2g}" for r in rows))
+    lines.append(
+        "max |error| vs eager (baseline, optimized): "
+        + ", ".join(f"{r['kernel']} {r['max_abs_error'][0]:.2g}/{r['max_abs_error'][1]:.2g}" for r in rows)
+    )
     return "\n".join(lines)
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 
 import numpy as np
@@ -126,6 +125,7 @@ def softmax_ddr() -> list:
         ],
     )
     for src, dst, fn in ((X, SUB, "sub"), (SUB, EXP, "exp")):
+
         def op(c, fn=fn):
             A, B = a[c % 2], b[c % 2]
             if fn == "sub":
@@ -247,22 +247,32 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"{'figure':<52}{'published':>12}{'model':>12}{'model/pub':>11}")
     print("-" * 87)
-    print(f"{'1a softmax 512x1024 f16, 1 core, through DDR (us)':<52}{PUBLISHED_SOFTMAX_DDR_US:>12.2f}{ddr_us:>12.2f}{ddr_us / PUBLISHED_SOFTMAX_DDR_US:>11.2f}")
-    print(f"{'1b softmax, intermediates in LX (us) [calibration]':<52}{PUBLISHED_SOFTMAX_LX_US:>12.2f}{lx_us:>12.2f}{lx_us / PUBLISHED_SOFTMAX_LX_US:>11.2f}")
-    print(f"{'1c softmax gain from keeping intermediates in LX':<52}{-100 * pub_gain:>11.1f}%{-100 * result['softmax_gain']:>11.1f}%")
+    print(
+        f"{'1a softmax 512x1024 f16, 1 core, through DDR (us)':<52}{PUBLISHED_SOFTMAX_DDR_US:>12.2f}{ddr_us:>12.2f}{ddr_us / PUBLISHED_SOFTMAX_DDR_US:>11.2f}"
+    )
+    print(
+        f"{'1b softmax, intermediates in LX (us) [calibration]':<52}{PUBLISHED_SOFTMAX_LX_US:>12.2f}{lx_us:>12.2f}{lx_us / PUBLISHED_SOFTMAX_LX_US:>11.2f}"
+    )
+    print(
+        f"{'1c softmax gain from keeping intermediates in LX':<52}{-100 * pub_gain:>11.1f}%{-100 * result['softmax_gain']:>11.1f}%"
+    )
     print(f"   (both softmax programs match numpy to {result['softmax_max_error']:.2e} of each row's max)")
     print()
-    print(f"2  matmul 1024^3 (spyre-pipeline, 32 cores): {result['matmul_1024_us']:.2f} us; PT peak "
-          f"{result['matmul_1024_peak_tflops']:.1f} TFLOP/s (1 corelet x 32 cores); PT utilisation "
-          f"{100 * mm.pt_utilization:.1f}%; roofline attainment {100 * mm.attainment:.1f}% ({mm.bottleneck}-bound); "
-          f"AI {mm.arithmetic_intensity:.0f} FLOP/B")
+    print(
+        f"2  matmul 1024^3 (spyre-pipeline, 32 cores): {result['matmul_1024_us']:.2f} us; PT peak "
+        f"{result['matmul_1024_peak_tflops']:.1f} TFLOP/s (1 corelet x 32 cores); PT utilisation "
+        f"{100 * mm.pt_utilization:.1f}%; roofline attainment {100 * mm.attainment:.1f}% ({mm.bottleneck}-bound); "
+        f"AI {mm.arithmetic_intensity:.0f} FLOP/B"
+    )
     print()
     print("3  memory-bound add, (2048, 4096) f16, by cores:")
     print(f"   {'cores':>5}{'time (us)':>12}{'DDR GB/s':>10}{'speed-up':>10}")
     for c, k in mem.items():
         print(f"   {c:>5}{k.time_s * 1e6:>12.2f}{k.ddr_bytes / k.time_s / 1e9:>10.1f}{mem[1].time_s / k.time_s:>10.2f}")
-    print(f"   (shared LPDDR5: {config.ddr_bytes_per_s / 1e9:.1f} GB/s for the card; one core's LX port: "
-          f"{config.lx_port_bytes_per_cycle * config.clock_hz / 1e9:.1f} GB/s)")
+    print(
+        f"   (shared LPDDR5: {config.ddr_bytes_per_s / 1e9:.1f} GB/s for the card; one core's LX port: "
+        f"{config.lx_port_bytes_per_cycle * config.clock_hz / 1e9:.1f} GB/s)"
+    )
     return 0
 
 

@@ -119,12 +119,21 @@ CORPUS: dict[str, Spec] = {
     "convbert": Spec("ConvBertConfig", "ConvBertModel", _bert_like(embedding_size=HIDDEN)),
     "deberta": Spec("DebertaConfig", "DebertaModel", _bert_like(relative_attention=True, pos_att_type=["c2p", "p2c"])),
     "deberta-v2": Spec(
-        "DebertaV2Config", "DebertaV2Model", _bert_like(relative_attention=True, pos_att_type=["c2p", "p2c"], position_buckets=32)
+        "DebertaV2Config",
+        "DebertaV2Model",
+        _bert_like(relative_attention=True, pos_att_type=["c2p", "p2c"], position_buckets=32),
     ),
     "distilbert": Spec(
         "DistilBertConfig",
         "DistilBertModel",
-        dict(vocab_size=VOCAB, dim=HIDDEN, n_layers=LAYERS, n_heads=HEADS, hidden_dim=INTERMEDIATE, max_position_embeddings=POSITIONS),
+        dict(
+            vocab_size=VOCAB,
+            dim=HIDDEN,
+            n_layers=LAYERS,
+            n_heads=HEADS,
+            hidden_dim=INTERMEDIATE,
+            max_position_embeddings=POSITIONS,
+        ),
     ),
     "electra": Spec("ElectraConfig", "ElectraModel", _bert_like(embedding_size=32)),
     "ernie": Spec("ErnieConfig", "ErnieModel", _bert_like()),
@@ -146,7 +155,14 @@ CORPUS: dict[str, Spec] = {
     "t5-encoder": Spec(
         "T5Config",
         "T5EncoderModel",
-        dict(vocab_size=VOCAB, d_model=HIDDEN, d_kv=HIDDEN // HEADS, d_ff=INTERMEDIATE, num_layers=LAYERS, num_heads=HEADS),
+        dict(
+            vocab_size=VOCAB,
+            d_model=HIDDEN,
+            d_kv=HIDDEN // HEADS,
+            d_ff=INTERMEDIATE,
+            num_layers=LAYERS,
+            num_heads=HEADS,
+        ),
     ),
     "xlm-roberta": Spec("XLMRobertaConfig", "XLMRobertaModel", _bert_like()),
     "clip-text": Spec("CLIPTextConfig", "CLIPTextModel", _bert_like()),
@@ -176,21 +192,41 @@ CORPUS: dict[str, Spec] = {
     "dinov2": Spec("Dinov2Config", "Dinov2Model", _vision(mlp_ratio=2), inputs="pixels"),
     # ---------------------------------------------------------------- decoders
     "biogpt": Spec("BioGptConfig", "BioGptModel", _bert_like()),
-    "bloom": Spec("BloomConfig", "BloomModel", dict(vocab_size=VOCAB, hidden_size=HIDDEN, n_layer=LAYERS, n_head=HEADS)),
+    "bloom": Spec(
+        "BloomConfig", "BloomModel", dict(vocab_size=VOCAB, hidden_size=HIDDEN, n_layer=LAYERS, n_head=HEADS)
+    ),
     "codegen": Spec(
         "CodeGenConfig",
         "CodeGenModel",
-        dict(vocab_size=VOCAB, n_positions=POSITIONS, n_ctx=POSITIONS, n_embd=HIDDEN, n_layer=LAYERS, n_head=HEADS, rotary_dim=8),
+        dict(
+            vocab_size=VOCAB,
+            n_positions=POSITIONS,
+            n_ctx=POSITIONS,
+            n_embd=HIDDEN,
+            n_layer=LAYERS,
+            n_head=HEADS,
+            rotary_dim=8,
+        ),
     ),
     "cohere": Spec("CohereConfig", "CohereModel", _decoder()),
-    "falcon": Spec("FalconConfig", "FalconModel", dict(vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=LAYERS, num_attention_heads=HEADS)),
+    "falcon": Spec(
+        "FalconConfig",
+        "FalconModel",
+        dict(vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=LAYERS, num_attention_heads=HEADS),
+    ),
     "gemma": Spec("GemmaConfig", "GemmaModel", _decoder(head_dim=HIDDEN // HEADS)),
     "gemma2": Spec("Gemma2Config", "Gemma2Model", _decoder(head_dim=HIDDEN // HEADS, sliding_window=16)),
     "gemma3-text": Spec("Gemma3TextConfig", "Gemma3TextModel", _decoder(head_dim=HIDDEN // HEADS, sliding_window=16)),
     "glm": Spec("GlmConfig", "GlmModel", _decoder(head_dim=HIDDEN // HEADS)),
-    "gpt2": Spec("GPT2Config", "GPT2Model", dict(vocab_size=VOCAB, n_positions=POSITIONS, n_embd=HIDDEN, n_layer=LAYERS, n_head=HEADS)),
+    "gpt2": Spec(
+        "GPT2Config",
+        "GPT2Model",
+        dict(vocab_size=VOCAB, n_positions=POSITIONS, n_embd=HIDDEN, n_layer=LAYERS, n_head=HEADS),
+    ),
     "gpt-bigcode": Spec(
-        "GPTBigCodeConfig", "GPTBigCodeModel", dict(vocab_size=VOCAB, n_positions=POSITIONS, n_embd=HIDDEN, n_layer=LAYERS, n_head=HEADS)
+        "GPTBigCodeConfig",
+        "GPTBigCodeModel",
+        dict(vocab_size=VOCAB, n_positions=POSITIONS, n_embd=HIDDEN, n_layer=LAYERS, n_head=HEADS),
     ),
     "gpt-neo": Spec(
         "GPTNeoConfig",
@@ -207,7 +243,9 @@ CORPUS: dict[str, Spec] = {
     ),
     "gpt-neox": Spec("GPTNeoXConfig", "GPTNeoXModel", _bert_like()),
     "gptj": Spec(
-        "GPTJConfig", "GPTJModel", dict(vocab_size=VOCAB, n_positions=POSITIONS, n_embd=HIDDEN, n_layer=LAYERS, n_head=HEADS, rotary_dim=8)
+        "GPTJConfig",
+        "GPTJModel",
+        dict(vocab_size=VOCAB, n_positions=POSITIONS, n_embd=HIDDEN, n_layer=LAYERS, n_head=HEADS, rotary_dim=8),
     ),
     "granite": Spec("GraniteConfig", "GraniteModel", _decoder()),
     "helium": Spec("HeliumConfig", "HeliumModel", _decoder(head_dim=HIDDEN // HEADS)),
@@ -240,21 +278,39 @@ CORPUS: dict[str, Spec] = {
     "lfm2": Spec("Lfm2Config", "Lfm2Model", _decoder(full_attn_idxs=[1])),
     "ministral3": Spec("Ministral3Config", "Ministral3Model", _decoder(head_dim=HIDDEN // HEADS)),
     "nemotron": Spec("NemotronConfig", "NemotronModel", _decoder(head_dim=HIDDEN // HEADS)),
-    "mixtral": Spec("MixtralConfig", "MixtralModel", _decoder(head_dim=HIDDEN // HEADS, num_local_experts=4, num_experts_per_tok=2)),
+    "mixtral": Spec(
+        "MixtralConfig", "MixtralModel", _decoder(head_dim=HIDDEN // HEADS, num_local_experts=4, num_experts_per_tok=2)
+    ),
     "qwen3-moe": Spec(
-        "Qwen3MoeConfig", "Qwen3MoeModel", _decoder(head_dim=HIDDEN // HEADS, moe_intermediate_size=64, num_experts=4, num_experts_per_tok=2)
+        "Qwen3MoeConfig",
+        "Qwen3MoeModel",
+        _decoder(head_dim=HIDDEN // HEADS, moe_intermediate_size=64, num_experts=4, num_experts_per_tok=2),
     ),
     "granitemoe": Spec("GraniteMoeConfig", "GraniteMoeModel", _decoder(num_local_experts=4, num_experts_per_tok=2)),
     "xglm": Spec(
         "XGLMConfig",
         "XGLMModel",
-        dict(vocab_size=VOCAB, d_model=HIDDEN, num_layers=LAYERS, attention_heads=HEADS, ffn_dim=INTERMEDIATE, max_position_embeddings=POSITIONS),
+        dict(
+            vocab_size=VOCAB,
+            d_model=HIDDEN,
+            num_layers=LAYERS,
+            attention_heads=HEADS,
+            ffn_dim=INTERMEDIATE,
+            max_position_embeddings=POSITIONS,
+        ),
     ),
 }
 """Architecture name -> how to build it."""
 
 
-SPECIAL_TOKENS = {"pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2, "cls_token_id": 1, "sep_token_id": 2, "decoder_start_token_id": 1}
+SPECIAL_TOKENS = {
+    "pad_token_id": 0,
+    "bos_token_id": 1,
+    "eos_token_id": 2,
+    "cls_token_id": 1,
+    "sep_token_id": 2,
+    "decoder_start_token_id": 1,
+}
 """Special token ids of the full-size vocabularies, moved into the tiny one (ids 0-3)."""
 
 

@@ -149,7 +149,8 @@ def measure(name: str, timeout_s: float = 600.0) -> Row:
         row.host_by_design = dict(sum((g.host_by_design for g in reports), Counter()))
         if whole or not reports:
             row.reason = (
-                "a graph ran wholly on the CPU (documented fallback): " + whole[0].split("instead of the device: ", 1)[-1]
+                "a graph ran wholly on the CPU (documented fallback): "
+                + whole[0].split("instead of the device: ", 1)[-1]
                 if whole
                 else "no graph reached the spyre backend"
             )
@@ -165,7 +166,7 @@ def measure(name: str, timeout_s: float = 600.0) -> Row:
         row.passed = row.compiles and cmp.passed
         if row.compiles and not cmp.passed:
             row.reason = f"wrong answer: {cmp}"
-    except Exception as e:  # noqa: BLE001  (any failure of one model is reported, not raised)
+    except Exception as e:
         row.compiles = False
         where, what = _describe(e)
         if stage == "compile" and "/runtime/" in where:
@@ -191,7 +192,11 @@ def table(rows: list[Row]) -> str:
     )
     lines = [head, "-" * len(head)]
     for r in rows:
-        ops = f"{r.device_ops}/{r.torch_ops} {100 * r.device_fraction:3.0f}%" if r.device_fraction is not None and r.torch_ops else "-"
+        ops = (
+            f"{r.device_ops}/{r.torch_ops} {100 * r.device_fraction:3.0f}%"
+            if r.device_fraction is not None and r.torch_ops
+            else "-"
+        )
         lines.append(
             f"{r.name:<16}{'yes' if r.compiles else 'no':<10}{r.graphs:>6}{ops:>14}{_fmt(r.max_error, '.2e'):>11}"
             f"{_fmt(r.cosine, '.6f'):>10}{_fmt(r.latency_us, '.1f'):>12}{r.kernels:>8}{_fmt(r.transfers_us, '.1f'):>14}  "
@@ -218,7 +223,9 @@ def totals(rows: list[Row]) -> dict:
         "mean_device_fraction": sum(fractions) / len(fractions) if fractions else 0.0,
         "tolerance": model_tolerance(LAYERS),
         "layers": LAYERS,
-        "cpu_fallback_ops": {op: {"models": models_per_op[op], "nodes": cpu[op]} for op, _ in models_per_op.most_common()},
+        "cpu_fallback_ops": {
+            op: {"models": models_per_op[op], "nodes": cpu[op]} for op, _ in models_per_op.most_common()
+        },
     }
 
 
@@ -236,7 +243,11 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         rows.append(measure(name, args.timeout))
         if not args.json:
-            print(f"  {name}: {'PASS' if rows[-1].passed else 'FAIL'} ({rows[-1].wall_s:.1f} s)", file=sys.stderr, flush=True)
+            print(
+                f"  {name}: {'PASS' if rows[-1].passed else 'FAIL'} ({rows[-1].wall_s:.1f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
     tot = totals(rows)
     failures = {r.name: r.reason or "fails the criterion" for r in rows if not r.passed}
     if args.json:

@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test" / "fuzz"))
 
-from fuzz_mutations import apply_recipe, draw_recipes  # noqa: E402
-from fuzz_runner import DEFAULT_TIMEOUT, FAILURES, Result, run_cases, summarize  # noqa: E402
+from fuzz_mutations import apply_recipe, draw_recipes
+from fuzz_runner import DEFAULT_TIMEOUT, FAILURES, Result, run_cases, summarize
 
 
 def table(summary: dict) -> str:
@@ -46,7 +46,12 @@ def table(summary: dict) -> str:
     lines.append("outcome@last stage:")
     lines += [f"  {k:<28} {v}" for k, v in summary["by_stage"].items()]
     for sig, f in summary["findings"].items():
-        lines += ["", f"FINDING x{f['count']}: {sig}", f"  recipe: {json.dumps(f['recipe'])}", "  " + f["message"].strip().replace("\n", "\n  ")]
+        lines += [
+            "",
+            f"FINDING x{f['count']}: {sig}",
+            f"  recipe: {json.dumps(f['recipe'])}",
+            "  " + f["message"].strip().replace("\n", "\n  "),
+        ]
     return "\n".join(lines)
 
 
@@ -55,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0, help="Hypothesis seed of the mutations (default 0)")
     ap.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
-    ap.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help=f"seconds per case (default {DEFAULT_TIMEOUT:g})")
+    ap.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT, help=f"seconds per case (default {DEFAULT_TIMEOUT:g})"
+    )
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--replay", metavar="RECIPE", help="run one recipe (JSON) and print its result")
     ap.add_argument("--show", type=int, metavar="I", help="print the mutant text of case I (0 with --replay) and exit")
@@ -74,7 +81,10 @@ def main(argv: list[str] | None = None) -> int:
 
     def progress(res: Result) -> None:
         if args.verbose or res.outcome in FAILURES:
-            print(f"[{res.index}] {res.outcome:<10} {res.seconds:6.2f}s {' '.join(res.stages)} {res.recipe['seed']}", file=sys.stderr)
+            print(
+                f"[{res.index}] {res.outcome:<10} {res.seconds:6.2f}s {' '.join(res.stages)} {res.recipe['seed']}",
+                file=sys.stderr,
+            )
 
     start = time.perf_counter()
     results = run_cases(recipes, jobs=args.jobs, timeout=args.timeout, progress=progress)

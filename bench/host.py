@@ -281,10 +281,13 @@ def table(r: dict) -> str:
     for n, s in r["compile_s_by_layers"].items():
         lines.append(f"   {n:>6}   {s:>9.2f}   {s / one:>9.2f}")
     if r["repeat"] > 1:
-        lines.append(f"   ({top} layers: median of {r['repeat']} runs alternating with Inductor's: {runs(f'compile_s_{top}_runs')} s)")
+        lines.append(
+            f"   ({top} layers: median of {r['repeat']} runs alternating with Inductor's: {runs(f'compile_s_{top}_runs')} s)"
+        )
     lines += [
         f"   Inductor, {top} layers: {r[f'inductor_compile_s_{top}']:.2f} s (cold cache"
-        + (f"; median of {runs(f'inductor_compile_s_{top}_runs')} s" if r["repeat"] > 1 else "") + ")"
+        + (f"; median of {runs(f'inductor_compile_s_{top}_runs')} s" if r["repeat"] > 1 else "")
+        + ")"
         f"   spyre / Inductor: {r['compile_vs_inductor']:.2f}",
         "",
         f"2. all-MiniLM-L6-v2 forward, batch 1, seq {r['seq']} (steady state)",
@@ -293,7 +296,9 @@ def table(r: dict) -> str:
     ]
     if r["repeat"] > 1:
         ms = lambda key: ", ".join(f"{x * 1e3:.1f}" for x in r[key])  # noqa: E731
-        lines.append(f"   (medians of {r['repeat']} processes: device {ms('minilm_device_s_runs')} ms; eager {ms('minilm_eager_s_runs')} ms)")
+        lines.append(
+            f"   (medians of {r['repeat']} processes: device {ms('minilm_device_s_runs')} ms; eager {ms('minilm_eager_s_runs')} ms)"
+        )
     lines += [
         "",
         "3. memory of that run",
@@ -308,8 +313,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     ap.add_argument("--quick", action="store_true", help=f"layers {QUICK_LAYERS}, seq {QUICK_SEQ}: a smoke test")
-    ap.add_argument("--repeat", type=int, default=1, metavar="N",
-                    help="measure the largest encoder's and Inductor's compile, and MiniLM, N times each; report medians")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="measure the largest encoder's and Inductor's compile, and MiniLM, N times each; report medians",
+    )
     ap.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.repeat < 1:

@@ -41,7 +41,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from host import _offline, _time_calls, minilm  # noqa: E402  (bench/host.py: one way to load and time)
+from host import _offline, _time_calls, minilm
 
 SEQ = 128
 CALLS = 10
@@ -97,7 +97,10 @@ def _replay(seen: dict[str, list], replays: int) -> dict[str, float]:
     rng = np.random.default_rng(0)
     # one operand per distinct size, reused by every call of that size (warm in cache, as a
     # forward's freshly written operands mostly are): the replay is a lower bound
-    bits = {n: rng.integers(0x0200, 0x7E00, n, dtype=np.uint16) ^ rng.integers(0, 2, n, dtype=np.uint16) << 15 for n in set(seen["decode"])}
+    bits = {
+        n: rng.integers(0x0200, 0x7E00, n, dtype=np.uint16) ^ rng.integers(0, 2, n, dtype=np.uint16) << 15
+        for n in set(seen["decode"])
+    }
     values = {n: rng.standard_normal(n, dtype=np.float32) for n in set(seen["encode"])}
     pool = ThreadPoolExecutor(1)
 
@@ -159,8 +162,10 @@ def measure(calls: int, replays: int, seq: int = SEQ) -> dict:
             seen = _record(compiled, batch)
     if not (seen["decode"] and seen["encode"] and seen["matmul"]):
         empty = [k for k, v in seen.items() if not v]
-        raise SystemExit(f"bench/host_floor.py: a forward recorded no {', '.join(empty)}: the device model no longer "
-                         "calls numerics.dl16_decode / dl16_encode / np.matmul through their modules; update _record")
+        raise SystemExit(
+            f"bench/host_floor.py: a forward recorded no {', '.join(empty)}: the device model no longer "
+            "calls numerics.dl16_decode / dl16_encode / np.matmul through their modules; update _record"
+        )
     macs = sum(a[-2] * a[-1] * b[-1] * (a[0] if len(a) == 3 else 1) for a, b in seen["matmul"])  # (B,) m x k @ k x n
     r = {
         "seq": seq,
@@ -187,7 +192,11 @@ def table(r: dict) -> str:
         ("DL16 decodes", f"{r['decode_calls']} calls, {r['decode_elements'] / 1e6:.1f} M elements", r["decode_s"]),
         ("  the same, each call on 2 threads", "", r["decode_2_threads_s"]),
         ("DL16 encodes", f"{r['encode_calls']} calls, {r['encode_elements'] / 1e6:.1f} M elements", r["encode_s"]),
-        ("PT products, float64", f"{r['products']} products, {r['product_macs'] / 1e9:.2f} G MACs", r["products_f64_s"]),
+        (
+            "PT products, float64",
+            f"{r['products']} products, {r['product_macs'] / 1e9:.2f} G MACs",
+            r["products_f64_s"],
+        ),
         ("  the same in float32", "", r["products_f32_s"]),
         ("floor: decodes + encodes + float64 products", "", r["floor_s"]),
         ("MiniLM forward on the device model", f"{r['launches']} launches", r["minilm_device_s"]),
@@ -210,7 +219,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     ap.add_argument("--calls", type=int, default=CALLS, help=f"steady forwards timed (median; default {CALLS})")
-    ap.add_argument("--replays", type=int, default=REPLAYS, help=f"replays of the recorded work (best; default {REPLAYS})")
+    ap.add_argument(
+        "--replays", type=int, default=REPLAYS, help=f"replays of the recorded work (best; default {REPLAYS})"
+    )
     ap.add_argument("--seq", type=int, default=SEQ, help=f"tokens (default {SEQ}; pytest's smoke test runs 32)")
     args = ap.parse_args(argv)
     if args.calls < 1 or args.replays < 1 or args.seq < 1:

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from xdsl.parser import Parser
 
 from spyre_mlir.frontend.backend import get_device
 from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
@@ -41,7 +42,6 @@ from spyre_mlir.runtime.interpreter import DeviceModel
 from spyre_mlir.tools.spyre_opt import make_tool_context
 from spyre_mlir.transforms.spyre_onchip_relayout import SpyreOnchipRelayoutPass
 from spyre_mlir.transforms.spyre_plan_scratchpad import SpyrePlanScratchpadPass
-from xdsl.parser import Parser
 
 SHAPE = (2048, 1280)
 
@@ -98,14 +98,18 @@ def _all_to_all(x: torch.Tensor, w: torch.Tensor) -> tuple[list, np.ndarray]:
 
 def measure() -> dict:
     torch.manual_seed(0)
-    x = (torch.randint(-512, 512, SHAPE) / 64).to(torch.float16)  # at most 9 significant bits: exact in DL16 (9 fraction bits, docs/numerics.md)
+    x = (torch.randint(-512, 512, SHAPE) / 64).to(
+        torch.float16
+    )  # at most 9 significant bits: exact in DL16 (9 fraction bits, docs/numerics.md)
     w = torch.randn(SHAPE[0], 64, dtype=torch.float16) / 32
     want = torch.relu(torch.relu(x).t())
     rows = {}
     for name, disable in (("ddr", ["onchip_relayout"]), ("onchip", [])):
         kernels, (out, _) = _compiled(_relayout_graph, (x, w), disable)
         if not torch.equal(out, want):
-            raise RuntimeError(f"{name}: the relayout is not bit-exact (max |error| {(out.float() - want.float()).abs().max()})")
+            raise RuntimeError(
+                f"{name}: the relayout is not bit-exact (max |error| {(out.float() - want.float()).abs().max()})"
+            )
         rows[name] = kernels
     a2a_kernels, a2a_out = _all_to_all(x, w)
     if not np.array_equal(a2a_out, want.numpy()):

@@ -110,7 +110,9 @@ def mlp_warmup() -> None:
         with spyre_mlir.profile() as prof:
             out = compiled(x)
     print("MLP:       Linear(256, 512) -> GELU -> Linear(512, 256), x of shape (64, 256), fp32 in, DL16 on the device")
-    print(f"           max |device - eager| = {(out - eager).abs().max().item():.2e} (output max |y| = {eager.abs().max().item():.2f})")
+    print(
+        f"           max |device - eager| = {(out - eager).abs().max().item():.2e} (output max |y| = {eager.abs().max().item():.2f})"
+    )
     print(prof.table())
     print()
 
@@ -121,8 +123,12 @@ def main() -> None:
     batch = tokenizer(SENTENCES, padding=True, return_tensors="pt")  # padded to the longest
     n, seq = batch["input_ids"].shape
     per_call = SENTENCES_PER_CALL
-    print(f"model:     all-MiniLM-L6-v2 ({type(model).__name__}, {model.config.num_hidden_layers} layers, hidden {model.config.hidden_size}), fp32")
-    print(f"input:     {n} sentences padded to {seq} tokens; compiled model called with {per_call} sentence(s) per call, input_ids {(per_call, seq)}")
+    print(
+        f"model:     all-MiniLM-L6-v2 ({type(model).__name__}, {model.config.num_hidden_layers} layers, hidden {model.config.hidden_size}), fp32"
+    )
+    print(
+        f"input:     {n} sentences padded to {seq} tokens; compiled model called with {per_call} sentence(s) per call, input_ids {(per_call, seq)}"
+    )
     print("pooling:   mean over the attention mask + L2 normalisation (on the host)")
     print()
     for i, s in enumerate(SENTENCES):
@@ -144,8 +150,10 @@ def main() -> None:
         with spyre_mlir.profile() as prof:
             embed(compiled, {k: v[:per_call] for k, v in batch.items()}, per_call)
     calls = -(-n // per_call)
-    print(f"compile:   {t1 - t0:.1f} s (first call); {(t2 - t1) / calls:.2f} s per later call on the device model; "
-          f"graphs compiled: {STATS.compiles - compiles_before}")
+    print(
+        f"compile:   {t1 - t0:.1f} s (first call); {(t2 - t1) / calls:.2f} s per later call on the device model; "
+        f"graphs compiled: {STATS.compiles - compiles_before}"
+    )
     print()
 
     sim_dev, sim_eager = device @ device.T, eager @ eager.T
@@ -166,20 +174,30 @@ def main() -> None:
     print("placement (ops of the compiled graph):")
     for g in STATS.graphs[graphs_before:]:
         on_cpu, by_design = sum(g.cpu_fallback.values()), sum(g.host_by_design.values())
-        print(f"  graph {g.name}: {g.torch_ops} ops, {g.torch_ops - on_cpu - by_design} on the device "
-              f"({100 * g.device_fraction:.1f}%), {on_cpu} on the CPU (why: the backend's warning, below), "
-              f"{by_design} on the host by design (integer/boolean mask ops)")
-        print("    on the CPU:   " + (", ".join(f"{k.removeprefix('torch.aten.')} x{v}" for k, v in g.cpu_fallback.most_common()) or "-"))
-        print("    host by design: " + (", ".join(f"{k.removeprefix('torch.aten.')} x{v}" for k, v in g.host_by_design.most_common()) or "-"))
+        print(
+            f"  graph {g.name}: {g.torch_ops} ops, {g.torch_ops - on_cpu - by_design} on the device "
+            f"({100 * g.device_fraction:.1f}%), {on_cpu} on the CPU (why: the backend's warning, below), "
+            f"{by_design} on the host by design (integer/boolean mask ops)"
+        )
+        print(
+            "    on the CPU:   "
+            + (", ".join(f"{k.removeprefix('torch.aten.')} x{v}" for k, v in g.cpu_fallback.most_common()) or "-")
+        )
+        print(
+            "    host by design: "
+            + (", ".join(f"{k.removeprefix('torch.aten.')} x{v}" for k, v in g.host_by_design.most_common()) or "-")
+        )
     print(f"  backend warnings: {len(caught)} (one per graph with CPU ops)")
     for w in caught:
         print(f"    {w.message}")
     print()
 
     matmuls = sum(1 for k in prof.kernels if k.macs)
-    print(f"simulated device time of one forward pass ({per_call} x {seq} tokens): {prof.total_time_s * 1e6:.1f} us "
-          f"in {len(prof.kernels)} kernel launches ({matmuls} on the PT arrays, {sum(k.macs for k in prof.kernels) / 1e6:.1f} M MACs); "
-          "host ops (CPU) not included")
+    print(
+        f"simulated device time of one forward pass ({per_call} x {seq} tokens): {prof.total_time_s * 1e6:.1f} us "
+        f"in {len(prof.kernels)} kernel launches ({matmuls} on the PT arrays, {sum(k.macs for k in prof.kernels) / 1e6:.1f} M MACs); "
+        "host ops (CPU) not included"
+    )
     table = prof.table().splitlines()
     head, rows, tail = table[:2], table[2:-2], table[-2:]
     if len(rows) > TOP_KERNELS:

@@ -27,8 +27,8 @@ from types import TracebackType
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.parser import Parser
-from xdsl.utils.lexer import Position, Span
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.utils.lexer import Position, Span
 
 REMARKS = logging.getLogger("spyre_mlir.remarks")
 """Optimisation remarks: why a pass applied a transformation or not (`spyre-opt
@@ -89,7 +89,9 @@ def verify_after_pass(module: Operation, name: str) -> None:
     try:
         verify_module(module)
     except DiagnosticException as e:
-        raise InternalCompilerError(f"the IR after the pass does not verify: {diagnostic_text(e)}", f"pass {name}") from e
+        raise InternalCompilerError(
+            f"the IR after the pass does not verify: {diagnostic_text(e)}", f"pass {name}"
+        ) from e
 
 
 def diagnostic_text(e: BaseException) -> str:
@@ -197,8 +199,10 @@ def verify_dominance(root: Operation) -> None:
                 else:
                     ok = use_block is not None and _block_dominates(def_block, use_block)
             if not ok:
-                raise VerifyException(f"{describe_op(op)}: operand {k} ({_value_name(v)}) does not dominate this use: "
-                                      f"it is used before its definition or outside its scope")
+                raise VerifyException(
+                    f"{describe_op(op)}: operand {k} ({_value_name(v)}) does not dominate this use: "
+                    f"it is used before its definition or outside its scope"
+                )
 
 
 def _value_name(v: SSAValue) -> str:

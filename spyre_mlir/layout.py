@@ -192,9 +192,7 @@ class Layout:
     def verify(self) -> None:
         """Raise LayoutError unless this is a faithful placement of `shape`."""
         if len(self.device_size) != len(self.stride_map):
-            raise LayoutError(
-                f"device_size has {len(self.device_size)} dims but stride_map has {len(self.stride_map)}"
-            )
+            raise LayoutError(f"device_size has {len(self.device_size)} dims but stride_map has {len(self.stride_map)}")
         if not self.device_size:
             raise LayoutError("a layout needs at least the stick dim")
         if any(n < 1 for n in self.device_size):

@@ -21,7 +21,7 @@ spyre or spyre_isa level modules.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from xdsl.context import Context
@@ -81,12 +81,17 @@ class Optimizations:
     def without(self, *names: str) -> Optimizations:
         unknown = [n for n in names if n not in {f.name for f in fields(Optimizations)}]
         if unknown:
-            raise ValueError(f"unknown optimisation(s) {unknown}; known: {', '.join(f.name for f in fields(Optimizations))}")
+            raise ValueError(
+                f"unknown optimisation(s) {unknown}; known: {', '.join(f.name for f in fields(Optimizations))}"
+            )
         return replace(self, **{n: False for n in names})
 
 
 def pipeline_passes(
-    config: DeviceConfig = DEFAULT_CONFIG, kernel_prefix: str = "k", strict: bool = False, opts: Optimizations = Optimizations()
+    config: DeviceConfig = DEFAULT_CONFIG,
+    kernel_prefix: str = "k",
+    strict: bool = False,
+    opts: Optimizations = Optimizations(),
 ) -> list[ModulePass]:
     return [
         TorchAdaptPass(),
@@ -94,10 +99,22 @@ def pipeline_passes(
         ConvertTorchToSpyrePass(strict=strict),
         SpyreFoldInfinityTestsPass(numerics=config.numerics),
         SpyrePropagateLayoutsPass(),
-        SpyreFusePass(prefix=kernel_prefix, pointwise_chains=opts.pointwise_chains, row_groups=opts.row_groups, epilogues=opts.epilogues),
+        SpyreFusePass(
+            prefix=kernel_prefix,
+            pointwise_chains=opts.pointwise_chains,
+            row_groups=opts.row_groups,
+            epilogues=opts.epilogues,
+        ),
         *(
-            [SpyreResidentChainsPass(cores=config.cores, budget_bytes=config.planner_lx_bytes, double_buffer=opts.double_buffer,
-                                     multicast=opts.multicast, split_k=opts.k_split)]
+            [
+                SpyreResidentChainsPass(
+                    cores=config.cores,
+                    budget_bytes=config.planner_lx_bytes,
+                    double_buffer=opts.double_buffer,
+                    multicast=opts.multicast,
+                    split_k=opts.k_split,
+                )
+            ]
             if opts.resident_chains and opts.cost_split
             else []
         ),
@@ -109,8 +126,17 @@ def pipeline_passes(
             multicast=opts.multicast,
             split_k=opts.k_split and opts.cost_split,
         ),
-        *([SpyreOnchipRelayoutPass(cores=config.cores, budget_bytes=config.planner_lx_bytes)] if opts.onchip_relayout else []),
-        SpyrePlanScratchpadPass(budget_bytes=config.planner_lx_bytes, cores=config.cores, double_buffer=opts.double_buffer, cost=opts.cost_chunks),
+        *(
+            [SpyreOnchipRelayoutPass(cores=config.cores, budget_bytes=config.planner_lx_bytes)]
+            if opts.onchip_relayout
+            else []
+        ),
+        SpyrePlanScratchpadPass(
+            budget_bytes=config.planner_lx_bytes,
+            cores=config.cores,
+            double_buffer=opts.double_buffer,
+            cost=opts.cost_chunks,
+        ),
         ConvertSpyreToIsaPass(cores=config.cores, lx_bytes=config.lx_bytes),
         DeadCodeElimination(),
     ]
@@ -146,7 +172,9 @@ def run_pipeline(
             if dump_dir:
                 _dump(ctx, module, Path(dump_dir) / f"{i:02d}-{p.name}.mlir")
             if verify_each or i == len(passes):
-                verify_after_pass(module, p.name if verify_each else "spyre-pipeline (SPYRE_VERIFY_EACH=1 names the pass)")
+                verify_after_pass(
+                    module, p.name if verify_each else "spyre-pipeline (SPYRE_VERIFY_EACH=1 names the pass)"
+                )
             if p.name in ("convert-torch-to-spyre", "spyre-propagate-layouts"):  # where device tensors appear
                 check_ddr_sizes(module, config)  # one the device's DDR cannot hold: refused before it is planned
 

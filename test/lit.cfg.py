@@ -14,8 +14,14 @@ config.environment["PATH"] = os.path.dirname(sys.executable) + os.pathsep + conf
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%fixtures", os.path.join(os.path.dirname(__file__), "fixtures")))
 config.substitutions.append(
-    ("SPYRE_ROUNDTRIP", "spyre-opt %s --print-op-generic --split-input-file | spyre-opt --split-input-file | filecheck %s")
+    (
+        "SPYRE_ROUNDTRIP",
+        "spyre-opt %s --print-op-generic --split-input-file | spyre-opt --split-input-file | filecheck %s",
+    )
 )
 config.substitutions.append(
-    ("SPYRE_GENERIC_ROUNDTRIP", "spyre-opt %s --print-op-generic --split-input-file | filecheck %s --check-prefix=CHECK-GENERIC")
+    (
+        "SPYRE_GENERIC_ROUNDTRIP",
+        "spyre-opt %s --print-op-generic --split-input-file | filecheck %s --check-prefix=CHECK-GENERIC",
+    )
 )

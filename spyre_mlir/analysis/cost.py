@@ -71,7 +71,12 @@ class MatmulShape:
     @property
     def dims(self) -> list[IterDim]:
         batch = [IterDim("b", self.batch)] if self.batched else []
-        return [*batch, IterDim("n", math.ceil(self.n / 64)), IterDim("m", self.m), IterDim("k", math.ceil(self.k / 64), parallel=False)]
+        return [
+            *batch,
+            IterDim("n", math.ceil(self.n / 64)),
+            IterDim("m", self.m),
+            IterDim("k", math.ceil(self.k / 64), parallel=False),
+        ]
 
 
 @dataclass(frozen=True)
@@ -121,7 +126,12 @@ def _core_work_memo(shape: MatmulShape, config: DeviceConfig) -> dict[tuple, _Co
 
 
 def _core_work(
-    shape: MatmulShape, box: dict, chunks: dict[str, int], config: DeviceConfig, a_resident: bool = False, out_resident: bool = False
+    shape: MatmulShape,
+    box: dict,
+    chunks: dict[str, int],
+    config: DeviceConfig,
+    a_resident: bool = False,
+    out_resident: bool = False,
 ) -> _CoreWork:
     """_core_work_of, memoised."""
     memo = _core_work_memo(shape, config)
@@ -191,7 +201,9 @@ def matmul_shape(mm) -> MatmulShape:
 
 
 @functools.lru_cache(maxsize=4096)
-def _core_classes(shape: MatmulShape, split: tuple[tuple[str, int], ...], cores: int, group: int) -> list[tuple[dict, tuple, int, int]]:
+def _core_classes(
+    shape: MatmulShape, split: tuple[tuple[str, int], ...], cores: int, group: int
+) -> list[tuple[dict, tuple, int, int]]:
     """The distinct kinds of core of a split: (a box, its items, its chain position class, how
     many), where the class is 0 first / 1 middle / 2 last of a multicast chain (0 without one)."""
     boxes = [b for b in core_boxes(shape.dims, dict(split), cores) if b is not None]
@@ -209,8 +221,14 @@ def _core_classes(shape: MatmulShape, split: tuple[tuple[str, int], ...], cores:
 
 
 def matmul_estimate(
-    shape: MatmulShape, split: dict[str, int], chunks: dict[str, int], config: DeviceConfig, double_buffer: bool, multicast: int = 1,
-    a_resident: bool = False, out_resident: bool = False,
+    shape: MatmulShape,
+    split: dict[str, int],
+    chunks: dict[str, int],
+    config: DeviceConfig,
+    double_buffer: bool,
+    multicast: int = 1,
+    a_resident: bool = False,
+    out_resident: bool = False,
 ) -> Estimate:
     """With `multicast` = g > 1, the cores that share B tiles (split m > 1) form chains of g
     consecutive cores over the ring: the first loads each tile from DDR, every other but the
@@ -221,11 +239,9 @@ def matmul_estimate(
     group = multicast
     classes = _core_classes(shape, tuple(split.items()), config.cores, group)
     k_end = math.ceil(shape.k / 64)
-    active = sum(count for *_, count in classes)
     ddr_rate = config.ddr_bytes_per_s / config.clock_hz
     port_rate = config.lx_port_bytes_per_cycle
     stream_rate = min(ddr_rate, port_rate)
-    share = ddr_rate / active  # each core's share when all stream at once
     lat = config.ddr_latency_cycles
     total_bytes = 0
     busy = port = serial = fill = drain = pt_max = sfp_max = drain_extra = 0.0
@@ -239,8 +255,21 @@ def matmul_estimate(
         if w is None:
             w = memo[key] = _core_work_of(shape, box, chunks, config, a_resident, out_resident)
         # the core's work as locals (the search makes ~4k estimates a shape)
-        (loads, b_loads, b_sticks, first_b_sticks, b_rows, stores, load_sticks, store_sticks, pt, sfp,
-         first_load_sticks, last_store_sticks, _) = w
+        (
+            loads,
+            b_loads,
+            b_sticks,
+            first_b_sticks,
+            b_rows,
+            stores,
+            load_sticks,
+            store_sticks,
+            pt,
+            sfp,
+            first_load_sticks,
+            last_store_sticks,
+            _,
+        ) = w
         ring = partial_drain = 0.0
         sent_partial = 0
         if k_split:  # the partial sums go over the ring to the previous k part
@@ -265,7 +294,9 @@ def matmul_estimate(
                 ring += sends * hop + b_sticks * STICK_BYTES / ring_rate
                 sent += b_sticks * STICK_BYTES  # read through the LX port
             piece = min(first_b_sticks, piece_sticks * piece_rows(piece_sticks))
-            fill = max(fill, (group - 1) * (hop + piece * STICK_BYTES / ring_rate) + first_b_sticks * STICK_BYTES / ring_rate)
+            fill = max(
+                fill, (group - 1) * (hop + piece * STICK_BYTES / ring_rate) + first_b_sticks * STICK_BYTES / ring_rate
+            )
         core_bytes = (load_sticks + store_sticks) * STICK_BYTES
         total_bytes += core_bytes * count
         # the DMA engines hold each instruction for its latency, then stream (contention with
@@ -283,14 +314,20 @@ def matmul_estimate(
         serial = max(serial, dma_in + pt + sfp + dma_out)
     ddr = total_bytes / ddr_rate
     fill = max(fill, lat + first_sticks * STICK_BYTES / ddr_rate)
-    drain = (lat if last_sticks else 0) + last_sticks * STICK_BYTES / ddr_rate + drain_extra  # (after the last k parts' sums arrive)
+    drain = (
+        (lat if last_sticks else 0) + last_sticks * STICK_BYTES / ddr_rate + drain_extra
+    )  # (after the last k parts' sums arrive)
     cycles = max(busy, ddr, port) + fill + drain if double_buffer else max(serial, ddr)
     bound = max((("pt", pt_max), ("sfp", sfp_max), ("ddr", ddr), ("port", port)), key=lambda kv: kv[1])[0]
     return Estimate(cycles / config.clock_hz, total_bytes, pt_max, bound)
 
 
 def matmul_buffers(
-    shape: MatmulShape, ext: dict[str, int], double_buffer: bool, epilogue: tuple[int, int, int, int] | None = None, multicast: int = 1,
+    shape: MatmulShape,
+    ext: dict[str, int],
+    double_buffer: bool,
+    epilogue: tuple[int, int, int, int] | None = None,
+    multicast: int = 1,
     a_resident: bool = False,
 ) -> dict[str, int]:
     """LX sticks of each buffer for a chunk of extent `ext`; with double buffering the tiles
@@ -326,6 +363,7 @@ def candidate_splits(dims: Sequence[IterDim], cores: int, split_k: bool = False)
     """Parts per parallel dim (powers of two, or the whole dim), product <= cores. With
     `split_k`, a matmul's contraction dim k too (powers of two, at most 4 parts, each of at least
     2 sticks): its parts' partial sums are added over the ring."""
+
     def options(d: IterDim) -> list[int]:
         if d.parallel:
             return _powers(min(d.size, cores))
@@ -341,19 +379,33 @@ def candidate_splits(dims: Sequence[IterDim], cores: int, split_k: bool = False)
 
 
 def best_chunks(
-    shape: MatmulShape, split: dict[str, int], config: DeviceConfig, budget_sticks: int, double_buffer: bool, multicast: int = 1,
-    epilogue: tuple[int, int, int, int] | None = None, a_resident: bool = False, out_resident: bool = False,
+    shape: MatmulShape,
+    split: dict[str, int],
+    config: DeviceConfig,
+    budget_sticks: int,
+    double_buffer: bool,
+    multicast: int = 1,
+    epilogue: tuple[int, int, int, int] | None = None,
+    a_resident: bool = False,
+    out_resident: bool = False,
 ) -> tuple[dict[str, int], Estimate] | None:
     """The chunking of a split that fits `budget_sticks` of LX per core with the least
     estimated time (None: no chunking fits). Memoised: models repeat their shapes.
     `a_resident` / `out_resident`: as matmul_estimate's."""
-    found = _best_chunks(shape, tuple(split.items()), config, budget_sticks, double_buffer, multicast, epilogue, a_resident, out_resident)
+    found = _best_chunks(
+        shape, tuple(split.items()), config, budget_sticks, double_buffer, multicast, epilogue, a_resident, out_resident
+    )
     return None if found is None else (dict(found[0]), found[1])
 
 
 def plan_matmul(
-    shape: MatmulShape, config: DeviceConfig, budget_sticks: int, double_buffer: bool, allow_multicast: bool,
-    epilogue: tuple[int, int, int, int] | None = None, split_k: bool = False,
+    shape: MatmulShape,
+    config: DeviceConfig,
+    budget_sticks: int,
+    double_buffer: bool,
+    allow_multicast: bool,
+    epilogue: tuple[int, int, int, int] | None = None,
+    split_k: bool = False,
 ) -> tuple[dict[str, int], bool, Estimate] | None:
     """The split and multicast chain length (1: none) with the least estimated time, over
     every candidate split (with `split_k`, of k too), chain length dividing its m split, and
@@ -367,13 +419,23 @@ def plan_matmul(
 
 
 @functools.lru_cache(maxsize=1024)
-def _plan_matmul(shape: MatmulShape, config: DeviceConfig, budget_sticks: int, double_buffer: bool, allow_multicast: bool, epilogue, split_k: bool):
+def _plan_matmul(
+    shape: MatmulShape,
+    config: DeviceConfig,
+    budget_sticks: int,
+    double_buffer: bool,
+    allow_multicast: bool,
+    epilogue,
+    split_k: bool,
+):
     """The least estimate over (split, chain), the first in enumeration order among equals.
     Splits are tried by a lower bound, and a split whose bound exceeds the best estimate so far
     is not chunked at all: every estimate is at least its busiest core's PT time and its DDR
     bytes' time, and no chunking has fewer PT passes or DDR bytes than one chunk per dim."""
     splits = candidate_splits(shape.dims, config.cores, split_k)
-    bounds = [max(_pt_bound(shape, split, config), _ddr_bound(shape, split, config, allow_multicast)) for split in splits]
+    bounds = [
+        max(_pt_bound(shape, split, config), _ddr_bound(shape, split, config, allow_multicast)) for split in splits
+    ]
     best, best_at = None, None
     for at in sorted(range(len(splits)), key=lambda i: bounds[i]):
         if best is not None and bounds[at] > best[2].seconds:
@@ -383,7 +445,11 @@ def _plan_matmul(shape: MatmulShape, config: DeviceConfig, budget_sticks: int, d
             found = best_chunks(shape, split, config, budget_sticks, double_buffer, multicast, epilogue)
             if found is None:
                 continue
-            if best is None or found[1].seconds < best[2].seconds or (found[1].seconds == best[2].seconds and (at, ci) < best_at):
+            if (
+                best is None
+                or found[1].seconds < best[2].seconds
+                or (found[1].seconds == best[2].seconds and (at, ci) < best_at)
+            ):
                 best, best_at = (split, multicast, found[1]), (at, ci)
     return best
 
@@ -424,8 +490,15 @@ def _ddr_bound(shape: MatmulShape, split: dict[str, int], config: DeviceConfig, 
 
 @functools.lru_cache(maxsize=4096)
 def _best_chunks(
-    shape: MatmulShape, split_items: tuple, config: DeviceConfig, budget_sticks: int, double_buffer: bool, multicast: int, epilogue,
-    a_resident: bool = False, out_resident: bool = False,
+    shape: MatmulShape,
+    split_items: tuple,
+    config: DeviceConfig,
+    budget_sticks: int,
+    double_buffer: bool,
+    multicast: int,
+    epilogue,
+    a_resident: bool = False,
+    out_resident: bool = False,
 ):
     split = dict(split_items)
     dims = shape.dims
@@ -436,7 +509,9 @@ def _best_chunks(
     for combo in itertools.product(*options):
         chunks = {d.name: c for d, c in zip(dims, combo)}
         ext = {name: -(-w // chunks[name]) for name, w in widest.items()}  # = max_chunk(..., chunks)
-        need = sum(matmul_buffers(shape, ext, double_buffer, epilogue, multicast, a_resident).values())  # tiles hold one matrix at a time
+        need = sum(
+            matmul_buffers(shape, ext, double_buffer, epilogue, multicast, a_resident).values()
+        )  # tiles hold one matrix at a time
         if split.get("k", 1) > 1:
             need += matmul_tiles(ext["m"], ext["n"], ext["k"])["acc"]  # acc_in: the next k part's sums
         if need > budget_sticks:

@@ -156,7 +156,13 @@ def matmul_reads(lay: Layout) -> bool:
     if lay.canonical() == Layout.generic(lay.shape, lay.element_bytes).canonical():
         return True
     last = len(lay.host_shape) - 1
-    if lay.is_splat or lay.is_sparse or lay.stick_dim != last or lay.stride_map[-1] != 1 or lay.padded_extent(last) != math.ceil(lay.host_shape[last] / lay.lanes) * lay.lanes:
+    if (
+        lay.is_splat
+        or lay.is_sparse
+        or lay.stick_dim != last
+        or lay.stride_map[-1] != 1
+        or lay.padded_extent(last) != math.ceil(lay.host_shape[last] / lay.lanes) * lay.lanes
+    ):
         return False
     for h, ds in enumerate(lay.digits):
         steps = [d for d in ds if d.device_dim != len(lay.device_size) - 1]  # the lanes aside

@@ -51,7 +51,12 @@ def iteration_dims(op: Operation) -> list[IterDim]:
         m, k = a.shape[-2:]
         n = b.shape[-1]
         batch = [IterDim("b", a.shape[0])] if len(a.shape) == 3 else []
-        return [*batch, IterDim("n", math.ceil(n / 64)), IterDim("m", m), IterDim("k", math.ceil(k / 64), parallel=False)]
+        return [
+            *batch,
+            IterDim("n", math.ceil(n / 64)),
+            IterDim("m", m),
+            IterDim("k", math.ceil(k / 64), parallel=False),
+        ]
     if isinstance(op, spyre.PointwiseOp):
         return [IterDim(d.name, d.size) for d in pointwise_loops(op)[0]]
     if isinstance(op, spyre.GatherOp):
@@ -67,7 +72,10 @@ def iteration_dims(op: Operation) -> list[IterDim]:
     if isinstance(op, spyre.RestickifyOp):
         src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
         row = transpose_row_dim(src, dst)
-        return [IterDim(d.name, math.ceil(d.size / 64) if d.device_dim == row else d.size) for d in restickify_loops(src, dst)]
+        return [
+            IterDim(d.name, math.ceil(d.size / 64) if d.device_dim == row else d.size)
+            for d in restickify_loops(src, dst)
+        ]
     raise ValueError(f"'{op.name}' is not a kernel compute op")
 
 
@@ -203,7 +211,9 @@ def pointwise_loops(op: spyre.PointwiseOp) -> tuple[list[LoopDim], list[list[int
 
 
 @functools.lru_cache(maxsize=1 << 12)
-def _pointwise_loops(out_type: Attribute, *in_types: Attribute) -> tuple[tuple[LoopDim, ...], tuple[tuple[int, ...], ...]] | str:
+def _pointwise_loops(
+    out_type: Attribute, *in_types: Attribute
+) -> tuple[tuple[LoopDim, ...], tuple[tuple[int, ...], ...]] | str:
     """pointwise_loops by the op's types (all it depends on; spyre-fuse's row-group search asks
     again for the same ops' loops with every candidate member), or why there are none."""
     from spyre_mlir.analysis.sticks import broadcast_dim_map
@@ -446,7 +456,9 @@ def matmul_tiles(m: int, n: int, k: int, a_resident: bool = False, epilogue: boo
     return bufs
 
 
-def kernel_buffers(op: Operation, ext: dict[str, int], a_resident: bool = False, epilogue: bool = False) -> dict[str, int]:
+def kernel_buffers(
+    op: Operation, ext: dict[str, int], a_resident: bool = False, epilogue: bool = False
+) -> dict[str, int]:
     """LX sticks each buffer of a kernel needs for a chunk of extent `ext` (units per dim);
     a matmul's `a_resident` and `epilogue` as in matmul_tiles."""
     if isinstance(op, spyre.MatmulOp):
@@ -546,7 +558,11 @@ def row_group(ops: Sequence[Operation]) -> RowGroup:
     splat = spyre.device_layout(first.result.type)
     tile = reduce_tile_dim(first)
     for r in reduces[1:]:
-        if spyre.device_layout(r.input.type) != full or r.dim.value.data != first.dim.value.data or spyre.device_layout(r.result.type) != splat:
+        if (
+            spyre.device_layout(r.input.type) != full
+            or r.dim.value.data != first.dim.value.data
+            or spyre.device_layout(r.result.type) != splat
+        ):
             raise ValueError("the reductions of a row group reduce one layout along one dim")
     full_loops = loop_dims(full)
     outer = tuple(d for d in full_loops if d.device_dim != tile)
@@ -559,7 +575,9 @@ def row_group(ops: Sequence[Operation]) -> RowGroup:
         if out not in (full, splat):
             raise ValueError(f"a pointwise op of a row group computes the reduced layout or its splat, not {out}")
         loops, _ = pointwise_loops(o)
-        if [(d.device_dim, d.size) for d in loops] != [(d.device_dim, d.size if out == full or d.device_dim != tile else 1) for d in full_loops]:
+        if [(d.device_dim, d.size) for d in loops] != [
+            (d.device_dim, d.size if out == full or d.device_dim != tile else 1) for d in full_loops
+        ]:
             raise ValueError("a pointwise op of a row group must iterate the reduced layout's sticks")
     return RowGroup(tuple(ops), full, tile, outer, splat)
 

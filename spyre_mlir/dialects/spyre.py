@@ -27,7 +27,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from xdsl.dialects import arith
-
 from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
@@ -68,9 +67,7 @@ T = TypeVar("T")
 
 
 def _parse_int_list(parser: AttrParser) -> list[int]:
-    return parser.parse_comma_separated_list(
-        parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
-    )
+    return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False))
 
 
 @irdl_attr_definition
@@ -113,9 +110,7 @@ class LayoutAttr(ParametrizedAttribute):
     stride_map: ArrayAttr[IntAttr]
 
     def __init__(self, device_size: Sequence[int], stride_map: Sequence[int]):
-        super().__init__(
-            ArrayAttr(IntAttr(v) for v in device_size), ArrayAttr(IntAttr(v) for v in stride_map)
-        )
+        super().__init__(ArrayAttr(IntAttr(v) for v in device_size), ArrayAttr(IntAttr(v) for v in stride_map))
 
     @staticmethod
     def from_layout(layout: Layout) -> LayoutAttr:
@@ -142,9 +137,7 @@ class LayoutAttr(ParametrizedAttribute):
         size = [v.data for v in self.device_size]
         strides = [v.data for v in self.stride_map]
         if len(size) != len(strides):
-            raise VerifyException(
-                f"#spyre.layout: device_size has {len(size)} dims but stride_map has {len(strides)}"
-            )
+            raise VerifyException(f"#spyre.layout: device_size has {len(size)} dims but stride_map has {len(strides)}")
         if not size:
             raise VerifyException("#spyre.layout: needs at least the stick dim")
         if any(n < 1 for n in size):
@@ -178,9 +171,7 @@ class _NamedIntsAttr(ParametrizedAttribute):
 
     def __init__(self, items: dict[str, int] | Sequence[tuple[str, int]]):
         pairs = list(items.items()) if isinstance(items, dict) else list(items)
-        super().__init__(
-            ArrayAttr(StringAttr(k) for k, _ in pairs), ArrayAttr(IntAttr(v) for _, v in pairs)
-        )
+        super().__init__(ArrayAttr(StringAttr(k) for k, _ in pairs), ArrayAttr(IntAttr(v) for _, v in pairs))
 
     def as_dict(self) -> dict[str, int]:
         return {k.data: v.data for k, v in zip(self.names, self.values)}
@@ -347,9 +338,9 @@ def _host_tensor(op: Operation, v: SSAValue, what: str) -> TensorType:
 class ToDeviceOp(IRDLOperation):
     """Copy a host tensor into device memory in the result's layout.
 
-        y = reshape(permute(x, permutation), result.shape)   # optional, free on the host
-        for c in device coords of y:            # one DMA descriptor loop nest on the real runtime
-            dev[c] = round_to_device(y.flat[host_offset(c)]) if valid(c) else 0
+    y = reshape(permute(x, permutation), result.shape)   # optional, free on the host
+    for c in device coords of y:            # one DMA descriptor loop nest on the real runtime
+        dev[c] = round_to_device(y.flat[host_offset(c)]) if valid(c) else 0
     """
 
     name = "spyre.to_device"
@@ -387,8 +378,8 @@ class ToDeviceOp(IRDLOperation):
 class FromDeviceOp(IRDLOperation):
     """Copy a device tensor back to host memory, in the host element type.
 
-        for c in device coords of x where valid(c):
-            y.flat[host_offset(c)] = convert(dev[c], y.element_type)
+    for c in device coords of x where valid(c):
+        y.flat[host_offset(c)] = convert(dev[c], y.element_type)
     """
 
     name = "spyre.from_device"
@@ -406,7 +397,9 @@ class FromDeviceOp(IRDLOperation):
         src = self.input.type
         assert isinstance(src, TensorType)
         if res.get_shape() != src.get_shape():
-            raise VerifyException(f"'spyre.from_device': result shape {res.get_shape()} != input shape {src.get_shape()}")
+            raise VerifyException(
+                f"'spyre.from_device': result shape {res.get_shape()} != input shape {src.get_shape()}"
+            )
 
 
 # endregion
@@ -514,7 +507,9 @@ class PointwiseOp(IRDLOperation):
                 owner = v.owner
                 if (owner if isinstance(owner, Block) else owner.parent_block()) is not block:
                     what = f"%{v.name_hint}" if v.name_hint else f"a {v.type} value"
-                    raise VerifyException(f"'spyre.pointwise': body op '{op.name}' uses {what} defined outside the body")
+                    raise VerifyException(
+                        f"'spyre.pointwise': body op '{op.name}' uses {what} defined outside the body"
+                    )
             if isinstance(op, YieldOp):
                 if len(op.values) != 1 or not isinstance(op.values[0].type, Float32Type):
                     raise VerifyException("'spyre.pointwise': the body must yield exactly one f32")
@@ -525,10 +520,18 @@ class PointwiseOp(IRDLOperation):
                 )
             elif op.name == "arith.cmpf":
                 if not all(u.operation.name == "arith.select" and u.index == 0 for u in op.results[0].uses):
-                    raise VerifyException("'spyre.pointwise': an arith.cmpf may only feed the condition of arith.select")
+                    raise VerifyException(
+                        "'spyre.pointwise': an arith.cmpf may only feed the condition of arith.select"
+                    )
                 rhs = op.operands[1].owner
-                if not (isinstance(rhs, arith.ConstantOp) and rhs.value.value.data == 0.0 and op.predicate.value.data in (6, 13)):  # type: ignore[union-attr]
-                    raise VerifyException("'spyre.pointwise': the SFP selects on (mask != 0): arith.cmpf one/une %mask, 0.0")
+                if not (
+                    isinstance(rhs, arith.ConstantOp)
+                    and rhs.value.value.data == 0.0
+                    and op.predicate.value.data in (6, 13)
+                ):  # type: ignore[union-attr]
+                    raise VerifyException(
+                        "'spyre.pointwise': the SFP selects on (mask != 0): arith.cmpf one/une %mask, 0.0"
+                    )
             elif any(not isinstance(r.type, Float32Type) for r in op.results):
                 raise VerifyException(f"'spyre.pointwise': body op '{op.name}' must compute f32")
         if not isinstance(block.last_op, YieldOp):
@@ -559,20 +562,26 @@ class ReduceOp(IRDLOperation):
 
     def __init__(self, kind: str, input: SSAValue, dim: int, result_type: Attribute):
         super().__init__(
-            operands=[input], result_types=[result_type], properties={"kind": StringAttr(kind), "dim": IntegerAttr(dim, 64)}
+            operands=[input],
+            result_types=[result_type],
+            properties={"kind": StringAttr(kind), "dim": IntegerAttr(dim, 64)},
         )
 
     def verify_(self) -> None:
         src = device_layout(self.input.type, "'spyre.reduce': input")
         res = device_layout(self.result.type, "'spyre.reduce': result")
         if self.kind.data not in REDUCE_KINDS:
-            raise VerifyException(f"'spyre.reduce': kind must be one of {', '.join(REDUCE_KINDS)}, got '{self.kind.data}'")
+            raise VerifyException(
+                f"'spyre.reduce': kind must be one of {', '.join(REDUCE_KINDS)}, got '{self.kind.data}'"
+            )
         d = self.dim.value.data
         if not 0 <= d < len(src.shape):
             raise VerifyException(f"'spyre.reduce': dim {d} is out of range for shape {src.shape}")
         want = tuple(1 if i == d else n for i, n in enumerate(src.shape))
         if res.shape != want:
-            raise VerifyException(f"'spyre.reduce': result shape {res.shape} != {want} (the reduced dim is kept, extent 1)")
+            raise VerifyException(
+                f"'spyre.reduce': result shape {res.shape} != {want} (the reduced dim is kept, extent 1)"
+            )
 
 
 @irdl_op_definition
@@ -601,7 +610,9 @@ class GatherOp(IRDLOperation):
             raise VerifyException(f"'spyre.gather': indices must be a host integer tensor, got {self.indices.type}")
         n = math.prod(self.indices.type.get_shape())  # type: ignore[union-attr]
         if len(tab.shape) != 2 or res.shape != (n, tab.shape[1]):
-            raise VerifyException(f"'spyre.gather': table {tab.shape} and {n} indices give ({n}, {tab.shape[-1]}), not {res.shape}")
+            raise VerifyException(
+                f"'spyre.gather': table {tab.shape} and {n} indices give ({n}, {tab.shape[-1]}), not {res.shape}"
+            )
 
 
 # endregion
@@ -698,7 +709,9 @@ class SliceOp(IRDLOperation):
     traits = traits_def(Pure())
     assembly_format = "$input `start` $start (`step` $step^)? attr-dict `:` type($input) `->` type($result)"
 
-    def __init__(self, input: SSAValue, start: Sequence[int], result_type: Attribute, step: Sequence[int] | None = None):
+    def __init__(
+        self, input: SSAValue, start: Sequence[int], result_type: Attribute, step: Sequence[int] | None = None
+    ):
         props: dict[str, Attribute] = {"start": IntListAttr(start)}
         if step is not None and any(s != 1 for s in step):
             props["step"] = IntListAttr(step)
@@ -714,7 +727,9 @@ class SliceOp(IRDLOperation):
         res = device_layout(self.result.type, "'spyre.slice': result")
         start = self.start.as_tuple()
         if len(start) != len(src.shape) or len(res.shape) != len(src.shape):
-            raise VerifyException(f"'spyre.slice': start {list(start)} and result {res.shape} must have the rank of {src.shape}")
+            raise VerifyException(
+                f"'spyre.slice': start {list(start)} and result {res.shape} must have the rank of {src.shape}"
+            )
         step = self.steps
         if len(step) != len(start):
             raise VerifyException(f"'spyre.slice': step {list(step)} must have the rank of {src.shape}")
@@ -742,7 +757,7 @@ class SliceOp(IRDLOperation):
 class RestickifyOp(IRDLOperation):
     """Move a tensor into another layout (data moves: DDR -> LX -> shuffle -> DDR).
 
-        for idx in x.shape: r[idx] = x[idx]          (only the placement changes)
+    for idx in x.shape: r[idx] = x[idx]          (only the placement changes)
     """
 
     name = "spyre.restickify"
@@ -826,12 +841,21 @@ class KernelOp(IRDLOperation):
             device_layout(v.type, f"'spyre.kernel' @{self.sym_name.data}: result {i}")
         term = block.last_op
         if not isinstance(term, YieldOp) or [v.type for v in term.values] != [r.type for r in self.outputs]:
-            raise VerifyException(f"'spyre.kernel' @{self.sym_name.data}: must end with spyre.yield of the result types")
-        compute = [op for op in block.ops if isinstance(op, MatmulOp | PointwiseOp | ReduceOp | GatherOp | SliceOp | RestickifyOp)]
+            raise VerifyException(
+                f"'spyre.kernel' @{self.sym_name.data}: must end with spyre.yield of the result types"
+            )
+        compute = [
+            op
+            for op in block.ops
+            if isinstance(op, MatmulOp | PointwiseOp | ReduceOp | GatherOp | SliceOp | RestickifyOp)
+        ]
         other = [
             op.name
             for op in block.ops
-            if not isinstance(op, MatmulOp | PointwiseOp | ReduceOp | GatherOp | SliceOp | RestickifyOp | PermuteOp | ReshapeOp | YieldOp)
+            if not isinstance(
+                op,
+                MatmulOp | PointwiseOp | ReduceOp | GatherOp | SliceOp | RestickifyOp | PermuteOp | ReshapeOp | YieldOp,
+            )
         ]
         if other or not compute:
             raise VerifyException(
@@ -859,12 +883,22 @@ class KernelOp(IRDLOperation):
         where = f"'spyre.kernel' @{self.sym_name.data}"
         for name in ("spyre.resident_out", "spyre.lx_budget"):
             attr = self.attributes.get(name)
-            if attr is not None and not (isinstance(attr, IntegerAttr) and attr.value.data >= 0 and attr.value.data % 128 == 0):
-                raise VerifyException(f"{where}: {name} must be a byte offset >= 0, a multiple of 128 (i64), got {attr}")
+            if attr is not None and not (
+                isinstance(attr, IntegerAttr) and attr.value.data >= 0 and attr.value.data % 128 == 0
+            ):
+                raise VerifyException(
+                    f"{where}: {name} must be a byte offset >= 0, a multiple of 128 (i64), got {attr}"
+                )
         attr = self.attributes.get("spyre.resident_in")
         if attr is not None:
             values = attr.get_values() if isinstance(attr, DenseArrayBase) else None
-            if values is None or len(values) != 2 or not 0 <= values[0] < len(self.inputs) or values[1] < 0 or values[1] % 128:
+            if (
+                values is None
+                or len(values) != 2
+                or not 0 <= values[0] < len(self.inputs)
+                or values[1] < 0
+                or values[1] % 128
+            ):
                 raise VerifyException(
                     f"{where}: spyre.resident_in must be array<i64: input, byte offset> with an input index below "
                     f"{len(self.inputs)} and an offset >= 0, a multiple of 128, got {attr}"
@@ -875,12 +909,16 @@ class KernelOp(IRDLOperation):
 
             values = attr.get_values() if isinstance(attr, DenseArrayBase) else None
             if values is None or sorted(values) != list(range(len(values))):
-                raise VerifyException(f"{where}: spyre.core_order must be array<i64: ...>, a permutation of 0 .. n - 1, got {attr}")
+                raise VerifyException(
+                    f"{where}: spyre.core_order must be array<i64: ...>, a permutation of 0 .. n - 1, got {attr}"
+                )
             if self.split is None:
                 raise VerifyException(f"{where}: spyre.core_order places the boxes of a split, and the kernel has none")
             boxes = box_count(kernel_iteration_dims(self), self.split.as_dict())
             if len(values) != boxes:
-                raise VerifyException(f"{where}: spyre.core_order names {len(values)} cores, its split has {boxes} boxes")
+                raise VerifyException(
+                    f"{where}: spyre.core_order names {len(values)} cores, its split has {boxes} boxes"
+                )
 
 
 @irdl_op_definition
@@ -894,6 +932,7 @@ class YieldOp(IRDLOperation):
 
     def __init__(self, *values: SSAValue):
         super().__init__(operands=[values])
+
 
 # endregion
 

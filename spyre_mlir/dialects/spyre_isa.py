@@ -30,12 +30,12 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
-    DenseArrayBase,
+    I64,
     ArrayAttr,
+    DenseArrayBase,
     Float16Type,
     Float32Type,
     FloatAttr,
-    I64,
     IntAttr,
     IntegerAttr,
     StringAttr,
@@ -45,7 +45,7 @@ from xdsl.dialects.builtin import (
     f32,
     i64,
 )
-from xdsl.ir import Attribute, BlockArgument, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     BaseAttr,
     IRDLOperation,
@@ -58,7 +58,6 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     region_def,
-    result_def,
     traits_def,
     var_operand_def,
     var_result_def,
@@ -175,7 +174,9 @@ class AccessAttr(ParametrizedAttribute):
     strides: IntListAttr
     element_type: Attribute
 
-    def __init__(self, base: PerCoreAttr | Sequence[int] | int, strides: Sequence[int], element_type: Attribute = Float16Type()):
+    def __init__(
+        self, base: PerCoreAttr | Sequence[int] | int, strides: Sequence[int], element_type: Attribute = Float16Type()
+    ):
         super().__init__(_table(base), int_list(tuple(strides)), element_type)
 
     @property
@@ -331,7 +332,9 @@ class ProgramOp(IRDLOperation):
     def verify_(self) -> None:
         n_args = len(self.body.block.args)
         if not 0 <= self.num_inputs.data <= n_args:
-            raise VerifyException(f"'spyre_isa.program' @{self.sym_name.data}: inputs = {self.num_inputs.data} but it has {n_args} arguments")
+            raise VerifyException(
+                f"'spyre_isa.program' @{self.sym_name.data}: inputs = {self.num_inputs.data} but it has {n_args} arguments"
+            )
         for i, a in enumerate(self.body.block.args):
             check_kernel_operand(a.type, f"'spyre_isa.program' @{self.sym_name.data}: argument {i}")
         for name in ("spyre.resident_in", "spyre.resident_out"):  # LX [lo, hi) sticks kept between launches
@@ -346,10 +349,14 @@ class ProgramOp(IRDLOperation):
         seen: set[int] = set()
         for op in self.body.block.ops:
             if not isinstance(op, StreamOp):
-                raise VerifyException(f"'spyre_isa.program' @{self.sym_name.data}: only streams may appear at its top level, found '{op.name}'")
+                raise VerifyException(
+                    f"'spyre_isa.program' @{self.sym_name.data}: only streams may appear at its top level, found '{op.name}'"
+                )
             overlap = seen.intersection(op.core_list)
             if overlap:
-                raise VerifyException(f"'spyre_isa.program' @{self.sym_name.data}: core {min(overlap)} is in two streams")
+                raise VerifyException(
+                    f"'spyre_isa.program' @{self.sym_name.data}: core {min(overlap)} is in two streams"
+                )
             seen.update(op.core_list)
 
 
@@ -483,7 +490,11 @@ def _property_checks(cls: type[IsaInstruction]) -> tuple[frozenset[str], tuple[t
     if any(not (isinstance(t, HasParent) and t.op_types == (StreamOp,)) for t in d.traits):
         return None
     checks = tuple(
-        (name, not isinstance(pdef, OptPropertyDef), pdef.constr.attr if isinstance(pdef.constr, BaseAttr) else pdef.constr)
+        (
+            name,
+            not isinstance(pdef, OptPropertyDef),
+            pdef.constr.attr if isinstance(pdef.constr, BaseAttr) else pdef.constr,
+        )
         for name, pdef in d.properties.items()
     )
     return frozenset(d.properties), checks
@@ -547,8 +558,8 @@ def span(acc: AccessAttr, sizes: Sequence[int], base: int) -> tuple[int, int]:
 class DmaOp(IsaInstruction, ABC):
     """Move whole sticks between a DDR tensor and LX along a loop nest.
 
-        for i in ndindex(sizes):
-            lx_stick(ddr-access/lx-access per direction)        # 128 bytes per step
+    for i in ndindex(sizes):
+        lx_stick(ddr-access/lx-access per direction)        # 128 bytes per step
     """
 
     ENGINE: ClassVar[str] = "dma"
@@ -570,7 +581,9 @@ class DmaOp(IsaInstruction, ABC):
         self._check_access("the LX access", self.lx_access, sizes)
         for what, acc in (("the DDR access", self.ddr_access), ("the LX access", self.lx_access)):
             if acc.is_f32:
-                raise VerifyException(f"'{self.name}': {what} must be f16 (DMA copies whole sticks, it does not convert)")
+                raise VerifyException(
+                    f"'{self.name}': {what} must be f16 (DMA copies whole sticks, it does not convert)"
+                )
         layout = device_layout(self.ddr.type, f"'{self.name}': the DDR operand")
         for base in self.ddr_access.base.table(1 if self.ddr_access.base.is_uniform else self.n_cores()):
             _, last = span(self.ddr_access, sizes, base)
@@ -659,10 +672,10 @@ class DmaStoreOp(DmaOp):
 class DmaGatherOp(IsaInstruction):
     """Load table rows chosen at run time by host indices (patched at launch), whole sticks.
 
-        for r in range(count):
-            v = indices.flat[index_base[core] + r]                # 0 <= v < table rows
-            for j in range(row_sticks):
-                lx[lx.base + r*lx.s0 + j*lx.s1] = table stick holding row v, columns 64j..64j+63
+    for r in range(count):
+        v = indices.flat[index_base[core] + r]                # 0 <= v < table rows
+        for j in range(row_sticks):
+            lx[lx.base + r*lx.s0 + j*lx.s1] = table stick holding row v, columns 64j..64j+63
     """
 
     name = "spyre_isa.dma_gather"
@@ -678,7 +691,9 @@ class DmaGatherOp(IsaInstruction):
         "attr-dict `:` type($table) `,` type($indices)"
     )
 
-    def __init__(self, table: SSAValue, indices: SSAValue, index_base: PerCoreAttr, count: int, row_sticks: int, lx: AccessAttr):
+    def __init__(
+        self, table: SSAValue, indices: SSAValue, index_base: PerCoreAttr, count: int, row_sticks: int, lx: AccessAttr
+    ):
         self._build(
             operands=[table, indices],
             properties={
@@ -704,7 +719,9 @@ class DmaGatherOp(IsaInstruction):
         n = math.prod(self.indices.type.get_shape())  # type: ignore[union-attr]
         for base in self.index_base.table(1 if self.index_base.is_uniform else self.n_cores()):
             if base + self.count.value.data > n:
-                raise VerifyException(f"'{self.name}': indices {base}..{base + self.count.value.data - 1} past the {n} given")
+                raise VerifyException(
+                    f"'{self.name}': indices {base}..{base + self.count.value.data - 1} past the {n} given"
+                )
 
 
 # endregion
@@ -715,11 +732,11 @@ class DmaGatherOp(IsaInstruction):
 class PtMatmulOp(IsaInstruction):
     """Matrix product on the PT systolic array, 16-bit inputs, fp32 partial sums in LX.
 
-        A[m, k] = lx16[lhs.base + m*lhs.s0 + (k // 64)*lhs.s1][k % 64]
-        B[k, n] = lx16[rhs.base + k*rhs.s0 + (n // 64)*rhs.s1][n % 64]
-        C[m, n] = lx32[acc.base + m*acc.s0 + (n // 64)*acc.s1 + (n % 64) // 32][n % 32]
-                                  (a 64-lane f32 vector is two consecutive sticks, as in the SFP)
-        C = (C if accumulate else 0) + A @ B           # exact products, fp32 sums
+    A[m, k] = lx16[lhs.base + m*lhs.s0 + (k // 64)*lhs.s1][k % 64]
+    B[k, n] = lx16[rhs.base + k*rhs.s0 + (n // 64)*rhs.s1][n % 64]
+    C[m, n] = lx32[acc.base + m*acc.s0 + (n // 64)*acc.s1 + (n % 64) // 32][n % 32]
+                              (a 64-lane f32 vector is two consecutive sticks, as in the SFP)
+    C = (C if accumulate else 0) + A @ B           # exact products, fp32 sums
     """
 
     name = "spyre_isa.pt_matmul"
@@ -750,13 +767,17 @@ class PtMatmulOp(IsaInstruction):
 
     def verify_(self) -> None:
         if min(self.m.value.data, self.n.value.data, self.k.value.data) < 1:
-            raise VerifyException(f"'{self.name}': m, n, k must be >= 1, got {self.m.value.data}, {self.n.value.data}, {self.k.value.data}")
+            raise VerifyException(
+                f"'{self.name}': m, n, k must be >= 1, got {self.m.value.data}, {self.n.value.data}, {self.k.value.data}"
+            )
         for what, v in (("m", self.m), ("n", self.n), ("k", self.k)):
             self._check_count(self, f"{what} = {v.value.data}", v.value.data)
         for what, acc, f32_ in (("lhs", self.lhs, False), ("rhs", self.rhs, False), ("acc", self.acc, True)):
             self._check_table(f"{what} base", acc.base)
             if len(acc.strides.values) != 2:
-                raise VerifyException(f"'{self.name}': {what} needs 2 strides (row, stick), got {len(acc.strides.values)}")
+                raise VerifyException(
+                    f"'{self.name}': {what} needs 2 strides (row, stick), got {len(acc.strides.values)}"
+                )
             if acc.is_f32 != f32_:
                 raise VerifyException(f"'{self.name}': {what} must be {'f32' if f32_ else 'f16'}")
 
@@ -857,7 +878,13 @@ def _unary(name: str, fn: str, doc: str) -> type[SfpUnaryOp]:
     cls = type(
         f"Sfp{fn.capitalize()}Op",
         (SfpUnaryOp,),
-        {"name": name, "FUNCTION": fn, "__annotations__": {"FUNCTION": ClassVar[str]}, "__doc__": doc, "__module__": __name__},
+        {
+            "name": name,
+            "FUNCTION": fn,
+            "__annotations__": {"FUNCTION": ClassVar[str]},
+            "__doc__": doc,
+            "__module__": __name__,
+        },
     )
     return irdl_op_definition(cls)
 
@@ -866,7 +893,13 @@ def _binary(name: str, fn: str, doc: str) -> type[SfpBinaryOp]:
     cls = type(
         f"Sfp{fn.capitalize()}Op",
         (SfpBinaryOp,),
-        {"name": name, "FUNCTION": fn, "__annotations__": {"FUNCTION": ClassVar[str]}, "__doc__": doc, "__module__": __name__},
+        {
+            "name": name,
+            "FUNCTION": fn,
+            "__annotations__": {"FUNCTION": ClassVar[str]},
+            "__doc__": doc,
+            "__module__": __name__,
+        },
     )
     return irdl_op_definition(cls)
 
@@ -892,7 +925,20 @@ SfpMinOp = _binary("spyre_isa.sfp_min", "min", "dst = min(lhs, rhs)   (NaN-propa
 
 SFP_UNARY: dict[str, type[SfpUnaryOp]] = {
     c.FUNCTION: c
-    for c in (SfpCopyOp, SfpNegOp, SfpExpOp, SfpErfOp, SfpTanhOp, SfpLogOp, SfpSqrtOp, SfpRsqrtOp, SfpSinOp, SfpCosOp, SfpAbsOp, SfpRecipOp)
+    for c in (
+        SfpCopyOp,
+        SfpNegOp,
+        SfpExpOp,
+        SfpErfOp,
+        SfpTanhOp,
+        SfpLogOp,
+        SfpSqrtOp,
+        SfpRsqrtOp,
+        SfpSinOp,
+        SfpCosOp,
+        SfpAbsOp,
+        SfpRecipOp,
+    )
 }
 SFP_BINARY: dict[str, type[SfpBinaryOp]] = {
     c.FUNCTION: c for c in (SfpAddOp, SfpSubOp, SfpMulOp, SfpDivOp, SfpMaxOp, SfpMinOp)
@@ -943,7 +989,13 @@ class SfpTransposeOp(IsaInstruction):
 
     def __init__(self, src: AccessAttr, dst: AccessAttr, blocks: int, rows: int = 64, cols: int = 64):
         self._build(
-            properties={"src": src, "dst": dst, "blocks": i64_attr(blocks), "rows": i64_attr(rows), "cols": i64_attr(cols)}
+            properties={
+                "src": src,
+                "dst": dst,
+                "blocks": i64_attr(blocks),
+                "rows": i64_attr(rows),
+                "cols": i64_attr(cols),
+            }
         )
 
     def verify_(self) -> None:

@@ -49,13 +49,13 @@ from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.arith import Arith
 from xdsl.dialects.builtin import (
-    BytesAttr,
     I1,
     I64,
     AnyFloat,
     ArrayAttr,
     BFloat16Type,
     Builtin,
+    BytesAttr,
     ComplexType,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
@@ -280,9 +280,7 @@ class ValueTensorType(TorchType):
         if parser.parse_optional_punctuation("*") is not None:
             shape: Attribute = NoneAttr()
         else:
-            shape = ArrayAttr(
-                parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parse_size)
-            )
+            shape = ArrayAttr(parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parse_size))
         parser.parse_punctuation(",")
         dtype = NoneAttr() if parser.parse_optional_keyword("unk") else parser.parse_type()
         parser.parse_punctuation(">")
@@ -532,7 +530,11 @@ class ValueTensorLiteralOp(IRDLOperation):
         parser.parse_punctuation("(")
         hex_splat = _HEX_SPLAT.match(parser.lexer.input.content, parser.pos)
         value = parser.parse_attribute()
-        if hex_splat and isinstance(value, DenseIntOrFPElementsAttr) and not isinstance(value.get_element_type(), IntegerType):
+        if (
+            hex_splat
+            and isinstance(value, DenseIntOrFPElementsAttr)
+            and not isinstance(value.get_element_type(), IntegerType)
+        ):
             # MLIR spells a float splat's bits in hex (torch-mlir prints -inf as 0xFF800000);
             # xDSL 0.75 reads the hex as an integer value, so rebuild the bits here
             width = value.get_element_type().compile_time_size
@@ -608,11 +610,41 @@ PURE_OPS = frozenset(
         *(
             f"torch.aten.{name}"
             for name in (
-                "_softmax", "abs", "alias", "amax", "amin", "clamp", "cos", "div.Scalar", "div.Tensor",
-                "embedding", "erf", "exp", "expand", "log", "matmul", "max.dim", "maximum", "mean.dim",
-                "minimum", "native_layer_norm", "neg", "pow.Tensor_Scalar", "reciprocal", "rsqrt",
-                "select.int", "sigmoid", "sin", "slice.Tensor", "sqrt", "squeeze.dim", "squeeze.dims",
-                "sum.dim_IntList", "tanh", "unsqueeze", "where.self",
+                "_softmax",
+                "abs",
+                "alias",
+                "amax",
+                "amin",
+                "clamp",
+                "cos",
+                "div.Scalar",
+                "div.Tensor",
+                "embedding",
+                "erf",
+                "exp",
+                "expand",
+                "log",
+                "matmul",
+                "max.dim",
+                "maximum",
+                "mean.dim",
+                "minimum",
+                "native_layer_norm",
+                "neg",
+                "pow.Tensor_Scalar",
+                "reciprocal",
+                "rsqrt",
+                "select.int",
+                "sigmoid",
+                "sin",
+                "slice.Tensor",
+                "sqrt",
+                "squeeze.dim",
+                "squeeze.dims",
+                "sum.dim_IntList",
+                "tanh",
+                "unsqueeze",
+                "where.self",
             )
         ),
         # masks and indices (comparisons, logical and bitwise ops), on the host by design
@@ -620,8 +652,16 @@ PURE_OPS = frozenset(
         *(
             f"torch.aten.{name}"
             for name in (
-                "logical_not", "logical_and", "logical_or", "any.dim", "bitwise_and.Tensor",
-                "bitwise_or.Tensor", "bitwise_not", "argmax", "cumsum", "sign",
+                "logical_not",
+                "logical_and",
+                "logical_or",
+                "any.dim",
+                "bitwise_and.Tensor",
+                "bitwise_or.Tensor",
+                "bitwise_not",
+                "argmax",
+                "cumsum",
+                "sign",
             )
         ),
         # constants from shapes and numbers (CREATION_OPS without the uninitialised empty*)
@@ -630,10 +670,29 @@ PURE_OPS = frozenset(
         *(
             f"torch.aten.{name}"
             for name in (
-                "Int.bool", "_to_copy", "copy", "index.Tensor", "index_select", "index_put", "cat",
-                "split_with_sizes", "gather", "repeat", "constant_pad_nd", "div.Tensor_mode", "ceil",
-                "floor", "log1p", "pow.Tensor_Tensor", "sort", "topk", "histc", "convolution",
-                "_native_batch_norm_legit_no_training", "native_group_norm", "linalg_vector_norm",
+                "Int.bool",
+                "_to_copy",
+                "copy",
+                "index.Tensor",
+                "index_select",
+                "index_put",
+                "cat",
+                "split_with_sizes",
+                "gather",
+                "repeat",
+                "constant_pad_nd",
+                "div.Tensor_mode",
+                "ceil",
+                "floor",
+                "log1p",
+                "pow.Tensor_Tensor",
+                "sort",
+                "topk",
+                "histc",
+                "convolution",
+                "_native_batch_norm_legit_no_training",
+                "native_group_norm",
+                "linalg_vector_norm",
                 "max_pool2d_with_indices",
             )
         ),
@@ -687,14 +746,10 @@ class DefaultFormatOp(IRDLOperation):
         if args:
             arg_types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
             if parser.parse_optional_punctuation("->") is not None:
-                result_types = parser.parse_comma_separated_list(
-                    parser.Delimiter.NONE, parser.parse_type
-                )
+                result_types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
         else:
             result_types = (
-                parser.parse_optional_undelimited_comma_separated_list(
-                    parser.parse_optional_type, parser.parse_type
-                )
+                parser.parse_optional_undelimited_comma_separated_list(parser.parse_optional_type, parser.parse_type)
                 or []
             )
         return cls.create(
@@ -736,9 +791,7 @@ def _verify_rank(op: Operation, operand: str, value: SSAValue, ranks: Sequence[i
         raise VerifyException(f"{op.name}: operand '{operand}' must have rank {expected}, got {value.type}")
 
 
-def _verify_sizes_agree(
-    op: Operation, what: str, a: int, b: int, operands: Sequence[tuple[str, SSAValue]]
-) -> None:
+def _verify_sizes_agree(op: Operation, what: str, a: int, b: int, operands: Sequence[tuple[str, SSAValue]]) -> None:
     if a != -1 and b != -1 and a != b:
         which = ", ".join(f"'{name}' is {value.type}" for name, value in operands)
         raise VerifyException(f"{op.name}: {what} differ ({a} vs {b}): {which}")
@@ -770,9 +823,16 @@ def _verify_size_list(op: Operation, value: SSAValue, sizes_value: SSAValue, res
     out_sizes = sizes_of(result) if result is not None else None
     if out_sizes is None:
         return
-    if in_sizes is not None and -1 not in in_sizes and -1 not in out_sizes and math.prod(in_sizes) != math.prod(out_sizes):
+    if (
+        in_sizes is not None
+        and -1 not in in_sizes
+        and -1 not in out_sizes
+        and math.prod(in_sizes) != math.prod(out_sizes)
+    ):
         raise VerifyException(f"{op.name}: cannot view {value.type} ({math.prod(in_sizes)} elements) as {result.type}")  # type: ignore[union-attr]
-    if sizes is not None and (len(out_sizes) != len(sizes) or any(s != -1 and o != -1 and s != o for s, o in zip(sizes, out_sizes))):
+    if sizes is not None and (
+        len(out_sizes) != len(sizes) or any(s != -1 and o != -1 and s != o for s, o in zip(sizes, out_sizes))
+    ):
         raise VerifyException(f"{op.name}: result {result.type} does not have the sizes {sizes}")  # type: ignore[union-attr]
 
 
@@ -886,8 +946,14 @@ class AtenPermuteOp(DefaultFormatOp):
         if dims is None or sizes is None:
             return
         rank = len(sizes)
-        if len(dims) != rank or any(not -rank <= d < rank for d in dims) or sorted(d % rank for d in dims) != list(range(rank)):
-            raise VerifyException(f"{self.name}: dims {dims} are not a permutation of the {rank} dims of {self.self_.type}")
+        if (
+            len(dims) != rank
+            or any(not -rank <= d < rank for d in dims)
+            or sorted(d % rank for d in dims) != list(range(rank))
+        ):
+            raise VerifyException(
+                f"{self.name}: dims {dims} are not a permutation of the {rank} dims of {self.self_.type}"
+            )
 
 
 @irdl_op_definition
@@ -1188,7 +1254,9 @@ def resource_to_numpy(ctx: Context, attr: DenseResourceAttr) -> np.ndarray:
     t = attr.type
     assert isinstance(t, TensorType)
     element = t.get_element_type()
-    width = 2 if isinstance(element, BFloat16Type) else (d.itemsize if (d := _numpy_dtype(element)) is not None else None)
+    width = (
+        2 if isinstance(element, BFloat16Type) else (d.itemsize if (d := _numpy_dtype(element)) is not None else None)
+    )
     if width is not None and len(raw) != math.prod(t.get_shape()) * width:
         raise ValueError(
             f"the blob of dense_resource<{handle}> holds {len(raw)} bytes after its header, {t} needs {math.prod(t.get_shape()) * width}"

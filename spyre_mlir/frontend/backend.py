@@ -110,7 +110,9 @@ def _parse_options(options: dict[str, Any] | None) -> tuple[DeviceConfig, bool, 
     fields = {f.name for f in dataclasses.fields(DeviceConfig)}
     unknown = sorted(set(opts) - fields)
     if unknown:
-        raise SpyreCompileError(f"unknown spyre backend option(s) {unknown}; known: strict, dump_ir, disable, {', '.join(sorted(fields))}")
+        raise SpyreCompileError(
+            f"unknown spyre backend option(s) {unknown}; known: strict, dump_ir, disable, {', '.join(sorted(fields))}"
+        )
     config = DeviceConfig().replace(**opts)
     config.validate()
     try:
@@ -131,7 +133,11 @@ time, memory.LazyRowsTensor)."""
 @functools.lru_cache(maxsize=256)
 def _sample_positions(size: int) -> np.ndarray:
     starts = np.linspace(0, max(size - PARAM_SAMPLE_RUN, 0), PARAM_SAMPLE_RUNS).astype(np.int64)
-    return np.unique(np.minimum(starts[:, None] + np.arange(PARAM_SAMPLE_RUN), size - 1).reshape(-1)) if size else np.zeros(0, np.int64)
+    return (
+        np.unique(np.minimum(starts[:, None] + np.arange(PARAM_SAMPLE_RUN), size - 1).reshape(-1))
+        if size
+        else np.zeros(0, np.int64)
+    )
 
 
 class ParamKey:
@@ -169,7 +175,12 @@ class ParamKey:
 
 
 def compile_graph(
-    gm: torch.fx.GraphModule, example_inputs: Sequence[Any], config: DeviceConfig, strict: bool, dump_ir: str | None, opts: Optimizations = Optimizations()
+    gm: torch.fx.GraphModule,
+    example_inputs: Sequence[Any],
+    config: DeviceConfig,
+    strict: bool,
+    dump_ir: str | None,
+    opts: Optimizations = Optimizations(),
 ) -> Callable[..., Any]:
     """Compile one aot_autograd inference graph for the device model."""
     STATS.compiles += 1
@@ -190,7 +201,13 @@ def compile_graph(
         dump = dump_ir or os.environ.get("SPYRE_DUMP_IR")
         graph = f"g{STATS.compiles}"
         run_pipeline(
-            info.ctx, module, config, dump and os.path.join(dump, graph), kernel_prefix=f"{graph}_k", strict=strict, opts=opts
+            info.ctx,
+            module,
+            config,
+            dump and os.path.join(dump, graph),
+            kernel_prefix=f"{graph}_k",
+            strict=strict,
+            opts=opts,
         )
     except (UnsupportedGraphError, DiagnosticException) as e:
         if strict:
@@ -206,9 +223,15 @@ def compile_graph(
         listed = ", ".join(f"{name} x{n}" for name, n in sorted(on_cpu.items()))
         why = sorted({f"'{op.name}': {text}" for op, text, d in placed if not d and text != "no device lowering yet"})
         if why:  # not just a missing lowering: say why (an f64 dtype, a layout, ...)
-            warnings.warn(f"spyre: {sum(on_cpu.values())} op(s) of this graph run on the CPU: {listed}; {'; '.join(why)}", stacklevel=2)
+            warnings.warn(
+                f"spyre: {sum(on_cpu.values())} op(s) of this graph run on the CPU: {listed}; {'; '.join(why)}",
+                stacklevel=2,
+            )
         else:
-            warnings.warn(f"spyre: {sum(on_cpu.values())} op(s) of this graph run on the CPU (no device lowering yet): {listed}", stacklevel=2)
+            warnings.warn(
+                f"spyre: {sum(on_cpu.values())} op(s) of this graph run on the CPU (no device lowering yet): {listed}",
+                stacklevel=2,
+            )
     exe = Executable(module, info.ctx, get_device(config))
     out_dtypes = [o.dtype for o in info.outputs]
 
@@ -232,7 +255,9 @@ def _training_unsupported(gm: torch.fx.GraphModule, example_inputs: Sequence[Any
     raise SpyreCompileError("the spyre backend compiles inference only: call the model under torch.no_grad()")
 
 
-def spyre_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], options: dict[str, Any] | None = None, **_: Any) -> Callable[..., Any]:
+def spyre_backend(
+    gm: torch.fx.GraphModule, example_inputs: Sequence[Any], options: dict[str, Any] | None = None, **_: Any
+) -> Callable[..., Any]:
     """The `torch_dynamo_backends` entry point named "spyre"."""
     from torch._decomp import core_aten_decompositions
     from torch._dynamo.backends.common import aot_autograd

@@ -38,20 +38,19 @@ from xdsl.utils.exceptions import PassFailedException
 from spyre_mlir.analysis.cost import piece_rows
 from spyre_mlir.analysis.sticks import LoopDim, digit_stride, loop_dims, loop_strides, matmul_reads, operand_strides
 from spyre_mlir.analysis.work import (
-    kernel_core_boxes,
-    parts,
     chunk_boxes,
-    iteration_dims,
     epilogue,
+    kernel_core_boxes,
     kernel_iteration_dims,
     kernel_ops,
     lane_gather_dim,
-    row_group,
+    parts,
     pointwise_loops,
     pointwise_program,
     reduce_tile_dim,
-    single_pointwise,
     restickify_loops,
+    row_group,
+    single_pointwise,
     slice_loops,
     slice_strides,
     transpose_row_dim,
@@ -80,29 +79,55 @@ def _compact(sizes: Sequence[int], unit: int = 1) -> list[int]:
     return strides
 
 
-def load(arg: int, ddr_base: int, ddr_strides: Sequence[int], lx_base: int, lx_strides: Sequence[int], sizes: Sequence[int]) -> Ins:
+def load(
+    arg: int, ddr_base: int, ddr_strides: Sequence[int], lx_base: int, lx_strides: Sequence[int], sizes: Sequence[int]
+) -> Ins:
     return Ins(("load", arg, tuple(ddr_strides), tuple(lx_strides), tuple(sizes)), (ddr_base, lx_base))
 
 
-def store(arg: int, lx_base: int, lx_strides: Sequence[int], ddr_base: int, ddr_strides: Sequence[int], sizes: Sequence[int]) -> Ins:
+def store(
+    arg: int, lx_base: int, lx_strides: Sequence[int], ddr_base: int, ddr_strides: Sequence[int], sizes: Sequence[int]
+) -> Ins:
     return Ins(("store", arg, tuple(ddr_strides), tuple(lx_strides), tuple(sizes)), (ddr_base, lx_base))
 
 
-def sfp(fn: str, srcs: Sequence[tuple[int, Sequence[int], bool]], dst: tuple[int, Sequence[int], bool], sizes: Sequence[int], imm: float | None = None) -> Ins:
+def sfp(
+    fn: str,
+    srcs: Sequence[tuple[int, Sequence[int], bool]],
+    dst: tuple[int, Sequence[int], bool],
+    sizes: Sequence[int],
+    imm: float | None = None,
+) -> Ins:
     key = ("sfp", fn, tuple((tuple(s), f) for _, s, f in srcs), (tuple(dst[1]), dst[2]), tuple(sizes), imm)
     return Ins(key, tuple(b for b, _, _ in srcs) + (dst[0],))
 
 
-def reduce(fn: str, src: tuple[int, Sequence[int], bool], dst: tuple[int, Sequence[int], bool], sizes: Sequence[int], tail: int = 64) -> Ins:
+def reduce(
+    fn: str,
+    src: tuple[int, Sequence[int], bool],
+    dst: tuple[int, Sequence[int], bool],
+    sizes: Sequence[int],
+    tail: int = 64,
+) -> Ins:
     key = ("reduce", fn, (tuple(src[1]), src[2]), (tuple(dst[1]), dst[2]), tuple(sizes), tail)
     return Ins(key, (src[0], dst[0]))
 
 
-def gather_rows(table: int, indices: int, index_base: int, count: int, row_sticks: int, lx_base: int, lx_strides: Sequence[int]) -> Ins:
+def gather_rows(
+    table: int, indices: int, index_base: int, count: int, row_sticks: int, lx_base: int, lx_strides: Sequence[int]
+) -> Ins:
     return Ins(("gather", table, indices, count, row_sticks, tuple(lx_strides)), (index_base, lx_base))
 
 
-def pt(lhs: tuple[int, Sequence[int]], rhs: tuple[int, Sequence[int]], acc: tuple[int, Sequence[int]], m: int, n: int, k: int, accumulate: bool) -> Ins:
+def pt(
+    lhs: tuple[int, Sequence[int]],
+    rhs: tuple[int, Sequence[int]],
+    acc: tuple[int, Sequence[int]],
+    m: int,
+    n: int,
+    k: int,
+    accumulate: bool,
+) -> Ins:
     key = ("pt", tuple(lhs[1]), tuple(rhs[1]), tuple(acc[1]), m, n, k, accumulate)
     return Ins(key, (lhs[0], rhs[0], acc[0]))
 
@@ -157,7 +182,9 @@ def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue
         return spyre_isa.SFP_BINARY[fn](accs[0], accs[1] if len(accs) > 1 else imm, dst, sizes)
     if kind == "gather":
         _, table, indices, count, row_sticks, lx_s = ins.key
-        return spyre_isa.DmaGatherOp(args[table], args[indices], tables[0], count, row_sticks, spyre_isa.access(tables[1], lx_s))
+        return spyre_isa.DmaGatherOp(
+            args[table], args[indices], tables[0], count, row_sticks, spyre_isa.access(tables[1], lx_s)
+        )
     if kind == "reduce":
         _, fn, (ss, sf), (ds, df), sizes, tail = ins.key
         cls = {"max": spyre_isa.SfpReduceMaxOp, "min": spyre_isa.SfpReduceMinOp, "sum": spyre_isa.SfpReduceSumOp}[fn]
@@ -182,7 +209,9 @@ def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue
         _, ss, ds, sizes, has_notify, piece, has_after = ins.key
         notify = tables[3] if has_notify else None
         after = tables[3 + has_notify] if has_after else None
-        return spyre_isa.RingSendOp(spyre_isa.access(tables[0], ss), spyre_isa.access(tables[1], ds), tables[2], sizes, notify, piece, after)
+        return spyre_isa.RingSendOp(
+            spyre_isa.access(tables[0], ss), spyre_isa.access(tables[1], ds), tables[2], sizes, notify, piece, after
+        )
     if kind == "signal":
         return spyre_isa.SignalOp(tables[0])
     if kind == "wait":
@@ -191,7 +220,9 @@ def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue
         return spyre_isa.BarrierOp.create()
     if kind == "transpose":
         _, ss, ds, blocks, rows, cols = ins.key
-        return spyre_isa.SfpTransposeOp(spyre_isa.access(tables[0], ss), spyre_isa.access(tables[1], ds), blocks, rows, cols)
+        return spyre_isa.SfpTransposeOp(
+            spyre_isa.access(tables[0], ss), spyre_isa.access(tables[1], ds), blocks, rows, cols
+        )
     raise AssertionError(kind)
 
 
@@ -231,7 +262,9 @@ class KernelCodegen:
                 f"kernel {self.name}: run spyre-divide-work and spyre-plan-scratchpad first (split, chunks and lx are needed)"
             )
         if len(kernel.outputs) != 1:
-            raise PassFailedException(f"kernel {self.name}: {len(kernel.outputs)} results; programs with several outputs are not supported yet")
+            raise PassFailedException(
+                f"kernel {self.name}: {len(kernel.outputs)} results; programs with several outputs are not supported yet"
+            )
         ops = kernel_ops(kernel)
         self.epilogue = epilogue(ops) if len(ops) == 2 and isinstance(ops[0], spyre.MatmulOp) else None
         self.group = row_group(ops) if len(ops) > 1 and self.epilogue is None else None
@@ -251,8 +284,12 @@ class KernelCodegen:
         attr = kernel.attributes.get("spyre.resident_out")
         self.resident_out = attr.value.data // STICK_BYTES if isinstance(attr, IntegerAttr) else None
         attr = kernel.attributes.get("spyre.resident_in")
-        self.resident_in = (attr.get_values()[0], attr.get_values()[1] // STICK_BYTES) if isinstance(attr, DenseArrayBase) else None
-        assert (onchip is None) == ("spyre.onchip" not in kernel.attributes), "a spyre.onchip mark is lowered as onchip_plan checked it"
+        self.resident_in = (
+            (attr.get_values()[0], attr.get_values()[1] // STICK_BYTES) if isinstance(attr, DenseArrayBase) else None
+        )
+        assert (onchip is None) == ("spyre.onchip" not in kernel.attributes), (
+            "a spyre.onchip mark is lowered as onchip_plan checked it"
+        )
         self.onchip = onchip
         """The kernel's `spyre.onchip` (spyre-onchip-relayout), as `onchip_plan` checked it."""
         self.resident_ranges: dict[str, list[int]] = {}
@@ -349,7 +386,11 @@ class KernelCodegen:
                 chain = members[start : start + g]
                 events = {len(self._b_events(self.boxes[c])) for c in chain}  # type: ignore[arg-type]
                 stride = chain[1] - chain[0] if len(chain) > 1 else 1
-                if len(chain) > 1 and len(events) == 1 and chain == list(range(chain[0], chain[0] + stride * len(chain), stride)):
+                if (
+                    len(chain) > 1
+                    and len(events) == 1
+                    and chain == list(range(chain[0], chain[0] + stride * len(chain), stride))
+                ):
                     for c in chain:
                         by_core[c] = chain
         return by_core
@@ -415,18 +456,39 @@ class KernelCodegen:
             else:
                 if loaded_a != (b, m0, m1, k0, k1):  # A tile as [k stick][row]
                     n_a += 1
-                    out.append(load(A, b * sa_b + k0 * sa_kt + m0 * sa_m, [sa_kt, sa_m], self.buf("lhs", n_a), [mr, 1], [kst, mr]))
+                    out.append(
+                        load(
+                            A,
+                            b * sa_b + k0 * sa_kt + m0 * sa_m,
+                            [sa_kt, sa_m],
+                            self.buf("lhs", n_a),
+                            [mr, 1],
+                            [kst, mr],
+                        )
+                    )
                     loaded_a = (b, m0, m1, k0, k1)
                 lhs = (self.buf("lhs", n_a), [1, mr])
             if loaded_b != (b, n0, n1, k0, k1):  # B tile as [n stick][k row]
                 n_b += 1
                 rhs = self.buf("rhs", n_b)
                 if group is None or pos == 0:  # the chain's first core loads B from DDR
-                    out.append(load(B, b * sb_b + n0 * sb_nt + r0 * sb_k, [sb_nt, sb_k], rhs, [r1 - r0, 1], [nst, r1 - r0]))
+                    out.append(
+                        load(B, b * sb_b + n0 * sb_nt + r0 * sb_k, [sb_nt, sb_k], rhs, [r1 - r0, 1], [nst, r1 - r0])
+                    )
                 if group is not None:
                     out += self._multicast_step(group, pos, n_b, n_tiles, rhs, [r1 - r0, 1], [nst, r1 - r0])
                 loaded_b = (b, n0, n1, k0, k1)
-            out.append(pt(lhs, (self.buf("rhs", n_b), [1, r1 - r0]), (lx["acc"], [2, 2 * mr]), mr, ncols, r1 - r0, k0 > box["k"][0]))
+            out.append(
+                pt(
+                    lhs,
+                    (self.buf("rhs", n_b), [1, r1 - r0]),
+                    (lx["acc"], [2, 2 * mr]),
+                    mr,
+                    ncols,
+                    r1 - r0,
+                    k0 > box["k"][0],
+                )
+            )
             if group is not None and pos > 0 and (i + 1 == len(chunks) or b_keys[i + 1] != b_keys[i]):
                 # done with B tile n_b (its PT passes and its sends, all earlier): its buffer may
                 # take tile n_b + depth, if there is one (before the output's rounding and store,
@@ -441,12 +503,23 @@ class KernelCodegen:
                     out.append(signal(self._partial_token(self.core) + 1))
                 if k_pos > 0:  # pass the sums to the previous k part, once its buffer is free
                     credit = self._partial_token(self.core - 1) + 1 if n_partial else None
-                    out.append(ring_send((lx["acc"], [1]), (lx["acc_in"], [1]), -1, [2 * mr * nst], self._partial_token(self.core - 1), after=credit))
+                    out.append(
+                        ring_send(
+                            (lx["acc"], [1]),
+                            (lx["acc_in"], [1]),
+                            -1,
+                            [2 * mr * nst],
+                            self._partial_token(self.core - 1),
+                            after=credit,
+                        )
+                    )
                     n_partial += 1
                     continue
             if k1 == k_end:  # round the fp32 sums into the output tile (or run the epilogue on them), then store it
                 n_out += 1
-                kept = None if c_res is None else (c_res + (n0 - box["n"][0]) * rows + m0 - box["m"][0], [rows, 1], False)
+                kept = (
+                    None if c_res is None else (c_res + (n0 - box["n"][0]) * rows + m0 - box["m"][0], [rows, 1], False)
+                )
                 if self.epilogue is None:
                     tile_out = self.buf("out", n_out)
                     out.append(sfp("copy", [sums], kept or (tile_out, [mr, 1], False), [nst, mr]))
@@ -463,7 +536,15 @@ class KernelCodegen:
         return 2 * self.cores + 2 * core
 
     def _epilogue(
-        self, out: list[Ins], sums: tuple[int, list[int], bool], count: int, n0: int, m0: int, nst: int, mr: int, dst: tuple[int, list[int], bool] | None = None
+        self,
+        out: list[Ins],
+        sums: tuple[int, list[int], bool],
+        count: int,
+        n0: int,
+        m0: int,
+        nst: int,
+        mr: int,
+        dst: tuple[int, list[int], bool] | None = None,
     ) -> int:
         """The pointwise epilogue on an output tile's fp32 sums (`sums`, the accumulator as an f32
         SFP source, [n stick][row]): load the other inputs' tiles, run the SFP steps (only the
@@ -481,7 +562,16 @@ class KernelCodegen:
             buf = self.lx[f"e{i}"]
             if kept:
                 lx_strides = _compact([n for n, _, _ in kept])
-                out.append(load(self.arg(v), n0 * sn + m0 * sm, [st for _, st, _ in kept], buf, lx_strides, [n for n, _, _ in kept]))
+                out.append(
+                    load(
+                        self.arg(v),
+                        n0 * sn + m0 * sm,
+                        [st for _, st, _ in kept],
+                        buf,
+                        lx_strides,
+                        [n for n, _, _ in kept],
+                    )
+                )
             else:
                 out.append(load(self.arg(v), 0, [1], buf, [1], [1]))
             strides = [0, 0]
@@ -497,7 +587,9 @@ class KernelCodegen:
             out.append(sfp(step.fn, [access[x] for x in step.srcs], access[step.dst], [nst, mr], step.imm))
         return res
 
-    def _multicast_step(self, group: list[int], pos: int, tile: int, tiles: int, rhs: int, lx_strides: list[int], sizes: list[int]) -> list[Ins]:
+    def _multicast_step(
+        self, group: list[int], pos: int, tile: int, tiles: int, rhs: int, lx_strides: list[int], sizes: list[int]
+    ) -> list[Ins]:
         """B tile number `tile` (1-based, [n stick][row] at `rhs`) travels down the group's chain
         over the ring: the first core loads it from DDR, every other core receives it from its
         predecessor and, unless it is the last, passes it on to the same buffer of its
@@ -552,14 +644,18 @@ class KernelCodegen:
             ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
             tile = _compact(ext)
             in_box = sum((l - b) * s for l, b, s in zip(lo, box_lo, box_strides))
-            access: dict[tuple[str, int], tuple[int, list[int], bool]] = {("out", 0): (self.buf("out", count), tile, False)}
+            access: dict[tuple[str, int], tuple[int, list[int], bool]] = {
+                ("out", 0): (self.buf("out", count), tile, False)
+            }
             if self.resident_out is not None:
                 access[("out", 0)] = (self.resident_out + in_box, box_strides, False)
                 self._resident("spyre.resident_out", self.resident_out, math.prod(box_ext))
             for i, v in enumerate(op.inputs):
                 if self.resident_in is not None and self.resident_in[0] == i:
                     if any(a != d.stick_stride for a, d in zip(strides_in[i], dims) if d.size > 1):
-                        raise PassFailedException(f"kernel {self.name}: input {i} is resident in LX but not in the output's layout")
+                        raise PassFailedException(
+                            f"kernel {self.name}: input {i} is resident in LX but not in the output's layout"
+                        )
                     access[("in", i)] = (self.resident_in[1] + in_box, box_strides, False)
                     self._resident("spyre.resident_in", self.resident_in[1], math.prod(box_ext))
                     continue
@@ -568,7 +664,16 @@ class KernelCodegen:
                 in_tile = _compact([ext[j] for j in kept])
                 base = sum(lo[j] * s[j] for j in range(len(dims)))
                 if kept:
-                    result.append(load(self.arg(v), base, [s[j] for j in kept], self.buf(f"in{i}", count), in_tile, [ext[j] for j in kept]))
+                    result.append(
+                        load(
+                            self.arg(v),
+                            base,
+                            [s[j] for j in kept],
+                            self.buf(f"in{i}", count),
+                            in_tile,
+                            [ext[j] for j in kept],
+                        )
+                    )
                 else:  # a single stick broadcast everywhere
                     result.append(load(self.arg(v), base, [1], self.buf(f"in{i}", count), [1], [1]))
                 full = [0] * len(dims)
@@ -582,7 +687,11 @@ class KernelCodegen:
                 result.append(sfp(st.fn, [access[s] for s in st.srcs], access[st.dst], ext, st.imm))
             if self.resident_out is None:
                 out_base = sum(l * d.stick_stride for l, d in zip(lo, dims))
-                result.append(store(self.arg(op.result), self.buf("out", count), tile, out_base, [d.stick_stride for d in dims], ext))
+                result.append(
+                    store(
+                        self.arg(op.result), self.buf("out", count), tile, out_base, [d.stick_stride for d in dims], ext
+                    )
+                )
         return result
 
     def _resident(self, which: str, lo: int, sticks: int) -> None:
@@ -602,8 +711,12 @@ class KernelCodegen:
         for ch in chunk_boxes(box, self.dims, self.chunks):
             n0, n1 = ch["n"]
             rows = n1 - n0
-            out.append(gather_rows(self.arg(op.table), self.arg(op.indices), n0, rows, sticks, self.lx["rows"], [sticks, 1]))
-            out.append(store(self.arg(op.result), self.lx["rows"], [sticks, 1], n0 * s_row, [s_row, s_t], [rows, sticks]))
+            out.append(
+                gather_rows(self.arg(op.table), self.arg(op.indices), n0, rows, sticks, self.lx["rows"], [sticks, 1])
+            )
+            out.append(
+                store(self.arg(op.result), self.lx["rows"], [sticks, 1], n0 * s_row, [s_row, s_t], [rows, sticks])
+            )
         return out
 
     # -------------------------------------------------------------- slice
@@ -625,8 +738,19 @@ class KernelCodegen:
             lo = [ch[d.name][0] for d in dims]
             ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
             tile = _compact(ext)
-            out.append(load(self.arg(op.input), origin + sum(l * x for l, x in zip(lo, s)), s, self.lx["tile"], tile, ext))
-            out.append(store(self.arg(op.result), self.lx["tile"], tile, sum(l * d.stick_stride for l, d in zip(lo, dims)), [d.stick_stride for d in dims], ext))
+            out.append(
+                load(self.arg(op.input), origin + sum(l * x for l, x in zip(lo, s)), s, self.lx["tile"], tile, ext)
+            )
+            out.append(
+                store(
+                    self.arg(op.result),
+                    self.lx["tile"],
+                    tile,
+                    sum(l * d.stick_stride for l, d in zip(lo, dims)),
+                    [d.stick_stride for d in dims],
+                    ext,
+                )
+            )
         return out
 
     # -------------------------------------------------------------- reduce
@@ -651,15 +775,33 @@ class KernelCodegen:
             tile_in = _compact([*ext, r])
             vec = _compact(ext)
             in_strides = [d.stick_stride for d in dims] or [0]
-            out.append(load(self.arg(op.input), sum(l * x for l, x in zip(lo, in_strides)),
-                            in_strides + [s_r], lx["in"], tile_in, [*ext, r]))
+            out.append(
+                load(
+                    self.arg(op.input),
+                    sum(l * x for l, x in zip(lo, in_strides)),
+                    in_strides + [s_r],
+                    lx["in"],
+                    tile_in,
+                    [*ext, r],
+                )
+            )
             if kind in ("sum", "mean"):
-                out.append(reduce("sum", (lx["in"], tile_in, False), (lx["acc"], [2 * v for v in vec] + [0], True), [*ext, r], tail))
+                out.append(
+                    reduce(
+                        "sum",
+                        (lx["in"], tile_in, False),
+                        (lx["acc"], [2 * v for v in vec] + [0], True),
+                        [*ext, r],
+                        tail,
+                    )
+                )
                 scale = 1.0 / extent if kind == "mean" else None
                 if scale is None:
                     out.append(sfp("copy", [(lx["acc"], [2 * v for v in vec], True)], (lx["out"], vec, False), ext))
                 else:
-                    out.append(sfp("mul", [(lx["acc"], [2 * v for v in vec], True)], (lx["out"], vec, False), ext, scale))
+                    out.append(
+                        sfp("mul", [(lx["acc"], [2 * v for v in vec], True)], (lx["out"], vec, False), ext, scale)
+                    )
             else:
                 out.append(reduce(kind, (lx["in"], tile_in, False), (lx["out"], vec + [0], False), [*ext, r], tail))
             dst_strides = loop_strides(dst, dims) or [0]
@@ -726,7 +868,9 @@ class KernelCodegen:
                         else:
                             out.append(sfp("mul", [(acc[0], acc[1][:-1], True)], (vbuf, vec, False), ext, 1.0 / extent))
                     else:
-                        out.append(reduce(kind, (src_base, src_strides, False), (vbuf, [*vec, 0], False), full_sizes, tail))
+                        out.append(
+                            reduce(kind, (src_base, src_strides, False), (vbuf, [*vec, 0], False), full_sizes, tail)
+                        )
                 else:
                     assert isinstance(o, spyre.PointwiseOp)
                     steps, _ = pointwise_program(o)
@@ -734,7 +878,9 @@ class KernelCodegen:
                     access: dict[tuple[str, int], tuple[int, list[int], bool]] = {("out", 0): (res[0], res[1], False)}
                     for i, v in enumerate(o.inputs):
                         access[("in", i)] = (loc[v][0], loc[v][1], False)
-                    for k in range(max((int(n[1:]) + 1 for n in self.lx if n[:1] == "t" and n[1:].isdigit()), default=0)):
+                    for k in range(
+                        max((int(n[1:]) + 1 for n in self.lx if n[:1] == "t" and n[1:].isdigit()), default=0)
+                    ):
                         access[("t", k)] = (self.lx[f"t{k}"], [2 * x for x in _compact(sizes)], True)
                     for step in steps:
                         out.append(sfp(step.fn, [access[x] for x in step.srcs], access[step.dst], sizes, step.imm))
@@ -792,7 +938,9 @@ class KernelCodegen:
                 if full:
                     out.append(transpose((S + b * 64, [width, 1]), (base, [64, 1]), full, 64, 64))
                 if part:
-                    out.append(transpose((S + full * width + b * 64, [width, 1]), (base + full * 64, [64, 1]), 1, 64, part))
+                    out.append(
+                        transpose((S + full * width + b * 64, [width, 1]), (base + full * 64, [64, 1]), 1, 64, part)
+                    )
             else:
                 out.append(transpose((S + b * 64, [width, 1]), (G + b * cs * 64, [64, 1]), cs, 64, 64))
                 staged.append(b)
@@ -825,9 +973,15 @@ class KernelCodegen:
 
         dims = restickify_loops(src, dst)
         s_dst, s_src = lane0(dst), lane0(src)
-        s = None if s_dst is None or s_src is None else operand_strides(s_dst, s_src, list(range(len(dst.host_shape))), dims)
+        s = (
+            None
+            if s_dst is None or s_src is None
+            else operand_strides(s_dst, s_src, list(range(len(dst.host_shape))), dims)
+        )
         if s is None:
-            raise PassFailedException(f"kernel {self.name}: 'spyre.restickify' {src} to the splat {dst} is not supported yet")
+            raise PassFailedException(
+                f"kernel {self.name}: 'spyre.restickify' {src} to the splat {dst} is not supported yet"
+            )
         out: list[Ins] = []
         for ch in chunk_boxes(box, self.dims, self.chunks):
             lo = [ch[d.name][0] for d in dims]
@@ -836,18 +990,24 @@ class KernelCodegen:
             strides = [d.stick_stride for d in dims]
             out.append(load(self.arg(op.input), sum(l * x for l, x in zip(lo, s)), s, self.lx["tile"], tile, ext))
             if dst.is_splat:
-                out.append(reduce("max", (self.lx["tile"], [*tile, 0], False), (self.lx["tile"], [*tile, 0], False), [*ext, 1], 1))
-            out.append(store(self.arg(op.result), self.lx["tile"], tile, sum(l * x for l, x in zip(lo, strides)), strides, ext))
+                out.append(
+                    reduce(
+                        "max", (self.lx["tile"], [*tile, 0], False), (self.lx["tile"], [*tile, 0], False), [*ext, 1], 1
+                    )
+                )
+            out.append(
+                store(self.arg(op.result), self.lx["tile"], tile, sum(l * x for l, x in zip(lo, strides)), strides, ext)
+            )
         return out
 
     def _lane_gather(self, box: dict, src: Layout, dst: Layout) -> list[Ins]:
         """Sparse (one element per stick, lane 0) -> sticked on host dim h (work.lane_gather_dim):
 
-            for each chunk of result sticks, and each uniform part of h's 64-blocks (rows =
-            64, or what the last block holds):
-                DMA the rows source sticks of every result stick in   ([stick][row] in LX)
-                sfp_transpose blocks = result sticks, rows, cols = 1   (lane i <- stick i's lane 0)
-                DMA the result sticks out
+        for each chunk of result sticks, and each uniform part of h's 64-blocks (rows =
+        64, or what the last block holds):
+            DMA the rows source sticks of every result stick in   ([stick][row] in LX)
+            sfp_transpose blocks = result sticks, rows, cols = 1   (lane i <- stick i's lane 0)
+            DMA the result sticks out
         """
         op = self.compute
         h = lane_gather_dim(src, dst)
@@ -873,9 +1033,27 @@ class KernelCodegen:
                 if tile is not None:
                     plo[tile], pext[tile] = p0, p1 - p0
                 blocks = math.prod(pext)
-                out.append(load(self.arg(op.input), sum(l * x for l, x in zip(plo, strides)), [*strides, step], self.lx["src"], _compact([*pext, rows]), [*pext, rows]))
+                out.append(
+                    load(
+                        self.arg(op.input),
+                        sum(l * x for l, x in zip(plo, strides)),
+                        [*strides, step],
+                        self.lx["src"],
+                        _compact([*pext, rows]),
+                        [*pext, rows],
+                    )
+                )
                 out.append(transpose((self.lx["src"], [rows, 1]), (self.lx["dst"], [1, 1]), blocks, rows, 1))
-                out.append(store(self.arg(op.result), self.lx["dst"], _compact(pext), sum(l * d.stick_stride for l, d in zip(plo, dims)), [d.stick_stride for d in dims], pext))
+                out.append(
+                    store(
+                        self.arg(op.result),
+                        self.lx["dst"],
+                        _compact(pext),
+                        sum(l * d.stick_stride for l, d in zip(plo, dims)),
+                        [d.stick_stride for d in dims],
+                        pext,
+                    )
+                )
         return out
 
     def _stick_permutation(self, box: dict, src: Layout, dst: Layout) -> list[Ins]:
@@ -893,7 +1071,16 @@ class KernelCodegen:
             ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
             tile = _compact(ext)
             out.append(load(self.arg(op.input), sum(l * x for l, x in zip(lo, s)), s, self.lx["tile"], tile, ext))
-            out.append(store(self.arg(op.result), self.lx["tile"], tile, sum(l * d.stick_stride for l, d in zip(lo, dims)), [d.stick_stride for d in dims], ext))
+            out.append(
+                store(
+                    self.arg(op.result),
+                    self.lx["tile"],
+                    tile,
+                    sum(l * d.stick_stride for l, d in zip(lo, dims)),
+                    [d.stick_stride for d in dims],
+                    ext,
+                )
+            )
         return out
 
     def _block_transpose(self, box: dict, src: Layout, dst: Layout) -> list[Ins]:
@@ -930,26 +1117,34 @@ class KernelCodegen:
             b0, b1 = ch[by_dim[tile_dim].name] if tile_dim is not None else (0, 1)
             a_parts = _ragged_split(a0, a1, Xs)  # (lo, hi, cols) per uniform part
             b_parts = _ragged_split(b0, b1, Xd)  # (lo, hi, rows)
-            for (pa0, pa1, cols) in a_parts:
-                for (pb0, pb1, rows) in b_parts:
+            for pa0, pa1, cols in a_parts:
+                for pb0, pb1, rows in b_parts:
                     blk = [*o_ext, pa1 - pa0, pb1 - pb0]
                     blocks = math.prod(blk)
                     lx_blk = _compact(blk, 64)
                     base_o_src = sum(l * s for l, s in zip(o_lo, src_other))
                     base_o_dst = sum(l * d.stick_stride for l, d in zip(o_lo, others))
-                    out.append(load(
-                        self.arg(op.input),
-                        base_o_src + pa0 * sr_tile + pb0 * 64 * sr_hd,
-                        [*src_other, sr_tile, 64 * sr_hd, sr_hd],
-                        self.lx["src"], [*lx_blk, 1], [*blk, rows],
-                    ))
+                    out.append(
+                        load(
+                            self.arg(op.input),
+                            base_o_src + pa0 * sr_tile + pb0 * 64 * sr_hd,
+                            [*src_other, sr_tile, 64 * sr_hd, sr_hd],
+                            self.lx["src"],
+                            [*lx_blk, 1],
+                            [*blk, rows],
+                        )
+                    )
                     out.append(transpose((self.lx["src"], [64, 1]), (self.lx["dst"], [64, 1]), blocks, rows, cols))
-                    out.append(store(
-                        self.arg(op.result), self.lx["dst"], [*lx_blk, 1],
-                        base_o_dst + pa0 * 64 * st_R + pb0 * st_T,
-                        [*[d.stick_stride for d in others], 64 * st_R, st_T, st_R],
-                        [*blk, cols],
-                    ))
+                    out.append(
+                        store(
+                            self.arg(op.result),
+                            self.lx["dst"],
+                            [*lx_blk, 1],
+                            base_o_dst + pa0 * 64 * st_R + pb0 * st_T,
+                            [*[d.stick_stride for d in others], 64 * st_R, st_T, st_R],
+                            [*blk, cols],
+                        )
+                    )
         return out
 
 
@@ -979,7 +1174,11 @@ def _source_strides(src: Layout, loops: Sequence[LoopDim], ragged: int | None = 
             continue
         span = d.weight * (d.size - 1) + (1 if i == ragged else d.weight)
         match = next(
-            (od for od in src.digits[d.host_dim] if od.weight <= d.weight and span <= od.weight * od.size and d.weight % od.weight == 0),
+            (
+                od
+                for od in src.digits[d.host_dim]
+                if od.weight <= d.weight and span <= od.weight * od.size and d.weight % od.weight == 0
+            ),
             None,
         )
         if match is None:
@@ -1078,22 +1277,41 @@ def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONF
         raise refuse(f"marks a kernel of one restickify, this one has {[o.name for o in ops]}")
     op = ops[0]
     attr = kernel.attributes["spyre.onchip"]
-    fields = {"src": IntegerAttr, "dst": IntegerAttr, "staging": IntegerAttr, "src_rows": DenseArrayBase, "dst_boxes": DenseArrayBase}
-    if not isinstance(attr, DictionaryAttr) or set(attr.data) != set(fields) or any(not isinstance(attr.data[k], t) for k, t in fields.items()):
+    fields = {
+        "src": IntegerAttr,
+        "dst": IntegerAttr,
+        "staging": IntegerAttr,
+        "src_rows": DenseArrayBase,
+        "dst_boxes": DenseArrayBase,
+    }
+    if (
+        not isinstance(attr, DictionaryAttr)
+        or set(attr.data) != set(fields)
+        or any(not isinstance(attr.data[k], t) for k, t in fields.items())
+    ):
         raise refuse(f"must be {{src, dst, staging: i64, src_rows, dst_boxes: array<i64>}}, got {attr}")
     oc = {k: (v.get_values() if isinstance(v, DenseArrayBase) else v.value.data) for k, v in attr.data.items()}  # type: ignore[attr-defined]
     src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
     if len(dst.shape) != 2 or dst.element_bytes != 2:
         raise refuse(f"the result {dst.describe()} is not a rank-2 f16 tensor")
     cols, rows = dst.shape
-    if dst.canonical() != Layout.generic(dst.shape, 2).canonical() or src.canonical() != Layout.generic((rows, cols), 2).permuted((1, 0)).canonical():
-        raise refuse(f"{src.describe()} to {dst.describe()} is not the generic layout's transposed view to the generic layout")
+    if (
+        dst.canonical() != Layout.generic(dst.shape, 2).canonical()
+        or src.canonical() != Layout.generic((rows, cols), 2).permuted((1, 0)).canonical()
+    ):
+        raise refuse(
+            f"{src.describe()} to {dst.describe()} is not the generic layout's transposed view to the generic layout"
+        )
     if rows % 64:
         raise refuse(f"the transposed dim ({rows}) is not a multiple of 64")
     if len(oc["src_rows"]) != 2 * cores or len(oc["dst_boxes"]) != 4 * cores:
-        raise refuse(f"src_rows needs 2 and dst_boxes 4 values per core ({cores} cores), got {len(oc['src_rows'])} and {len(oc['dst_boxes'])}")
+        raise refuse(
+            f"src_rows needs 2 and dst_boxes 4 values per core ({cores} cores), got {len(oc['src_rows'])} and {len(oc['dst_boxes'])}"
+        )
     plan = OnchipPlan(
-        oc["src"], oc["dst"], oc["staging"],
+        oc["src"],
+        oc["dst"],
+        oc["staging"],
         tuple((oc["src_rows"][2 * i], oc["src_rows"][2 * i + 1]) for i in range(cores)),
         tuple(tuple(oc["dst_boxes"][4 * i : 4 * i + 4]) for i in range(cores)),  # type: ignore[misc]
         cols,
@@ -1109,10 +1327,14 @@ def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONF
     seen = np.zeros((rows // 64, cols), dtype=np.int64)
     for core, (s0, s1, c0, c1) in enumerate(boxes):
         if (s0, s1, c0, c1) != (0, 0, 0, 0) and not (0 <= s0 < s1 <= rows // 64 and 0 <= c0 < c1 <= cols):
-            raise refuse(f"dst_boxes of core {core}, sticks [{s0}, {s1}) x rows [{c0}, {c1}), is not a box of the result's {rows // 64} x {cols}")
+            raise refuse(
+                f"dst_boxes of core {core}, sticks [{s0}, {s1}) x rows [{c0}, {c1}), is not a box of the result's {rows // 64} x {cols}"
+            )
         seen[s0:s1, c0:c1] += 1
     if (seen != 1).any():
-        raise refuse(f"dst_boxes {list(oc['dst_boxes'])} do not hold each of the result's {rows // 64} x {cols} sticks once")
+        raise refuse(
+            f"dst_boxes {list(oc['dst_boxes'])} do not hold each of the result's {rows // 64} x {cols} sticks once"
+        )
     # LX: the three areas (staging only when a block crosses the ring) apart, inside LX
     areas = [("src", plan.band_sticks), ("dst", plan.box_sticks)]
     if plan.staged:
@@ -1135,7 +1357,9 @@ def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONF
     v = kernel.inputs[0]
     while True:
         if len(list(v.uses)) != 1:
-            raise refuse("its source, or a view of it, has another reader, which would read DDR that nothing wrote (the producer leaves its result in LX only)")
+            raise refuse(
+                "its source, or a view of it, has another reader, which would read DDR that nothing wrote (the producer leaves its result in LX only)"
+            )
         if not isinstance(v.owner, spyre.PermuteOp):
             break
         v = v.owner.input
@@ -1143,17 +1367,23 @@ def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONF
     if single_pointwise(producer) is None or not isinstance(producer.attributes.get("spyre.resident_out"), IntegerAttr):
         raise refuse("its source is not a pointwise kernel's result left in LX (spyre.resident_out)")
     if producer.attributes["spyre.resident_out"].value.data != oc["src"]:  # type: ignore[attr-defined]
-        raise refuse(f"src = {oc['src']}, but the producer {producer.sym_name.data} leaves its result at {producer.attributes['spyre.resident_out'].value.data}")  # type: ignore[attr-defined]
+        raise refuse(
+            f"src = {oc['src']}, but the producer {producer.sym_name.data} leaves its result at {producer.attributes['spyre.resident_out'].value.data}"
+        )  # type: ignore[attr-defined]
     p_boxes = _boxes_of(producer, cores, refuse)
     want = [None if b == (0, 0) else {"d0": (0, plan.col_sticks), "d1": b} for b in bands]
     if [d.name for d in kernel_iteration_dims(producer)] != ["d0", "d1"] or p_boxes != want:
-        raise refuse(f"src_rows {list(oc['src_rows'])} are not the boxes of the producer {producer.sym_name.data} (all column sticks, its rows)")
+        raise refuse(
+            f"src_rows {list(oc['src_rows'])} are not the boxes of the producer {producer.sym_name.data} (all column sticks, its rows)"
+        )
     # the consumer: the result's only reader, whose boxes are dst_boxes, reading them at dst
     users = [u.operation for u in kernel.outputs[0].uses]
     consumer = users[0] if len(users) == 1 else None
     attr = consumer.attributes.get("spyre.resident_in") if isinstance(consumer, spyre.KernelOp) else None
     if single_pointwise(consumer) is None or not isinstance(attr, DenseArrayBase) or len(attr.get_values()) != 2:
-        raise refuse("its result (kept in LX only) is not read by exactly one pointwise kernel that takes it from LX (spyre.resident_in = [input, offset])")
+        raise refuse(
+            "its result (kept in LX only) is not read by exactly one pointwise kernel that takes it from LX (spyre.resident_in = [input, offset])"
+        )
     assert isinstance(consumer, spyre.KernelOp)
     index, at = attr.get_values()
     if not 0 <= index < len(consumer.inputs) or consumer.inputs[index] is not kernel.outputs[0] or at != oc["dst"]:
@@ -1171,7 +1401,9 @@ def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONF
     for k in span:
         budget = k.attributes.get("spyre.lx_budget") if isinstance(k, spyre.KernelOp) else None
         if isinstance(k, spyre.KernelOp) and not (isinstance(budget, IntegerAttr) and budget.value.data <= bottom):
-            raise refuse(f"kernel {k.sym_name.data} runs while the areas (from LX byte {bottom}) are live, and its spyre.lx_budget does not keep its buffers below them")
+            raise refuse(
+                f"kernel {k.sym_name.data} runs while the areas (from LX byte {bottom}) are live, and its spyre.lx_budget does not keep its buffers below them"
+            )
     return plan
 
 
@@ -1204,14 +1436,16 @@ def kernel_key(kernel: spyre.KernelOp) -> tuple:
             for block in region.blocks:
                 for a in block.args:
                     number[a] = len(number)
-        ops.append((
-            inner.name,
-            tuple(inner.properties.items()),
-            tuple(inner.attributes.items()),
-            tuple(number.get(v, id(v)) for v in inner.operands),
-            tuple(r.type for r in inner.results),
-            tuple(tuple(a.type for b in r.blocks for a in b.args) for r in inner.regions),
-        ))
+        ops.append(
+            (
+                inner.name,
+                tuple(inner.properties.items()),
+                tuple(inner.attributes.items()),
+                tuple(number.get(v, id(v)) for v in inner.operands),
+                tuple(r.type for r in inner.results),
+                tuple(tuple(a.type for b in r.blocks for a in b.args) for r in inner.regions),
+            )
+        )
         for r in inner.results:
             number[r] = len(number)
     return (
@@ -1264,5 +1498,7 @@ class ConvertSpyreToIsaPass(ModulePass):
                     Rewriter.insert_op(prog, InsertPoint.before(first_func))
                 else:
                     op.body.block.add_op(prog)
-            launch = spyre_isa.LaunchOp(prog.sym_name.data, list(kernel.inputs), [r.type for r in kernel.outputs], kernel=name)
+            launch = spyre_isa.LaunchOp(
+                prog.sym_name.data, list(kernel.inputs), [r.type for r in kernel.outputs], kernel=name
+            )
             Rewriter.replace_op(kernel, launch)

@@ -131,7 +131,12 @@ def pointwise(inputs: Sequence[SSAValue], shape: Sequence[int], body: Callable[.
     for v in inputs:
         lay = _layout(v)
         # (a view of a host transfer is laid out by the host: its relayout folds into the transfer)
-        if one_per_stick and _shape(v) == shape and not (lay.is_splat or lay.is_sparse) and transfer_permutation(v) is None:
+        if (
+            one_per_stick
+            and _shape(v) == shape
+            and not (lay.is_splat or lay.is_sparse)
+            and transfer_permutation(v) is None
+        ):
             # the result is a splat (below); v holds its elements side by side along another dim
             # (e.g. a permute moved an extent-1 dim last), and no device relayout puts each in
             # its own stick yet
@@ -270,7 +275,9 @@ class Border:
         return cast.results[0]
 
 
-def _finish(rewriter: PatternRewriter, op: Operation, new_ops: Sequence[Operation], value: SSAValue | Sequence[SSAValue]) -> None:
+def _finish(
+    rewriter: PatternRewriter, op: Operation, new_ops: Sequence[Operation], value: SSAValue | Sequence[SSAValue]
+) -> None:
     """Replace `op` by `new_ops`, exposing the device values as op's vtensor results."""
     values = [value] if isinstance(value, SSAValue) else list(value)
     casts = [UnrealizedConversionCastOp.get([v], [r.type]) for v, r in zip(values, op.results)]
@@ -306,7 +313,9 @@ class Lowering(RewritePattern):
         for v, r in zip([value] if isinstance(value, SSAValue) else value, op.results):
             want = r.type.get_shape() if isinstance(r.type, t.ValueTensorType) and r.type.has_sizes else None  # type: ignore[union-attr]
             if want is not None and spyre.is_device_tensor(v.type) and _shape(v) != tuple(want):
-                raise PassFailedException(f"'{op.name}': its result type {r.type} is not the shape {_shape(v)} its operands give")
+                raise PassFailedException(
+                    f"'{op.name}': its result type {r.type} is not the shape {_shape(v)} its operands give"
+                )
         _finish(rewriter, op, ops, value)
 
     def dev(self, v: SSAValue, op: Operation) -> SSAValue:
@@ -343,17 +352,19 @@ def _dim(d: int, shape: Sequence[int]) -> int:
 def _reshape(ops: list[Operation], v: SSAValue, shape: Sequence[int], by_cost: bool) -> SSAValue:
     """v reshaped to `shape` as a free view (`spyre.reshape`) of the first layout that allows it:
 
-        v's own layout
-        else a restickify of v to the generic layout, or else to a layout sticked along another
-             dim (`_transposed_layouts`), that one only if its relayout is estimated cheaper
-             than a round trip through the host (`by_cost`; the pass's strict mode turns it off)
-        else two reshapes through the shape `_leading_and_last` gives
-        else NotOnDevice, saying why (the reshape stays on the host)"""
+    v's own layout
+    else a restickify of v to the generic layout, or else to a layout sticked along another
+         dim (`_transposed_layouts`), that one only if its relayout is estimated cheaper
+         than a round trip through the host (`by_cost`; the pass's strict mode turns it off)
+    else two reshapes through the shape `_leading_and_last` gives
+    else NotOnDevice, saying why (the reshape stays on the host)"""
     shape = tuple(shape)
     if _shape(v) == shape:
         return v
     if math.prod(_shape(v)) != math.prod(shape):
-        raise InconsistentResult(f"its result shape {shape} does not hold the {math.prod(_shape(v))} elements of {_shape(v)}")
+        raise InconsistentResult(
+            f"its result shape {shape} does not hold the {math.prod(_shape(v))} elements of {_shape(v)}"
+        )
     layout = _layout(v).reshaped(shape)
     costly = ""
     if layout is None:  # not a view of this layout: restickify to the first that it is a view of
@@ -366,8 +377,10 @@ def _reshape(ops: list[Operation], v: SSAValue, shape: Sequence[int], by_cost: b
             if target is not generic and by_cost:  # sticked along another dim: only if cheaper than the host
                 device_s = relayout_seconds(target, DEFAULT_CONFIG)
                 if device_s > host_s:
-                    costly = costly or (f"; the layout sticked along dim {target.stick_dim} makes it a view, but relayouting to it "
-                              f"(est. {device_s * 1e6:.2f} us) costs more than a round trip through the host (est. {host_s * 1e6:.2f} us)")
+                    costly = costly or (
+                        f"; the layout sticked along dim {target.stick_dim} makes it a view, but relayouting to it "
+                        f"(est. {device_s * 1e6:.2f} us) costs more than a round trip through the host (est. {host_s * 1e6:.2f} us)"
+                    )
                     continue
             r = spyre.RestickifyOp(v, spyre.device_tensor_type(_shape(v), target))
             ops.append(r)
@@ -375,7 +388,9 @@ def _reshape(ops: list[Operation], v: SSAValue, shape: Sequence[int], by_cost: b
             break
     if layout is None:
         old = _shape(v)
-        why = _why_not_a_view(old, shape) + (costly or (", and no layout sticked along another dim makes it a view" if len(old) > 1 else ""))
+        why = _why_not_a_view(old, shape) + (
+            costly or (", and no layout sticked along another dim makes it a view" if len(old) > 1 else "")
+        )
         mid = _leading_and_last(old, shape)
         if mid is not None:  # two reshapes: the leading dims, and the last dim's split or merge
             trial: list[Operation] = []
@@ -441,8 +456,10 @@ def _why_not_a_view(old: tuple[int, ...], new: tuple[int, ...]) -> str:
     if a % per_stick:
         return f"would move stick padding (the last dim {a} is not a multiple of {per_stick} and does not survive)"
     if b % per_stick:
-        return (f"would move elements into stick padding (the result's last dim {b} is not a multiple of {per_stick}: "
-                f"each run of {b} would start a new stick)")
+        return (
+            f"would move elements into stick padding (the result's last dim {b} is not a multiple of {per_stick}: "
+            f"each run of {b} would start a new stick)"
+        )
     return f"would split a stick of {per_stick} elements across dims"
 
 
@@ -617,9 +634,10 @@ class LowerUnary(Lowering):
 class LowerBinary(Lowering):
     """add/sub/mul/div/minimum/maximum with a tensor or a scalar; alpha folds into the body."""
 
-    names = tuple(
-        f"torch.aten.{k}.{o}" for k in ("add", "sub", "mul", "div") for o in ("Tensor", "Scalar")
-    ) + ("torch.aten.minimum", "torch.aten.maximum")
+    names = tuple(f"torch.aten.{k}.{o}" for k in ("add", "sub", "mul", "div") for o in ("Tensor", "Scalar")) + (
+        "torch.aten.minimum",
+        "torch.aten.maximum",
+    )
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         kind = op.name.split(".")[2]
@@ -722,7 +740,9 @@ class LowerSlice(Lowering):
                 raise InconsistentResult(f"index {index} is out of range for dim {dim} of {shape}")
             begin, end, step = index % shape[dim], index % shape[dim] + 1, 1
         else:
-            begin_v, end_v, step_v = (t.constant_int_value(v) if not isinstance(v.type, t.NoneType) else None for v in op.operands[2:5])
+            begin_v, end_v, step_v = (
+                t.constant_int_value(v) if not isinstance(v.type, t.NoneType) else None for v in op.operands[2:5]
+            )
             step = step_v or 1
             begin = 0 if begin_v is None else min(max(begin_v + shape[dim] if begin_v < 0 else begin_v, 0), shape[dim])
             end = shape[dim] if end_v is None else min(max(end_v + shape[dim] if end_v < 0 else end_v, 0), shape[dim])
@@ -740,7 +760,13 @@ class LowerSlice(Lowering):
             # block transpose), take the rows there with a strided copy, and transpose back
             partner = next((d for d in range(last - 1, -1, -1) if shape[d] > 1), None)
             if partner is None:
-                what = f"select of index {begin}" if op.name == "torch.aten.select.int" else f"step {step}" if step != 1 else f"start {begin}"
+                what = (
+                    f"select of index {begin}"
+                    if op.name == "torch.aten.select.int"
+                    else f"step {step}"
+                    if step != 1
+                    else f"start {begin}"
+                )
                 raise NotOnDevice(
                     f"a slice of the stick dim ({what}) of {shape}, whose other dims are all 1: its elements change "
                     f"lanes, and there is no other dim to transpose the stick dim to"
@@ -817,14 +843,24 @@ class LowerReductions(Lowering):
         keep = op.operands[2].owner
         keepdim = isinstance(keep, t.ConstantBoolOp) and bool(keep.value.value.data)
         x_type = op.operands[0].type
-        if isinstance(x_type, t.ValueTensorType) and x_type.has_sizes and x_type.get_shape() == () and len(dims or ()) == 1:
+        if (
+            isinstance(x_type, t.ValueTensorType)
+            and x_type.has_sizes
+            and x_type.get_shape() == ()
+            and len(dims or ()) == 1
+        ):
             keepdim = True  # a 0-d input: keepdim changes nothing
             keepdim = True
         if dims is None or len(dims) != 1 or not keepdim:
             raise NotOnDevice("only one reduced dim, with keepdim=True")
         if len(op.operands) > 3 and not isinstance(op.operands[3].type, t.NoneType):
             raise NotOnDevice("a dtype argument")
-        kind = {"torch.aten.mean.dim": "mean", "torch.aten.sum.dim_IntList": "sum", "torch.aten.amax": "max", "torch.aten.amin": "min"}[op.name]
+        kind = {
+            "torch.aten.mean.dim": "mean",
+            "torch.aten.sum.dim_IntList": "sum",
+            "torch.aten.amax": "max",
+            "torch.aten.amin": "min",
+        }[op.name]
         ops: list[Operation] = []
         return ops, _reduce(ops, self.dev(op.operands[0], op), kind, dims[0])
 
@@ -888,7 +924,9 @@ class LowerLayerNorm(Lowering):
         return ops, [y.result, mean, rstd.result]
 
 
-def pointwise_append(ops: list[Operation], inputs: Sequence[SSAValue], shape: Sequence[int], body: Callable[..., SSAValue]) -> SSAValue:
+def pointwise_append(
+    ops: list[Operation], inputs: Sequence[SSAValue], shape: Sequence[int], body: Callable[..., SSAValue]
+) -> SSAValue:
     pw = pointwise(inputs, shape, body)
     ops.append(pw)
     return pw.result
@@ -938,7 +976,8 @@ DEVICE_OPS: dict[str, str] = {
     "torch.aten.where.self": "spyre.pointwise: select on the condition (sent as a 0/1 mask); with two scalar values it builds a mask on the host",
     **{name: f"spyre.pointwise: {doc}" for name, (_, doc) in UNARY.items()},
     **{
-        f"torch.aten.{k}.{o}": f"spyre.pointwise: {doc}" + (" (x * 1, x / 1 fold to x)" if o == "Scalar" and k in ("mul", "div") else "")
+        f"torch.aten.{k}.{o}": f"spyre.pointwise: {doc}"
+        + (" (x * 1, x / 1 fold to x)" if o == "Scalar" and k in ("mul", "div") else "")
         for k, (_, doc) in BINARY.items()
         for o in ("Tensor", "Scalar")
         if k not in ("minimum", "maximum")
@@ -953,7 +992,6 @@ DEVICE_OPS: dict[str, str] = {
     "torch.aten.native_layer_norm": "spyre.reduce mean, spyre.pointwise (x - mean)^2, spyre.reduce mean, rsqrt, normalise (last dim)",
 }
 """Every torch op with a device lowering, and what it becomes (docs/ops.md is generated from it)."""
-
 
 
 def _is_float(v: SSAValue) -> bool:
@@ -974,7 +1012,9 @@ def _host_by_design(op: Operation) -> tuple[bool, str]:
     if op.results and not any(is_vtensor(v) for v in op.results):
         return True, "computes a host scalar"
     if op.name == "torch.aten.where.self" and all(
-        v.type.get_shape() == () for v in op.operands[1:] if is_vtensor(v)  # type: ignore[union-attr]
+        v.type.get_shape() == ()
+        for v in op.operands[1:]
+        if is_vtensor(v)  # type: ignore[union-attr]
     ):
         return True, "builds a mask from a boolean condition and two constants (host)"
     ins = [v for v in op.operands if is_vtensor(v)]
@@ -1051,7 +1091,9 @@ class ConvertTorchToSpyrePass(ModulePass):
         if self.strict:
             for host_op, reason, by_design in host_ops(block.ops):
                 if not by_design:
-                    raise PassFailedException(f"'{host_op.name}' producing {_types(host_op)} cannot run on the device: {reason}")
+                    raise PassFailedException(
+                        f"'{host_op.name}' producing {_types(host_op)} cannot run on the device: {reason}"
+                    )
         ret = block.last_op
         assert isinstance(ret, func.ReturnOp)
         results = []
@@ -1081,10 +1123,9 @@ def _fold_casts(block: Block) -> None:
                 if isinstance(src.owner, UnrealizedConversionCastOp) and src.owner.inputs[0].type == op.outputs[0].type:
                     op.outputs[0].replace_all_uses_with(src.owner.inputs[0])
                     changed = True
-            if (
-                isinstance(op, (UnrealizedConversionCastOp, arith.ConstantOp, spyre.ToDeviceOp, spyre.FromDeviceOp, *t.VALUE_OPS))
-                and not any(r.uses for r in op.results)
-            ):
+            if isinstance(
+                op, (UnrealizedConversionCastOp, arith.ConstantOp, spyre.ToDeviceOp, spyre.FromDeviceOp, *t.VALUE_OPS)
+            ) and not any(r.uses for r in op.results):
                 op.detach()
                 op.erase()
                 changed = True

@@ -66,7 +66,16 @@ def _signature(ins: _Plan) -> tuple | None:
     if isinstance(ins, I._PtPlan):
         if ins.shared is not None:
             return None
-        return ("pt", ins.m, ins.n, ins.k, ins.accumulate, ins.a_idx.shape[1:], ins.b_idx.shape[1:], ins.c_idx.shape[1:])
+        return (
+            "pt",
+            ins.m,
+            ins.n,
+            ins.k,
+            ins.accumulate,
+            ins.a_idx.shape[1:],
+            ins.b_idx.shape[1:],
+            ins.c_idx.shape[1:],
+        )
     if isinstance(ins, I._SfpPlan):
         imm = None if ins.imm is None else float(ins.imm)
         if imm is not None and imm != imm:  # NaN: never equal to itself
@@ -74,7 +83,17 @@ def _signature(ins: _Plan) -> tuple | None:
         srcs = tuple((f32, idx.shape[1:]) for (f32, _), idx in zip(ins.srcs, ins.src_idx))
         return ("sfp", ins.function, imm, srcs, ins.dst[0], ins.dst_idx.shape[1:])
     if isinstance(ins, I._ReducePlan):
-        return ("reduce", ins.function, ins.outer, ins.inner, ins.tail, ins.src[0], ins.dst[0], ins.src_idx.shape[1:], ins.dst_idx.shape[1:])
+        return (
+            "reduce",
+            ins.function,
+            ins.outer,
+            ins.inner,
+            ins.tail,
+            ins.src[0],
+            ins.dst[0],
+            ins.src_idx.shape[1:],
+            ins.dst_idx.shape[1:],
+        )
     if isinstance(ins, I._TransposePlan):
         return ("transpose", ins.rows, ins.cols, ins.src_idx.shape[1:], ins.dst_idx.shape[1:])
     if isinstance(ins, I._RingPlan):
@@ -109,7 +128,6 @@ def _merge(members: list[tuple[_Plan, np.ndarray]]) -> tuple[_Plan, np.ndarray]:
     if name == "_DmaPlan":
         merged.ddr_end = max(p.ddr_end for p, _ in members)
     return merged, cores
-
 
 
 _MOVERS = ("dma_in", "dma_out", "ring")
@@ -202,14 +220,18 @@ def _conflict_free(plan: ProgramPlan, wave: list[tuple[int, int]]) -> list[list[
     ddr_read: set[int] = set()  # (argument << 40) + stick, of the part's DMA loads
     ddr_written: set[int] = set()  # ... of its stores
     touched: dict[int, list[tuple[int, int]]] = defaultdict(list)  # core -> LX intervals the part touches
-    ring_in: dict[int, list[tuple[int, int]]] = defaultdict(list)  # core -> LX intervals the part's ring sends write into it
+    ring_in: dict[int, list[tuple[int, int]]] = defaultdict(
+        list
+    )  # core -> LX intervals the part's ring sends write into it
     # LX conflicts can only be on cores a ring send of the wave writes into
     targets = {t for ins in instrs if isinstance(ins, I._RingPlan) for t, _, _ in ins.dst_spans}
     for (si, pc), ins in zip(wave, instrs):
         own: list[tuple[int, tuple[tuple[int, int], ...]]] = []
         dst: list[tuple[int, int, int]] = []
         if rings:
-            own = [(core, w.reads + w.writes) for core, w in zip(streams[si].cores.tolist(), ins.works) if core in targets]
+            own = [
+                (core, w.reads + w.writes) for core, w in zip(streams[si].cores.tolist(), ins.works) if core in targets
+            ]
             if isinstance(ins, I._RingPlan):
                 dst = ins.dst_spans
         ddr: list[int] = []
@@ -299,4 +321,3 @@ class BatchedProgram:
         model.memory.reserve_scratch(self.scratch_rows)
         for ins, cores in self.steps:
             ins.run(model, args, cores, False)
-

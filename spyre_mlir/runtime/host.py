@@ -75,7 +75,12 @@ _SCALAR_TYPES = {
     15: torch.bfloat16,
 }
 _LAYOUTS = {0: torch.strided}
-_MEMORY_FORMATS = {0: torch.contiguous_format, 1: torch.preserve_format, 2: torch.channels_last, 3: torch.channels_last_3d}
+_MEMORY_FORMATS = {
+    0: torch.contiguous_format,
+    1: torch.preserve_format,
+    2: torch.channels_last,
+    3: torch.channels_last_3d,
+}
 
 
 def check_enum_arguments(op_name: str, fn: Any, args: Sequence[Any]) -> None:
@@ -85,10 +90,12 @@ def check_enum_arguments(op_name: str, fn: Any, args: Sequence[Any]) -> None:
     for i, arg_name, kind, codes in _enum_arguments(fn):
         value = args[i] if i < len(args) else None
         if isinstance(value, int) and not isinstance(value, bool) and value not in codes:
-            raise DeviceError(f"'{op_name}': {arg_name} = {value} is not a {kind} code this runtime knows ({sorted(codes)})")
+            raise DeviceError(
+                f"'{op_name}': {arg_name} = {value} is not a {kind} code this runtime knows ({sorted(codes)})"
+            )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _enum_arguments(fn: Any) -> tuple[tuple[int, str, str, dict[int, Any]], ...]:
     """The arguments of an ATen overload that take an enum code: (position, name, enum, codes)."""
     return tuple(
@@ -129,7 +136,9 @@ class _HostOp:
         schema = self.fn._schema
         self.kinds = [str(a.type) for a in schema.arguments]
         self.keywords = [a.name if a.kwarg_only else None for a in schema.arguments]
-        self.dtypes = [torch_dtype(v.type.get_dtype()) if isinstance(v.type, t.ValueTensorType) else None for v in op.operands]
+        self.dtypes = [
+            torch_dtype(v.type.get_dtype()) if isinstance(v.type, t.ValueTensorType) else None for v in op.operands
+        ]
         self.name = op.name
 
     def run(self, args: list[Any]) -> tuple[Any, ...]:
@@ -138,7 +147,11 @@ class _HostOp:
         kwargs: dict[str, Any] = {}
         for kind, keyword, dtype, value in zip(self.kinds, self.keywords, self.dtypes, args):
             if isinstance(value, np.ndarray):
-                value = torch.from_numpy(np.array(value)).to(dtype) if dtype is not None else torch.from_numpy(np.array(value))
+                value = (
+                    torch.from_numpy(np.array(value)).to(dtype)
+                    if dtype is not None
+                    else torch.from_numpy(np.array(value))
+                )
             elif isinstance(value, list):
                 value = [torch.from_numpy(np.array(v)) if isinstance(v, np.ndarray) else v for v in value]
             elif value is not None and "ScalarType" in kind:
@@ -155,8 +168,16 @@ class _HostOp:
                 kwargs[keyword] = value
         try:
             out = self.fn(*call, **kwargs)
-        except (RuntimeError, IndexError, TypeError, ValueError, NotImplementedError) as e:  # PyTorch's own argument checks
-            raise DeviceError(f"'{self.name}': PyTorch rejects its operands on the host: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+        except (
+            RuntimeError,
+            IndexError,
+            TypeError,
+            ValueError,
+            NotImplementedError,
+        ) as e:  # PyTorch's own argument checks
+            raise DeviceError(
+                f"'{self.name}': PyTorch rejects its operands on the host: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+            ) from None
         outs = out if isinstance(out, tuple) else (out,)
         return tuple(
             to_numpy(o) if isinstance(o, torch.Tensor) else [to_numpy(x) for x in o] if isinstance(o, list) else o
@@ -176,7 +197,9 @@ class Executable:
         if fn is None:
             raise DeviceError(f"the module has no function @{entry} to run")
         if len(fn.body.blocks) != 1:
-            raise DeviceError(f"@{entry} has {len(fn.body.blocks)} blocks; the host runs straight-line functions (one block)")
+            raise DeviceError(
+                f"@{entry} has {len(fn.body.blocks)} blocks; the host runs straight-line functions (one block)"
+            )
         assumed = module.attributes.get(spyre.NUMERICS_ATTR)
         if isinstance(assumed, StringAttr) and assumed.data != self.model.config.numerics:
             raise DeviceError(
@@ -202,7 +225,12 @@ class Executable:
             name = op.program.root_reference.data
             if name not in self.programs:
                 raise DeviceError(f"'spyre_isa.launch' of a missing program @{name}")
-            return op, (self.programs[name], tuple(op.inputs), tuple(op.outputs), op.kernel_name)  # read once: xDSL properties cost
+            return op, (
+                self.programs[name],
+                tuple(op.inputs),
+                tuple(op.outputs),
+                op.kernel_name,
+            )  # read once: xDSL properties cost
         if op.name == "torch.prim.ListUnpack":
             return op, None
         if op.name.startswith("torch.") and not isinstance(op, t.VALUE_OPS):
@@ -211,7 +239,9 @@ class Executable:
             return op, None
         if isinstance(op, spyre.ToDeviceOp | spyre.FromDeviceOp | spyre.PermuteOp | spyre.ReshapeOp):
             return op, None
-        raise DeviceError(f"'{op.name}' is not executable on the host or the device model: run the spyre-pipeline first")
+        raise DeviceError(
+            f"'{op.name}' is not executable on the host or the device model: run the spyre-pipeline first"
+        )
 
     def _foldable(self) -> set[Operation]:
         """The CREATION_OPS (torch dialect) whose operands are constants, torch value ops (lists of such) or
@@ -225,7 +255,9 @@ class Executable:
         folded: set[Operation] = set()
         for op, _ in self.steps:
             made_of_constants = all(isinstance(v, OpResult) and v.owner in constant for v in op.operands)
-            if isinstance(op, arith.ConstantOp | t.ValueTensorLiteralOp) or (isinstance(op, t.VALUE_OPS) and made_of_constants):
+            if isinstance(op, arith.ConstantOp | t.ValueTensorLiteralOp) or (
+                isinstance(op, t.VALUE_OPS) and made_of_constants
+            ):
                 constant.add(op)
             elif op.name in t.CREATION_OPS and made_of_constants and not any(_returned(r) for r in op.results):
                 constant.add(op)
@@ -252,7 +284,9 @@ class Executable:
         if prog is None or use.index >= prog.num_inputs.data:
             return False
         arg = prog.args[use.index]
-        return bool(arg.uses) and all(isinstance(u.operation, spyre_isa.DmaGatherOp) and u.operation.table is arg for u in arg.uses)
+        return bool(arg.uses) and all(
+            isinstance(u.operation, spyre_isa.DmaGatherOp) and u.operation.table is arg for u in arg.uses
+        )
 
     def _lifetimes(self) -> list[tuple[list[SSAValue], list[SSAValue]]]:
         """Per step: the values no later step reads (dropped from the environment), and the
@@ -377,7 +411,9 @@ class Executable:
         """Execute one op of the function: its results go into `env` (a return's, under _RETURNED)."""
         memory = self.model.memory
         if isinstance(op, func.ReturnOp):
-            env[_RETURNED] = tuple(memory.from_device(env[v]) if isinstance(env[v], DdrTensor) else env[v] for v in op.arguments)
+            env[_RETURNED] = tuple(
+                memory.from_device(env[v]) if isinstance(env[v], DdrTensor) else env[v] for v in op.arguments
+            )
         elif isinstance(op, spyre_isa.LaunchOp):
             prog, inputs, outputs, name = prepared
             outs = self.model.launch(prog, [env[v] for v in inputs], name)

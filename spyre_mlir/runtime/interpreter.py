@@ -292,7 +292,10 @@ class _GatherPlan(_Plan):
         self.table_layout = spyre.device_layout(op.table.type)
         self.count, self.row_sticks = op.count.value.data, op.row_sticks.value.data
         self.index_base = np.asarray(op.index_base.table(n), dtype=np.int64)
-        self.lx_pos = _bases(op.lx_access, n)[:, None] + loop_offsets([self.count, self.row_sticks], op.lx_access.strides.as_tuple())[None]
+        self.lx_pos = (
+            _bases(op.lx_access, n)[:, None]
+            + loop_offsets([self.count, self.row_sticks], op.lx_access.strides.as_tuple())[None]
+        )
         strides = self.table_layout.stick_strides
         digits = self.table_layout.digits
         self.s_row = strides[digits[0][0].device_dim] if digits[0] else 0
@@ -507,7 +510,9 @@ class _SfpPlan(_Plan):
     engine = "sfp"
     PER_CORE = ("srcs", "dst", "src_idx", "dst_idx")
 
-    def __init__(self, op: spyre_isa.SfpUnaryOp | spyre_isa.SfpBinaryOp, kernel: str, index: int, n: int, config: DeviceConfig):
+    def __init__(
+        self, op: spyre_isa.SfpUnaryOp | spyre_isa.SfpBinaryOp, kernel: str, index: int, n: int, config: DeviceConfig
+    ):
         super().__init__(op, kernel, index, n)
         self.function = "select" if isinstance(op, spyre_isa.SfpSelectOp) else op.FUNCTION
         self.fn = _SFP_FUNCTIONS[self.function]
@@ -651,7 +656,9 @@ class _RingPlan(_Plan):
     PER_CORE = ("src", "dst", "src_idx", "dst_idx", "targets")
     ENTRIES = ("works", "notifies", "dst_spans")
 
-    def __init__(self, op: spyre_isa.RingSendOp, kernel: str, index: int, n: int, config: DeviceConfig, whole: _RingSend, k: int):
+    def __init__(
+        self, op: spyre_isa.RingSendOp, kernel: str, index: int, n: int, config: DeviceConfig, whole: _RingSend, k: int
+    ):
         super().__init__(op, kernel, index, n)
         r0, r1 = whole.parts[k]
         self.src, self.dst = whole.piece(whole.src, r0, r1), whole.piece(whole.dst, r0, r1)
@@ -664,7 +671,15 @@ class _RingPlan(_Plan):
         nbytes = self.src[0].size * STICK_BYTES
         self.ring_bytes = n * nbytes
         self.works = [
-            timing.Work(index, op.name, "ring", compute=timing.ring_cycles(config, nbytes, h), port=nbytes, reads=((lo, hi),), notify=t)
+            timing.Work(
+                index,
+                op.name,
+                "ring",
+                compute=timing.ring_cycles(config, nbytes, h),
+                port=nbytes,
+                reads=((lo, hi),),
+                notify=t,
+            )
             for h, lo, hi, t in zip(whole.hops, whole.lo[k], whole.hi[k], self.notifies)
         ]
 
@@ -750,7 +765,9 @@ class _SyncPlan(_Plan):
         return self.syncs[0]
 
 
-def _plan_instruction(op: Operation, kernel: str, index: int, cores: Sequence[int], config: DeviceConfig) -> list[_Plan]:
+def _plan_instruction(
+    op: Operation, kernel: str, index: int, cores: Sequence[int], config: DeviceConfig
+) -> list[_Plan]:
     """The plans of one instruction, in order: one, but for a ring send per piece the wait of
     its `after` (if any) and the piece, as RingSendOp defines it (one piece without `piece`)."""
     if isinstance(op, spyre_isa.RingSendOp):  # its pieces' LX rows come with the whole send's
@@ -795,7 +812,9 @@ class _StreamPlan:
             raise DeviceError(f"kernel {kernel}: a stream uses core {bad[0]} but the device has {config.cores} cores")
         ops = stream.body.block.ops
         self.n_ops = len(ops)
-        self.instrs = [plan for i, op in enumerate(ops) for plan in _plan_instruction(op, kernel, i, stream.core_list, config)]
+        self.instrs = [
+            plan for i, op in enumerate(ops) for plan in _plan_instruction(op, kernel, i, stream.core_list, config)
+        ]
         """The instructions' plans in order (a ring send in pieces has several; `index` is the
         instruction's)."""
 
@@ -1070,7 +1089,9 @@ class DeviceModel:
             plan = self._plans[prog] = ProgramPlan(prog, self.config)
         return plan
 
-    def launch(self, prog: spyre_isa.ProgramOp, inputs: Sequence[DdrTensor], name: str | None = None) -> list[DdrTensor]:
+    def launch(
+        self, prog: spyre_isa.ProgramOp, inputs: Sequence[DdrTensor], name: str | None = None
+    ) -> list[DdrTensor]:
         """Run `prog` on `inputs`; its outputs. `name`: the kernel the profile names the launch
         by (a launch of a program shared by identical kernels); default the program's."""
         name = name or prog.sym_name.data
@@ -1096,7 +1117,9 @@ class DeviceModel:
                 f"left there, but no earlier launch did (or a later one overwrote it); left: "
                 f"{', '.join(f'[{a * STICK_BYTES}, {b * STICK_BYTES}) by {k}' for (a, b), k in self.resident.items()) or 'nothing'}"
             )
-        outputs = [self.memory.allocate(lay, f"{name}.out{i}") for i, lay in enumerate(plan.arg_layouts[plan.num_inputs :])]
+        outputs = [
+            self.memory.allocate(lay, f"{name}.out{i}") for i, lay in enumerate(plan.arg_layouts[plan.num_inputs :])
+        ]
         record = plan.run(self, [*inputs, *outputs], name)
         if self.resident:  # what this launch overwrote is gone
             writes = plan.lx_writes()

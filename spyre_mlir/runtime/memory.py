@@ -17,7 +17,6 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-
 from numpy.lib.stride_tricks import as_strided
 
 from spyre_mlir.layout import STICK_BYTES, Layout, row_major_strides
@@ -149,7 +148,11 @@ class LazyRowsTensor(DdrTensor):
     @staticmethod
     def fits(host: np.ndarray, layout: Layout) -> bool:
         """Whether `host` can be uploaded row by row into `layout`."""
-        return len(layout.shape) == 2 and tuple(host.shape) == tuple(layout.shape) and layout == Layout.generic(layout.shape, 2)
+        return (
+            len(layout.shape) == 2
+            and tuple(host.shape) == tuple(layout.shape)
+            and layout == Layout.generic(layout.shape, 2)
+        )
 
     @property  # type: ignore[override]
     def data(self) -> np.ndarray:
@@ -183,7 +186,9 @@ class LazyRowsTensor(DdrTensor):
         self._filled[rows] = True
 
     def __repr__(self) -> str:
-        return f"LazyRowsTensor({self.layout}, {self.name!r}, rows filled {int(self._filled.sum())}/{self._filled.size})"
+        return (
+            f"LazyRowsTensor({self.layout}, {self.name!r}, rows filled {int(self._filled.sum())}/{self._filled.size})"
+        )
 
 
 class DeviceMemory:
@@ -246,7 +251,9 @@ class DeviceMemory:
             return self.to_device(src, layout, name=name)
         return LazyRowsTensor(self.allocate(layout, name), src, self.numerics)
 
-    def to_device(self, host: np.ndarray, layout: Layout, permutation: tuple[int, ...] | None = None, name: str = "") -> DdrTensor:
+    def to_device(
+        self, host: np.ndarray, layout: Layout, permutation: tuple[int, ...] | None = None, name: str = ""
+    ) -> DdrTensor:
         """Place a host array in DDR in `layout` (after an optional permutation and a
         reshape to the layout's shape), rounding every element to the device format;
         padding lanes are written as 0."""
@@ -255,7 +262,9 @@ class DeviceMemory:
         if moved.size == int(np.prod(layout.shape)):
             moved = moved.reshape(layout.shape)
         if moved.shape != layout.shape:
-            raise DeviceError(f"to_device: host array of shape {moved.shape} does not match layout shape {layout.shape}")
+            raise DeviceError(
+                f"to_device: host array of shape {moved.shape} does not match layout shape {layout.shape}"
+            )
         t = self.allocate(layout, name)
         p = _placement(layout)
         if moved.dtype != np.float32 or not moved.flags.c_contiguous:
@@ -290,8 +299,10 @@ class DeviceMemory:
         values = self.numerics.decode(t.data.reshape(-1).view(np.uint16)).reshape(layout.device_size)
         # of the copies in a splat lane dim, the last lane's (as the element-wise definition,
         # where the last write of an element wins)
-        select = tuple(slice(n - 1, n) if s == 0 and st == 0 and sel == slice(None) and n > 1 else sel
-                       for n, s, st, sel in zip(layout.device_size, layout.stride_map, p.strides, p.select))
+        select = tuple(
+            slice(n - 1, n) if s == 0 and st == 0 and sel == slice(None) and n > 1 else sel
+            for n, s, st, sel in zip(layout.device_size, layout.stride_map, p.strides, p.select)
+        )
         values = values[select]
         padded = np.empty(p.padded, dtype=np.float32)
         shape = tuple(values.shape)

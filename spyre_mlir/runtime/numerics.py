@@ -75,6 +75,7 @@ def dl16_decode_reference(b: np.ndarray) -> np.ndarray:
 _ENCODE_CHUNK = 1 << 16
 """Elements per step of `dl16_encode`: its temporaries stay in cache."""
 
+
 @functools.cache
 def _dl16_of_rounded() -> np.ndarray:
     """DL16 bits of the fp32 values whose low 14 bits are zero, by their top 18 bits (sign,

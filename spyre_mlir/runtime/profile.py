@@ -215,9 +215,17 @@ class Profile:
                 if tid not in named:
                     named.add(tid)
                     events.append(
-                        {"ph": "M", "pid": 0, "tid": tid, "name": "thread_name", "args": {"name": f"core {s.core:02d} {s.engine}"}}
+                        {
+                            "ph": "M",
+                            "pid": 0,
+                            "tid": tid,
+                            "name": "thread_name",
+                            "args": {"name": f"core {s.core:02d} {s.engine}"},
+                        }
                     )
-                    events.append({"ph": "M", "pid": 0, "tid": tid, "name": "thread_sort_index", "args": {"sort_index": tid}})
+                    events.append(
+                        {"ph": "M", "pid": 0, "tid": tid, "name": "thread_sort_index", "args": {"sort_index": tid}}
+                    )
                 events.append(
                     {
                         "name": s.name,

@@ -84,7 +84,9 @@ def evaluate(
     if fn is None:
         raise ReferenceError(f"no function @{entry}")
     if len(fn.body.blocks) != 1:
-        raise ReferenceError(f"@{entry} has {len(fn.body.blocks)} blocks; the reference runs straight-line functions (one block)")
+        raise ReferenceError(
+            f"@{entry} has {len(fn.body.blocks)} blocks; the reference runs straight-line functions (one block)"
+        )
     u, tiny = numerics.unit_roundoff, numerics.min_normal
     env: dict[SSAValue, Any] = {}
 
@@ -111,7 +113,9 @@ def evaluate(
         if isinstance(op, func.ReturnOp):
             vals = [env[v] for v in op.arguments]
             if not all(isinstance(v, _Tensor) for v in vals):
-                raise ReferenceError(f"@{entry} returns a value that is not a tensor; the reference compares tensors only")
+                raise ReferenceError(
+                    f"@{entry} returns a value that is not a tensor; the reference compares tensors only"
+                )
             return [v.value for v in vals], [v.bound for v in vals]
         if isinstance(op, t.ValueTensorLiteralOp):
             if isinstance(op.value, DenseResourceAttr):
@@ -135,7 +139,15 @@ def evaluate(
             env[op.results[0]] = _Tensor(x.astype(np.float64) if x.dtype.kind == "f" else x, np.zeros(()))
             continue
         if not op.name.startswith("torch.aten."):
-            if not isinstance(op, t.ConstantIntOp | t.ConstantFloatOp | t.ConstantBoolOp | t.ConstantStrOp | t.ConstantNoneOp | t.ConstantDeviceOp):
+            if not isinstance(
+                op,
+                t.ConstantIntOp
+                | t.ConstantFloatOp
+                | t.ConstantBoolOp
+                | t.ConstantStrOp
+                | t.ConstantNoneOp
+                | t.ConstantDeviceOp,
+            ):
                 raise ReferenceError(f"the reference has no semantics for '{op.name}'")
             env[op.results[0]] = _constant(op)
             continue
@@ -143,7 +155,9 @@ def evaluate(
             fn_aten = _aten_overload(op.name)
         except AttributeError:
             raise ReferenceError(f"the reference has no semantics for '{op.name}'") from None
-        u_op = max([u] + [_HOST_U.get(_element(r.type), 0.0) for r in op.results])  # a bf16 op rounds more than the device
+        u_op = max(
+            [u] + [_HOST_U.get(_element(r.type), 0.0) for r in op.results]
+        )  # a bf16 op rounds more than the device
         results = _eval(op, fn_aten, [env[v] for v in op.operands], u_op, tiny)
         watch(f"'{op.name}'", results, [r.type for r in op.results])
         env.update(zip(op.results, results))
@@ -162,7 +176,18 @@ def _constant(op: Operation) -> Any:
     return None
 
 
-_SCALAR_TYPES = {0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: torch.int64, 5: torch.float64, 6: torch.float64, 7: torch.float64, 11: torch.bool, 15: torch.float64}
+_SCALAR_TYPES = {
+    0: torch.uint8,
+    1: torch.int8,
+    2: torch.int16,
+    3: torch.int32,
+    4: torch.int64,
+    5: torch.float64,
+    6: torch.float64,
+    7: torch.float64,
+    11: torch.bool,
+    15: torch.float64,
+}
 
 
 _HOST_U = {"bf16": 2.0**-8}
@@ -234,11 +259,20 @@ def _eval(op: Operation, fn_aten: Any, args: list[Any], u: float, tiny: float) -
     try:
         exact = _call(fn_aten, args, [a.value for a in tensors])
     except (RuntimeError, IndexError, TypeError, ValueError, NotImplementedError) as e:  # PyTorch's own argument checks
-        raise ReferenceError(f"'{op.name}': PyTorch rejects its operands: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+        raise ReferenceError(
+            f"'{op.name}': PyTorch rejects its operands: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+        ) from None
     for r, res in zip(exact, op.results):  # a result type the op's verifier could not check
         rt = res.type
-        if isinstance(rt, t.ValueTensorType) and rt.has_sizes and -1 not in rt.get_shape() and tuple(r.shape) != tuple(rt.get_shape()):
-            raise ReferenceError(f"'{op.name}': PyTorch computes a result of shape {tuple(r.shape)}, the op declares {rt}")
+        if (
+            isinstance(rt, t.ValueTensorType)
+            and rt.has_sizes
+            and -1 not in rt.get_shape()
+            and tuple(r.shape) != tuple(rt.get_shape())
+        ):
+            raise ReferenceError(
+                f"'{op.name}': PyTorch computes a result of shape {tuple(r.shape)}, the op declares {rt}"
+            )
         if isinstance(rt, t.ValueTensorType) and rt.has_dtype and _kind(str(rt.get_dtype())) not in (None, _kind_of(r)):
             raise ReferenceError(f"'{op.name}': PyTorch computes a result of dtype {r.dtype}, the op declares {rt}")
     floats = [a for a in tensors if a.is_float]
@@ -345,7 +379,9 @@ def reference_for_model(model: Any, *inputs: Any, numerics: Numerics) -> tuple[l
         captured["gm"] = gm
 
         def run(*args: Any) -> Any:
-            captured["args"] = [a.detach().to(torch.float64).numpy() if a.is_floating_point() else a.detach().numpy() for a in args]
+            captured["args"] = [
+                a.detach().to(torch.float64).numpy() if a.is_floating_point() else a.detach().numpy() for a in args
+            ]
             return gm(*args)
 
         return run

@@ -136,7 +136,9 @@ def _rename(nodes: list[_Node], touched: int) -> tuple[np.ndarray, np.ndarray, i
     for node in nodes:
         node.reads = [canon[r] for r in node.reads]
         ins = node.ins
-        if node.write is None:  # a DMA store: its sticks take the stored rows' values (the last of repeated sticks wins)
+        if (
+            node.write is None
+        ):  # a DMA store: its sticks take the stored rows' values (the last of repeated sticks wins)
             ddr_val[node.ddr_keys.reshape(-1)] = val[node.reads[0].reshape(-1)]
             continue
         w = node.write.reshape(-1)
@@ -405,7 +407,9 @@ class _CopyBack:
         lx[self.dst] = lx[self.src]
 
 
-def regroup(steps: list[tuple[_Plan, np.ndarray]], cores: int, lx_sticks: int, resident_out: tuple[int, int] | None) -> tuple[list[tuple[Any, np.ndarray]], int]:
+def regroup(
+    steps: list[tuple[_Plan, np.ndarray]], cores: int, lx_sticks: int, resident_out: tuple[int, int] | None
+) -> tuple[list[tuple[Any, np.ndarray]], int]:
     """The steps rewritten (module docstring), and how many scratch rows past the cores' LX
     they use."""
     nodes = [_node(ins, c, i) for i, (ins, c) in enumerate(steps)]
@@ -435,7 +439,9 @@ def regroup(steps: list[tuple[_Plan, np.ndarray]], cores: int, lx_sticks: int, r
     return out, scratch
 
 
-def _allocate(groups: list[list[_Node]], touched: np.ndarray, rows: int, kept: np.ndarray, lx_rows: int) -> tuple[np.ndarray, int]:
+def _allocate(
+    groups: list[list[_Node]], touched: np.ndarray, rows: int, kept: np.ndarray, lx_rows: int
+) -> tuple[np.ndarray, int]:
     """Compact rows to rows: touched LX rows to theirs; fresh rows to scratch rows past LX,
     reused once their value is dead (after the last step that reads it; a row nothing reads,
     after the step that writes it; `kept`, what is copied back, never):
@@ -455,7 +461,9 @@ def _allocate(groups: list[list[_Node]], touched: np.ndarray, rows: int, kept: n
     fresh = np.arange(touched.size, rows)
     read = fresh[last[fresh] >= 0]
     by_step = read[np.argsort(last[read], kind="stable")]
-    ends = np.searchsorted(last[by_step], np.arange(len(groups)), side="right")  # step g frees by_step[ends[g-1]:ends[g]]
+    ends = np.searchsorted(
+        last[by_step], np.arange(len(groups)), side="right"
+    )  # step g frees by_step[ends[g-1]:ends[g]]
     final = np.full(rows, -1, dtype=np.int64)
     final[: touched.size] = touched
     pool = np.zeros(0, dtype=np.int64)  # free scratch rows

@@ -92,7 +92,9 @@ class Sanitizer:
         self.written[cores[:, None], pos.reshape(len(cores), -1)] = True
 
     # ------------------------------------------------------------------ DDR
-    def ddr_access(self, where: str, cores: np.ndarray, arg: int, tensor: DdrTensor, pos: np.ndarray, write: bool) -> None:
+    def ddr_access(
+        self, where: str, cores: np.ndarray, arg: int, tensor: DdrTensor, pos: np.ndarray, write: bool
+    ) -> None:
         n = len(cores)
         flat = pos.reshape(n, -1)
         self._check_span(where, cores, arg, tensor, flat)

@@ -186,7 +186,7 @@ def render() -> str:
         *(f"  `{creation[-1]}`." for _ in creation[-1:]),
         "- **CPU fallback**: float ops without a device lowering run on the CPU (PyTorch eager) inside the",
         "  compiled graph, with one warning per graph naming them and their counts.",
-        "  `torch.compile(..., options={\"strict\": True})` raises instead, naming the op.",
+        '  `torch.compile(..., options={"strict": True})` raises instead, naming the op.',
         "",
         "Every compiled graph's placement is recorded in `spyre_mlir.frontend.backend.STATS.graphs`",
         "(`GraphReport`: `torch_ops`, `host_by_design`, `cpu_fallback`, `device_fraction`).",

@@ -1,8 +1,8 @@
 """`spyre-opt`: xdsl-opt with the spyre-mlir dialects and passes.
 
-    spyre-opt model.mlir -p spyre-pipeline                 # torch -> spyre_isa
-    spyre-opt model.mlir -p convert-torch-to-spyre,spyre-propagate-layouts
-    spyre-opt bad.mlir --verify-diagnostics --split-input-file
+spyre-opt model.mlir -p spyre-pipeline                 # torch -> spyre_isa
+spyre-opt model.mlir -p convert-torch-to-spyre,spyre-propagate-layouts
+spyre-opt bad.mlir --verify-diagnostics --split-input-file
 """
 
 from __future__ import annotations
@@ -65,7 +65,9 @@ class SpyreOptMain(xDSLOptMain):
 
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
         if (self.args.frontend or file_extension) == "mlir":  # located errors (LocatingParser)
-            return LocatingParser(self.ctx, chunk.read(), self.get_input_name()).parse_module(not self.args.no_implicit_module)
+            return LocatingParser(self.ctx, chunk.read(), self.get_input_name()).parse_module(
+                not self.args.no_implicit_module
+            )
         return super().parse_chunk(chunk, file_extension, start_offset)
 
     def apply_passes(self, prog: ModuleOp) -> None:
@@ -95,7 +97,9 @@ class SpyreOptMain(xDSLOptMain):
                     if not self.args.disable_verify:
                         verify_dominance(module)
                 except DiagnosticException as e:
-                    raise InternalCompilerError(f"the IR after the pass does not verify: {diagnostic_text(e)}", f"pass {prev.name}") from e
+                    raise InternalCompilerError(
+                        f"the IR after the pass does not verify: {diagnostic_text(e)}", f"pass {prev.name}"
+                    ) from e
             current[0] = nxt
 
         try:

@@ -30,7 +30,14 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.cost import matmul_shape, plan_matmul
-from spyre_mlir.analysis.work import epilogue, epilogue_sticks, even_split, iteration_dims, kernel_iteration_dims, kernel_ops
+from spyre_mlir.analysis.work import (
+    epilogue,
+    epilogue_sticks,
+    even_split,
+    iteration_dims,
+    kernel_iteration_dims,
+    kernel_ops,
+)
 from spyre_mlir.dialects import spyre
 from spyre_mlir.layout import STICK_BYTES
 from spyre_mlir.runtime.config import DEFAULT_CONFIG
@@ -78,15 +85,27 @@ class SpyreDivideWorkPass(ModulePass):
             split = None
             ops = kernel_ops(kernel)
             if self.strategy == "cost" and isinstance(ops[0], spyre.MatmulOp):
-                split, multicast = self.cheapest_matmul_split(ops[0], epilogue_sticks(epilogue(ops)) if len(ops) > 1 else None)
+                split, multicast = self.cheapest_matmul_split(
+                    ops[0], epilogue_sticks(epilogue(ops)) if len(ops) > 1 else None
+                )
                 if multicast > 1:
                     kernel.attributes["spyre.multicast"] = IntegerAttr(multicast, 64)
             kernel.split = spyre.SplitAttr(split or even_split(dims, self.cores))
 
-    def cheapest_matmul_split(self, mm: spyre.MatmulOp, epilogue: tuple[int, int, int, int] | None) -> tuple[dict[str, int] | None, int]:
+    def cheapest_matmul_split(
+        self, mm: spyre.MatmulOp, epilogue: tuple[int, int, int, int] | None
+    ) -> tuple[dict[str, int] | None, int]:
         """The split and B-multicast chain length (1: none) with the least estimated time."""
         config = DEFAULT_CONFIG.replace(cores=self.cores)
-        best = plan_matmul(matmul_shape(mm), config, self.budget_bytes // STICK_BYTES, self.double_buffer, self.multicast, epilogue, self.split_k)
+        best = plan_matmul(
+            matmul_shape(mm),
+            config,
+            self.budget_bytes // STICK_BYTES,
+            self.double_buffer,
+            self.multicast,
+            epilogue,
+            self.split_k,
+        )
         if best is None:
             return None, 1
         return {d.name: best[0][d.name] for d in iteration_dims(mm)}, best[1]

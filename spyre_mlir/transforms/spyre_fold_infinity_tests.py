@@ -114,7 +114,10 @@ def _erase_unused(values: list[SSAValue]) -> None:
         op = v.owner
         if not isinstance(op, Operation) or op.parent is None or any(r.uses for r in op.results):
             continue
-        if not (isinstance(op, spyre.ToDeviceOp | spyre.FromDeviceOp | UnrealizedConversionCastOp) or op.name in _ERASABLE_TORCH):
+        if not (
+            isinstance(op, spyre.ToDeviceOp | spyre.FromDeviceOp | UnrealizedConversionCastOp)
+            or op.name in _ERASABLE_TORCH
+        ):
             continue
         operands = list(op.operands)
         Rewriter.erase_op(op)

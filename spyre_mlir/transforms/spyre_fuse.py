@@ -75,9 +75,15 @@ class SpyreFusePass(ModulePass):
         taken = {k.sym_name.data for k in op.walk() if isinstance(k, spyre.KernelOp)}
         counter = 0
         if self.epilogues:
-            for mm in [o for o in op.walk() if isinstance(o, spyre.MatmulOp) and not isinstance(o.parent_op(), spyre.KernelOp)]:
+            for mm in [
+                o for o in op.walk() if isinstance(o, spyre.MatmulOp) and not isinstance(o.parent_op(), spyre.KernelOp)
+            ]:
                 users = [u.operation for u in mm.result.uses]
-                if len(users) != 1 or not isinstance(users[0], spyre.PointwiseOp) or users[0].parent_block() is not mm.parent_block():
+                if (
+                    len(users) != 1
+                    or not isinstance(users[0], spyre.PointwiseOp)
+                    or users[0].parent_block() is not mm.parent_block()
+                ):
                     continue
                 try:
                     epilogue([mm, users[0]])
@@ -94,7 +100,9 @@ class SpyreFusePass(ModulePass):
                 taken.add(f"{self.prefix}{counter}")
                 _group_kernel(f"{self.prefix}{counter}", group)
         for compute in list(op.walk()):
-            if not isinstance(compute, KERNEL_OPS) or isinstance(compute.parent_op(), spyre.KernelOp | spyre.PointwiseOp):
+            if not isinstance(compute, KERNEL_OPS) or isinstance(
+                compute.parent_op(), spyre.KernelOp | spyre.PointwiseOp
+            ):
                 continue
             if isinstance(compute, spyre.PointwiseOp):
                 _check_pointwise(compute)
@@ -112,7 +120,6 @@ class SpyreFusePass(ModulePass):
                 compute.operands[i] = arg
             block.add_op(compute)
             block.add_op(spyre.YieldOp(compute.results[0]))
-
 
 
 def _check_pointwise(op: spyre.PointwiseOp) -> None:
@@ -154,7 +161,9 @@ def _fold(producer: spyre.PointwiseOp, consumer: spyre.PointwiseOp) -> spyre.Poi
     arg_of = dict(zip(inputs, block.args))
     value_map: dict[SSAValue, SSAValue] = {a: arg_of[v] for a, v in zip(producer.body.block.args, producer.inputs)}
     produced = _clone_body(producer.body.block, value_map, block)
-    value_map = {a: produced if v is producer.result else arg_of[v] for a, v in zip(consumer.body.block.args, consumer.inputs)}
+    value_map = {
+        a: produced if v is producer.result else arg_of[v] for a, v in zip(consumer.body.block.args, consumer.inputs)
+    }
     block.add_op(spyre.YieldOp(_clone_body(consumer.body.block, value_map, block)))
     fused = spyre.PointwiseOp(inputs, consumer.result.type, Region(block))
     Rewriter.replace_op(consumer, fused)
@@ -209,9 +218,19 @@ def _row_groups(module: ModuleOp) -> list[list[Operation]]:
         while work:
             m = work.pop()
             neighbours = [u.operation for r in m.results for u in r.uses]
-            neighbours += [v.owner for v in m.operands if isinstance(v.owner, spyre.PointwiseOp) and all(u.operation in members for u in v.owner.result.uses)]
+            neighbours += [
+                v.owner
+                for v in m.operands
+                if isinstance(v.owner, spyre.PointwiseOp) and all(u.operation in members for u in v.owner.result.uses)
+            ]
             for n in neighbours:
-                if n in members or n in taken or n in rejected or not isinstance(n, spyre.ReduceOp | spyre.PointwiseOp) or n.parent_block() is not seed.parent_block():
+                if (
+                    n in members
+                    or n in taken
+                    or n in rejected
+                    or not isinstance(n, spyre.ReduceOp | spyre.PointwiseOp)
+                    or n.parent_block() is not seed.parent_block()
+                ):
                     continue
                 try:
                     row_group(sorted((seed, n), key=position))

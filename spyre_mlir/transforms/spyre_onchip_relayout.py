@@ -52,6 +52,7 @@ from spyre_mlir.dialects import spyre
 from spyre_mlir.layout import STICK_BYTES, Layout
 from spyre_mlir.runtime.config import DEFAULT_CONFIG
 
+
 def _array(values: list[int]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, values)
 
@@ -115,7 +116,10 @@ class SpyreOnchipRelayoutPass(ModulePass):
         dst = spyre.device_layout(restick.result.type)
         if len(src.shape) != 2 or src.element_bytes != 2:
             return f"only rank-2 f16 transposes are done on chip (shape {src.shape}, {8 * src.element_bytes}-bit)"
-        if src.canonical() != Layout.generic(src.shape, 2).canonical() or dst.canonical() != Layout.generic(dst.shape, 2).canonical():
+        if (
+            src.canonical() != Layout.generic(src.shape, 2).canonical()
+            or dst.canonical() != Layout.generic(dst.shape, 2).canonical()
+        ):
             return "source and result must be in the generic stick layout"
         rows, cols = src.shape
         if dst.shape != (cols, rows):
@@ -142,11 +146,16 @@ class SpyreOnchipRelayoutPass(ModulePass):
         # ---- LX: src band, dst box, staging (only when blocks cross the ring)
         cs = math.ceil(cols / 64)
         src_sticks = max((b[1] - b[0]) * cs for b in bands if b is not None)
-        dst_sticks = max(((b["d0"][1] - b["d0"][0]) * (b["d1"][1] - b["d1"][0]) for b in cboxes if b is not None), default=0)
+        dst_sticks = max(
+            ((b["d0"][1] - b["d0"][0]) * (b["d1"][1] - b["d1"][0]) for b in cboxes if b is not None), default=0
+        )
         local = all(
-            bands[k] is None and cboxes[k] is None
-            or bands[k] is not None and cboxes[k] is not None
-            and cboxes[k]["d0"] == (bands[k][0] // 64, math.ceil(bands[k][1] / 64)) and cboxes[k]["d1"] == (0, cols)
+            bands[k] is None
+            and cboxes[k] is None
+            or bands[k] is not None
+            and cboxes[k] is not None
+            and cboxes[k]["d0"] == (bands[k][0] // 64, math.ceil(bands[k][1] / 64))
+            and cboxes[k]["d1"] == (0, cols)
             for k in range(self.cores)
         )
         staging = 0 if local else src_sticks
@@ -155,9 +164,16 @@ class SpyreOnchipRelayoutPass(ModulePass):
         # above it while these kernels run)
         first, last = order.index(p), order.index(c)
         span = order[first : last + 1]
-        ceiling = min([self.budget_bytes] + [b.value.data for k in span if isinstance(b := k.attributes.get("spyre.lx_budget"), IntegerAttr)])
+        ceiling = min(
+            [self.budget_bytes]
+            + [b.value.data for k in span if isinstance(b := k.attributes.get("spyre.lx_budget"), IntegerAttr)]
+        )
         if need > ceiling // 2:
-            held = "" if ceiling == self.budget_bytes else f" below the {self.budget_bytes - ceiling} bytes resident buffers hold"
+            held = (
+                ""
+                if ceiling == self.budget_bytes
+                else f" below the {self.budget_bytes - ceiling} bytes resident buffers hold"
+            )
             return f"its bands need {need} bytes of LX per core, more than half the planner's budget ({ceiling} bytes{held})"
         top = ceiling - need
         src_at, dst_at, staging_at = top, top + src_sticks * STICK_BYTES, top + (src_sticks + dst_sticks) * STICK_BYTES

@@ -33,7 +33,18 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.cost import MULTICAST_BUFFERS, best_chunks, matmul_shape
-from spyre_mlir.analysis.work import core_boxes, epilogue, epilogue_buffers, epilogue_sticks, kernel_buffers, kernel_iteration_dims, kernel_ops, max_chunk, row_group, row_group_buffers
+from spyre_mlir.analysis.work import (
+    core_boxes,
+    epilogue,
+    epilogue_buffers,
+    epilogue_sticks,
+    kernel_buffers,
+    kernel_iteration_dims,
+    kernel_ops,
+    max_chunk,
+    row_group,
+    row_group_buffers,
+)
 from spyre_mlir.dialects import spyre
 from spyre_mlir.layout import STICK_BYTES
 from spyre_mlir.runtime.config import DEFAULT_CONFIG
@@ -128,8 +139,15 @@ class SpyrePlanScratchpadPass(ModulePass):
             assert compute is not None
             config = DEFAULT_CONFIG.replace(cores=self.cores)
             found = best_chunks(
-                matmul_shape(compute), split, config, budget_bytes // STICK_BYTES, double, multicast, epilogue_sticks(ep) if ep else None,
-                a_resident, out_resident,
+                matmul_shape(compute),
+                split,
+                config,
+                budget_bytes // STICK_BYTES,
+                double,
+                multicast,
+                epilogue_sticks(ep) if ep else None,
+                a_resident,
+                out_resident,
             )
             if found is not None:
                 chunks = found[0]

@@ -42,7 +42,7 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -237,7 +237,10 @@ class LayoutChooser:
                     continue
                 if isinstance(u, spyre.PointwiseOp) and not _in_kernel(u):
                     override = {v: lay}
-                    total += min(self.inputs_cost(u, c, override) + self.future(u.result, c) for c in self.candidates(u, override))
+                    total += min(
+                        self.inputs_cost(u, c, override) + self.future(u.result, c)
+                        for c in self.candidates(u, override)
+                    )
                 elif lay.canonical() != converted:
                     back = True
             if back:
@@ -246,7 +249,10 @@ class LayoutChooser:
         return self.memo[key]
 
     def choose(self, op: spyre.PointwiseOp) -> Layout:
-        costs = [(self.inputs_cost(op, c, {}) + self.future(op.result, c), i, c) for i, c in enumerate(self.candidates(op, {}))]
+        costs = [
+            (self.inputs_cost(op, c, {}) + self.future(op.result, c), i, c)
+            for i, c in enumerate(self.candidates(op, {}))
+        ]
         return min(costs)[2]
 
     def apply(self, module: ModuleOp) -> None:
@@ -258,7 +264,11 @@ class LayoutChooser:
             if best.canonical() == converted.canonical():
                 continue
             old_type = op.result.type
-            others = [(use.operation, use.index) for use in op.result.uses if not isinstance(use.operation, spyre.PointwiseOp | spyre.FromDeviceOp)]
+            others = [
+                (use.operation, use.index)
+                for use in op.result.uses
+                if not isinstance(use.operation, spyre.PointwiseOp | spyre.FromDeviceOp)
+            ]
             result = Rewriter.replace_value_with_new_type(op.result, spyre.device_tensor_type(best.shape, best))
             if others:  # readers that need the converted layout read one restickify back to it
                 back = spyre.RestickifyOp(result, old_type)
@@ -286,7 +296,12 @@ class SpyrePropagateLayoutsPass(ModulePass):
             LayoutChooser(DEFAULT_CONFIG, self.fold_transfers).apply(op)
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [MatmulOperandsReadable(), PointwiseOperandsShareSticks(), ReduceInputGeneric(), SliceInputShareSticks()]
+                [
+                    MatmulOperandsReadable(),
+                    PointwiseOperandsShareSticks(),
+                    ReduceInputGeneric(),
+                    SliceInputShareSticks(),
+                ]
             ),
             apply_recursively=False,
         ).rewrite_module(op)

@@ -84,8 +84,15 @@ def _matmul_kernel(kernel) -> tuple[spyre.MatmulOp, tuple[int, int, int, int] | 
 
 
 def plan_pair(
-    producer: MatmulShape, consumer: MatmulShape, config, budget_sticks: int, double_buffer: bool, multicast: bool, split_k: bool,
-    producer_epilogue=None, consumer_epilogue=None,
+    producer: MatmulShape,
+    consumer: MatmulShape,
+    config,
+    budget_sticks: int,
+    double_buffer: bool,
+    multicast: bool,
+    split_k: bool,
+    producer_epilogue=None,
+    consumer_epilogue=None,
 ) -> PairPlan | None:
     """The matching splits (q row blocks; p producer column parts = consumer k parts) with
     the least estimated time of both kernels, the intermediate resident; None: none fits."""
@@ -102,10 +109,28 @@ def plan_pair(
                 continue
             pp = pc = None
             for g in multicast_chains(m_parts, multicast):
-                found = best_chunks(producer, {"n": p, "m": m_parts, "k": 1}, config, budget, double_buffer, g, producer_epilogue, out_resident=True)
+                found = best_chunks(
+                    producer,
+                    {"n": p, "m": m_parts, "k": 1},
+                    config,
+                    budget,
+                    double_buffer,
+                    g,
+                    producer_epilogue,
+                    out_resident=True,
+                )
                 if found is not None and (pp is None or found[1].seconds < pp[1].seconds):
                     pp = (found[0], found[1], g)
-                found = best_chunks(consumer, {"n": 1, "m": m_parts, "k": p}, config, budget, double_buffer, g, consumer_epilogue, a_resident=True)
+                found = best_chunks(
+                    consumer,
+                    {"n": 1, "m": m_parts, "k": p},
+                    config,
+                    budget,
+                    double_buffer,
+                    g,
+                    consumer_epilogue,
+                    a_resident=True,
+                )
                 if found is not None and (pc is None or found[1].seconds < pc[1].seconds):
                     pc = (found[0], found[1], g)
             if pp is None or pc is None:
@@ -148,16 +173,27 @@ class SpyreResidentChainsPass(ModulePass):
                 continue
             consumer = matmuls[0]
             assert isinstance(consumer, spyre.KernelOp)
-            reason = "the intermediate has other readers (they read it from DDR)" if len(readers) > 1 else self._try(kernel, consumer, order)
+            reason = (
+                "the intermediate has other readers (they read it from DDR)"
+                if len(readers) > 1
+                else self._try(kernel, consumer, order)
+            )
             if reason is not None:
-                REMARKS.info("%s -> %s: the intermediate goes through DDR: %s", kernel.sym_name.data, consumer.sym_name.data, reason)
+                REMARKS.info(
+                    "%s -> %s: the intermediate goes through DDR: %s",
+                    kernel.sym_name.data,
+                    consumer.sym_name.data,
+                    reason,
+                )
 
     def _try(self, p: spyre.KernelOp, c: spyre.KernelOp, order: list[spyre.KernelOp]) -> str | None:
         """Mark the pair; the reason it does not apply, or None."""
         pmm, pep = _matmul_kernel(p)  # type: ignore[misc]
         cmm, cep = _matmul_kernel(c)  # type: ignore[misc]
         for k in (p, c):
-            if k.split is not None or any(a in k.attributes for a in ("spyre.resident_in", "spyre.resident_out", "spyre.core_order")):
+            if k.split is not None or any(
+                a in k.attributes for a in ("spyre.resident_in", "spyre.resident_out", "spyre.core_order")
+            ):
                 return f"{k.sym_name.data} already has a split or a resident value"
         v = p.outputs[0]
         index = [i for i, x in enumerate(c.inputs) if x == v]
@@ -167,7 +203,11 @@ class SpyreResidentChainsPass(ModulePass):
         if [u.operation for u in arg.uses] != [cmm] or cmm.lhs is not arg or cmm.rhs is arg:
             return "the consumer reads the intermediate other than as its matmul's A operand"
         layout = spyre.device_layout(v.type)
-        if len(layout.shape) != 2 or layout.element_bytes != 2 or layout.canonical() != Layout.generic(layout.shape, 2).canonical():
+        if (
+            len(layout.shape) != 2
+            or layout.element_bytes != 2
+            or layout.canonical() != Layout.generic(layout.shape, 2).canonical()
+        ):
             return "the intermediate is not a 2-D f16 tensor in the generic stick layout"
         if spyre.device_layout(cmm.lhs.type).canonical() != layout.canonical():
             return "the consumer's A is not the intermediate's layout"
@@ -186,7 +226,10 @@ class SpyreResidentChainsPass(ModulePass):
         plan = plan_pair(ps, cs, config, budget, self.double_buffer, self.multicast, self.split_k, pep, cep)
         if plan is None:
             return "no matching splits fit LX"
-        apart = [plan_matmul(s, config, budget, self.double_buffer, self.multicast, e, self.split_k) for s, e in ((ps, pep), (cs, cep))]
+        apart = [
+            plan_matmul(s, config, budget, self.double_buffer, self.multicast, e, self.split_k)
+            for s, e in ((ps, pep), (cs, cep))
+        ]
         if all(a is not None for a in apart):
             seconds = sum(a[2].seconds for a in apart)  # type: ignore[index]
             if seconds <= plan.seconds:
@@ -209,6 +252,11 @@ class SpyreResidentChainsPass(ModulePass):
             k.attributes["spyre.lx_budget"] = IntegerAttr(top, i64)
         REMARKS.info(
             "%s -> %s: the intermediate stays in LX (%d bytes per core): split m = %d, n = k = %d, estimated %.1f us",
-            p.sym_name.data, c.sym_name.data, block * STICK_BYTES, q, n, plan.seconds * 1e6,
+            p.sym_name.data,
+            c.sym_name.data,
+            block * STICK_BYTES,
+            q,
+            n,
+            plan.seconds * 1e6,
         )
         return None

@@ -193,14 +193,23 @@ class TanhGeluForm(RewritePattern):
         if inner is None or not _close(inner[1], math.sqrt(2 / math.pi)):
             return None
         s = inner[0].owner
-        if not (isinstance(s, Operation) and s.name == "torch.aten.add.Tensor" and t.constant_float_value(s.operands[2]) == 1.0):
+        if not (
+            isinstance(s, Operation)
+            and s.name == "torch.aten.add.Tensor"
+            and t.constant_float_value(s.operands[2]) == 1.0
+        ):
             return None
         for lin, cube_term in (s.operands[:2], reversed(s.operands[:2])):
             c = _binary_with_scalar(cube_term, "mul")
             if lin is not x or c is None or not _close(c[1], 0.044715):
                 continue
             p = c[0].owner
-            if isinstance(p, Operation) and p.name == "torch.aten.pow.Tensor_Scalar" and p.operands[0] is x and t.constant_float_value(p.operands[1]) == 3.0:
+            if (
+                isinstance(p, Operation)
+                and p.name == "torch.aten.pow.Tensor_Scalar"
+                and p.operands[0] is x
+                and t.constant_float_value(p.operands[1]) == 3.0
+            ):
                 return x
         return None
 
@@ -214,7 +223,9 @@ class TanhGeluForm(RewritePattern):
             if o in order or o.name.startswith("torch.constant"):
                 continue
             order.append(o)
-            stack.extend(v.owner for v in o.operands if isinstance(v.owner, Operation) and v.owner.name.startswith("torch.aten."))
+            stack.extend(
+                v.owner for v in o.operands if isinstance(v.owner, Operation) and v.owner.name.startswith("torch.aten.")
+            )
         return order
 
 
@@ -258,7 +269,9 @@ class ReduceWithoutKeepdim(RewritePattern):
             return
         rt, xt = op.results[0].type, op.operands[0].type
         dims = t.constant_list_ints(op.operands[1])
-        if not (isinstance(rt, t.ValueTensorType) and isinstance(xt, t.ValueTensorType) and rt.has_sizes and xt.has_sizes):
+        if not (
+            isinstance(rt, t.ValueTensorType) and isinstance(xt, t.ValueTensorType) and rt.has_sizes and xt.has_sizes
+        ):
             return
         if dims is None or len(dims) != 1 or not xt.get_shape():
             return
@@ -292,7 +305,11 @@ def _elementwise_below(v: SSAValue) -> bool:
     (an op an element-wise reader could join: a pointwise chain, a matmul's epilogue)."""
     while isinstance(v.owner, Operation) and v.owner.name in (*VIEWS, *LANE_MOVES) and v.has_one_use():
         v = v.owner.operands[0]
-    return isinstance(v.owner, Operation) and v.owner.name in (*ELEMENTWISE_UNARY, *ELEMENTWISE_BINARY, *ELEMENTWISE_SCALAR) and v.has_one_use()
+    return (
+        isinstance(v.owner, Operation)
+        and v.owner.name in (*ELEMENTWISE_UNARY, *ELEMENTWISE_BINARY, *ELEMENTWISE_SCALAR)
+        and v.has_one_use()
+    )
 
 
 class ElementwiseBeforeView(RewritePattern):
@@ -323,7 +340,11 @@ class ElementwiseBeforeView(RewritePattern):
             source = view.operands[0]
             if not all(isinstance(x, t.ValueTensorType) and x.has_sizes for x in (source.type, op.results[0].type)):
                 return
-            inner = _new(op.name, [source, *op.operands[1:]], t.ValueTensorType(list(source.type.get_shape()), op.results[0].type.get_dtype()))
+            inner = _new(
+                op.name,
+                [source, *op.operands[1:]],
+                t.ValueTensorType(list(source.type.get_shape()), op.results[0].type.get_dtype()),
+            )
             moved = _new(view.name, [inner.results[0], *view.operands[1:]], op.results[0].type)
             rewriter.replace(op, [inner, moved], [moved.results[0]])
             _erase_dead(rewriter, [view])
@@ -363,7 +384,11 @@ class ViewOfView(RewritePattern):
             rewriter.replace(op, [new], [new.results[0]])
             _erase_dead(rewriter, [inner])
             return
-        same = op.operands[0].type == op.results[0].type and isinstance(op.results[0].type, t.ValueTensorType) and op.results[0].type.has_sizes
+        same = (
+            op.operands[0].type == op.results[0].type
+            and isinstance(op.results[0].type, t.ValueTensorType)
+            and op.results[0].type.has_sizes
+        )
         if same and isinstance(inner, Operation):  # (a graph input stays behind its view: no result aliases an input)
             rewriter.replace(op, [], [op.operands[0]])
 
@@ -386,7 +411,8 @@ def _feeds_only_matmuls(v: SSAValue) -> bool:
     scalings, ends in a batched matmul (the attention's scores or context)."""
     uses = list(v.uses)
     return bool(uses) and all(
-        u.operation.name in HEAD_READERS or (u.operation.name in HEAD_VIEWS and u.index == 0 and _feeds_only_matmuls(u.operation.results[0]))
+        u.operation.name in HEAD_READERS
+        or (u.operation.name in HEAD_VIEWS and u.index == 0 and _feeds_only_matmuls(u.operation.results[0]))
         for u in uses
     )
 
@@ -422,10 +448,20 @@ class HeadsFromTransposedLinear(RewritePattern):
             return
         b, x, wt = mm.operands[0], mm.operands[1], mm.operands[2]
         wp = wt.owner
-        if not (isinstance(wp, Operation) and wp.name == t.AtenPermuteOp.name and t.constant_list_ints(wp.operands[1]) == [1, 0]):
+        if not (
+            isinstance(wp, Operation)
+            and wp.name == t.AtenPermuteOp.name
+            and t.constant_list_ints(wp.operands[1]) == [1, 0]
+        ):
             return
         w = wp.operands[0]
-        split, xs, ws, bs, rt = t.sizes_of(view.results[0]), t.sizes_of(x), t.sizes_of(w), t.sizes_of(b), op.results[0].type
+        split, xs, ws, bs, rt = (
+            t.sizes_of(view.results[0]),
+            t.sizes_of(x),
+            t.sizes_of(w),
+            t.sizes_of(b),
+            op.results[0].type,
+        )
         if split is None or xs is None or ws is None or bs is None or len(split) != 4 or len(xs) != 2 or len(ws) != 2:
             return
         B, S, H, D = split
@@ -441,7 +477,9 @@ class HeadsFromTransposedLinear(RewritePattern):
         col_ops, col = _ints([N, 1])
         bias = _new(t.AtenViewOp.name, [b, col], t.ValueTensorType([N, 1], dtype))
         one = t.ConstantIntOp(1)
-        add = _new(t.AtenAddTensorOp.name, [prod.results[0], bias.results[0], one.result], t.ValueTensorType([N, M], dtype))
+        add = _new(
+            t.AtenAddTensorOp.name, [prod.results[0], bias.results[0], one.result], t.ValueTensorType([N, M], dtype)
+        )
         heads_ops, heads = _ints([H, D, B, S])
         split_view = _new(t.AtenViewOp.name, [add.results[0], heads], t.ValueTensorType([H, D, B, S], dtype))
         order_ops, order = _ints([2, 0, 3, 1])
@@ -472,4 +510,6 @@ class TorchAdaptPass(ModulePass):
     name = "torch-adapt"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(GreedyRewritePatternApplier([cls() for cls in ADAPTATIONS]), walk_reverse=True).rewrite_module(op)
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([cls() for cls in ADAPTATIONS]), walk_reverse=True
+        ).rewrite_module(op)

@@ -38,7 +38,22 @@ LARGE_WEIGHT = 0.1
 """Share of cases drawn from the large seeds (each costs seconds: parse, compile, run, reference)."""
 
 LARGE_OPERATORS = frozenset(
-    {"line_delete", "line_duplicate", "line_swap", "token_replace", "int_value", "float_value", "elem_type", "shape_dim", "ssa_use", "resource", "truncate", "dim_global", "dtype_global", "torch_const"}
+    {
+        "line_delete",
+        "line_duplicate",
+        "line_swap",
+        "token_replace",
+        "int_value",
+        "float_value",
+        "elem_type",
+        "shape_dim",
+        "ssa_use",
+        "resource",
+        "truncate",
+        "dim_global",
+        "dtype_global",
+        "torch_const",
+    }
 )
 """The cheaper, more targeted operators used on the large seeds."""
 
@@ -170,9 +185,55 @@ def _splice(text: str, start: int, end: int, new: str) -> str:
 # endregion
 # region Values
 
-INTERESTING_INTS = (0, 1, -1, 2, 3, 7, 8, 16, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 255, 256, 4095, 4096, 65536, 2**31 - 1, 2**31, 2**32, 2**63 - 1, 2**63, -(2**63), -(2**31))
+INTERESTING_INTS = (
+    0,
+    1,
+    -1,
+    2,
+    3,
+    7,
+    8,
+    16,
+    31,
+    32,
+    33,
+    63,
+    64,
+    65,
+    100,
+    127,
+    128,
+    129,
+    255,
+    256,
+    4095,
+    4096,
+    65536,
+    2**31 - 1,
+    2**31,
+    2**32,
+    2**63 - 1,
+    2**63,
+    -(2**63),
+    -(2**31),
+)
 SMALL_DIMS = (0, 1, 2, 3, 5, 7, 8, 16, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 192, 256)
-INTERESTING_FLOATS = ("0.0", "-0.0", "1.0", "-1.0", "0.5", "1.0e+38", "-3.4e+38", "1.0e-40", "8.6e+09", "1.0e+10", "0x7FC00000", "0x7F800000", "0xFF800000", "6.5e+04")
+INTERESTING_FLOATS = (
+    "0.0",
+    "-0.0",
+    "1.0",
+    "-1.0",
+    "0.5",
+    "1.0e+38",
+    "-3.4e+38",
+    "1.0e-40",
+    "8.6e+09",
+    "1.0e+10",
+    "0x7FC00000",
+    "0x7F800000",
+    "0xFF800000",
+    "6.5e+04",
+)
 ELEM_TYPES = ("f16", "f32", "f64", "bf16", "i1", "i8", "i32", "i64", "si32", "si64", "ui8", "index")
 STICKS = (1, 16, 32, 63, 64, 65, 128)
 
@@ -327,7 +388,9 @@ def layout(text: str, a: int, b: int, corpus: tuple[Seed, ...]) -> str | None:
     if how == 0 and size:
         size[k] = SMALL_DIMS[v % len(SMALL_DIMS)]
     elif how == 1 and strides:
-        strides[k % len(strides)] = (-1, 0, 1, 2, 64, 100, 128, 200, 256, 512, 4096)[v % 11] if v % 3 else strides[k % len(strides)] * 2
+        strides[k % len(strides)] = (
+            (-1, 0, 1, 2, 64, 100, 128, 200, 256, 512, 4096)[v % 11] if v % 3 else strides[k % len(strides)] * 2
+        )
     elif how == 2 and size:
         size[-1] = STICKS[v % len(STICKS)]  # the stick
     elif how == 3 and len(size) > 1:
@@ -366,7 +429,15 @@ def named_ints(text: str, a: int, b: int, corpus: tuple[Seed, ...]) -> str | Non
     how = (b // 8) % 6
     v = b // 48
     if m.group(1) == "lx":
-        choices = (vals[v % len(vals)], vals[k] + 128, max(0, vals[k] - 128), vals[k] + 64, 2 * 1024 * 1024 - 128, 2 * 1024 * 1024, 1 << 40)
+        choices = (
+            vals[v % len(vals)],
+            vals[k] + 128,
+            max(0, vals[k] - 128),
+            vals[k] + 64,
+            2 * 1024 * 1024 - 128,
+            2 * 1024 * 1024,
+            1 << 40,
+        )
         vals[k] = choices[how % len(choices)] if how < 5 else choices[5 + v % 2]
     else:
         vals[k] = (0, 1, 2, 3, 4, 5, 7, 8, 16, 31, 32, 33, 64, 1000)[(how * 7 + v) % 14]
@@ -381,7 +452,23 @@ def cores(text: str, a: int, b: int, corpus: tuple[Seed, ...]) -> str | None:
         return None
     if m.group(2) is not None:
         return _splice(text, m.start(2), m.end(2), str((0, 1, 2, 3, 5, 8, 16, 31, 32, 33, 64)[b % 11]))
-    sets = ("0", "0 to 1", "0 to 3", "0 to 7", "0 to 31", "0 to 32", "1 to 31", "31", "32", "0 to 63", "3 to 0", "0, 0", "4, 2", "0 to 3, 2 to 5", "-1 to 3")
+    sets = (
+        "0",
+        "0 to 1",
+        "0 to 3",
+        "0 to 7",
+        "0 to 31",
+        "0 to 32",
+        "1 to 31",
+        "31",
+        "32",
+        "0 to 63",
+        "3 to 0",
+        "0, 0",
+        "4, 2",
+        "0 to 3, 2 to 5",
+        "-1 to 3",
+    )
     return _splice(text, m.start(1), m.end(1), sets[b % len(sets)])
 
 
@@ -429,7 +516,9 @@ def dim_global(text: str, a: int, b: int, corpus: tuple[Seed, ...]) -> str | Non
     """One extent changed everywhere: every shape dim equal to d (torch and builtin tensor
     types) becomes d', and, for d >= 3, every `torch.constant.int d` (view sizes), so that
     the program stays consistent at another size (64 -> 65: not a whole stick)."""
-    dims = [int(d) for m in VTENSOR_DIMS.finditer(text) for d in m.group(1).split(",") if d.strip().lstrip("-").isdigit()]
+    dims = [
+        int(d) for m in VTENSOR_DIMS.finditer(text) for d in m.group(1).split(",") if d.strip().lstrip("-").isdigit()
+    ]
     dims += [int(d) for m in TENSOR_DIMS.finditer(text) for d in m.group(1).rstrip("x").split("x") if d.isdigit()]
     dims = [d for d in dims if d > 1]
     if not dims:
@@ -443,7 +532,9 @@ def dim_global(text: str, a: int, b: int, corpus: tuple[Seed, ...]) -> str | Non
         return "vtensor<[" + ",".join(str(new) if p.strip() == str(d) else p for p in m.group(1).split(",")) + "]"
 
     def tt(m: re.Match) -> str:
-        return "tensor<" + "".join(f"{new}x" if p == str(d) else f"{p}x" for p in m.group(1).rstrip("x").split("x") if p)
+        return "tensor<" + "".join(
+            f"{new}x" if p == str(d) else f"{p}x" for p in m.group(1).rstrip("x").split("x") if p
+        )
 
     text = VTENSOR_DIMS.sub(vt, text)
     text = TENSOR_DIMS.sub(lambda m: tt(m) if m.group(1) else m.group(0), text)
@@ -538,7 +629,17 @@ OPERATORS: dict[str, Callable[[str, int, int, tuple[Seed, ...]], str | None]] = 
     "relayout": relayout,
     "torch_const": torch_const,
 }
-WEIGHTS = {"dim_global": 6, "dtype_global": 3, "relayout": 6, "torch_const": 6, "layout": 3, "named_ints": 4, "cores": 3, "int_value": 3, "float_value": 2}
+WEIGHTS = {
+    "dim_global": 6,
+    "dtype_global": 3,
+    "relayout": 6,
+    "torch_const": 6,
+    "layout": 3,
+    "named_ints": 4,
+    "cores": 3,
+    "int_value": 3,
+    "float_value": 2,
+}
 """How often Hypothesis draws each operator (default 1): the ones that keep a module
 well-formed (consistent types) reach the pipeline and the device model more often."""
 FALLBACK = ("int_value", "token_replace", "line_delete")

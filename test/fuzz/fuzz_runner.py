@@ -95,7 +95,7 @@ def _invoke(main: Callable[[list[str]], Any], argv: list[str]) -> tuple[int, str
                 err.write(str(e.code))
         except CaseTimeout:
             raise
-        except BaseException as e:  # noqa: BLE001 - that is the finding
+        except BaseException as e:
             tb = "".join(traceback.format_exception(e))
             code = -1
     return code, out.getvalue(), err.getvalue(), tb
@@ -105,7 +105,9 @@ def _signature(kind: str, stage: str, text: str) -> str:
     """A short key that groups findings of one cause: the exception and where it was raised
     (innermost frame of spyre_mlir, else of xdsl), numbers blanked."""
     lines = text.strip().splitlines()
-    last = (lines[-1] if kind == "traceback" else lines[0]) if lines else ""  # an exception's last line; a message's first
+    last = (
+        (lines[-1] if kind == "traceback" else lines[0]) if lines else ""
+    )  # an exception's last line; a message's first
     frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)', text)
     where = ""
     for pat in ("spyre_mlir", "xdsl", ""):
@@ -217,9 +219,11 @@ def run_case(index: int, recipe: dict[str, Any], workdir: str) -> Result:
             argv += ["--config", f"cores={cores}"]
         res.stage = "spyre-run"
         code, out, err, tb = _invoke(spyre_run.main, argv)
-        if _classify(res, "spyre-run", code, err + (out if code == 2 else ""), tb, allow_mismatch=True) and expected is not None:
+        if (
+            _classify(res, "spyre-run", code, err + (out if code == 2 else ""), tb, allow_mismatch=True)
+            and expected is not None
+        ):
             import numpy as np
-
             from fuzz_spyre_reference import agree
 
             res.reference = True
@@ -249,15 +253,22 @@ def _spyre_oracle(text: str, entry: str, workdir: str, index: int) -> tuple[list
     where the oracle does not apply. An exception here is the harness's bug: it counts as a
     traceback at stage `oracle`."""
     import numpy as np
-
     from fuzz_spyre_reference import NoOracle, evaluate
+
     from spyre_mlir.diagnostics import LocatingParser
     from spyre_mlir.runtime.memory import DeviceError
     from spyre_mlir.tools.spyre_opt import make_tool_context
     from spyre_mlir.tools.spyre_run import _input_types, _random_input
 
     module = LocatingParser(make_tool_context(), text).parse_module()
-    fn = next((op for op in module.ops if getattr(op, "sym_name", None) is not None and op.sym_name.data == entry and op.name == "func.func"), None)
+    fn = next(
+        (
+            op
+            for op in module.ops
+            if getattr(op, "sym_name", None) is not None and op.sym_name.data == entry and op.name == "func.func"
+        ),
+        None,
+    )
     if fn is None:
         return None
     try:
@@ -295,8 +306,8 @@ def _worker(conn: Any, timeout: float) -> None:
         raise CaseTimeout()
 
     signal.signal(signal.SIGALRM, alarm)
-    import spyre_mlir.pipeline  # noqa: F401 - warm the imports before the first case
-    import spyre_mlir.runtime.reference  # noqa: F401
+    import spyre_mlir.pipeline
+    import spyre_mlir.runtime.reference
     import spyre_mlir.tools.spyre_run  # noqa: F401
 
     workdir = tempfile.mkdtemp(prefix="spyre-fuzz-")
@@ -407,7 +418,9 @@ def run_cases(
     return [results[i] for i in range(len(recipes))]
 
 
-def _replace(slots: list[_Slot], s: _Slot, ctx: Any, timeout: float, finish: Callable[[Result], None], outcome: str, why: str) -> None:
+def _replace(
+    slots: list[_Slot], s: _Slot, ctx: Any, timeout: float, finish: Callable[[Result], None], outcome: str, why: str
+) -> None:
     job = s.job
     s.kill()
     slots[slots.index(s)] = _Slot(ctx, timeout)
@@ -426,7 +439,9 @@ def summarize(results: Iterable[Result], wall: float, seed: int) -> dict[str, An
     findings: dict[str, dict[str, Any]] = {}
     for r in results:
         if r.outcome in FAILURES:
-            f = findings.setdefault(r.signature, {"outcome": r.outcome, "count": 0, "recipe": r.recipe, "message": r.message[-1500:]})
+            f = findings.setdefault(
+                r.signature, {"outcome": r.outcome, "count": 0, "recipe": r.recipe, "message": r.message[-1500:]}
+            )
             f["count"] += 1
     stages: dict[str, int] = {}
     for r in results:

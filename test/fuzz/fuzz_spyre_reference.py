@@ -196,4 +196,7 @@ def agree(device: np.ndarray, reference: np.ndarray) -> tuple[bool, str]:
         return True, ""
     bad = np.argwhere(~ok)[0]
     i = tuple(int(x) for x in bad)
-    return False, f"{int((~ok).sum())} of {ok.size} elements differ, e.g. at {i}: device {d[i]:.6g}, reference {r[i]:.6g}"
+    return (
+        False,
+        f"{int((~ok).sum())} of {ok.size} elements differ, e.g. at {i}: device {d[i]:.6g}, reference {r[i]:.6g}",
+    )

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 import torch
+from model_weights import randomize_weights  # noqa: F401
 
 from spyre_mlir.runtime.numerics import DL16, Numerics
 from spyre_mlir.runtime.reference import reference_for_model as reference  # noqa: F401
-from model_weights import randomize_weights  # noqa: F401
 
 
 def assert_within_device_bound(y: torch.Tensor, exact: np.ndarray, bound: np.ndarray, numerics: Numerics) -> None:
@@ -134,15 +134,26 @@ def compare_model_outputs(compiled: Any, eager: Any, layers: int) -> ModelCompar
     worst_err, worst_name, lowest_cos = 0.0, "", 1.0
     names_got = [n for n, _ in got]
     if names_got != [n for n, _ in want]:
-        return ModelComparison(math.inf, 0.0, tol, len(want), "", f"outputs differ: compiled {names_got}, eager {[n for n, _ in want]}")
+        return ModelComparison(
+            math.inf, 0.0, tol, len(want), "", f"outputs differ: compiled {names_got}, eager {[n for n, _ in want]}"
+        )
     if not want:
         return ModelComparison(math.inf, 0.0, tol, 0, "", "the model returned no floating-point tensor")
     for (name, y), (_, e) in zip(got, want):
         if y.shape != e.shape or y.dtype != e.dtype:
-            return ModelComparison(math.inf, 0.0, tol, len(want), name, f"'{name}': compiled {y.dtype}{list(y.shape)}, eager {e.dtype}{list(e.shape)}")
+            return ModelComparison(
+                math.inf,
+                0.0,
+                tol,
+                len(want),
+                name,
+                f"'{name}': compiled {y.dtype}{list(y.shape)}, eager {e.dtype}{list(e.shape)}",
+            )
         y64, e64 = y.detach().double().flatten(), e.detach().double().flatten()
         if not torch.isfinite(y64).all() and torch.isfinite(e64).all():
-            return ModelComparison(math.inf, 0.0, tol, len(want), name, f"'{name}': compiled output has non-finite values")
+            return ModelComparison(
+                math.inf, 0.0, tol, len(want), name, f"'{name}': compiled output has non-finite values"
+            )
         scale = e64.abs().max().item()
         err = (y64 - e64).abs().max().item() / (scale if scale > 0 else 1.0)
         norms = y64.norm() * e64.norm()

@@ -19,7 +19,14 @@ def tensor_type(rows: int, cols: int) -> str:
     return f"tensor<{rows}x{cols}xf16, #spyre.layout<device_size = [{size}], stride_map = [{strides}]>>"
 
 
-def run_program(body: str, shapes: list[tuple[int, int]], out_shape: tuple[int, int], config: DeviceConfig = DeviceConfig(), inputs=None, verify=True):
+def run_program(
+    body: str,
+    shapes: list[tuple[int, int]],
+    out_shape: tuple[int, int],
+    config: DeviceConfig = DeviceConfig(),
+    inputs=None,
+    verify=True,
+):
     """Run `@k` (streams in `body`; arguments %a, %b, ... then %out) on seeded inputs.
     Returns (output, DeviceModel)."""
     names = [chr(ord("a") + i) for i in range(len(shapes))]

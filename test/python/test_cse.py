@@ -10,9 +10,9 @@ once, with the bits of two attentions over two equal masks (two inputs, which ne
 
 import pytest
 import torch
+from helpers import assert_within_device_bound, reference
 from xdsl.traits import Pure
 
-from helpers import assert_within_device_bound, reference
 from spyre_mlir.dialects.torch import PURE_OPS, torch_op_class
 from spyre_mlir.frontend.backend import STATS, get_device
 from spyre_mlir.lowering.convert_torch_to_spyre import DEVICE_OPS
@@ -42,8 +42,18 @@ def test_pure_ops_are_pure_functions_in_pytorch(name):
 
 @pytest.mark.parametrize(
     "name",
-    ["torch.aten.rand_like", "torch.aten.randn", "torch.aten.dropout", "torch.aten.native_dropout", "torch.aten.bernoulli.p",
-     "torch.aten.empty_like", "torch.aten.empty.memory_format", "torch.aten.add_.Tensor", "torch.aten.copy_", "torch.aten._assert_async.msg"],
+    [
+        "torch.aten.rand_like",
+        "torch.aten.randn",
+        "torch.aten.dropout",
+        "torch.aten.native_dropout",
+        "torch.aten.bernoulli.p",
+        "torch.aten.empty_like",
+        "torch.aten.empty.memory_format",
+        "torch.aten.add_.Tensor",
+        "torch.aten.copy_",
+        "torch.aten._assert_async.msg",
+    ],
 )
 def test_random_uninitialised_and_mutating_ops_are_not_pure(name):
     assert name not in PURE_OPS

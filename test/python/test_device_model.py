@@ -179,7 +179,10 @@ def test_ring_send_in_pieces_waits_piece_by_piece(xy):
     x, y = xy
     send = "    spyre_isa.ring_send lx [{b}, strides = [8, 1]] -> core + 1 lx [{b}, strides = [8, 1]] sizes [1, {n}]"
     prog = _chain(
-        send.format(b=0, n=2) + " notify 1\n    spyre_isa.wait 9 count 1\n" + send.format(b=2, n=6) + " piece 2 notify 1",
+        send.format(b=0, n=2)
+        + " notify 1\n    spyre_isa.wait 9 count 1\n"
+        + send.format(b=2, n=6)
+        + " piece 2 notify 1",
         send.format(b=0, n=8) + " piece 2 after 1 notify 2",
         "    spyre_isa.wait 2 count 1\n    spyre_isa.signal 9\n    spyre_isa.wait 2 count 3",
     )
@@ -212,13 +215,19 @@ spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
 }}"""
 
     folded = chain(f"  spyre_isa.stream cores [1, 2] {{\n{send} after [1, 2] notify [2, 3]\n  }}")
-    apart = chain("\n".join(f"  spyre_isa.stream cores [{c}] {{\n{send} after {c} notify {c + 1}\n  }}" for c in (1, 2)))
+    apart = chain(
+        "\n".join(f"  spyre_isa.stream cores [{c}] {{\n{send} after {c} notify {c + 1}\n  }}" for c in (1, 2))
+    )
     out, model = run(folded, LAUNCH, (x, y))
     ref, ref_model = run(apart, LAUNCH, (x, y))
     assert np.array_equal(out[:8, :64], DL16.round(x)[:8, :64])
     assert np.array_equal(out, ref)
     k, r = model.profile.kernels[-1], ref_model.profile.kernels[-1]
-    assert (k.cycles, k.ring_bytes, k.instructions) == (r.cycles, r.ring_bytes, r.instructions) == (r.cycles, 3 * 8 * 128, 6)
+    assert (
+        (k.cycles, k.ring_bytes, k.instructions)
+        == (r.cycles, r.ring_bytes, r.instructions)
+        == (r.cycles, 3 * 8 * 128, 6)
+    )
 
 
 def test_cores_of_one_stream_wait_for_each_other(xy):
@@ -254,7 +263,10 @@ spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
 def test_out_of_lx_access_is_refused_with_its_location(xy):
     x, y = xy
     op = "spyre_isa.sfp_add lx [0, strides = [1]], lx [64, strides = [1]] -> lx [16380, strides = [1]] sizes [64]"
-    with pytest.raises(DeviceError, match=r"kernel k, instruction #2 \(spyre_isa.sfp_add\), core 0: SFP destination reaches LX bytes up to 2104832"):
+    with pytest.raises(
+        DeviceError,
+        match=r"kernel k, instruction #2 \(spyre_isa.sfp_add\), core 0: SFP destination reaches LX bytes up to 2104832",
+    ):
         run(binary_program(op), LAUNCH, (x, y))
 
 

@@ -35,16 +35,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pytest
 import torch
+from helpers import compile_captured, reference
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from test_ops_e2e import Fn
 
 from spyre_mlir.frontend.backend import STATS
 from spyre_mlir.runtime.numerics import DL16, DL16_MAX
 from spyre_mlir.runtime.reference import evaluate
-from helpers import compile_captured, reference
-from test_ops_e2e import Fn
 
 EXAMPLES = 60
 """Hypothesis examples per op family (each one a shape, a dtype and a draw of values);
@@ -216,11 +215,16 @@ class Family:
         ]
         exact, bound = evaluate(c.module, host, DL16, c.ctx)
         drawn = [x.detach().to(torch.float64).numpy() for x in inputs if x.is_floating_point()]
-        if any(((h != x) & ~np.isnan(x)).any() or np.isnan(x).any() for h, x in zip((documented_transfer(x) for x in drawn), drawn)):
+        if any(
+            ((h != x) & ~np.isnan(x)).any() or np.isnan(x).any()
+            for h, x in zip((documented_transfer(x) for x in drawn), drawn)
+        ):
             self.special += 1
         if stored is not None:
             g, where = stored
-            as_f32 = [x.float() if x.is_floating_point() else x for x in user_inputs]  # the reference runs in f64 anyway
+            as_f32 = [
+                x.float() if x.is_floating_point() else x for x in user_inputs
+            ]  # the reference runs in f64 anyway
             d = compile_family(("stored", self.name, *key), g, as_f32, device=False)
             host_user = [host[c.order.index(i)] for i in range(len(host))]
             d_exact, d_bound = evaluate(d.module, [host_user[i] for i in d.order], DL16, d.ctx)
@@ -238,7 +242,9 @@ class Family:
         assert len(outs) == len(ops) == len(exact), (len(outs), len(ops), len(exact))
         desc = ", ".join(f"{x.dtype}{list(x.shape)}" for x in inputs)
         for op, y, e, ex, b in zip(ops, outs, eager, exact, bound):
-            assert y.shape == e.shape and y.dtype == e.dtype, f"{op}: {y.dtype}{list(y.shape)} vs eager {e.dtype}{list(e.shape)}"
+            assert y.shape == e.shape and y.dtype == e.dtype, (
+                f"{op}: {y.dtype}{list(y.shape)} vs eager {e.dtype}{list(e.shape)}"
+            )
             try:
                 r = assert_device_result(y, ex, b, f"{self.name}/{op} on {desc}")
             except AssertionError:
@@ -275,7 +281,13 @@ def shapes(draw: Any, min_rank: int = 0, max_rank: int = 4, max_elements: int = 
 
 
 @st.composite
-def values(draw: Any, shape: tuple[int, ...], scales: Sequence[float] = (1.0, 1e-3, 30.0, 1e4, 1e8), specials: Sequence[float] = SPECIALS, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+def values(
+    draw: Any,
+    shape: tuple[int, ...],
+    scales: Sequence[float] = (1.0, 1e-3, 30.0, 1e4, 1e8),
+    specials: Sequence[float] = SPECIALS,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
     """Normal values at a drawn scale (a seeded numpy draw: hypothesis picks the seed, the scale,
     and which special values land where, at stick edges or anywhere)."""
     seed = draw(st.integers(0, 2**32 - 1))
@@ -495,7 +507,9 @@ def test_layer_norm_family():
 # region Matmul: mm, addmm, linear, bmm
 
 
-def _matmuls(a: torch.Tensor, b: torch.Tensor, w: torch.Tensor, bias: torch.Tensor, a3: torch.Tensor, b3: torch.Tensor) -> tuple[torch.Tensor, ...]:
+def _matmuls(
+    a: torch.Tensor, b: torch.Tensor, w: torch.Tensor, bias: torch.Tensor, a3: torch.Tensor, b3: torch.Tensor
+) -> tuple[torch.Tensor, ...]:
     return (
         torch.mm(a, b),
         torch.addmm(bias, a, b, beta=0.5, alpha=2.0),
@@ -504,7 +518,9 @@ def _matmuls(a: torch.Tensor, b: torch.Tensor, w: torch.Tensor, bias: torch.Tens
     )
 
 
-def _matmuls_stored(a: torch.Tensor, b: torch.Tensor, w: torch.Tensor, bias: torch.Tensor, a3: torch.Tensor, b3: torch.Tensor) -> tuple[torch.Tensor, ...]:
+def _matmuls_stored(
+    a: torch.Tensor, b: torch.Tensor, w: torch.Tensor, bias: torch.Tensor, a3: torch.Tensor, b3: torch.Tensor
+) -> tuple[torch.Tensor, ...]:
     """addmm and linear as the device computes them when the bias is a kernel of its own
     (docs/numerics.md, "Intermediate stores"): the product is stored in DL16 (saturating at
     DL16_MAX) before alpha, beta and the bias."""
@@ -516,7 +532,9 @@ def _matmuls_stored(a: torch.Tensor, b: torch.Tensor, w: torch.Tensor, bias: tor
     )
 
 
-def _matmul_saturates(a: np.ndarray, b: np.ndarray, w: np.ndarray, bias: np.ndarray, a3: np.ndarray, b3: np.ndarray) -> list[np.ndarray | None]:
+def _matmul_saturates(
+    a: np.ndarray, b: np.ndarray, w: np.ndarray, bias: np.ndarray, a3: np.ndarray, b3: np.ndarray
+) -> list[np.ndarray | None]:
     big = lambda p: np.nan_to_num(np.abs(p), nan=0.0) > DL16_MAX / 4  # noqa: E731
     return [None, big(a @ b), big(a @ w.T), None]
 
@@ -532,7 +550,9 @@ def test_matmul_family():
         dtype = data.draw(st.sampled_from(DTYPES))
         draw = lambda *s, **kw: data.draw(values(s, dtype=dtype, **kw))  # noqa: E731
         ins = [draw(m, k), draw(k, n), draw(n, k), draw(n, scales=(1.0,)), draw(batch, m, k), draw(batch, k, n)]
-        fam.check((m, k, n, batch, dtype), _matmuls, ins, stored=(_matmuls_stored, _matmul_saturates), stored_or_fused=True)
+        fam.check(
+            (m, k, n, batch, dtype), _matmuls, ins, stored=(_matmuls_stored, _matmul_saturates), stored_or_fused=True
+        )
 
     run()
     fam.finish()
@@ -564,7 +584,19 @@ def _movement(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
     return tuple(outs)
 
 
-MOVEMENT = ["transpose", "permute", "reshape", "unsqueeze", "squeeze", "expand", "select", "slice", "clone", "slice_lane", "slice_stick"]
+MOVEMENT = [
+    "transpose",
+    "permute",
+    "reshape",
+    "unsqueeze",
+    "squeeze",
+    "expand",
+    "select",
+    "slice",
+    "clone",
+    "slice_lane",
+    "slice_stick",
+]
 
 
 def test_data_movement_family():

@@ -17,8 +17,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
 
-from fuzz_mutations import OPERATORS, apply_recipe, draw_recipes, load_seeds  # noqa: E402
-from fuzz_runner import FAILURES, run_cases, summarize  # noqa: E402
+from fuzz_mutations import OPERATORS, apply_recipe, draw_recipes, load_seeds
+from fuzz_runner import FAILURES, run_cases, summarize
 
 CASES = int(os.environ.get("SPYRE_FUZZ_CASES", "200"))
 SEED = int(os.environ.get("SPYRE_FUZZ_SEED", "0"))

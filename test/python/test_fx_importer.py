@@ -117,7 +117,9 @@ def test_mlp_import(mlp_graph: torch.fx.GraphModule):
 def test_mlp_text_reparses_identically(mlp_graph: torch.fx.GraphModule):
     module, info = import_fx_graph(mlp_graph)
     text = print_with_resources(module, info.ctx)
-    assert "%3 = torch.aten.gelu %2, %str : !torch.vtensor<[4,512],f32>, !torch.str -> !torch.vtensor<[4,512],f32>" in text
+    assert (
+        "%3 = torch.aten.gelu %2, %str : !torch.vtensor<[4,512],f32>, !torch.str -> !torch.vtensor<[4,512],f32>" in text
+    )
     ctx = make_context()
     reparsed = Parser(ctx, text).parse_module()
     reparsed.verify()

@@ -57,7 +57,9 @@ def test_dl16_encode_is_the_definition():
     """Every exponent and sign with the fraction bits around each rounding boundary, plus a
     million random patterns (all 2^32 patterns were compared once, offline)."""
     high = np.arange(1 << 16, dtype=np.uint64) << 16  # sign, exponent, top 7 fraction bits
-    low = np.array([0, 1, 0x1FFF, 0x2000, 0x2001, 0x3FFF, 0x4000, 0x5FFF, 0x6000, 0x6001, 0xBFFF, 0xE000, 0xFFFF], dtype=np.uint64)
+    low = np.array(
+        [0, 1, 0x1FFF, 0x2000, 0x2001, 0x3FFF, 0x4000, 0x5FFF, 0x6000, 0x6001, 0xBFFF, 0xE000, 0xFFFF], dtype=np.uint64
+    )
     bits = (high[:, None] | low[None, :]).reshape(-1)
     rng = np.random.default_rng(8)
     bits = np.concatenate([bits, rng.integers(0, 1 << 32, size=1 << 20, dtype=np.uint64)]).astype(np.uint32)
@@ -86,7 +88,9 @@ def elementwise_from_device(mem: DeviceMemory, bits: np.ndarray, lay: Layout) ->
     return out.reshape(lay.shape)
 
 
-shapes = st.lists(st.sampled_from([1, 2, 3, 63, 64, 65, 100, 150]), min_size=1, max_size=4).filter(lambda s: math.prod(s) <= 100_000)
+shapes = st.lists(st.sampled_from([1, 2, 3, 63, 64, 65, 100, 150]), min_size=1, max_size=4).filter(
+    lambda s: math.prod(s) <= 100_000
+)
 
 
 @settings(max_examples=80, deadline=None)
@@ -99,7 +103,9 @@ def test_transfers_are_the_elementwise_layout_map(shape, rnd):
     rnd.shuffle(perm)
     generic = Layout.generic(shape, 2)
     layouts = [generic, generic.permuted(tuple(perm))]
-    layouts += [v for cut in range(len(shape)) if (v := generic.reshaped(shape[:cut] + (math.prod(shape[cut:]),))) is not None]
+    layouts += [
+        v for cut in range(len(shape)) if (v := generic.reshaped(shape[:cut] + (math.prod(shape[cut:]),))) is not None
+    ]
     if shape[-1] == 1:
         layouts.append(Layout.splat(shape, 2))
     for lay in layouts:
@@ -110,18 +116,25 @@ def test_transfers_are_the_elementwise_layout_map(shape, rnd):
         # a source copied whole anyway (permuted, or float64) is rounded before it is placed
         q = list(range(x.ndim))
         rnd.shuffle(q)
-        for src, permutation in ((np.ascontiguousarray(x.transpose(np.argsort(q))), tuple(q)), (x.astype(np.float64), None)):
+        for src, permutation in (
+            (np.ascontiguousarray(x.transpose(np.argsort(q))), tuple(q)),
+            (x.astype(np.float64), None),
+        ):
             other = mem.to_device(src, lay, permutation)
             assert np.array_equal(other.data.reshape(-1).view(np.uint16), want)
             mem.free(other)
         bits = rng.integers(0, 0x7FFE, size=lay.num_sticks * lay.lanes).astype(np.uint16)  # any contents, padding too
         t.data[...] = bits.view(np.uint8).reshape(t.data.shape)
-        assert np.array_equal(mem.from_device(t).view(np.uint32), elementwise_from_device(mem, bits, lay).view(np.uint32))
+        assert np.array_equal(
+            mem.from_device(t).view(np.uint32), elementwise_from_device(mem, bits, lay).view(np.uint32)
+        )
         mem.free(t)
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.sampled_from([1, 5, 64, 300]), st.sampled_from([1, 32, 63, 64, 65, 100, 384]), st.randoms(use_true_random=False))
+@given(
+    st.sampled_from([1, 5, 64, 300]), st.sampled_from([1, 32, 63, 64, 65, 100, 384]), st.randoms(use_true_random=False)
+)
 def test_a_gather_table_uploaded_row_by_row_holds_what_to_device_writes(rows, width, rnd):
     """memory.LazyRowsTensor: the rows a gather reads, and the whole table once anything else
     reads it, are bit for bit what to_device writes (NaN, infinities and values DL16
@@ -187,7 +200,12 @@ def tiny_bert() -> torch.nn.Module:
 
     transformers.utils.logging.set_verbosity_error()
     config = transformers.BertConfig(
-        hidden_size=128, num_attention_heads=2, intermediate_size=512, num_hidden_layers=2, vocab_size=500, max_position_embeddings=64
+        hidden_size=128,
+        num_attention_heads=2,
+        intermediate_size=512,
+        num_hidden_layers=2,
+        vocab_size=500,
+        max_position_embeddings=64,
     )
     torch.manual_seed(0)
     return transformers.BertModel(config).eval()
@@ -219,7 +237,10 @@ def outputs(model, inputs: dict, calls: int, batch: bool, disable: list[str]):
                 before = len(device.profile.kernels)
                 out = compiled(**inputs)
                 out = out.last_hidden_state if hasattr(out, "last_hidden_state") else out
-                times = [(k.time_s, k.cycles, k.ddr_bytes, k.ring_bytes, k.macs, k.engine_cycles) for k in device.profile.kernels[before:]]
+                times = [
+                    (k.time_s, k.cycles, k.ddr_bytes, k.ring_bytes, k.macs, k.engine_cycles)
+                    for k in device.profile.kernels[before:]
+                ]
                 got.append((out.numpy().copy(), times))
     finally:
         interpreter.BATCH = True
@@ -284,7 +305,9 @@ def test_waves_are_cut_into_parts_that_touch_nothing_in_common(which, disable):
                     if isinstance(ins, interpreter._DmaPlan):
                         ddr = {("ddr", ins.arg, int(x)) for x in ins.ddr_pos.reshape(-1)}
                         (r if ins.load else w).update(ddr)
-                    assert not w & (read | written) and not r & written, f"{plan.name}: {ins.where} conflicts within a part"
+                    assert not w & (read | written) and not r & written, (
+                        f"{plan.name}: {ins.where} conflicts within a part"
+                    )
                     read |= r
                     written |= w
     assert cuts > 0 or (which, disable) == ("bert", [])
@@ -295,7 +318,13 @@ def test_waves_are_cut_into_parts_that_touch_nothing_in_common(which, disable):
 
 
 def test_bench_host_quick_reports_numbers():
-    out = subprocess.run([sys.executable, str(BENCH), "--quick", "--repeat", "2", "--json"], capture_output=True, text=True, check=True, timeout=3000)
+    out = subprocess.run(
+        [sys.executable, str(BENCH), "--quick", "--repeat", "2", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=3000,
+    )
     r = json.loads(out.stdout)
     assert set(r["compile_s_by_layers"]) == {"1", "2"}
     # --repeat: the largest encoder and Inductor measured twice each, reported as medians
@@ -304,7 +333,14 @@ def test_bench_host_quick_reports_numbers():
     assert r["inductor_compile_s_2"] == statistics.median(r["inductor_compile_s_2_runs"])
     assert len(r["minilm_device_s_runs"]) == len(r["minilm_eager_s_runs"]) == 2  # MiniLM twice too
     assert r["minilm_device_s"] == statistics.median(r["minilm_device_s_runs"])
-    keys = ["minilm_device_s", "minilm_eager_s", "peak_rss_bytes", "weight_bytes", "fixed_rss_bytes", f"inductor_compile_s_{r['inductor_layers']}"]
+    keys = [
+        "minilm_device_s",
+        "minilm_eager_s",
+        "peak_rss_bytes",
+        "weight_bytes",
+        "fixed_rss_bytes",
+        f"inductor_compile_s_{r['inductor_layers']}",
+    ]
     keys += ["compile_vs_inductor", "compile_growth", "minilm_vs_eager", "rss_over_fixed_vs_weights"]
     for k in keys:
         assert isinstance(r[k], int | float) and math.isfinite(r[k]), (k, r[k])
@@ -315,14 +351,37 @@ def test_bench_host_quick_reports_numbers():
 def test_bench_host_floor_records_the_forwards_arithmetic():
     """bench/host_floor.py records every product the device does (its multiply-adds are the
     profile's) and some decodes and encodes, and its floor is the sum of its parts."""
-    out = subprocess.run([sys.executable, str(BENCH.parent / "host_floor.py"), "--seq", "32", "--calls", "1", "--replays", "1", "--json"],
-                         capture_output=True, text=True, check=True, timeout=3000)
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH.parent / "host_floor.py"),
+            "--seq",
+            "32",
+            "--calls",
+            "1",
+            "--replays",
+            "1",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=3000,
+    )
     r = json.loads(out.stdout)
     assert r["seq"] == 32 and r["launches"] > 0
     assert r["product_macs"] == r["device_macs"] > 0
     assert r["decode_elements"] >= r["decode_calls"] > 0 and r["encode_elements"] >= r["encode_calls"] > 0
     assert r["floor_s"] == r["decode_s"] + r["encode_s"] + r["products_f64_s"]
-    for k in ("decode_s", "encode_s", "decode_2_threads_s", "products_f64_s", "products_f32_s", "minilm_device_s", "minilm_eager_s"):
+    for k in (
+        "decode_s",
+        "encode_s",
+        "decode_2_threads_s",
+        "products_f64_s",
+        "products_f32_s",
+        "minilm_device_s",
+        "minilm_eager_s",
+    ):
         assert math.isfinite(r[k]) and r[k] > 0, (k, r[k])
 
 

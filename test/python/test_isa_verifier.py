@@ -50,7 +50,9 @@ def test_the_round_trip_file_has_every_instruction():
     defined = {
         cls
         for cls in vars(spyre_isa).values()
-        if isinstance(cls, type) and issubclass(cls, spyre_isa.IsaInstruction) and getattr(cls, "name", None)
+        if isinstance(cls, type)
+        and issubclass(cls, spyre_isa.IsaInstruction)
+        and getattr(cls, "name", None)
         and cls.get_irdl_definition() is not None
     }
     assert defined - kinds == set()

@@ -32,13 +32,13 @@ from typing import Any
 
 import numpy as np
 import torch
+from helpers import compile_captured
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
+from test_differential import assert_device_result
 
 from spyre_mlir.runtime.numerics import DL16
 from spyre_mlir.runtime.reference import evaluate
-from helpers import compile_captured
-from test_differential import assert_device_result
 
 DIMS = (1, 2, 63, 64, 65, 100, 127, 128, 150, 257)
 MAX_ELEMENTS = 2**15
@@ -177,7 +177,9 @@ def excused(shape: tuple[int, ...], chain: tuple[tuple, ...]) -> set[str]:
         host = False  # the view surely runs on the host: its result is sent to the device again
         if v[0] == "slice":
             _, d, start, stop, step = v
-            shifts = d == last and shape[last] > 1 and ((step != 1 and len(range(start, stop, step)) > 1) or start % LANES)
+            shifts = (
+                d == last and shape[last] > 1 and ((step != 1 and len(range(start, stop, step)) > 1) or start % LANES)
+            )
             if shifts and (alone or len(range(start, stop, step)) == 1):
                 # (one element off a stick boundary: it would sit alone in a stick, see below)
                 allowed.add("torch.aten.slice.Tensor")
@@ -208,7 +210,11 @@ def excused(shape: tuple[int, ...], chain: tuple[tuple, ...]) -> set[str]:
             else:
                 lane0 = lane0 and v[1][-1] == shape[-1]
         else:  # permute, transpose: lane 0 stays lane 0 only if the last dim stays last
-            perm = v[1] if v[0] == "permute" else tuple(v[2] if i == v[1] else v[1] if i == v[2] else i for i in range(len(shape)))
+            perm = (
+                v[1]
+                if v[0] == "permute"
+                else tuple(v[2] if i == v[1] else v[1] if i == v[2] else i for i in range(len(shape)))
+            )
             lane0 = lane0 and (perm[-1] == last or shape[perm[-1]] == 1 and shape[last] == 1)
         shape = _after(shape, v)
     if shape[-1] == 1 and not lane0:
@@ -216,7 +222,14 @@ def excused(shape: tuple[int, ...], chain: tuple[tuple, ...]) -> set[str]:
     return allowed
 
 
-POINTWISE_OPS = {"torch.aten.mul.Tensor", "torch.aten.mul.Scalar", "torch.aten.neg", "torch.aten.relu", "torch.aten.add.Tensor", "torch.aten.add.Scalar"}
+POINTWISE_OPS = {
+    "torch.aten.mul.Tensor",
+    "torch.aten.mul.Scalar",
+    "torch.aten.neg",
+    "torch.aten.relu",
+    "torch.aten.add.Tensor",
+    "torch.aten.add.Scalar",
+}
 
 
 LANES = 64
@@ -323,19 +336,77 @@ def examples(draw: Any) -> dict[str, Any]:
 )
 @given(examples())
 # regressions the property found (each compiled wrong or fell back to the CPU before its fix)
-@example(ex=dict(shape=(2, 3, 5, 1), chain=(("permute", (0, 1, 2, 3)),), result=(2, 3, 5, 1), op="add0", n=1, dtype=torch.float32, seed=0))
-@example(ex=dict(shape=(4, 130), chain=(("transpose", 0, 1), ("slice", 0, 1, 130, 1)), result=(129, 4), op="mul2", n=None, dtype=torch.float16, seed=1))
-@example(ex=dict(shape=(5, 100), chain=(("slice", 0, 1, 5, 2),), result=(2, 100), op="neg", n=64, dtype=torch.float32, seed=2))
-@example(ex=dict(shape=(3, 100, 130), chain=(("slice", 2, 1, 129, 3),), result=(3, 100, 43), op="relu", n=None, dtype=torch.float16, seed=3))
-@example(ex=dict(shape=(4, 65, 100), chain=(("select", 2, 0),), result=(4, 65), op="mul2", n=65, dtype=torch.float32, seed=4))
-@example(ex=dict(shape=(2, 2), chain=(("slice", 1, 1, 2, 1),), result=(2, 1), op="add0", n=1, dtype=torch.float32, seed=6))
-@example(ex=dict(shape=(3, 1, 100), chain=(("slice", 0, 0, 2, 1), ("permute", (0, 2, 1))), result=(2, 100, 1), op="mul2", n=1, dtype=torch.float16, seed=7))
-@example(ex=dict(shape=(3, 5, 100), chain=(("permute", (1, 0, 2)), ("slice", 2, 64, 65, 1), ("expand", (5, 3, 128), (5, 3, 1))), result=(5, 3, 128), op="neg", n=64, dtype=torch.float16, seed=5))
+@example(
+    ex=dict(
+        shape=(2, 3, 5, 1),
+        chain=(("permute", (0, 1, 2, 3)),),
+        result=(2, 3, 5, 1),
+        op="add0",
+        n=1,
+        dtype=torch.float32,
+        seed=0,
+    )
+)
+@example(
+    ex=dict(
+        shape=(4, 130),
+        chain=(("transpose", 0, 1), ("slice", 0, 1, 130, 1)),
+        result=(129, 4),
+        op="mul2",
+        n=None,
+        dtype=torch.float16,
+        seed=1,
+    )
+)
+@example(
+    ex=dict(
+        shape=(5, 100), chain=(("slice", 0, 1, 5, 2),), result=(2, 100), op="neg", n=64, dtype=torch.float32, seed=2
+    )
+)
+@example(
+    ex=dict(
+        shape=(3, 100, 130),
+        chain=(("slice", 2, 1, 129, 3),),
+        result=(3, 100, 43),
+        op="relu",
+        n=None,
+        dtype=torch.float16,
+        seed=3,
+    )
+)
+@example(
+    ex=dict(shape=(4, 65, 100), chain=(("select", 2, 0),), result=(4, 65), op="mul2", n=65, dtype=torch.float32, seed=4)
+)
+@example(
+    ex=dict(shape=(2, 2), chain=(("slice", 1, 1, 2, 1),), result=(2, 1), op="add0", n=1, dtype=torch.float32, seed=6)
+)
+@example(
+    ex=dict(
+        shape=(3, 1, 100),
+        chain=(("slice", 0, 0, 2, 1), ("permute", (0, 2, 1))),
+        result=(2, 100, 1),
+        op="mul2",
+        n=1,
+        dtype=torch.float16,
+        seed=7,
+    )
+)
+@example(
+    ex=dict(
+        shape=(3, 5, 100),
+        chain=(("permute", (1, 0, 2)), ("slice", 2, 64, 65, 1), ("expand", (5, 3, 128), (5, 3, 1))),
+        result=(5, 3, 128),
+        op="neg",
+        n=64,
+        dtype=torch.float16,
+        seed=5,
+    )
+)
 def test_views_move_data_exactly(ex: dict[str, Any]) -> None:
     if os.environ.get("PROPS_COLLECT"):  # local triage: log every failing example, keep going
         try:
             check(ex)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             with open(os.environ["PROPS_COLLECT"], "a") as f:
                 f.write(f"{ex!r}\n    {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}\n")
         return
@@ -360,9 +431,13 @@ def check(ex: dict[str, Any]) -> None:
 
     key = (shape, chain, op, n, dtype)
     run, module, ctx, fallback = compile_chain(key, fn, inputs)
-    where = f"{dtype} {shape} -> {' -> '.join(map(str, chain))} -> {op}" + (f" @ ({ex['result'][-1]}, {n})" if n else "")
+    where = f"{dtype} {shape} -> {' -> '.join(map(str, chain))} -> {op}" + (
+        f" @ ({ex['result'][-1]}, {n})" if n else ""
+    )
     allowed = excused(shape, chain)
-    assert set(fallback) <= allowed, f"{where}: ran on the CPU: {dict(fallback)} (excused here: {sorted(allowed) or 'none'})"
+    assert set(fallback) <= allowed, (
+        f"{where}: ran on the CPU: {dict(fallback)} (excused here: {sorted(allowed) or 'none'})"
+    )
     STATS_RUN["examples"] += 1
     STATS_RUN["fallback" if fallback else "device"] += 1
     for name in fallback:
@@ -375,11 +450,15 @@ def check(ex: dict[str, Any]) -> None:
         outs = run(*inputs)
         eager = fn(*inputs)
     z, ez = outs[0], eager[0]
-    assert z.dtype == ez.dtype and z.shape == ez.shape, f"{where}: {z.dtype}{list(z.shape)} vs eager {ez.dtype}{list(ez.shape)}"
+    assert z.dtype == ez.dtype and z.shape == ez.shape, (
+        f"{where}: {z.dtype}{list(z.shape)} vs eager {ez.dtype}{list(ez.shape)}"
+    )
     if not torch.equal(bits(z), bits(ez)):
         bad = (bits(z) != bits(ez)).nonzero()
         i = tuple(bad[0].tolist())
-        raise AssertionError(f"{where}: {len(bad)} element(s) moved wrong; first at {i}: device {z[i].item()!r}, eager {ez[i].item()!r}")
+        raise AssertionError(
+            f"{where}: {len(bad)} element(s) moved wrong; first at {i}: device {z[i].item()!r}, eager {ez[i].item()!r}"
+        )
     if n is not None:
         host = [t.detach().to(torch.float64).numpy() for t in inputs]
         exact, bound = evaluate(module, host, DL16, ctx)

@@ -58,15 +58,23 @@ def test_tensor_larger_than_usable_ddr_runs_on_the_cpu_with_the_reason():
     fallbacks = STATS.fallbacks
     y, warned = compiled(lambda v: v * 2.0, x, ddr_usable_bytes=1 << 20)
     assert len(warned) == 1, warned
-    assert "this graph runs on the CPU instead of the device: 'spyre.to_device': its result tensor<1024x1024xf16" in warned[0]
-    assert "needs 2097152 bytes of DDR, more than the 1048576 bytes the device may allocate (ddr_usable_bytes)" in warned[0]
+    assert (
+        "this graph runs on the CPU instead of the device: 'spyre.to_device': its result tensor<1024x1024xf16"
+        in warned[0]
+    )
+    assert (
+        "needs 2097152 bytes of DDR, more than the 1048576 bytes the device may allocate (ddr_usable_bytes)"
+        in warned[0]
+    )
     assert STATS.fallbacks == fallbacks + 1
     assert torch.equal(y, x * 2.0)  # eager, on the CPU
     assert_process_still_compiles()
 
 
 def test_tensor_larger_than_usable_ddr_in_strict_mode_raises():
-    with pytest.raises(Exception, match=r"spyre \(strict\): 'spyre.to_device': its result .* needs 2097152 bytes of DDR"):
+    with pytest.raises(
+        Exception, match=r"spyre \(strict\): 'spyre.to_device': its result .* needs 2097152 bytes of DDR"
+    ):
         compiled(lambda v: v * 2.0, torch.randn(1024, 1024), ddr_usable_bytes=1 << 20, strict=True)
     assert_process_still_compiles()
 
@@ -76,7 +84,10 @@ def test_allocation_beyond_ddr_is_refused_before_host_memory_is_taken():
     memory does not move and the allocator's books are unchanged."""
     memory = DeviceMemory(DeviceConfig(cores=1))
     peak = peak_rss_bytes()
-    with pytest.raises(DeviceError, match=r"DDR exhausted: huge of shape \(262144, 262144\) needs 137438953472 bytes, 120259084288 of 120259084288 usable bytes are free"):
+    with pytest.raises(
+        DeviceError,
+        match=r"DDR exhausted: huge of shape \(262144, 262144\) needs 137438953472 bytes, 120259084288 of 120259084288 usable bytes are free",
+    ):
         memory.allocate(Layout.generic((262144, 262144), 2), "huge")
     assert memory.ddr_used == 0
     assert peak_rss_bytes() - peak < 64 << 20
@@ -99,7 +110,10 @@ spyre_isa.program @p(%a: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64
     model = DeviceModel(DeviceConfig(cores=1, ddr_usable_bytes=2 * 2048))
     a = model.memory.to_device(np.ones((4, 256), np.float32), Layout.generic((4, 256), 2))
     filler = model.memory.allocate(Layout.generic((4, 256), 2), "filler")
-    with pytest.raises(DeviceError, match=r"DDR exhausted: p.out0 of shape \(4, 256\) needs 2048 bytes, 0 of 4096 usable bytes are free"):
+    with pytest.raises(
+        DeviceError,
+        match=r"DDR exhausted: p.out0 of shape \(4, 256\) needs 2048 bytes, 0 of 4096 usable bytes are free",
+    ):
         model.launch(prog, [a])
     assert prog not in model._plans  # refused before planning
     model.memory.free(filler)
@@ -140,10 +154,15 @@ def test_kernel_whose_smallest_tile_exceeds_lx_runs_on_the_cpu_with_the_reason()
     y, warned = compiled(torch.mm, a, b, lx_bytes=4096)
     assert len(warned) == 1, warned
     assert "this graph runs on the CPU instead of the device: kernel g" in warned[0]
-    assert "its smallest chunk needs 8704 bytes of LX per core, the planner's budget is 3200 ('spyre.matmul' producing tensor<256x256xf16" in warned[0]
+    assert (
+        "its smallest chunk needs 8704 bytes of LX per core, the planner's budget is 3200 ('spyre.matmul' producing tensor<256x256xf16"
+        in warned[0]
+    )
     assert "and no dim can be chunked further" in warned[0]
     assert torch.equal(y, a @ b)
-    with pytest.raises(Exception, match=r"spyre \(strict\): kernel g\d+_k0: its smallest chunk needs 8704 bytes of LX per core"):
+    with pytest.raises(
+        Exception, match=r"spyre \(strict\): kernel g\d+_k0: its smallest chunk needs 8704 bytes of LX per core"
+    ):
         compiled(torch.mm, a, b, lx_bytes=4096, strict=True)
     assert_process_still_compiles()
 
@@ -155,19 +174,28 @@ def test_kernel_whose_smallest_tile_exceeds_lx_runs_on_the_cpu_with_the_reason()
 def test_loop_count_beyond_the_instruction_format_is_a_verifier_error():
     layout = "tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>"
     for body, message in [
-        (f"spyre_isa.dma_load %a[0, strides = [0]] -> lx [0, strides = [0]] sizes [70000] : {layout}",
-         r"'spyre_isa.dma_load': loop size 70000 \(dim 0 of \[70000\]\) exceeds the instruction format: its 16-bit count fields hold at most 65535"),
-        ("spyre_isa.pt_matmul lx [0, strides = [1, 1]], lx [4, strides = [1, 256]] -> lx [1100, strides = [2, 2], f32] m = 70000 n = 64 k = 256",
-         r"'spyre_isa.pt_matmul': m = 70000 exceeds the instruction format"),
+        (
+            f"spyre_isa.dma_load %a[0, strides = [0]] -> lx [0, strides = [0]] sizes [70000] : {layout}",
+            r"'spyre_isa.dma_load': loop size 70000 \(dim 0 of \[70000\]\) exceeds the instruction format: its 16-bit count fields hold at most 65535",
+        ),
+        (
+            "spyre_isa.pt_matmul lx [0, strides = [1, 1]], lx [4, strides = [1, 256]] -> lx [1100, strides = [2, 2], f32] m = 70000 n = 64 k = 256",
+            r"'spyre_isa.pt_matmul': m = 70000 exceeds the instruction format",
+        ),
     ]:
-        text = f"spyre_isa.program @p(%a: {layout}) inputs 1 {{\n  spyre_isa.stream cores [0] {{\n    {body}\n  }}\n}}\n"
+        text = (
+            f"spyre_isa.program @p(%a: {layout}) inputs 1 {{\n  spyre_isa.stream cores [0] {{\n    {body}\n  }}\n}}\n"
+        )
         module = Parser(make_context(), text).parse_module()
         with pytest.raises(VerifyException, match=message):
             module.verify()
 
 
 def test_lx_larger_than_the_loop_fields_can_walk_is_refused():
-    with pytest.raises(ValueError, match=r"lx_bytes = 1073741824: 8388608 sticks of LX, more than the instruction format's 16-bit loop counts can walk \(65536 sticks = 8388608 bytes\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"lx_bytes = 1073741824: 8388608 sticks of LX, more than the instruction format's 16-bit loop counts can walk \(65536 sticks = 8388608 bytes\)",
+    ):
         DeviceConfig(lx_bytes=1 << 30).validate()
     with pytest.raises(Exception, match=r"more than the instruction format's 16-bit loop counts can walk"):
         compiled(lambda v: v + 1.0, torch.randn(4, 64), lx_bytes=1 << 30)
@@ -181,7 +209,11 @@ def test_lx_larger_than_the_loop_fields_can_walk_is_refused():
 def test_complex_tensors_run_on_the_cpu_naming_the_dtype():
     x = torch.randn(4, 64, dtype=torch.complex64, generator=torch.Generator().manual_seed(4))
     y, warned = compiled(lambda v: v * 2.0, x)
-    assert len(warned) == 1 and "runs on the CPU instead of the device" in warned[0] and "dtype torch.complex64" in warned[0], warned
+    assert (
+        len(warned) == 1
+        and "runs on the CPU instead of the device" in warned[0]
+        and "dtype torch.complex64" in warned[0]
+    ), warned
     assert torch.equal(y, x * 2.0)
     with pytest.raises(Exception, match=r"dtype torch.complex64"):
         compiled(lambda v: v * 2.0, x, strict=True)
@@ -195,7 +227,10 @@ def test_f64_ops_run_on_the_cpu_with_the_dtype_in_the_warning():
     before = len(STATS.graphs)
     y, warned = compiled(lambda v: v * 2.0, x)
     assert len(warned) == 1, warned
-    assert "run on the CPU: torch.aten.mul.Scalar x1; 'torch.aten.mul.Scalar': dtype f64 of !torch.vtensor<[4,64],f64>" in warned[0]
+    assert (
+        "run on the CPU: torch.aten.mul.Scalar x1; 'torch.aten.mul.Scalar': dtype f64 of !torch.vtensor<[4,64],f64>"
+        in warned[0]
+    )
     assert STATS.graphs[before].cpu_fallback == {"torch.aten.mul.Scalar": 1} and not STATS.graphs[before].host_by_design
     assert torch.equal(y, x * 2.0) and y.dtype == torch.float64
     assert_process_still_compiles()
@@ -209,7 +244,9 @@ def test_int64_indices_beyond_any_table_are_refused_naming_the_index(index):
     used = device.memory.ddr_used
     with torch.no_grad(), pytest.raises(Exception, match=rf"index {index} is out of range for a table of 10 rows"):
         torch.compile(emb, backend="spyre")(torch.tensor([[1, index]]))
-    assert device.memory.ddr_used <= used + emb.weight.numel() * 2 + 4096  # transients freed (the table may stay resident)
+    assert (
+        device.memory.ddr_used <= used + emb.weight.numel() * 2 + 4096
+    )  # transients freed (the table may stay resident)
     assert_process_still_compiles()
 
 

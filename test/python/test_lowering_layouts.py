@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from xdsl.parser import Parser
 
 from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
 from spyre_mlir.runtime.config import DeviceConfig
@@ -17,7 +18,6 @@ from spyre_mlir.tools.spyre_opt import make_tool_context
 from spyre_mlir.transforms.spyre_divide_work import SpyreDivideWorkPass
 from spyre_mlir.transforms.spyre_fuse import SpyreFusePass
 from spyre_mlir.transforms.spyre_plan_scratchpad import SpyrePlanScratchpadPass
-from xdsl.parser import Parser
 
 FULL = "tensor<4x4x128xf16, #spyre.layout<device_size = [4, 2, 4, 64], stride_map = [128, 64, 512, 1]>>"
 """(4, 4, 128) with dim 1 outermost, then the sticks of dim 2, then dim 0."""
@@ -52,7 +52,12 @@ def lowered_and_run(text: str, x: np.ndarray):
     on the device model."""
     ctx = make_tool_context()
     m = Parser(ctx, text).parse_module()
-    for p in (SpyreFusePass(), SpyreDivideWorkPass(cores=4), SpyrePlanScratchpadPass(cores=4), ConvertSpyreToIsaPass(cores=4)):
+    for p in (
+        SpyreFusePass(),
+        SpyreDivideWorkPass(cores=4),
+        SpyrePlanScratchpadPass(cores=4),
+        ConvertSpyreToIsaPass(cores=4),
+    ):
         p.apply(ctx, m)
     (y,) = Executable(m, ctx, DeviceModel(DeviceConfig(cores=4)), "f")(x)
     return m, np.asarray(y)
@@ -103,19 +108,31 @@ def relayout_module(shape: tuple[int, ...], src: str, dst: str) -> str:
 RAGGED_RELAYOUTS = {
     # lane gather, 1000 = 15 x 64 + 40: the 64-block loop split over the cores [0, 4), [4, 8),
     # ..., [12, 16), the last core's last block short
-    "gather-split-mid-dim": ((2, 1000), "#spyre.layout<device_size = [2, 1000, 64], stride_map = [1000, 1, -1]>",
-                             "#spyre.layout<device_size = [16, 2, 64], stride_map = [64, 1000, 1]>"),
+    "gather-split-mid-dim": (
+        (2, 1000),
+        "#spyre.layout<device_size = [2, 1000, 64], stride_map = [1000, 1, -1]>",
+        "#spyre.layout<device_size = [16, 2, 64], stride_map = [64, 1000, 1]>",
+    ),
     # lane gather into columns kept as 64 x 2 x 2: the 64-block loop's index is relative (block
     # 2 * c128 + c64); 256 columns, so every block is full
-    "gather-relative-block": ((3, 256), "#spyre.layout<device_size = [3, 256, 64], stride_map = [256, 1, -1]>",
-                              "#spyre.layout<device_size = [2, 3, 2, 64], stride_map = [128, 256, 64, 1]>"),
+    "gather-relative-block": (
+        (3, 256),
+        "#spyre.layout<device_size = [3, 256, 64], stride_map = [256, 1, -1]>",
+        "#spyre.layout<device_size = [2, 3, 2, 64], stride_map = [128, 256, 64, 1]>",
+    ),
     # block transpose (1000, 130) -> sticked on dim 0: 1000 rows in 16 blocks over the cores,
     # the last 40; 130 columns in 3 blocks, the last 2
-    "transpose-split-mid-dim": ((1000, 130), "#spyre.layout<device_size = [3, 1000, 64], stride_map = [64, 130, 1]>",
-                                "#spyre.layout<device_size = [130, 16, 64], stride_map = [1, 8320, 130]>"),
+    "transpose-split-mid-dim": (
+        (1000, 130),
+        "#spyre.layout<device_size = [3, 1000, 64], stride_map = [64, 130, 1]>",
+        "#spyre.layout<device_size = [130, 16, 64], stride_map = [1, 8320, 130]>",
+    ),
     # (100, 200): the 200 source columns' 4 blocks one per core, the last core's of 8
-    "transpose-ragged-both": ((100, 200), "#spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>",
-                              "#spyre.layout<device_size = [200, 2, 64], stride_map = [1, 12800, 200]>"),
+    "transpose-ragged-both": (
+        (100, 200),
+        "#spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>",
+        "#spyre.layout<device_size = [200, 2, 64], stride_map = [1, 12800, 200]>",
+    ),
 }
 
 

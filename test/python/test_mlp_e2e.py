@@ -6,9 +6,9 @@ import gc
 import numpy as np
 import pytest
 import torch
-
 from helpers import assert_within_device_bound, reference
-from spyre_mlir.frontend.backend import STATS, ParamKey, SpyreCompileError, get_device
+
+from spyre_mlir.frontend.backend import STATS, ParamKey, get_device
 from spyre_mlir.runtime.config import DeviceConfig
 from spyre_mlir.runtime.host import Executable
 from spyre_mlir.runtime.interpreter import DeviceModel
@@ -229,14 +229,26 @@ class CumSum(torch.nn.Module):
 
 def test_unsupported_op_strict_raises_naming_the_op():
     model = torch.nn.Sequential(torch.nn.Linear(64, 64), CumSum()).eval()
-    with torch.no_grad(), pytest.raises(Exception, match=r"'torch\.aten\.cumsum' producing !torch.vtensor<\[4,64\],f32> cannot run on the device: no device lowering yet"):
+    with (
+        torch.no_grad(),
+        pytest.raises(
+            Exception,
+            match=r"'torch\.aten\.cumsum' producing !torch.vtensor<\[4,64\],f32> cannot run on the device: no device lowering yet",
+        ),
+    ):
         torch.compile(model, backend="spyre", options={"strict": True})(torch.randn(4, 64))
 
 
 def test_unsupported_op_falls_back_to_cpu_with_one_warning():
     model = torch.nn.Sequential(torch.nn.Linear(64, 64), CumSum()).eval()
     x = torch.randn(4, 64)
-    with torch.no_grad(), pytest.warns(UserWarning, match=r"1 op\(s\) of this graph run on the CPU \(no device lowering yet\): torch\.aten\.cumsum x1") as record:
+    with (
+        torch.no_grad(),
+        pytest.warns(
+            UserWarning,
+            match=r"1 op\(s\) of this graph run on the CPU \(no device lowering yet\): torch\.aten\.cumsum x1",
+        ) as record,
+    ):
         y = torch.compile(model, backend="spyre")(x)
         eager = model(x)
     assert len([w for w in record if "spyre" in str(w.message)]) == 1

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from xdsl.parser import Parser
 
 from spyre_mlir.dialects import spyre_isa
 from spyre_mlir.frontend.backend import get_device
@@ -21,7 +22,6 @@ from spyre_mlir.tools.spyre_opt import make_tool_context
 from spyre_mlir.transforms.spyre_divide_work import SpyreDivideWorkPass
 from spyre_mlir.transforms.spyre_onchip_relayout import SpyreOnchipRelayoutPass
 from spyre_mlir.transforms.spyre_plan_scratchpad import SpyrePlanScratchpadPass
-from xdsl.parser import Parser
 
 LIT_INPUT = Path(__file__).parents[1] / "filecheck" / "transforms" / "spyre-onchip-relayout.mlir"
 
@@ -57,7 +57,6 @@ def test_transpose_between_pointwise_kernels_is_exact_and_skips_ddr(shape):
     assert relayout.engine_cycles.get("sfp", 0) > 0
 
 
-
 def test_a_larger_lx_keeps_the_relayout_on_chip():
     """With 4 MiB of LX per core the pass plans its areas above 2 MiB (its budget is the
     device's): the lowering checks them against the device's LX, not the default's (it once
@@ -73,6 +72,7 @@ def test_a_larger_lx_keeps_the_relayout_on_chip():
     assert torch.equal(out, relayout_graph(x, w)[0])
     assert len(kernels) == 4
     assert kernels[1].ddr_read_bytes == kernels[1].ddr_write_bytes == 0
+
 
 def _lowered(align_consumer: bool, cores: int = 4):
     ctx = make_tool_context()
@@ -108,7 +108,10 @@ def test_a_resident_value_is_read_only_after_the_launch_that_left_it():
     model = DeviceModel(DeviceConfig(cores=4))
     consumer = programs["t_k2"]
     dummy = model.memory.allocate(model.plan(consumer).arg_layouts[0], "in0")
-    with pytest.raises(DeviceError, match=r"kernel t_k2 reads LX bytes \[\d+, \d+\) as a value an earlier launch left there, but no earlier launch did"):
+    with pytest.raises(
+        DeviceError,
+        match=r"kernel t_k2 reads LX bytes \[\d+, \d+\) as a value an earlier launch left there, but no earlier launch did",
+    ):
         model.launch(consumer, [dummy])
 
 

@@ -3,8 +3,8 @@ within the DL16 bound that runtime/reference.py propagates (criterion: helpers.p
 
 import pytest
 import torch
-
 from helpers import assert_within_device_bound, reference
+
 from spyre_mlir.frontend.backend import STATS
 from spyre_mlir.runtime.numerics import DL16
 
@@ -79,7 +79,14 @@ def test_binary_with_broadcast(fn):
 
 @pytest.mark.parametrize(
     "fn",
-    [lambda x: x * 3.0 + 1.0, lambda x: 2.0 - x, lambda x: x / 4.0, lambda x: x**2, lambda x: x**3, lambda x: torch.clamp(x, -0.5, 0.5)],
+    [
+        lambda x: x * 3.0 + 1.0,
+        lambda x: 2.0 - x,
+        lambda x: x / 4.0,
+        lambda x: x**2,
+        lambda x: x**3,
+        lambda x: torch.clamp(x, -0.5, 0.5),
+    ],
     ids=["mul_add_scalar", "rsub", "div_scalar", "square", "cube", "clamp"],
 )
 def test_scalar_forms(fn):
@@ -130,7 +137,12 @@ def test_attention_with_heads_below_a_stick_runs_on_the_device(batch, seq):
 def test_per_row_bias_of_a_host_vector_broadcasts_on_the_device():
     """b[:, None] of a host tensor, broadcast along the sticks of a (384, 128) product: the host
     lays b out as a splat (one element per stick, in every lane) on its way in."""
-    check(lambda x, w, b: w @ torch.relu(x).t() + b[:, None], randn(128, 384, seed=40), randn(384, 384, seed=41, scale=0.05), randn(384, seed=42))
+    check(
+        lambda x, w, b: w @ torch.relu(x).t() + b[:, None],
+        randn(128, 384, seed=40),
+        randn(384, 384, seed=41, scale=0.05),
+        randn(384, seed=42),
+    )
 
 
 def test_linear_on_3d_input():

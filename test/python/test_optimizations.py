@@ -30,11 +30,11 @@ two pointwise kernels (the on-chip relayout). The sanitizer is on
 
 import pytest
 import torch
-
 from helpers import assert_within_device_bound, reference
+
 from spyre_mlir.frontend.backend import get_device
-from spyre_mlir.runtime.numerics import DL16
 from spyre_mlir.pipeline import Optimizations
+from spyre_mlir.runtime.numerics import DL16
 
 
 class Block(torch.nn.Module):
@@ -51,7 +51,9 @@ class Block(torch.nn.Module):
         h = self.down(torch.nn.functional.gelu(self.up(x))) + x
         y = self.norm(h)
         attn = torch.softmax(y @ y.T * 0.125, dim=-1)
-        moved = (torch.relu(torch.tanh(x.t() * 0.5).t()) * 3.0) @ self.up.weight.T  # a transpose between pointwise kernels
+        moved = (
+            torch.relu(torch.tanh(x.t() * 0.5).t()) * 3.0
+        ) @ self.up.weight.T  # a transpose between pointwise kernels
         return attn @ y, torch.tanh(y * 0.5 + 1.0) * 2.0, moved
 
 
@@ -71,7 +73,15 @@ def optimized():
     return run(["k_split"])
 
 
-BIT_EXACT = ["cost_split", "multicast", "double_buffer", "cost_chunks", "row_groups", "onchip_relayout", "resident_chains"]
+BIT_EXACT = [
+    "cost_split",
+    "multicast",
+    "double_buffer",
+    "cost_chunks",
+    "row_groups",
+    "onchip_relayout",
+    "resident_chains",
+]
 
 
 K_CHUNKING = {"cost_split", "double_buffer", "cost_chunks"}
@@ -156,7 +166,9 @@ def test_k_split_stays_within_the_dl16_bound(optimized):
 
 
 def test_every_switch_is_known():
-    assert set(BIT_EXACT) | {"pointwise_chains", "epilogues", "k_split"} == {f for f in Optimizations.__dataclass_fields__}
+    assert set(BIT_EXACT) | {"pointwise_chains", "epilogues", "k_split"} == {
+        f for f in Optimizations.__dataclass_fields__
+    }
     with pytest.raises(ValueError, match="unknown optimisation"):
         Optimizations().without("fusion")
 

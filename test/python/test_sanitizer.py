@@ -2,8 +2,8 @@
 it never fires on the compiler's own output (every end-to-end test runs with it on)."""
 
 import pytest
-
 from isa_programs import run_program, tensor_type
+
 from spyre_mlir.runtime.config import DeviceConfig
 from spyre_mlir.runtime.memory import DeviceError
 
@@ -14,7 +14,10 @@ def test_lx_overflow():
     body = f"""  spyre_isa.stream cores [0] {{
     spyre_isa.dma_load %a[0, strides = [1]] -> lx [16380, strides = [1]] sizes [8] : {A}
   }}"""
-    with pytest.raises(DeviceError, match=r"kernel k, instruction #0 \(spyre_isa.dma_load\), core 0: DMA reaches LX bytes up to 2097664 beyond the 2097152-byte scratchpad"):
+    with pytest.raises(
+        DeviceError,
+        match=r"kernel k, instruction #0 \(spyre_isa.dma_load\), core 0: DMA reaches LX bytes up to 2097664 beyond the 2097152-byte scratchpad",
+    ):
         run_program(body, [(64, 128)], (64, 128))
 
 
@@ -32,7 +35,10 @@ def test_dma_outside_the_allocation_at_run_time():
     body = f"""  spyre_isa.stream cores [0 to 1] {{
     spyre_isa.dma_load %a[[0, 100], strides = [1]] -> lx [0, strides = [1]] sizes [64] : {A}
   }}"""
-    with pytest.raises(DeviceError, match=r"kernel k, instruction #0 \(spyre_isa.dma_load\), core 1: DMA reaches DDR bytes \[16384, 20992\) outside argument 0, a 16384-byte tensor"):
+    with pytest.raises(
+        DeviceError,
+        match=r"kernel k, instruction #0 \(spyre_isa.dma_load\), core 1: DMA reaches DDR bytes \[16384, 20992\) outside argument 0, a 16384-byte tensor",
+    ):
         run_program(body, [(64, 128)], (64, 128), verify=False)
 
 
@@ -42,7 +48,10 @@ def test_read_of_lx_never_written_in_this_launch():
     spyre_isa.sfp_exp lx [0, strides = [1]] -> lx [100, strides = [1]] sizes [40]
     spyre_isa.dma_store lx [100, strides = [1]] -> %out[[0, 64], strides = [1]] sizes [40] : {A}
   }}"""
-    with pytest.raises(DeviceError, match=r"kernel k, instruction #1 \(spyre_isa.sfp_exp\), core 0: reads LX bytes \[4096, 5120\) that no instruction of this launch has written"):
+    with pytest.raises(
+        DeviceError,
+        match=r"kernel k, instruction #1 \(spyre_isa.sfp_exp\), core 0: reads LX bytes \[4096, 5120\) that no instruction of this launch has written",
+    ):
         run_program(body, [(64, 128)], (64, 128))
 
 
@@ -64,7 +73,10 @@ def test_two_cores_writing_one_ddr_range_race():
     spyre_isa.dma_load %a[[0, 64], strides = [1]] -> lx [0, strides = [1]] sizes [64] : {A}
     spyre_isa.dma_store lx [0, strides = [1]] -> %out[[0, 60], strides = [1]] sizes [64] : {A}
   }}"""
-    with pytest.raises(DeviceError, match=r"instruction #1 \(spyre_isa.dma_store\), cores 0 and 1: both write DDR bytes \[7680, 7808\) of argument 1 \(shape \(64, 128\)\) at once \(a race\)"):
+    with pytest.raises(
+        DeviceError,
+        match=r"instruction #1 \(spyre_isa.dma_store\), cores 0 and 1: both write DDR bytes \[7680, 7808\) of argument 1 \(shape \(64, 128\)\) at once \(a race\)",
+    ):
         run_program(body, [(64, 128)], (64, 128))
 
 
@@ -82,7 +94,10 @@ RACE = """  spyre_isa.stream cores [0] {{
 
 def test_write_then_read_by_another_core_needs_a_sync():
     unsynced = RACE.format(A=A, signal="", wait="")
-    with pytest.raises(DeviceError, match=r"instruction #0 \(spyre_isa.dma_load\), core 1: reads DDR bytes \[0, 128\) of argument 1 \(shape \(64, 128\)\) that core 0 written without a sync between them \(a race\)"):
+    with pytest.raises(
+        DeviceError,
+        match=r"instruction #0 \(spyre_isa.dma_load\), core 1: reads DDR bytes \[0, 128\) of argument 1 \(shape \(64, 128\)\) that core 0 written without a sync between them \(a race\)",
+    ):
         run_program(unsynced, [(64, 128)], (64, 128))
     synced = RACE.format(A=A, signal="spyre_isa.signal 3", wait="spyre_isa.wait 3 count 1")
     run_program(synced, [(64, 128)], (64, 128))
@@ -100,7 +115,10 @@ def test_read_then_write_by_another_core_needs_a_sync():
     spyre_isa.barrier
     spyre_isa.dma_store lx [0, strides = [1]] -> %out[0, strides = [1]] sizes [64] : {A}
   }}"""
-    with pytest.raises(DeviceError, match=r"core 1: writes DDR bytes \[0, 128\) of argument 1 \(shape \(64, 128\)\) that core 0 read without a sync between them"):
+    with pytest.raises(
+        DeviceError,
+        match=r"core 1: writes DDR bytes \[0, 128\) of argument 1 \(shape \(64, 128\)\) that core 0 read without a sync between them",
+    ):
         run_program(body, [(64, 128)], (64, 128))
 
 
@@ -108,19 +126,25 @@ def test_per_core_span_limit():
     body = f"""  spyre_isa.stream cores [0] {{
     spyre_isa.dma_load %a[0, strides = [100]] -> lx [0, strides = [1]] sizes [2] : {A}
   }}"""
-    with pytest.raises(DeviceError, match=r"core 0: addresses bytes \[0, 12928\) of argument 0 \(shape \(64, 128\)\), a span over the 8192-byte limit for one core in one tensor"):
+    with pytest.raises(
+        DeviceError,
+        match=r"core 0: addresses bytes \[0, 12928\) of argument 0 \(shape \(64, 128\)\), a span over the 8192-byte limit for one core in one tensor",
+    ):
         run_program(body, [(64, 128)], (64, 128), DeviceConfig(per_core_span_bytes=8192))
 
 
 def test_deadlock():
-    body = f"""  spyre_isa.stream cores [0] {{
+    body = """  spyre_isa.stream cores [0] {
     spyre_isa.wait 1 count 1
-  }}
-  spyre_isa.stream cores [1] {{
+  }
+  spyre_isa.stream cores [1] {
     spyre_isa.wait 2 count 1
     spyre_isa.signal 1
-  }}"""
-    with pytest.raises(DeviceError, match=r"kernel k: deadlock, every unfinished core is blocked: cores \[0\] at instruction #0 \(spyre_isa.wait\); cores \[1\] at instruction #0 \(spyre_isa.wait\)"):
+  }"""
+    with pytest.raises(
+        DeviceError,
+        match=r"kernel k: deadlock, every unfinished core is blocked: cores \[0\] at instruction #0 \(spyre_isa.wait\); cores \[1\] at instruction #0 \(spyre_isa.wait\)",
+    ):
         run_program(body, [(64, 128)], (64, 128))
 
 
@@ -155,5 +179,7 @@ def test_a_first_launch_checks_every_kind_of_instruction(kind, batch, monkeypatc
     {UNWRITTEN[kind]}
     spyre_isa.dma_store lx [0, strides = [1]] -> %out[[0, 64], strides = [1]] sizes [8] : {A}
   }}"""
-    with pytest.raises(DeviceError, match=rf"kernel k, instruction #1 \(spyre_isa.{kind}\), core 0: reads LX bytes \[115200, "):
+    with pytest.raises(
+        DeviceError, match=rf"kernel k, instruction #1 \(spyre_isa.{kind}\), core 0: reads LX bytes \[115200, "
+    ):
         run_program(body, [(64, 128)], (64, 128))

@@ -31,7 +31,12 @@ KERNELS = Path(__file__).parents[1] / "filecheck" / "inputs" / "kernels.mlir"
 def lowered(split_k: bool) -> ModuleOp:
     ctx = make_context()
     module = Parser(ctx, KERNELS.read_text()).parse_module()
-    for p in (SpyreFusePass(), SpyreDivideWorkPass(split_k=split_k), SpyrePlanScratchpadPass(), ConvertSpyreToIsaPass()):
+    for p in (
+        SpyreFusePass(),
+        SpyreDivideWorkPass(split_k=split_k),
+        SpyrePlanScratchpadPass(),
+        ConvertSpyreToIsaPass(),
+    ):
         p.apply(ctx, module)
     module.verify()
     return module
@@ -69,16 +74,23 @@ def chain_streams():
                 for stream in prog.streams:
                     plan = interpreter._StreamPlan(stream, prog.sym_name.data, DEFAULT_CONFIG)
                     if not plan.lockstep():
-                        yield f"{prog.sym_name.data}{'/k-split' if split_k else ''}/{list(stream.core_list)}", stream, plan
+                        yield (
+                            f"{prog.sym_name.data}{'/k-split' if split_k else ''}/{list(stream.core_list)}",
+                            stream,
+                            plan,
+                        )
 
 
 def test_chains_fold_into_streams_that_run_core_by_core():
     found = list(chain_streams())
     names = [name for name, *_ in found]
     assert any("/k-split" in n for n in names) and any("/k-split" not in n for n in names), names
-    for _, stream, plan in found:
+    for _, stream, _ in found:
         assert len(stream.core_list) > 1
-        assert any(isinstance(op, spyre_isa.RingSendOp) and op.notify is not None and not op.notify.is_uniform for op in stream.body.ops)
+        assert any(
+            isinstance(op, spyre_isa.RingSendOp) and op.notify is not None and not op.notify.is_uniform
+            for op in stream.body.ops
+        )
 
 
 @pytest.mark.parametrize("name, stream, plan", list(chain_streams()), ids=lambda x: x if isinstance(x, str) else "")
@@ -91,7 +103,11 @@ def test_split_plans_are_the_plans_of_each_core_alone(name, stream, plan):
     assert [p.cores.tolist() for p in parts] == [[c] for c in cores]
     fields = 0
     for i, (core, part) in enumerate(zip(cores, parts)):
-        alone = [q for k, op in enumerate(ops) for q in interpreter._plan_instruction(for_core(op, i, n), kernel, k, [core], DEFAULT_CONFIG)]
+        alone = [
+            q
+            for k, op in enumerate(ops)
+            for q in interpreter._plan_instruction(for_core(op, i, n), kernel, k, [core], DEFAULT_CONFIG)
+        ]
         assert len(part.instrs) == len(alone)
         for got, want in zip(part.instrs, alone):
             assert type(got) is type(want)

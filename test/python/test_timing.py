@@ -1,8 +1,8 @@
 """Scaling laws of the discrete-event cost model (never wall-clock time)."""
 
 import pytest
-
 from isa_programs import run_program, tensor_type
+
 from spyre_mlir.runtime.config import DeviceConfig
 
 CFG = DeviceConfig()
@@ -18,13 +18,17 @@ def load_program(rows: int, cores: int) -> tuple[str, list[tuple[int, int]]]:
     t = tensor_type(rows * cores, 64)
     bases = ", ".join(str(rows * c) for c in range(cores)) if cores > 1 else "0"
     table = f"[{bases}]" if cores > 1 else bases
-    body = f"""  spyre_isa.stream cores [0 to {cores - 1}] {{
+    body = (
+        f"""  spyre_isa.stream cores [0 to {cores - 1}] {{
     spyre_isa.dma_load %a[{table}, strides = [1]] -> lx [0, strides = [1]] sizes [{rows}] : {t}
     spyre_isa.dma_store lx [0, strides = [1]] -> %out[{table}, strides = [1]] sizes [1] : {t}
-  }}""" if cores > 1 else f"""  spyre_isa.stream cores [0] {{
+  }}"""
+        if cores > 1
+        else f"""  spyre_isa.stream cores [0] {{
     spyre_isa.dma_load %a[0, strides = [1]] -> lx [0, strides = [1]] sizes [{rows}] : {t}
     spyre_isa.dma_store lx [0, strides = [1]] -> %out[0, strides = [1]] sizes [1] : {t}
   }}"""
+    )
     return body, [(rows * cores, 64)]
 
 
@@ -44,7 +48,9 @@ def test_ddr_bandwidth_is_shared_by_the_cores_moving_data():
     t32 = cycles(*load_program(per_core, 32), (per_core * 32, 64)).cycles
     ddr_per_cycle = CFG.ddr_bytes_per_s / CFG.clock_hz
     # 8 and 32 cores each get an equal share of DDR: the transfer takes 8x / 32x the bytes at DDR speed
-    assert t8 - CFG.ddr_latency_cycles * 2 == pytest.approx(8 * per_core * 128 / ddr_per_cycle + 8 * 128 / ddr_per_cycle, rel=1e-3)
+    assert t8 - CFG.ddr_latency_cycles * 2 == pytest.approx(
+        8 * per_core * 128 / ddr_per_cycle + 8 * 128 / ddr_per_cycle, rel=1e-3
+    )
     latency = 2 * CFG.ddr_latency_cycles
     assert (t32 - latency) / (t8 - latency) == pytest.approx(4, rel=1e-3)
     assert t1 < t8 < t32
@@ -52,9 +58,12 @@ def test_ddr_bandwidth_is_shared_by_the_cores_moving_data():
 
 def sfp_program(vectors_per_core: int, cores: int, repeat: int) -> tuple[str, list[tuple[int, int]]]:
     t = tensor_type(vectors_per_core * cores, 64)
-    bases = f"[0 step {vectors_per_core} x {cores}]" if cores > 2 else ("[0, %d]" % vectors_per_core if cores == 2 else "0")
+    bases = (
+        f"[0 step {vectors_per_core} x {cores}]" if cores > 2 else (f"[0, {vectors_per_core}]" if cores == 2 else "0")
+    )
     ops = "\n".join(
-        f"    spyre_isa.sfp_exp lx [0, strides = [1]] -> lx [0, strides = [1]] sizes [{vectors_per_core}]" for _ in range(repeat)
+        f"    spyre_isa.sfp_exp lx [0, strides = [1]] -> lx [0, strides = [1]] sizes [{vectors_per_core}]"
+        for _ in range(repeat)
     )
     body = f"""  spyre_isa.stream cores [0 to {cores - 1}] {{
     spyre_isa.dma_load %a[{bases}, strides = [1]] -> lx [0, strides = [1]] sizes [{vectors_per_core}] : {t}

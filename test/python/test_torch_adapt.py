@@ -6,15 +6,15 @@ import math
 
 import pytest
 import torch
-from xdsl.context import Context
-
 from helpers import assert_within_device_bound, reference
+from test_ops_e2e import Fn, randn
+from xdsl.context import Context
+from xdsl.parser import Parser
+
 from spyre_mlir.frontend.backend import STATS
 from spyre_mlir.runtime.numerics import DL16
 from spyre_mlir.tools.spyre_opt import make_tool_context
 from spyre_mlir.transforms.torch_adapt import TorchAdaptPass
-from xdsl.parser import Parser
-from test_ops_e2e import Fn, randn
 
 
 def compiled(fn, *inputs):
@@ -60,7 +60,9 @@ def test_fractional_powers(c):
 
 
 def test_gelu_new_is_one_kernel():
-    assert len(_launches(gelu_new, randn(3, 130, seed=4, scale=2.0))[0]) == 1, "gelu_new should be a single device launch"
+    assert len(_launches(gelu_new, randn(3, 130, seed=4, scale=2.0))[0]) == 1, (
+        "gelu_new should be a single device launch"
+    )
 
 
 def test_softmax_from_max_values():

@@ -28,9 +28,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from helpers import compare_model_outputs
 from xdsl.parser import Parser
 
-from helpers import compare_model_outputs
 from spyre_mlir.lowering.convert_torch_to_spyre import host_ops
 from spyre_mlir.pipeline import run_pipeline
 from spyre_mlir.runtime.config import DeviceConfig
@@ -54,6 +54,7 @@ ARCHITECTURES = [
     "granite",
     "gemma3-text",
 ]
+
 
 def load(name: str) -> tuple[list[np.ndarray], np.ndarray]:
     """The inputs (argument order) and eager PyTorch's output of a fixture."""

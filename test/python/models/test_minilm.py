@@ -26,7 +26,11 @@ import transformers
 import spyre_mlir
 from spyre_mlir.frontend.backend import STATS
 
-SENTENCES = ["A man is playing a guitar.", "Someone is strumming an acoustic guitar.", "The stock market fell sharply today."]
+SENTENCES = [
+    "A man is playing a guitar.",
+    "Someone is strumming an acoustic guitar.",
+    "The stock market fell sharply today.",
+]
 
 MIN_COSINE = 0.999
 """Cosine between the device and the eager embedding of each sentence (measured: >= 0.99999)."""
@@ -86,7 +90,9 @@ def test_graph_runs_on_the_device(run):
     assert run.reports, "the spyre backend compiled no graph (it ran entirely on the CPU)"
     ops = sum(g.torch_ops for g in run.reports)
     on_host = sum(sum(g.cpu_fallback.values()) + sum(g.host_by_design.values()) for g in run.reports)
-    assert 1 - on_host / ops >= MIN_DEVICE_FRACTION, [(g.name, g.device_fraction, dict(g.cpu_fallback)) for g in run.reports]
+    assert 1 - on_host / ops >= MIN_DEVICE_FRACTION, [
+        (g.name, g.device_fraction, dict(g.cpu_fallback)) for g in run.reports
+    ]
     # the linear layers were launched as PT kernels in each profiled call
     matmuls = [k for k in run.prof.kernels if k.macs > 0]
     assert len(matmuls) >= LINEAR_LAYERS, f"{len(matmuls)} kernels with MACs in one call, expected >= {LINEAR_LAYERS}"

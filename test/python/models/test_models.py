@@ -31,11 +31,10 @@ from dataclasses import dataclass
 
 import pytest
 import torch
-
-from helpers import compare_model_outputs, randomize_weights
-from spyre_mlir.frontend.backend import STATS
-
 import transformers  # a test dependency (pyproject [test]): never skipped
+from helpers import compare_model_outputs, randomize_weights
+
+from spyre_mlir.frontend.backend import STATS
 
 pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
@@ -97,14 +96,21 @@ ARCHITECTURES = {
         "DistilBertModel",
         "DistilBertConfig",
         lambda s: dict(
-            vocab_size=VOCAB, dim=s.hidden, n_layers=LAYERS, n_heads=s.heads, hidden_dim=2 * s.hidden, max_position_embeddings=POSITIONS
+            vocab_size=VOCAB,
+            dim=s.hidden,
+            n_layers=LAYERS,
+            n_heads=s.heads,
+            hidden_dim=2 * s.hidden,
+            max_position_embeddings=POSITIONS,
         ),
         "tokens",
     ),
     "t5-encoder": (
         "T5EncoderModel",
         "T5Config",
-        lambda s: dict(vocab_size=VOCAB, d_model=s.hidden, d_kv=s.head_dim, d_ff=2 * s.hidden, num_layers=LAYERS, num_heads=s.heads),
+        lambda s: dict(
+            vocab_size=VOCAB, d_model=s.hidden, d_kv=s.head_dim, d_ff=2 * s.hidden, num_layers=LAYERS, num_heads=s.heads
+        ),
         "tokens",
     ),
     "vit": (
@@ -123,7 +129,15 @@ ARCHITECTURES = {
     "gpt2": (
         "GPT2Model",
         "GPT2Config",
-        lambda s: dict(vocab_size=VOCAB, n_positions=POSITIONS, n_embd=s.hidden, n_layer=LAYERS, n_head=s.heads, bos_token_id=1, eos_token_id=2),
+        lambda s: dict(
+            vocab_size=VOCAB,
+            n_positions=POSITIONS,
+            n_embd=s.hidden,
+            n_layer=LAYERS,
+            n_head=s.heads,
+            bos_token_id=1,
+            eos_token_id=2,
+        ),
         "tokens",
     ),
     "llama": ("LlamaModel", "LlamaConfig", lambda s: _decoder(s), "tokens"),
@@ -132,7 +146,9 @@ ARCHITECTURES = {
         "GraniteModel",
         "GraniteConfig",
         # Granite 3's scalings (embedding x12, residual x0.22, attention 1/head_dim) instead of 1
-        lambda s: _decoder(s, embedding_multiplier=12.0, residual_multiplier=0.22, attention_multiplier=1.0 / s.head_dim),
+        lambda s: _decoder(
+            s, embedding_multiplier=12.0, residual_multiplier=0.22, attention_multiplier=1.0 / s.head_dim
+        ),
         "tokens",
     ),
     "gemma3-text": (
@@ -202,4 +218,6 @@ def test_model_matches_eager(name, shape, record_property):
         f"{result}; on the CPU: {dict(on_cpu)}"
     )
     assert result.passed, str(result)
-    assert fraction >= MIN_DEVICE_FRACTION, f"{100 * fraction:.1f}% of the ops on the device; on the CPU: {dict(on_cpu)}"
+    assert fraction >= MIN_DEVICE_FRACTION, (
+        f"{100 * fraction:.1f}% of the ops on the device; on the CPU: {dict(on_cpu)}"
+    )
