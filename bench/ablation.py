@@ -40,7 +40,7 @@ import torch
 
 import spyre_mlir
 from spyre_mlir.frontend.backend import get_device
-from spyre_mlir.runtime.config import DeviceConfig
+from spyre_mlir.target.config import DeviceConfig
 
 MATMUL_OFF = ["cost_split", "multicast", "double_buffer", "cost_chunks"]
 """The even-split, DDR-streaming matmul: every core loads its own A and B tiles, one buffer each."""

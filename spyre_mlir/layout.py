@@ -35,17 +35,11 @@ from functools import cached_property
 
 import numpy as np
 
-STICK_BYTES = 128
-"""Bytes per stick (torch-spyre RFC 0047): the unit of every DMA transfer and LX address."""
+from spyre_mlir.target.constants import STICK_BYTES, lanes_for
 
 
 class LayoutError(ValueError):
     """A device_size/stride_map pair that does not describe the logical tensor."""
-
-
-def lanes_for(element_bytes: int) -> int:
-    """Elements per stick for an element size in bytes (64 for f16, 32 for f32, 128 for i8)."""
-    return STICK_BYTES // element_bytes
 
 
 def row_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:

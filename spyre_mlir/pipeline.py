@@ -35,8 +35,8 @@ from spyre_mlir.diagnostics import in_pass, verify_after_pass
 from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
 from spyre_mlir.lowering.convert_torch_to_spyre import ConvertTorchToSpyrePass
-from spyre_mlir.runtime.config import DEFAULT_CONFIG, DeviceConfig
 from spyre_mlir.runtime.memory import check_ddr_sizes
+from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig
 from spyre_mlir.transforms.spyre_divide_work import SpyreDivideWorkPass
 from spyre_mlir.transforms.spyre_fold_infinity_tests import SpyreFoldInfinityTestsPass
 from spyre_mlir.transforms.spyre_fuse import SpyreFusePass

@@ -1,5 +1,5 @@
 """Estimated time of a planned matmul kernel, from the device model's own cost functions
-(runtime/timing.py: PT passes, SFP vectors, DMA latency; DeviceConfig: DDR bandwidth shared by
+(target/cycles.py: PT passes, SFP vectors, DMA latency; DeviceConfig: DDR bandwidth shared by
 all cores, the LX port per core). spyre-divide-work (strategy=cost) and spyre-plan-scratchpad
 rank candidate splits and chunkings with it; the simulated time of the chosen program is the
 measurement (bench/ablation.py prints both).
@@ -8,7 +8,7 @@ For a split and a chunking, every core's chunks are walked as convert-spyre-to-i
 (an A tile is loaded when its (b, m, k) range changes, a B tile when its (b, n, k) range
 changes; after the last k chunk the accumulator is rounded and stored), giving per core
 
-    pt    = sum of timing.pt_passes(rows, columns, k) over its chunks            (cycles)
+    pt    = sum of pt_passes(rows, columns, k) over its chunks            (cycles)
     sfp   = the vectors the rounding copies touch
     dma   = its DMA instructions, bytes = the sticks they move x 128
 
@@ -40,9 +40,10 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from spyre_mlir.analysis.work import IterDim, core_boxes, matmul_tiles, parts
-from spyre_mlir.layout import STICK_BYTES, Layout
-from spyre_mlir.runtime import timing
-from spyre_mlir.runtime.config import DeviceConfig
+from spyre_mlir.layout import Layout
+from spyre_mlir.target.config import DeviceConfig
+from spyre_mlir.target.constants import STICK_BYTES
+from spyre_mlir.target.cycles import sfp_cycles
 
 MULTICAST_PIECE = 64
 """Sticks (8 KiB) per ring send down a multicast chain (convert-spyre-to-isa): a piece moves on
@@ -169,7 +170,7 @@ def _core_work_of(
     row_passes = (cm - 1) * -(-m_per // config.pt_rows) + -(-m_last // config.pt_rows)
     col_passes = (cn - 1) * n_per + -(-(cols - 64 * n_per * (cn - 1)) // config.pt_lanes)
     pt = row_passes * col_passes * rows_k / config.corelets_used
-    sfp = timing.sfp_cycles(config, 2 * c_box, False)
+    sfp = sfp_cycles(config, 2 * c_box, False)
     first_b = n_per * min(rows_k, 64 * k_per)
     first = (0 if a_resident else k_per * m_per) + first_b
     last = 0 if out_resident else n_last * m_last
@@ -277,7 +278,7 @@ def matmul_estimate(
             last_acc = 2 * last_store_sticks * STICK_BYTES
             if box["k"][1] < k_end:  # receives the next part's sums and adds them (SFP)
                 sfp = 2 * sfp
-                partial_drain += timing.sfp_cycles(config, 2 * last_store_sticks, False)
+                partial_drain += sfp_cycles(config, 2 * last_store_sticks, False)
             if box["k"][0] > 0:  # sends its sums (ring, LX port); the first part rounds and stores
                 ring += stores * hop + acc_bytes / ring_rate
                 partial_drain += hop + last_acc / ring_rate

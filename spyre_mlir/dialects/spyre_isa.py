@@ -68,6 +68,7 @@ from xdsl.traits import HasParent, IsolatedFromAbove, NoTerminator, SymbolOpInte
 from xdsl.utils.exceptions import VerifyException
 
 from spyre_mlir.dialects.spyre import IntListAttr, check_kernel_operand, device_layout, int_list, is_index_tensor
+from spyre_mlir.target.constants import MAX_LOOP_COUNT
 
 # region Attributes
 
@@ -75,7 +76,6 @@ MAX_TABLE = 1 << 16
 """Most cores a core set or a per-core table may name (the parsers refuse more instead of
 building the list)."""
 
-MAX_LOOP_COUNT = (1 << 16) - 1
 """Largest count an instruction's loop fields hold: each loop size of a nest, and pt_matmul's
 m, n, k, dma_gather's count and row_sticks, sfp_transpose's blocks. Assumption (no public
 encoding; docs/hardware.md): 16-bit fields. Every loop the compiler emits walks LX sticks, at

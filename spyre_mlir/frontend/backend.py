@@ -42,9 +42,9 @@ from spyre_mlir.frontend.fx_importer import UnsupportedGraphError, import_fx_gra
 from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.lowering.convert_torch_to_spyre import host_ops
 from spyre_mlir.pipeline import Optimizations, run_pipeline
-from spyre_mlir.runtime.config import DeviceConfig
 from spyre_mlir.runtime.host import Executable
 from spyre_mlir.runtime.interpreter import DeviceModel
+from spyre_mlir.target.config import DeviceConfig
 
 
 class SpyreCompileError(RuntimeError):

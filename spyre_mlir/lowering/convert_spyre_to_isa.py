@@ -56,8 +56,9 @@ from spyre_mlir.analysis.work import (
     transpose_row_dim,
 )
 from spyre_mlir.dialects import spyre, spyre_isa
-from spyre_mlir.layout import STICK_BYTES, Layout
-from spyre_mlir.runtime.config import DEFAULT_CONFIG
+from spyre_mlir.layout import Layout
+from spyre_mlir.target.config import DEFAULT_CONFIG
+from spyre_mlir.target.constants import STICK_BYTES
 
 # region Per-core instruction records
 

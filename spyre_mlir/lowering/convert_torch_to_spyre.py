@@ -62,8 +62,9 @@ from spyre_mlir.analysis.cost import host_round_trip_seconds, relayout_seconds
 from spyre_mlir.analysis.work import transfer_permutation
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects import torch as t
-from spyre_mlir.layout import Layout, lanes_for
-from spyre_mlir.runtime.config import DEFAULT_CONFIG
+from spyre_mlir.layout import Layout
+from spyre_mlir.target.config import DEFAULT_CONFIG
+from spyre_mlir.target.constants import lanes_for
 
 HOST_FLOAT_TYPES = (Float32Type, Float16Type, BFloat16Type)
 """Host element types the device path accepts (they become DL16 on the device)."""

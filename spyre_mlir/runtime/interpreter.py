@@ -33,13 +33,14 @@ from threadpoolctl import ThreadpoolController
 from xdsl.ir import BlockArgument, Operation
 
 from spyre_mlir.dialects import spyre, spyre_isa
-from spyre_mlir.layout import STICK_BYTES
 from spyre_mlir.runtime import timing
 from spyre_mlir.runtime.batch import BatchedProgram, Unbatchable, _Labels, _share_b
-from spyre_mlir.runtime.config import DEFAULT_CONFIG, DeviceConfig
 from spyre_mlir.runtime.memory import DdrTensor, DeviceError, DeviceMemory, StickRows
 from spyre_mlir.runtime.profile import KernelRecord, Profile, record_launch
 from spyre_mlir.runtime.sanitizer import Sanitizer
+from spyre_mlir.target import cycles
+from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig
+from spyre_mlir.target.constants import STICK_BYTES
 
 # region BLAS threads
 
@@ -358,7 +359,7 @@ class _PtPlan(_Plan):
         self.c_pos = (grid(op.acc, m, nt)[..., None] + np.arange(2)).reshape(n, m, 2 * nt)
         self.macs = n * m * nn * k
         reads = [self.a_pos, self.b_pos] + ([self.c_pos] if self.accumulate else [])
-        self._works(n, compute=timing.pt_passes(config, m, nn, k), reads=reads, writes=[self.c_pos])
+        self._works(n, compute=cycles.pt_passes(config, m, nn, k), reads=reads, writes=[self.c_pos])
 
     def bind(self, cores: np.ndarray, lx_sticks: int) -> None:
         self.a_idx = _flat(cores, self.a_pos, lx_sticks)
@@ -531,7 +532,7 @@ class _SfpPlan(_Plan):
         vectors = int(np.prod(sizes))
         self._works(
             n,
-            compute=timing.sfp_cycles(config, vectors, self.function in spyre_isa.SFP_TRANSCENDENTAL),
+            compute=cycles.sfp_cycles(config, vectors, self.function in spyre_isa.SFP_TRANSCENDENTAL),
             reads=[p.reshape(n, -1) for _, p in self.srcs],
             writes=[self.dst[1].reshape(n, -1)],
         )
@@ -574,7 +575,7 @@ class _ReducePlan(_Plan):
         self.dst = (op.dst.is_f32, _vector_pos(dst, [*sizes[:-1], 1], n))
         self._works(
             n,
-            compute=timing.sfp_cycles(config, self.outer * self.inner, False),
+            compute=cycles.sfp_cycles(config, self.outer * self.inner, False),
             reads=[self.src[1].reshape(n, -1)],
             writes=[self.dst[1].reshape(n, -1)],
         )
@@ -625,7 +626,7 @@ class _TransposePlan(_Plan):
         self.dst = grid(op.dst, self.cols)
         self._works(
             n,
-            compute=timing.sfp_cycles(config, blocks * 64, False),
+            compute=cycles.sfp_cycles(config, blocks * 64, False),
             reads=[self.src.reshape(n, -1)],
             writes=[self.dst.reshape(n, -1)],
         )
@@ -675,7 +676,7 @@ class _RingPlan(_Plan):
                 index,
                 op.name,
                 "ring",
-                compute=timing.ring_cycles(config, nbytes, h),
+                compute=cycles.ring_cycles(config, nbytes, h),
                 port=nbytes,
                 reads=((lo, hi),),
                 notify=t,

@@ -19,9 +19,10 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from spyre_mlir.layout import STICK_BYTES, Layout, row_major_strides
-from spyre_mlir.runtime.config import DeviceConfig
+from spyre_mlir.layout import Layout, row_major_strides
 from spyre_mlir.runtime.numerics import Numerics, get_numerics
+from spyre_mlir.target.config import DeviceConfig
+from spyre_mlir.target.constants import STICK_BYTES
 
 _TO_DEVICE_SLAB = 1 << 20
 """Elements `to_device` stages and encodes at a time (4 MiB of fp32)."""

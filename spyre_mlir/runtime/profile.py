@@ -24,8 +24,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from spyre_mlir.runtime.config import DeviceConfig
 from spyre_mlir.runtime.timing import ENGINES, Span, Timeline
+from spyre_mlir.target.config import DeviceConfig
 
 
 @dataclass

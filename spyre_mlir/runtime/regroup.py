@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spyre_mlir.runtime.memory import STICK_BYTES
+from spyre_mlir.target.constants import STICK_BYTES
 
 if TYPE_CHECKING:
     from spyre_mlir.runtime.interpreter import DeviceModel, _Plan

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from spyre_mlir.layout import STICK_BYTES
-from spyre_mlir.runtime.config import DeviceConfig
 from spyre_mlir.runtime.memory import DeviceError
+from spyre_mlir.target.config import DeviceConfig
+from spyre_mlir.target.constants import STICK_BYTES
 
 if TYPE_CHECKING:
     from spyre_mlir.runtime.memory import DdrTensor

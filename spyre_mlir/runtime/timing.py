@@ -41,7 +41,7 @@ from collections import defaultdict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from spyre_mlir.runtime.config import DeviceConfig
+from spyre_mlir.target.config import DeviceConfig
 
 ENGINES = ("dma_in", "dma_out", "pt", "sfp", "ring")
 
@@ -92,26 +92,6 @@ class Timeline:
 
 class DeadlockError(RuntimeError):
     pass
-
-
-# region Cost of one instruction (cycles of engine work)
-
-
-def pt_passes(config: DeviceConfig, m: int, n: int, k: int) -> float:
-    """PT engine cycles: one pass yields pt_rows x pt_lanes outputs for one k, per corelet."""
-    return math.ceil(m / config.pt_rows) * math.ceil(n / config.pt_lanes) * k / config.corelets_used
-
-
-def sfp_cycles(config: DeviceConfig, vectors: int, transcendental: bool) -> float:
-    per_vector = config.sfp_transcendental_factor if transcendental else 1.0
-    return vectors * per_vector / (config.sfp_vectors_per_cycle * config.corelets_used)
-
-
-def ring_cycles(config: DeviceConfig, nbytes: int, hops: int) -> float:
-    return hops * config.ring_hop_latency_cycles + nbytes / config.ring_bytes_per_cycle
-
-
-# endregion
 
 
 def overlap(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]) -> bool:

@@ -25,12 +25,12 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from spyre_mlir.diagnostics import InternalCompilerError, LocatingParser, diagnostic_text, internal_error, verify_module
 from spyre_mlir.pipeline import run_pipeline
-from spyre_mlir.runtime.config import DeviceConfig
 from spyre_mlir.runtime.host import Executable
 from spyre_mlir.runtime.interpreter import DeviceModel
 from spyre_mlir.runtime.memory import DeviceError
 from spyre_mlir.runtime.numerics import get_numerics
 from spyre_mlir.runtime.reference import ReferenceError
+from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.tools.spyre_opt import make_tool_context
 
 

@@ -50,7 +50,7 @@ from spyre_mlir.analysis.work import core_boxes, kernel_iteration_dims, kernel_o
 from spyre_mlir.diagnostics import REMARKS
 from spyre_mlir.dialects import spyre
 from spyre_mlir.layout import STICK_BYTES, Layout
-from spyre_mlir.runtime.config import DEFAULT_CONFIG
+from spyre_mlir.target.config import DEFAULT_CONFIG
 
 
 def _array(values: list[int]) -> DenseArrayBase:

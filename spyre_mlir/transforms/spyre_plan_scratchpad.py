@@ -46,8 +46,8 @@ from spyre_mlir.analysis.work import (
     row_group_buffers,
 )
 from spyre_mlir.dialects import spyre
-from spyre_mlir.layout import STICK_BYTES
-from spyre_mlir.runtime.config import DEFAULT_CONFIG
+from spyre_mlir.target.config import DEFAULT_CONFIG
+from spyre_mlir.target.constants import STICK_BYTES
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,7 @@ from spyre_mlir.analysis.sticks import broadcast_dim_map, matmul_reads, operand_
 from spyre_mlir.analysis.work import transfer_permutation
 from spyre_mlir.dialects import spyre
 from spyre_mlir.layout import Layout
-from spyre_mlir.runtime.config import DEFAULT_CONFIG, DeviceConfig
+from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig
 
 
 def _in_kernel(op: Operation) -> bool:

@@ -46,8 +46,9 @@ from spyre_mlir.analysis.cost import MatmulShape, best_chunks, matmul_shape, mul
 from spyre_mlir.analysis.work import epilogue, epilogue_sticks, kernel_ops
 from spyre_mlir.diagnostics import REMARKS
 from spyre_mlir.dialects import spyre
-from spyre_mlir.layout import STICK_BYTES, Layout
-from spyre_mlir.runtime.config import DEFAULT_CONFIG
+from spyre_mlir.layout import Layout
+from spyre_mlir.target.config import DEFAULT_CONFIG
+from spyre_mlir.target.constants import STICK_BYTES
 
 MAX_K_PARTS = 4
 """The consumer's k parts (as spyre-divide-work's k split: at most 4, on adjacent cores)."""

@@ -195,7 +195,7 @@ def compile_captured(fn: Any, inputs: list[torch.Tensor] | tuple[torch.Tensor, .
 
     from spyre_mlir.frontend.backend import STATS, compile_graph
     from spyre_mlir.frontend.fx_importer import import_fx_graph
-    from spyre_mlir.runtime.config import DeviceConfig
+    from spyre_mlir.target.config import DeviceConfig
 
     captured: dict[str, Any] = {}
 

@@ -7,9 +7,9 @@ from xdsl.parser import Parser
 
 from spyre_mlir.dialects.torch import make_context
 from spyre_mlir.layout import Layout
-from spyre_mlir.runtime.config import DeviceConfig
 from spyre_mlir.runtime.host import Executable
 from spyre_mlir.runtime.interpreter import DeviceModel
+from spyre_mlir.target.config import DeviceConfig
 
 
 def tensor_type(rows: int, cols: int) -> str:

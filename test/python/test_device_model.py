@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 from isa_programs import XY, xy_module
 
-from spyre_mlir.runtime.config import DeviceConfig
 from spyre_mlir.runtime.host import Executable
 from spyre_mlir.runtime.interpreter import DeviceModel
 from spyre_mlir.runtime.memory import DeviceError
 from spyre_mlir.runtime.numerics import DL16
+from spyre_mlir.target.config import DeviceConfig
 
 T = XY  # (isa_programs.XY) short in the program texts
 

@@ -24,7 +24,6 @@ from hypothesis import strategies as st
 from spyre_mlir.frontend.backend import get_device
 from spyre_mlir.layout import Layout
 from spyre_mlir.runtime import interpreter
-from spyre_mlir.runtime.config import DeviceConfig
 from spyre_mlir.runtime.memory import DeviceMemory, LazyRowsTensor
 from spyre_mlir.runtime.numerics import (
     DL16,
@@ -35,6 +34,7 @@ from spyre_mlir.runtime.numerics import (
     dl16_encode_reference,
     fp16_decode,
 )
+from spyre_mlir.target.config import DeviceConfig
 
 BENCH = Path(__file__).parents[2] / "bench" / "host.py"
 

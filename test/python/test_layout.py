@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spyre_mlir.layout import Layout, LayoutError
-from spyre_mlir.runtime.config import DeviceConfig
 from spyre_mlir.runtime.memory import DeviceMemory
+from spyre_mlir.target.config import DeviceConfig
 
 DIMS = [1, 2, 3, 63, 64, 65, 100, 128, 150]
 

@@ -23,9 +23,9 @@ from spyre_mlir.dialects import spyre_isa
 from spyre_mlir.dialects.torch import make_context
 from spyre_mlir.frontend.backend import STATS, get_device
 from spyre_mlir.layout import Layout
-from spyre_mlir.runtime.config import DeviceConfig
 from spyre_mlir.runtime.interpreter import DeviceModel
 from spyre_mlir.runtime.memory import DeviceError, DeviceMemory
+from spyre_mlir.target.config import DeviceConfig
 
 
 def compiled(fn, *args, **options):

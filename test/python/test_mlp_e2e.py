@@ -9,10 +9,10 @@ import torch
 from helpers import assert_within_device_bound, reference
 
 from spyre_mlir.frontend.backend import STATS, ParamKey, get_device
-from spyre_mlir.runtime.config import DeviceConfig
 from spyre_mlir.runtime.host import Executable
 from spyre_mlir.runtime.interpreter import DeviceModel
 from spyre_mlir.runtime.numerics import DL16, IEEE_FP16
+from spyre_mlir.target.config import DeviceConfig
 
 ACTIVATIONS = {"gelu": torch.nn.GELU(), "relu": torch.nn.ReLU(), "gelu_tanh": torch.nn.GELU(approximate="tanh")}
 

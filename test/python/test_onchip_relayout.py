@@ -14,10 +14,10 @@ from xdsl.parser import Parser
 from spyre_mlir.dialects import spyre_isa
 from spyre_mlir.frontend.backend import get_device
 from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
-from spyre_mlir.runtime.config import DeviceConfig
 from spyre_mlir.runtime.host import Executable
 from spyre_mlir.runtime.interpreter import DeviceModel
 from spyre_mlir.runtime.memory import DeviceError
+from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.tools.spyre_opt import make_tool_context
 from spyre_mlir.transforms.spyre_divide_work import SpyreDivideWorkPass
 from spyre_mlir.transforms.spyre_onchip_relayout import SpyreOnchipRelayoutPass

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spyre_mlir.analysis import cost
-from spyre_mlir.runtime.config import DEFAULT_CONFIG
+from spyre_mlir.target.config import DEFAULT_CONFIG
 
 SHAPES = [
     cost.MatmulShape(1, 128, 768, 768),

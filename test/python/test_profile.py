@@ -8,8 +8,8 @@ from pathlib import Path
 import torch
 
 import spyre_mlir
-from spyre_mlir.runtime.config import DEFAULT_CONFIG
 from spyre_mlir.runtime.timing import ENGINES
+from spyre_mlir.target.config import DEFAULT_CONFIG
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "mlp_torch_mlir.mlir"
 

@@ -4,8 +4,8 @@ it never fires on the compiler's own output (every end-to-end test runs with it 
 import pytest
 from isa_programs import run_program, tensor_type
 
-from spyre_mlir.runtime.config import DeviceConfig
 from spyre_mlir.runtime.memory import DeviceError
+from spyre_mlir.target.config import DeviceConfig
 
 A = tensor_type(64, 128)  # 128 sticks
 

@@ -19,7 +19,7 @@ from spyre_mlir.dialects import spyre_isa
 from spyre_mlir.dialects.torch import make_context
 from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
 from spyre_mlir.runtime import interpreter
-from spyre_mlir.runtime.config import DEFAULT_CONFIG
+from spyre_mlir.target.config import DEFAULT_CONFIG
 from spyre_mlir.transforms.spyre_divide_work import SpyreDivideWorkPass
 from spyre_mlir.transforms.spyre_fuse import SpyreFusePass
 from spyre_mlir.transforms.spyre_plan_scratchpad import SpyrePlanScratchpadPass

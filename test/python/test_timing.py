@@ -3,7 +3,7 @@
 import pytest
 from isa_programs import run_program, tensor_type
 
-from spyre_mlir.runtime.config import DeviceConfig
+from spyre_mlir.target.config import DeviceConfig
 
 CFG = DeviceConfig()
 

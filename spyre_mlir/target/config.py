@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from spyre_mlir.layout import STICK_BYTES
+from spyre_mlir.target.constants import MAX_LOOP_COUNT, STICK_BYTES
 
 
 @dataclass(frozen=True)
@@ -118,8 +118,6 @@ class DeviceConfig:
             raise ValueError(f"numerics must be 'dl16' or 'ieee-fp16', got {self.numerics!r}")
         if self.cores < 1 or self.lx_bytes < self.stick_bytes:
             raise ValueError(f"a device needs >= 1 core and >= 1 stick of LX, got {self.cores}, {self.lx_bytes}")
-        from spyre_mlir.dialects.spyre_isa import MAX_LOOP_COUNT
-
         if self.lx_sticks > MAX_LOOP_COUNT + 1:
             raise ValueError(
                 f"lx_bytes = {self.lx_bytes}: {self.lx_sticks} sticks of LX, more than the instruction format's "

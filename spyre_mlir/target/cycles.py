@@ -1,0 +1,24 @@
+"""Cycles of engine work for one instruction: the formulas the cost model (analysis/cost.py)
+and the timing model (runtime/timing.py) share, so an estimate and a simulation count the same
+work the same way.
+"""
+
+from __future__ import annotations
+
+import math
+
+from spyre_mlir.target.config import DeviceConfig
+
+
+def pt_passes(config: DeviceConfig, m: int, n: int, k: int) -> float:
+    """PT engine cycles: one pass yields pt_rows x pt_lanes outputs for one k, per corelet."""
+    return math.ceil(m / config.pt_rows) * math.ceil(n / config.pt_lanes) * k / config.corelets_used
+
+
+def sfp_cycles(config: DeviceConfig, vectors: int, transcendental: bool) -> float:
+    per_vector = config.sfp_transcendental_factor if transcendental else 1.0
+    return vectors * per_vector / (config.sfp_vectors_per_cycle * config.corelets_used)
+
+
+def ring_cycles(config: DeviceConfig, nbytes: int, hops: int) -> float:
+    return hops * config.ring_hop_latency_cycles + nbytes / config.ring_bytes_per_cycle
