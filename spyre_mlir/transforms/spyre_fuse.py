@@ -51,7 +51,8 @@ KERNEL_OPS = (spyre.MatmulOp, spyre.PointwiseOp, spyre.ReduceOp, spyre.GatherOp,
 
 @dataclass(frozen=True)
 class SpyreFusePass(ModulePass):
-    """Group device compute ops into spyre.kernel launches (one op per kernel for now)."""
+    """Group device compute ops into spyre.kernel launches: pointwise chains, row groups and
+    matmul epilogues share a kernel; every other compute op is a kernel of its own."""
 
     name = "spyre-fuse"
 

@@ -1,0 +1,56 @@
+"""docs/passes.md is generated from the passes (their docstrings and options) and must not go
+stale; every pass and every option it lists says what it is."""
+
+import dataclasses
+from pathlib import Path
+
+from spyre_mlir.pipeline import Optimizations
+from spyre_mlir.tools.gen_passes_doc import COMMAND, attribute_docs, registered_passes, render
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "passes.md"
+
+
+def test_passes_doc_is_up_to_date():
+    expected = render()
+    actual = DOC.read_text() if DOC.exists() else ""
+    if actual != expected:
+        old, new = actual.splitlines(), expected.splitlines()
+        first = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
+        raise AssertionError(
+            f"docs/passes.md is stale (first difference at line {first + 1}:\n"
+            f"  file:      {old[first] if first < len(old) else '<end of file>'}\n"
+            f"  generated: {new[first] if first < len(new) else '<end of output>'})\n"
+            f"regenerate it from the repository root with:\n    {COMMAND}"
+        )
+
+
+def test_every_pass_and_option_is_documented():
+    missing = []
+    for name, factory in registered_passes().items():
+        cls = factory()
+        if not (cls.__doc__ or "").strip():
+            missing.append(f"{name}: no class docstring")
+        docs = attribute_docs(cls)
+        missing += [
+            f"{name}{{{f.name}}}: no attribute docstring" for f in dataclasses.fields(cls) if f.name not in docs
+        ]
+    docs = attribute_docs(Optimizations)
+    missing += [
+        f"Optimizations.{f.name}: no attribute docstring"
+        for f in dataclasses.fields(Optimizations)
+        if f.name not in docs
+    ]
+    assert not missing, "\n".join(missing)
+
+
+def test_attribute_docs_reads_the_string_after_a_field():
+    @dataclasses.dataclass(frozen=True)
+    class Options:
+        width: int = 64
+        """Lanes per stick."""
+        undocumented: bool = True
+        depth: int = 8
+        """Rows of the array,
+        over two lines."""
+
+    assert attribute_docs(Options) == {"width": "Lanes per stick.", "depth": "Rows of the array,\nover two lines."}
