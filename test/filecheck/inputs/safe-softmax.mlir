@@ -1,5 +1,7 @@
 // torch's _safe_softmax on a device value y = x + x (attention's, as decomposed by aot_autograd):
-// where(all(y == -inf, -1), 0, softmax(y)). Input of transforms/spyre-fold-infinity-tests.mlir.
+// where(all(y == -inf, -1), 0, softmax(y)). Run end to end by transforms/spyre-fold-infinity-tests.mlir
+// (its EXEC and REFUSED lines; the pass itself is tested there on this function after
+// convert-torch-to-spyre).
 func.func @main(%x: !torch.vtensor<[4,64],f32>) -> !torch.vtensor<[4,64],f32> {
   %int1 = torch.constant.int 1
   %int-1 = torch.constant.int -1

@@ -1,9 +1,9 @@
 // RUN: spyre-opt %s -p cse --split-input-file | filecheck %s
-// RUN: spyre-opt %s -p spyre-pipeline --split-input-file | filecheck %s --check-prefix=PIPE
 // xDSL's cse at the torch level (spyre-pipeline runs it after torch-adapt): equal pure
 // computations (same op, operands, attributes and result types) become one value. The torch
 // ops without a dedicated class are pure when their name is in torch.PURE_OPS; random,
-// uninitialised and unlisted ops keep unknown effects and are never merged.
+// uninitialised and unlisted ops keep unknown effects and are never merged. (That the merged
+// where is one launch read by both adds, end to end: test/python/test_cse.py.)
 
 // SDPA's mask, decomposed per layer: two layers compute where(mask, 0, -inf) from their own
 // constants and scalar tensors. Equal constants merge, then the scalar tensors, then the wheres.
@@ -16,18 +16,6 @@
 // CHECK-NEXT:    %[[A:.*]] = torch.aten.add.Tensor %s0, %[[W]], %int1
 // CHECK-NEXT:    %[[B:.*]] = torch.aten.add.Tensor %s1, %[[W]], %int1
 // CHECK-NEXT:    func.return %[[A]], %[[B]]
-// In spyre-pipeline the one where is one select kernel, launched once, read by both adds.
-// PIPE:         spyre_isa.program @k0
-// PIPE:           spyre_isa.sfp_select
-// PIPE-NOT:       spyre_isa.sfp_select
-// PIPE-LABEL:   func.func @mask_per_layer
-// PIPE:           %[[W:.*]] = spyre_isa.launch @k0(
-// PIPE-NEXT:      spyre.to_device %s0
-// PIPE-NEXT:      %a = spyre_isa.launch @k1(%{{.*}}, %[[W]])
-// PIPE-NEXT:      spyre.to_device %s1
-// PIPE-NEXT:      %b = spyre_isa.launch @k1(%{{.*}}, %[[W]])
-// PIPE-NOT:       spyre_isa.launch
-// PIPE-LABEL:   func.func @weights_stay_apart
 func.func @mask_per_layer(%mask: !torch.vtensor<[1,1,64,64],i1>, %s0: !torch.vtensor<[1,4,64,64],f32>, %s1: !torch.vtensor<[1,4,64,64],f32>) -> (!torch.vtensor<[1,4,64,64],f32>, !torch.vtensor<[1,4,64,64],f32>) {
   %none = torch.constant.none
   %int6 = torch.constant.int 6
