@@ -1,17 +1,20 @@
 # Two commands do all set-up on a fresh machine: `make demo` and `make test`.
+#   make quick   lit and the pytest tests not marked slow: the inner loop (about 2 minutes)
+#   make test    lit and all of pytest
+#   make lint    ruff (lint and format) over the tree, mypy over spyre_mlir (pyproject.toml)
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 PIP     := $(BIN)/python -m pip install --disable-pip-version-check -q -c constraints.txt
 
-.PHONY: demo test lit pytest clean
+.PHONY: demo test quick lint lit pytest pytest-quick clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	# torch first, pinned: any other release pulls a multi-GB CUDA build on this machine
 	$(BIN)/python -m pip install --disable-pip-version-check -q torch==2.13.0
-	$(PIP) -e '.[test]'
+	$(PIP) -e '.[test,lint]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -23,7 +26,20 @@ lit: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/python -m pytest -q test/python
 
+pytest-quick: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow" test/python
+
 test: lit pytest
+
+quick: lit pytest-quick
+
+# every check runs, whichever fails first; the target fails if any did
+lint: $(STAMP)
+	@status=0; \
+	$(BIN)/ruff check . || status=1; \
+	$(BIN)/ruff format --check . || status=1; \
+	$(BIN)/mypy || status=1; \
+	exit $$status
 
 clean:
 	rm -rf $(VENV)
