@@ -1,11 +1,11 @@
 // RUN: spyre-opt %s -p spyre-fuse,spyre-divide-work,spyre-plan-scratchpad,convert-spyre-to-isa --verify-diagnostics --split-input-file | filecheck %s
 // A kernel whose values are in layouts its program cannot address is refused, naming the
 // kernel, the op, the layout and why; spyre-propagate-layouts never leaves such a layout, so
-// these come from hand-written spyre-level IR. Each of them used to lower without a word and
+// these come from hand-written spyre-level IR. Unchecked, each would lower without a word and
 // give a wrong answer (docs/layouts.md, "What the lowering assumes").
 
 // A matmul's lhs sticked along M (a transpose): the program steps each dim by one stick
-// stride, and read stick 0 for every row.
+// stride, and would read stick 0 for every row.
 func.func @f(%x: tensor<128x128xf32>, %w: tensor<128x64xf32>) -> tensor<128x64xf32> {
   %0 = spyre.to_device %x : tensor<128x128xf32> -> tensor<128x128xf16, #spyre.layout<device_size = [2, 128, 64], stride_map = [64, 128, 1]>>
   %1 = spyre.to_device %w : tensor<128x64xf32> -> tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>
@@ -18,8 +18,8 @@ func.func @f(%x: tensor<128x128xf32>, %w: tensor<128x64xf32>) -> tensor<128x64xf
 
 // -----
 
-// A gather table with a device dim the generic layout does not have: the program took its
-// first device dim for the sticks of a row, and left half of every result row unwritten.
+// A gather table with a device dim the generic layout does not have: the program would take
+// its first device dim for the sticks of a row, and leave half of every result row unwritten.
 func.func @f(%t: tensor<10x128xf32>, %i: tensor<6xsi64>) -> tensor<6x128xf32> {
   %0 = spyre.to_device %t : tensor<10x128xf32> -> tensor<10x128xf16, #spyre.layout<device_size = [1, 2, 10, 64], stride_map = [-1, 64, 128, 1]>>
   %1 = spyre.gather %0[%i] : (tensor<10x128xf16, #spyre.layout<device_size = [1, 2, 10, 64], stride_map = [-1, 64, 128, 1]>>, tensor<6xsi64>) -> tensor<6x128xf16, #spyre.layout<device_size = [2, 6, 64], stride_map = [64, 128, 1]>>
@@ -30,8 +30,8 @@ func.func @f(%t: tensor<10x128xf32>, %i: tensor<6xsi64>) -> tensor<6x128xf32> {
 
 // -----
 
-// A gather result whose columns are split over two device dims: a row's sticks were stored
-// by one stride.
+// A gather result whose columns are split over two device dims: a row's sticks would be
+// stored by one stride.
 func.func @f(%t: tensor<10x256xf32>, %i: tensor<6xsi64>) -> tensor<6x256xf32> {
   %0 = spyre.to_device %t : tensor<10x256xf32> -> tensor<10x256xf16, #spyre.layout<device_size = [4, 10, 64], stride_map = [64, 256, 1]>>
   %1 = spyre.gather %0[%i] : (tensor<10x256xf16, #spyre.layout<device_size = [4, 10, 64], stride_map = [64, 256, 1]>>, tensor<6xsi64>) -> tensor<6x256xf16, #spyre.layout<device_size = [2, 6, 2, 64], stride_map = [128, 256, 64, 1]>>
@@ -43,8 +43,8 @@ func.func @f(%t: tensor<10x256xf32>, %i: tensor<6xsi64>) -> tensor<6x256xf32> {
 // -----
 
 // A slice starting inside a digit of its input (the stick dim in digits of 64 and 128,
-// starting at 64): the loops nest in the digits from index 0 only, and the copy ran past the
-// digit's end.
+// starting at 64): the loops nest in the digits from index 0 only, and the copy would run
+// past the digit's end.
 func.func @f(%x: tensor<4x256xf32>) -> tensor<4x128xf32> {
   %0 = spyre.to_device %x : tensor<4x256xf32> -> tensor<4x256xf16, #spyre.layout<device_size = [2, 4, 2, 64], stride_map = [128, 256, 64, 1]>>
   %1 = spyre.slice %0 start [0, 64] : tensor<4x256xf16, #spyre.layout<device_size = [2, 4, 2, 64], stride_map = [128, 256, 64, 1]>> -> tensor<4x128xf16, #spyre.layout<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>
@@ -55,7 +55,7 @@ func.func @f(%x: tensor<4x256xf32>) -> tensor<4x128xf32> {
 
 // -----
 
-// The same along rows kept as 64 x 2: a start at row 10 read rows 64 to 73 from the next batch.
+// The same along rows kept as 64 x 2: a start at row 10 would read rows 64 to 73 from the next batch.
 func.func @f(%x: tensor<3x128x64xf32>) -> tensor<2x64x64xf32> {
   %0 = spyre.to_device %x : tensor<3x128x64xf32> -> tensor<3x128x64xf16, #spyre.layout<device_size = [3, 64, 2, 64], stride_map = [8192, 64, 4096, 1]>>
   %1 = spyre.slice %0 start [0, 10, 0] : tensor<3x128x64xf16, #spyre.layout<device_size = [3, 64, 2, 64], stride_map = [8192, 64, 4096, 1]>> -> tensor<2x64x64xf16, #spyre.layout<device_size = [64, 1, 2, 64], stride_map = [64, 64, 4096, 1]>>
@@ -67,8 +67,8 @@ func.func @f(%x: tensor<3x128x64xf32>) -> tensor<2x64x64xf32> {
 // -----
 
 // A transpose whose result loop over rows (100 rows, one device dim) spans two digits of the
-// source (rows kept as 64 x 2): the block transpose has no single stride for it. Before, its
-// DMA ran past the tensor and the pass failed its own verifier ("internal error").
+// source (rows kept as 64 x 2): the block transpose has no single stride for it. Unchecked,
+// its DMA would run past the tensor and the pass fail its own verifier ("internal error").
 func.func @f(%x: tensor<100x8x64xf32>) -> tensor<100x8x64xf32> {
   %0 = spyre.to_device %x : tensor<100x8x64xf32> -> tensor<100x8x64xf16, #spyre.layout<device_size = [64, 2, 8, 64], stride_map = [512, 32768, 64, 1]>>
   %1 = spyre.restickify %0 : tensor<100x8x64xf16, #spyre.layout<device_size = [64, 2, 8, 64], stride_map = [512, 32768, 64, 1]>> -> tensor<100x8x64xf16, #spyre.layout<device_size = [100, 64, 64], stride_map = [512, 1, 64]>>
@@ -81,8 +81,8 @@ func.func @f(%x: tensor<100x8x64xf32>) -> tensor<100x8x64xf32> {
 
 // An output padded past its input's extent: 100 rows kept as 64 x 2 (128 rows on the
 // device) read from an input that keeps them as one device dim of 100. The loop over the
-// 64-row blocks ran past the input's rows: its DMA read sticks past the tensor and the
-// lowering failed its own verifier ("internal error").
+// 64-row blocks would run past the input's rows: its DMA would read sticks past the tensor
+// and the lowering fail its own verifier ("internal error").
 func.func @f(%x: tensor<100x64xf32>) -> tensor<100x64xf32> {
   %0 = spyre.to_device %x : tensor<100x64xf32> -> tensor<100x64xf16, #spyre.layout<device_size = [100, 64], stride_map = [64, 1]>>
   %1 = spyre.pointwise %0 : (tensor<100x64xf16, #spyre.layout<device_size = [100, 64], stride_map = [64, 1]>>) -> tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>> {
@@ -99,8 +99,8 @@ func.func @f(%x: tensor<100x64xf32>) -> tensor<100x64xf32> {
 // -----
 
 // The same along the stick dim, the input's top digit not the outermost: 130 columns kept
-// as 64 x 3 in the input, as 64 x 2 x 2 (256) in the output. Before, the overhanging loop
-// read the next row's sticks into the padding, and for the last row sticks past the tensor.
+// as 64 x 3 in the input, as 64 x 2 x 2 (256) in the output. Unchecked, the overhanging loop
+// would read the next row's sticks into the padding, and for the last row sticks past the tensor.
 func.func @f(%x: tensor<2x130xf32>) -> tensor<2x130xf32> {
   %0 = spyre.to_device %x : tensor<2x130xf32> -> tensor<2x130xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [130, 64, 1]>>
   %1 = spyre.pointwise %0 : (tensor<2x130xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [130, 64, 1]>>) -> tensor<2x130xf16, #spyre.layout<device_size = [2, 2, 2, 64], stride_map = [128, 130, 64, 1]>> {
@@ -114,7 +114,7 @@ func.func @f(%x: tensor<2x130xf32>) -> tensor<2x130xf32> {
 
 // -----
 
-// A relayout into the padded rows: the copy read sticks past the tensor ("internal error").
+// A relayout into the padded rows: the copy would read sticks past the tensor ("internal error").
 func.func @f(%x: tensor<100x64xf32>) -> tensor<100x64xf32> {
   %0 = spyre.to_device %x : tensor<100x64xf32> -> tensor<100x64xf16, #spyre.layout<device_size = [100, 64], stride_map = [64, 1]>>
   %1 = spyre.restickify %0 : tensor<100x64xf16, #spyre.layout<device_size = [100, 64], stride_map = [64, 1]>> -> tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>>
@@ -126,8 +126,8 @@ func.func @f(%x: tensor<100x64xf32>) -> tensor<100x64xf32> {
 // -----
 
 // A slice whose result is padded past its input from the start: rows 30 .. 129 of 130, the
-// result's 100 rows kept as 64 x 2. Its loops reach row 30 + 127, and the copy read sticks
-// past the input ("internal error").
+// result's 100 rows kept as 64 x 2. Its loops reach row 30 + 127, and the copy would read
+// sticks past the input ("internal error").
 func.func @f(%x: tensor<130x64xf32>) -> tensor<100x64xf32> {
   %0 = spyre.to_device %x : tensor<130x64xf32> -> tensor<130x64xf16, #spyre.layout<device_size = [130, 64], stride_map = [64, 1]>>
   %1 = spyre.slice %0 start [30, 0] : tensor<130x64xf16, #spyre.layout<device_size = [130, 64], stride_map = [64, 1]>> -> tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>>

@@ -1,13 +1,13 @@
 // RUN: spyre-opt %s -p 'spyre-plan-scratchpad{cores=4},convert-spyre-to-isa{cores=4}' --verify-diagnostics --split-input-file | filecheck %s
 // A transpose done in LX (spyre-onchip-relayout's `spyre.onchip` mark) whose mark does not
 // match its tensors, its producer or its consumer is refused, naming the kernel and the
-// reason: the lowering trusted the mark, and a hand-written or inconsistent one gave a wrong
-// answer or a traceback. Input: spyre-onchip-relayout.mlir's @between_pointwise after
+// reason: a lowering that trusted the mark would give a wrong answer or a traceback for a
+// hand-written or inconsistent one. Input: spyre-onchip-relayout.mlir's @between_pointwise after
 // 'spyre-divide-work{cores=4},spyre-onchip-relayout{cores=4}' (relu(relu(x).t()), x (256, 100)),
 // its mark edited.
 
-// Core 3's band missing: rows 192 .. 255 were never transposed, and a quarter of the result
-// came back as whatever LX held.
+// Core 3's band missing: rows 192 .. 255 would never be transposed, and a quarter of the
+// result would come back as whatever LX held.
 func.func @between_pointwise(%arg0: tensor<256x100xf16>) -> tensor<100x256xf16> {
   %0 = spyre.to_device %arg0 : tensor<256x100xf16> -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>
   %1 = spyre.kernel "t_k0"(%0) split <d0 = 1, d1 = 4> {spyre.resident_out = 1648512 : i64, spyre.lx_budget = 1648512 : i64} : (tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>) -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>> {
@@ -43,8 +43,8 @@ func.func @between_pointwise(%arg0: tensor<256x100xf16>) -> tensor<100x256xf16> 
 
 // -----
 
-// Bands that are not the producer's boxes (cores 0 and 1 swapped): each core transposed the
-// other's rows from its own LX, and half the result was misplaced.
+// Bands that are not the producer's boxes (cores 0 and 1 swapped): each core would transpose
+// the other's rows from its own LX, and half the result would be misplaced.
 func.func @between_pointwise(%arg0: tensor<256x100xf16>) -> tensor<100x256xf16> {
   %0 = spyre.to_device %arg0 : tensor<256x100xf16> -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>
   %1 = spyre.kernel "t_k0"(%0) split <d0 = 1, d1 = 4> {spyre.resident_out = 1648512 : i64, spyre.lx_budget = 1648512 : i64} : (tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>) -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>> {
@@ -80,7 +80,7 @@ func.func @between_pointwise(%arg0: tensor<256x100xf16>) -> tensor<100x256xf16> 
 
 // -----
 
-// A box of half the result rows: rows 50 .. 99 of the first stick were never written.
+// A box of half the result rows: rows 50 .. 99 of the first stick would never be written.
 func.func @between_pointwise(%arg0: tensor<256x100xf16>) -> tensor<100x256xf16> {
   %0 = spyre.to_device %arg0 : tensor<256x100xf16> -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>
   %1 = spyre.kernel "t_k0"(%0) split <d0 = 1, d1 = 4> {spyre.resident_out = 1648512 : i64, spyre.lx_budget = 1648512 : i64} : (tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>) -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>> {
@@ -188,7 +188,7 @@ func.func @between_pointwise(%arg0: tensor<256x100xf16>) -> tensor<100x256xf16> 
 
 // -----
 
-// A field missing (a KeyError from inside the lowering).
+// A field missing (unchecked: a KeyError from inside the lowering).
 func.func @between_pointwise(%arg0: tensor<256x100xf16>) -> tensor<100x256xf16> {
   %0 = spyre.to_device %arg0 : tensor<256x100xf16> -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>
   %1 = spyre.kernel "t_k0"(%0) split <d0 = 1, d1 = 4> {spyre.resident_out = 1648512 : i64, spyre.lx_budget = 1648512 : i64} : (tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>) -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>> {
@@ -224,7 +224,7 @@ func.func @between_pointwise(%arg0: tensor<256x100xf16>) -> tensor<100x256xf16> 
 
 // -----
 
-// Bands for three cores of four (a ValueError from inside the lowering).
+// Bands for three cores of four (unchecked: a ValueError from inside the lowering).
 func.func @between_pointwise(%arg0: tensor<256x100xf16>) -> tensor<100x256xf16> {
   %0 = spyre.to_device %arg0 : tensor<256x100xf16> -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>
   %1 = spyre.kernel "t_k0"(%0) split <d0 = 1, d1 = 4> {spyre.resident_out = 1648512 : i64, spyre.lx_budget = 1648512 : i64} : (tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>) -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>> {
@@ -260,7 +260,7 @@ func.func @between_pointwise(%arg0: tensor<256x100xf16>) -> tensor<100x256xf16> 
 
 // -----
 
-// The mark on a kernel that is not a restickify (an AssertionError from inside the lowering).
+// The mark on a kernel that is not a restickify (unchecked: an AssertionError from inside the lowering).
 func.func @between_pointwise(%arg0: tensor<256x100xf16>) -> tensor<100x256xf16> {
   %0 = spyre.to_device %arg0 : tensor<256x100xf16> -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>
   %1 = spyre.kernel "t_k0"(%0) split <d0 = 1, d1 = 4> {spyre.resident_out = 1648512 : i64, spyre.lx_budget = 1648512 : i64} : (tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>) -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>> {
@@ -297,8 +297,8 @@ func.func @between_pointwise(%arg0: tensor<256x100xf16>) -> tensor<100x256xf16> 
 // -----
 
 // Not the mark: a split (the consumer's, edited) with more boxes than the device has cores.
-// spyre-plan-scratchpad let the ValueError escape ("internal error"; found by bench/fuzz.py
-// on this file).
+// spyre-plan-scratchpad refuses it with a diagnostic naming the kernel (unchecked: a
+// ValueError, reported as an internal error; bench/fuzz.py draws such cases from this file).
 func.func @between_pointwise(%arg0: tensor<256x100xf16>) -> tensor<100x256xf16> {
   %0 = spyre.to_device %arg0 : tensor<256x100xf16> -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>
   %1 = spyre.kernel "t_k0"(%0) split <d0 = 1, d1 = 4> {spyre.resident_out = 1648512 : i64, spyre.lx_budget = 1648512 : i64} : (tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>) -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>> {
@@ -335,7 +335,7 @@ func.func @between_pointwise(%arg0: tensor<256x100xf16>) -> tensor<100x256xf16> 
 // -----
 
 // The producer's result read by another op too: the producer leaves it in LX only, so the
-// other reader took zeros from DDR that nothing wrote (a wrong answer, no error).
+// other reader would take zeros from DDR that nothing wrote (a wrong answer, no error).
 func.func @between_pointwise(%arg0: tensor<256x100xf16>) -> (tensor<100x256xf16>, tensor<256x100xf16>) {
   %0 = spyre.to_device %arg0 : tensor<256x100xf16> -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>
   %1 = spyre.kernel "t_k0"(%0) split <d0 = 1, d1 = 4> {spyre.resident_out = 1648512 : i64, spyre.lx_budget = 1648512 : i64} : (tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>) -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>> {

@@ -1,6 +1,6 @@
-// Inputs on which spyre-opt or spyre-run once printed a Python traceback, crashed or gave a
-// false verdict; each found by the fuzz harness (bench/fuzz.py, docs/fuzzing.md). Every
-// failure is now a diagnostic (exit 1) naming the line or the op.
+// Inputs of the kinds the fuzz harness draws (bench/fuzz.py, docs/fuzzing.md) that reach the
+// tools' error paths: unchecked, each would print a Python traceback, crash or give a false
+// verdict. Every failure is a diagnostic (exit 1) naming the line or the op.
 
 // A use before the definition: xDSL does not check dominance, the tools do.
 // RUN: not spyre-opt %S/../inputs/use-before-def.txt.mlir 2>&1 | filecheck %s --check-prefix=DOM
@@ -8,7 +8,7 @@
 // DOM:     'torch.aten.relu': operand 0 ({{.*}}) does not dominate this use
 // DOM-NOT: Traceback
 
-// A weight blob shorter than its type (a ValueError in numpy).
+// A weight blob shorter than its type (unchecked: a ValueError in numpy).
 // RUN: not spyre-opt %S/../inputs/bad-blob.txt.mlir 2>&1 | filecheck %s --check-prefix=BLOB
 // RUN: not spyre-run %S/../inputs/bad-blob.txt.mlir --reference 2>&1 | filecheck %s --check-prefix=BLOB
 // BLOB:     'torch.vtensor.literal': the blob of dense_resource<w> holds 12 bytes after its header, tensor<4xf32> needs 16
@@ -25,13 +25,13 @@
 // OPLINE:      Expected 1 operand, but got 2
 // OPLINE-NEXT: "torch.aten.relu"(%a, %a)
 
-// A declared result the op's operands do not give (a LayoutError in the lowering).
+// A declared result the op's operands do not give (unchecked: a LayoutError in the lowering).
 // RUN: not spyre-opt %S/../inputs/inconsistent-slice.txt.mlir -p spyre-pipeline 2>&1 | filecheck %s --check-prefix=SLICE
 // RUN: not spyre-run %S/../inputs/inconsistent-slice.txt.mlir --reference 2>&1 | filecheck %s --check-prefix=SLICEREF
 // SLICE:    'torch.aten.slice.Tensor': its result shape (2, 4, 64) does not hold the 384 elements of (2, 3, 64)
 // SLICEREF: 'torch.aten.slice.Tensor': PyTorch computes a result of shape (2, 3, 64), the op declares !torch.vtensor<[2,4,64],f32>
 
-// spyre-run returns tensors; a dtype code PyTorch does not know is refused (it was a segfault).
+// spyre-run returns tensors; a dtype code PyTorch does not know is refused (PyTorch segfaults on it).
 // RUN: not spyre-run %S/../inputs/list-result.txt.mlir 2>&1 | filecheck %s --check-prefix=LIST
 // LIST: spyre-run: error: @main returns !torch.list<vtensor>; spyre-run returns tensors only
 // RUN: not spyre-run %S/../inputs/bad-dtype-code.txt.mlir --reference 2>&1 | filecheck %s --check-prefix=DTYPE
@@ -54,21 +54,21 @@
 // RUN: spyre-run %S/../inputs/atan-bf16.txt.mlir --reference --no-profile | filecheck %s --check-prefix=BF16
 // BF16: output 0 vs reference: {{.*}} within the dl16 bound: yes
 
-// A random input no memory holds (once a MemoryError, or numpy's "Maximum allowed dimension
-// exceeded" with no location): refused before anything is allocated, naming the argument.
+// A random input no memory holds (unchecked: a MemoryError, or numpy's "Maximum allowed
+// dimension exceeded" with no location): refused before anything is allocated, naming the argument.
 // RUN: not spyre-run %S/../inputs/huge-random-input.txt.mlir 2>&1 | filecheck %s --check-prefix=HUGE
 // HUGE:     spyre-run: error: @main argument 0: a random input of shape (262144, 262144) (i1) has 68719476736 elements, 274877906944 bytes at 4 per element, more than the device's usable DDR (120259084288 bytes): it could not run; use smaller shapes
 // HUGE-NOT: Traceback
 
-// A random input the device's DDR holds but the host cannot draw (a MemoryError for a
-// (65536, 65536) f32 input on a 24 GB machine): refused before anything is allocated. This one
+// A random input the device's DDR holds but the host cannot draw (unchecked: a MemoryError
+// for a (65536, 65536) f32 input on a 24 GB machine): refused before anything is allocated. This one
 // (64 GiB in DDR) needs about 240 GB of host memory.
 // RUN: not spyre-run %S/../inputs/host-sized-random-input.txt.mlir 2>&1 | filecheck %s --check-prefix=HOST
 // HOST:     spyre-run: error: @main: random inputs of shapes [(131072, 131072)] need about 240518168576 bytes of host memory (float64 draws, float32 arrays, their DDR copies), more than the {{[0-9]+}} bytes this machine has available: use smaller shapes or --input
 // HOST-NOT: Traceback
 
-// A stride that does not fit in 64 bits (an OverflowError in the device model, as "internal
-// error"): refused where it is parsed, naming the line.
+// A stride that does not fit in 64 bits (unchecked: an OverflowError in the device model, as
+// "internal error"): refused where it is parsed, naming the line.
 // RUN: not spyre-opt %S/../inputs/huge-stride.txt.mlir 2>&1 | filecheck %s --check-prefix=STRIDE
 // RUN: not spyre-run %S/../inputs/huge-stride.txt.mlir 2>&1 | filecheck %s --check-prefix=STRIDE
 // STRIDE:      huge-stride.txt.mlir:7:7

@@ -2,7 +2,7 @@
 // RUN: spyre-opt %S/../../inputs/reduce-not-on-stick.mlir -p spyre-pipeline --verify-diagnostics | filecheck %s --check-prefix=PIPE
 
 // A kernel's compute op must have an iteration space: a reduction runs along the stick dim of
-// its input only. The kernel verifier says so (it used to raise a ValueError, a traceback).
+// its input only. The kernel verifier says so (a diagnostic, not a ValueError's traceback).
 
 %x = "test.op"() : () -> tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
 %r = spyre.kernel "k0"(%x) : (tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>) -> tensor<1x64xf16, #spyre.layout<device_size = [1, 1, 64], stride_map = [64, 64, 1]>> {

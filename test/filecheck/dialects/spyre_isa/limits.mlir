@@ -2,7 +2,7 @@
 // RUN: spyre-opt %S/../../inputs/sfp-special-immediates.mlir | spyre-opt | filecheck %s --check-prefix=IMM
 
 // Core sets and per-core tables are lists the parser builds: more than 65536 cores is a parse
-// error, not a list of 2^63 integers (found by the fuzz harness: a MemoryError).
+// error, not a list of 2^63 integers (a MemoryError).
 
 "test.op"() {c = #spyre_isa.cores[4 to 9223372036854775808]} : () -> ()
 // CHECK: core range 4 to 9223372036854775808 has more than 65536 cores
