@@ -250,7 +250,7 @@ spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
 }}"""
     out, _ = run(prog, LAUNCH, (x, y))
     assert np.array_equal(out, DL16.round(x))
-    # core 0 waiting for core 1's token instead: now both wait for each other
+    # core 0 waiting for core 1's token instead: then both wait for each other
     with pytest.raises(DeviceError, match=r"deadlock.*cores \[0\] at instruction #0 \(spyre_isa.wait\)"):
         run(prog.replace("wait [9, 1]", "wait [8, 1]"), LAUNCH, (x, y))
     # one token for both cores: core 2's one signal lets core 0 through, whose signal lets

@@ -1,4 +1,4 @@
-"""The host-speed machinery computes exactly what the definitions compute (issue 8).
+"""The host-speed machinery computes exactly what the definitions compute (docs/performance.md).
 
 - DL16 by table and in 32-bit arithmetic = the field-by-field definitions;
 - host <-> device transfers through strided views = the element-wise layout map;

@@ -1,4 +1,4 @@
-"""Property test of data movement through stick layouts (issue 5): hypothesis draws a tensor
+"""Property test of data movement through stick layouts: hypothesis draws a tensor
 (ranks 1-4, dims at and around the 64-lane stick boundaries), a chain of 1-3 views (permute,
 transpose, slice with a step, select, expand, reshape/unsqueeze/squeeze/flatten), an exact
 pointwise op after it and, where the result has rank >= 2, a matmul; dtypes f16 and f32.
@@ -335,7 +335,7 @@ def examples(draw: Any) -> dict[str, Any]:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(examples())
-# regressions the property found (each compiled wrong or fell back to the CPU before its fix)
+# examples the property has failed on (each compiled wrong or fell back to the CPU unhandled)
 @example(
     ex=dict(
         shape=(2, 3, 5, 1),

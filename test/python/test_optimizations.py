@@ -1,4 +1,4 @@
-"""Every optimisation keeps the outputs (issue 7; bench/ablation.py measures their time).
+"""Every optimisation keeps the outputs (bench/ablation.py measures their time).
 
 The switches (pipeline.Optimizations, torch.compile option `disable`) change where work runs
 and where intermediates live, never what is computed, except one:

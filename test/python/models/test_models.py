@@ -43,10 +43,10 @@ VOCAB = 1000
 POSITIONS = 128
 MIN_DEVICE_FRACTION = 0.5
 """Weak floor on the share of a model's compute ops that run on the device. The float matmuls,
-views and element-wise ops alone (the lowerings of commit 781e4c2, before bmm, softmax, layer
-norm and embedding) are 58-75% of each of these graphs' compute ops (counted on their
-aot_autograd graphs), and later lowerings only add to the share; below half means the linear
-layers or the element-wise ops fell back to the CPU, not that a newer lowering is missing."""
+views and element-wise ops alone (without bmm, softmax, layer norm and embedding) are 58-75%
+of each of these graphs' compute ops (counted on their aot_autograd graphs), and the other
+lowerings only add to the share; below half means the linear layers or the element-wise ops
+fell back to the CPU, not that one of the other lowerings is missing."""
 
 
 @dataclass(frozen=True)
