@@ -608,8 +608,8 @@ class KernelCodegen:
         emits it) if tile t + depth exists, and a sender of tile t > depth first waits for that
         credit from its successor.
 
-        (A rotating head, tile t loaded by core (t - 1) mod g and passed around the cycle, was
-        measured slower: tiles then reach a core from heads at different distances, and the
+        (A rotating head, tile t loaded by core (t - 1) mod g and passed around the cycle, is
+        slower, as measured: tiles then reach a core from heads at different distances, and the
         arrival jitter stalls the PT more than the spread DDR loads save; docs/optimizations.md.)"""
         g = len(group)
         me, succ = group[pos], group[min(pos + 1, g - 1)]

@@ -56,7 +56,7 @@ def host_threads() -> Iterator[None]:
     multiply-adds: a core's 128 x 64 x 64 tile stays on one thread). torch's OpenMP threads
     must rest meanwhile: with both pools at two threads, a product after a torch op waits on
     threads still spinning (a 128 x 384 x 1152 f64 product: 2.4 ms on one BLAS thread, 1.3
-    ms on two, 10 ms on two beside torch's two; docs/performance.md, "Eighth session")."""
+    ms on two, 10 ms on two beside torch's two; docs/performance.md)."""
     global _BLAS, _blas_depth
     if _blas_depth == 0:
         if _BLAS is None:

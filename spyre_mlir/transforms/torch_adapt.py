@@ -362,7 +362,7 @@ class ElementwiseBeforeView(RewritePattern):
         if any(x.get_shape() != shape for x in types) or any(w.results[0].type != rt for w in views):  # type: ignore[union-attr]
             return  # sources of different shapes, or a broadcast / dtype change at the op
         if not shape or not rt.get_shape() or shape[-1] != rt.get_shape()[-1]:  # type: ignore[union-attr]
-            return  # the view moves elements between lanes: the op, not a relayout, does that now
+            return  # the view moves elements between lanes: left where the op can do the moving
         inner = _new(op.name, [*sources, *op.operands[arity:]], t.ValueTensorType(list(shape), rt.get_dtype()))  # type: ignore[union-attr]
         view = _new(views[0].name, [inner.results[0], views[0].operands[1]], rt)  # type: ignore[union-attr]
         rewriter.replace(op, [inner, view], [view.results[0]])
