@@ -19,8 +19,9 @@ the device model applies it on every store to LX or DDR:
     exponent below 2^-31     -> +-0                  (flush; fp32 subnormals too)
 
 IBM's NNP1 software conversion differs in two corner cases, recorded in docs/numerics.md:
-it rounds ties away from zero and maps overflow to the NaN pattern; DESIGN.md specifies
-round-to-nearest-even and saturation for the device, and that is what is modelled here.
+it rounds ties away from zero and maps overflow to the NaN pattern. The device model rounds
+to nearest even and saturates (the format has no infinity; a saturated value stays finite
+and ordered where a NaN would spread through every later sum).
 
 Unit roundoff (the relative error bound of one store in the normal range) is 2^-10 for DL16
 and 2^-11 for IEEE fp16; tests derive their tolerances from `Numerics.unit_roundoff`.

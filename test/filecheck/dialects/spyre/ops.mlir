@@ -5,7 +5,7 @@
 // spyre_mlir.layout (Layout.generic(shape, 2), .permuted(perm), .reshaped(shape)), so each
 // one verifies against its tensor's shape.
 
-// Attributes (the layouts are the DESIGN example, generic (5, 100, 150), and the sparse
+// Attributes (the layouts are the generic one of (5, 100, 150), its stick dim padded to 192, and the sparse
 // generic layout of (4, 1): its stick dim has extent 1, so only lane 0 is used, stride -1).
 "test.op"() {ints = #spyre.ints[1, 0], no_ints = #spyre.ints[], dense = #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>, sparse = #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 1, -1]>, split = #spyre.split<m = 4, n = 8, k = 1>, lx = #spyre.lx<in0 = 0, in1 = 12800, out0 = 25600>} : () -> ()
 // CHECK:         "test.op"() {ints = #spyre.ints[1, 0], no_ints = #spyre.ints[], dense = #spyre.layout<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>, sparse = #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 1, -1]>, split = #spyre.split<m = 4, n = 8, k = 1>, lx = #spyre.lx<in0 = 0, in1 = 12800, out0 = 25600>} : () -> ()
