@@ -147,7 +147,7 @@ class ParamKey:
                   _sample_positions (4 runs of 64, spread over it), as bits)
 
     Equal only for the same live tensor: a new tensor is another one even where it took a
-    freed tensor's id (keyed by (id, version), it got the freed one's stale copy). An in-place
+    freed tensor's id (a key of (id, version) would give it the freed one's stale copy). An in-place
     update through the parameter bumps its version; `p.data = t` moves its data pointer; a
     write through `p.data` (which bypasses the version counter: `p.data.normal_()`,
     `p.data += delta`) changes the sampled values unless it changes none of them: such a
