@@ -41,7 +41,7 @@ def _entry(module: ModuleOp, name: str) -> func.FuncOp:
     return fn
 
 
-def _input_types(fn: func.FuncOp) -> list[tuple[tuple[int, ...], str]]:
+def input_types(fn: func.FuncOp) -> list[tuple[tuple[int, ...], str]]:
     """(shape, element type) of each argument (torch-level functions take !torch.vtensor)."""
     types = []
     for t in fn.function_type.inputs.data:
@@ -60,7 +60,7 @@ def _check_results(fn: func.FuncOp) -> None:
             raise DeviceError(f"@{fn.sym_name.data} returns {t}; spyre-run returns tensors only")
 
 
-def _random_input(rng: np.random.Generator, shape: tuple[int, ...], element: str) -> np.ndarray:
+def random_input(rng: np.random.Generator, shape: tuple[int, ...], element: str) -> np.ndarray:
     """Standard normal floats; integers in [0, 10) (valid indices for small tables); random booleans."""
     if element == "i1":
         return rng.random(shape) < 0.5
@@ -115,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stage = "verification"
         verify_module(module, ctx)
         fn = _entry(module, args.entry)
-        types = _input_types(fn)
+        types = input_types(fn)
         _check_results(fn)
         stage = "inputs"
         if args.input:
@@ -141,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"host memory (float64 draws, float32 arrays, their DDR copies), more than the {have} bytes "
                     f"this machine has available: use smaller shapes or --input"
                 )
-            inputs = [_random_input(rng, s, e) for s, e in types]
+            inputs = [random_input(rng, s, e) for s, e in types]
         torch_level = any(op.name.startswith("torch.") for op in module.walk())
         reference = None
         range_notes: list[str] = []
