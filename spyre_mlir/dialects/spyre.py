@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from xdsl.dialects import arith
@@ -59,7 +60,9 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from spyre_mlir.layout import Layout, LayoutError
+from spyre_mlir.dialects.spyre_iteration import Box, IterDim, box_count, core_boxes, restickify_loops, transpose_row_dim
+from spyre_mlir.layout import Layout, LayoutError, LoopDim, broadcast_dim_map, loop_dims, loop_strides, operand_strides
+from spyre_mlir.target.constants import F16_LANES, TRANSPOSE_BLOCK
 
 T = TypeVar("T")
 
@@ -796,7 +799,7 @@ class KernelOp(IRDLOperation):
                                                  not stored to DDR
         spyre.resident_in = array<i64: i, off>   input i is read from LX at byte `off`, where an
                                                  earlier launch left it; not loaded from DDR
-        spyre.core_order = array<i64: c0, ...>   box j of the split (analysis.work.core_boxes
+        spyre.core_order = array<i64: c0, ...>   box j of the split (spyre_iteration.core_boxes
                                                  order) runs on core c_j: a permutation of the
                                                  split's boxes (spyre-resident-chains)
         spyre.lx_budget = bytes : i64            LX the planner may use (resident values above)
@@ -826,7 +829,7 @@ class KernelOp(IRDLOperation):
 
     @property
     def compute_op(self) -> Operation:
-        """The kernel's single compute op (a row group has several: analysis.work.kernel_ops)."""
+        """The kernel's single compute op (a row group has several: kernel_ops)."""
         ops = [op for op in self.body.block.ops if not isinstance(op, YieldOp | PermuteOp | ReshapeOp)]
         assert len(ops) == 1, f"kernel {self.sym_name.data} holds {len(ops)} compute ops"
         return ops[0]
@@ -864,8 +867,6 @@ class KernelOp(IRDLOperation):
                 f"epilogue, or a row group of reductions and pointwise ops, and views; found {len(compute)} compute op(s)"
                 + (f" and {', '.join(other)}" if other else "")
             )
-        from spyre_mlir.analysis.work import kernel_iteration_dims  # the meaning of split/chunks names
-
         try:
             names = [d.name for d in kernel_iteration_dims(self)]
         except ValueError as e:  # compute ops the kernel form cannot hold (layouts not established)
@@ -905,8 +906,6 @@ class KernelOp(IRDLOperation):
                 )
         attr = self.attributes.get("spyre.core_order")
         if attr is not None:
-            from spyre_mlir.analysis.work import box_count, kernel_iteration_dims
-
             values = attr.get_values() if isinstance(attr, DenseArrayBase) else None
             if values is None or sorted(values) != list(range(len(values))):
                 raise VerifyException(
@@ -932,6 +931,266 @@ class YieldOp(IRDLOperation):
 
     def __init__(self, *values: SSAValue):
         super().__init__(operands=[values])
+
+
+# endregion
+# region Iteration spaces: what a kernel's split and chunks name (spyre_iteration)
+
+
+def kernel_ops(kernel: KernelOp) -> list[Operation]:
+    """The compute ops of a kernel, in order (views and the yield excluded)."""
+    return [op for op in kernel.body.block.ops if not isinstance(op, YieldOp | PermuteOp | ReshapeOp)]
+
+
+def single_pointwise(kernel: Operation | None) -> PointwiseOp | None:
+    """The pointwise op of a kernel of one compute op that is one (else None): the only kind
+    whose lowering keeps its result in LX (spyre.resident_out) or reads an operand there
+    (spyre.resident_in) in spyre-onchip-relayout's bands and boxes."""
+    if not isinstance(kernel, KernelOp):
+        return None
+    ops = kernel_ops(kernel)
+    return ops[0] if len(ops) == 1 and isinstance(ops[0], PointwiseOp) else None
+
+
+def kernel_iteration_dims(kernel: KernelOp) -> list[IterDim]:
+    """The iteration dims a kernel's split and chunks name (spyre_iteration): its compute op's,
+    its matmul's (an epilogue) or its row group's; ValueError when its compute ops form none of
+    the three."""
+    ops = kernel_ops(kernel)
+    if len(ops) == 1:
+        return iteration_dims(ops[0])
+    if isinstance(ops[0], MatmulOp):
+        epilogue(ops)
+        return iteration_dims(ops[0])
+    return row_group(ops).dims()
+
+
+def kernel_core_boxes(kernel: KernelOp, cores: int) -> list[Box | None]:
+    """The box of each core of a kernel with a split: core_boxes, placed on the cores its
+    `spyre.core_order` names (box i on core order[i]; spyre-resident-chains), if it has one."""
+    assert kernel.split is not None
+    boxes = core_boxes(kernel_iteration_dims(kernel), kernel.split.as_dict(), cores)
+    attr = kernel.attributes.get("spyre.core_order")
+    if attr is None:
+        return boxes
+    order = attr.get_values()  # type: ignore[attr-defined]  (verified by KernelOp)
+    if max(order) >= cores:
+        raise ValueError(f"spyre.core_order names core {max(order)}, the device has {cores}")
+    placed: list[Box | None] = [None] * cores
+    for i, core in enumerate(order):
+        placed[core] = boxes[i]
+    return placed
+
+
+def iteration_dims(op: Operation) -> list[IterDim]:
+    """The iteration dims of a kernel compute op, outer first (spyre_iteration says what each
+    dim's unit is)."""
+    if isinstance(op, MatmulOp):
+        a, b = device_layout(op.lhs.type), device_layout(op.rhs.type)
+        m, k = a.shape[-2:]
+        n = b.shape[-1]
+        batch = [IterDim("b", a.shape[0])] if len(a.shape) == 3 else []
+        return [
+            *batch,
+            IterDim("n", math.ceil(n / F16_LANES)),
+            IterDim("m", m),
+            IterDim("k", math.ceil(k / F16_LANES), parallel=False),
+        ]
+    if isinstance(op, PointwiseOp):
+        return [IterDim(d.name, d.size) for d in pointwise_loops(op)[0]]
+    if isinstance(op, GatherOp):
+        return [IterDim("n", device_layout(op.result.type).shape[0])]
+    if isinstance(op, SliceOp):
+        return [IterDim(d.name, d.size) for d in slice_loops(op)]
+    if isinstance(op, ReduceOp):
+        src = device_layout(op.input.type)
+        tile = reduce_tile_dim(op)
+        return [IterDim(d.name, d.size) for d in loop_dims(src) if d.device_dim != tile] + [
+            IterDim("r", src.device_size[tile], parallel=False, chunkable=False)
+        ]
+    if isinstance(op, RestickifyOp):
+        src, dst = device_layout(op.input.type), device_layout(op.result.type)
+        row = transpose_row_dim(src, dst)
+        return [
+            IterDim(d.name, math.ceil(d.size / TRANSPOSE_BLOCK) if d.device_dim == row else d.size)
+            for d in restickify_loops(src, dst)
+        ]
+    raise ValueError(f"'{op.name}' is not a kernel compute op")
+
+
+def reduce_tile_dim(op: ReduceOp) -> int:
+    """The input device dim holding the reduced (stick) dim's sticks; the input must be in the
+    generic layout and the result its splat (spyre-propagate-layouts sees to it)."""
+    src = device_layout(op.input.type)
+    d = op.dim.value.data
+    if src.stick_dim != d or len(src.digits[d]) > 2:
+        raise ValueError(f"spyre.reduce along dim {d} needs its input sticked on that dim")
+    if len(src.digits[d]) == 2:
+        return src.digits[d][1].device_dim
+    # extent <= 64: the tile digit has size 1 (synthetic): where the generic layout places it,
+    # else any device dim of size 1 (a loop of one: its stride is never used)
+    generic = Layout.generic(src.shape, src.element_bytes)
+    at = len(generic.device_size) - 3 if len(src.shape) > 1 else 0
+    ones = [j for j in range(len(src.device_size) - 1) if src.device_size[j] == 1]
+    if not ones:
+        raise ValueError(f"spyre.reduce along dim {d}: its input layout has no device dim for the reduced dim's sticks")
+    return at if at in ones else ones[0]
+
+
+def slice_loops(op: SliceOp) -> list[LoopDim]:
+    """The result's loops, cut to nest inside the input's digits."""
+    src, dst = device_layout(op.input.type), device_layout(op.result.type)
+    return loop_dims(dst, [(src, list(range(len(dst.host_shape))))])
+
+
+def pointwise_loops(op: PointwiseOp) -> tuple[list[LoopDim], list[list[int]]]:
+    """The output's loops, cut to nest inside every input's digits, and each input's stick
+    stride per loop (0 where it broadcasts)."""
+    got = _loops_by_id(op.result.type, *(v.type for v in op.inputs))
+    if isinstance(got, str):
+        raise ValueError(got)
+    loops, strides = got
+    return list(loops), [list(s) for s in strides]
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _pointwise_loops(
+    out_type: Attribute, *in_types: Attribute
+) -> tuple[tuple[LoopDim, ...], tuple[tuple[int, ...], ...]] | str:
+    """pointwise_loops by the op's types (all it depends on; spyre-fuse's row-group search asks
+    again for the same ops' loops with every candidate member), or why there are none."""
+    out = device_layout(out_type)
+    ins = [device_layout(t) for t in in_types]
+    maps = [broadcast_dim_map(out.shape, lay.shape) for lay in ins]
+    loops = loop_dims(out, list(zip(ins, maps)))
+    strides = []
+    for i, (lay, m) in enumerate(zip(ins, maps)):
+        st = operand_strides(out, lay, m, loops)
+        if st is None:
+            return (
+                f"input {i} {lay.describe()} does not share the sticks of the output {out.describe()}: no stick "
+                "stride per loop reads it (a stick along another dim, digits that do not nest in the output's, "
+                "or an output padded past the input's extent)"
+            )
+        strides.append(tuple(st))
+    return tuple(loops), tuple(strides)
+
+
+_loops_by_id = by_identity(_pointwise_loops, 1 << 14)
+
+
+@dataclass(frozen=True)
+class RowGroup:
+    """Reductions along the stick dim of one `full` layout and the pointwise ops around them
+    (softmax, layer norm, RMS norm), computed in one kernel: each core takes whole rows, every
+    intermediate stays in its LX, only the group's inputs and its result move through DDR.
+
+        for each chunk of rows:                       (iteration dims: the outer loops, r)
+            DMA the inputs' tiles in
+            for op in ops: reduce / SFP steps, LX -> LX (each result rounded as if stored)
+            DMA the last op's result out
+
+    Values are `full` (the layout of the reduced tensor), `splat` (a reduction's result
+    layout: one element per row, in every lane) or inputs read through their own strides."""
+
+    ops: tuple[Operation, ...]
+    full: Layout
+    tile: int
+    """The full layout's device dim of the reduced dim's sticks."""
+    outer: tuple[LoopDim, ...]
+    """The full layout's other loops, outer first."""
+    splat: Layout
+
+    @property
+    def r(self) -> int:
+        return self.full.device_size[self.tile]
+
+    def dims(self) -> list[IterDim]:
+        return [IterDim(d.name, d.size) for d in self.outer] + [IterDim("r", self.r, parallel=False, chunkable=False)]
+
+    def is_full(self, v) -> bool:
+        return device_layout(v.type) == self.full
+
+    def strides(self, v, user: Operation) -> list[int]:
+        """DDR stick strides of value `v` (read by `user`) per loop [*outer, r]; 0 = broadcast."""
+        lay = device_layout(v.type)
+        if lay == self.full:
+            st = self.full.stick_strides
+            return [st[d.device_dim] for d in self.outer] + [st[self.tile]]
+        if lay == self.splat:  # by the splat's own digits: its device dims may be in another order
+            return loop_strides(self.splat, self.outer) + [0]
+        assert isinstance(user, PointwiseOp)
+        loops, all_strides = pointwise_loops(user)
+        by_dim = {d.device_dim: s for d, s in zip(loops, all_strides[list(user.inputs).index(v)])}
+        return [by_dim.get(d.device_dim, 0) for d in self.outer] + [by_dim.get(self.tile, 0)]
+
+
+def row_group(ops: Sequence[Operation]) -> RowGroup:
+    """The row group of `ops` (a kernel's compute ops, in order), or ValueError saying why
+    they cannot form one."""
+    reduces = [o for o in ops if isinstance(o, ReduceOp)]
+    if not reduces or any(not isinstance(o, ReduceOp | PointwiseOp) for o in ops):
+        raise ValueError("a kernel of several compute ops holds reductions and pointwise ops only")
+    first = reduces[0]
+    full = device_layout(first.input.type)
+    splat = device_layout(first.result.type)
+    tile = reduce_tile_dim(first)
+    for r in reduces[1:]:
+        if (
+            device_layout(r.input.type) != full
+            or r.dim.value.data != first.dim.value.data
+            or device_layout(r.result.type) != splat
+        ):
+            raise ValueError("the reductions of a row group reduce one layout along one dim")
+    full_loops = loop_dims(full)
+    outer = tuple(d for d in full_loops if d.device_dim != tile)
+    if len(full_loops) != len(full.device_size) - 1:
+        raise ValueError("a row group's layout has no refined loops")
+    for o in ops:
+        if not isinstance(o, PointwiseOp):
+            continue
+        out = device_layout(o.result.type)
+        if out not in (full, splat):
+            raise ValueError(f"a pointwise op of a row group computes the reduced layout or its splat, not {out}")
+        loops, _ = pointwise_loops(o)
+        if [(d.device_dim, d.size) for d in loops] != [
+            (d.device_dim, d.size if out == full or d.device_dim != tile else 1) for d in full_loops
+        ]:
+            raise ValueError("a pointwise op of a row group must iterate the reduced layout's sticks")
+    return RowGroup(tuple(ops), full, tile, outer, splat)
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """A matmul and the pointwise op applied to its result (bias, activation, residual), in one
+    kernel: after the last k chunk of an output tile the fp32 sums are rounded into the tile
+    (as a store would), the pointwise steps run on it in LX with the other inputs' tiles, and
+    only their result is stored. `strides[i]` is input i's DDR stick stride per (n stick,
+    m row) of the output; `operand` the input that is the matmul's result."""
+
+    matmul: MatmulOp
+    pointwise: PointwiseOp
+    operand: int
+    strides: tuple[tuple[int, int], ...]
+
+
+def epilogue(ops: Sequence[Operation]) -> Epilogue:
+    """The epilogue form of `ops`, or ValueError saying why they are not one."""
+    if len(ops) != 2 or not isinstance(ops[0], MatmulOp) or not isinstance(ops[1], PointwiseOp):
+        raise ValueError("an epilogue kernel holds a spyre.matmul and then a spyre.pointwise")
+    mm, pw = ops
+    out = device_layout(mm.result.type)
+    if len(out.shape) != 2 or device_layout(pw.result.type) != out:
+        raise ValueError("an epilogue computes the (2-D) matmul result's layout")
+    if mm.result not in pw.inputs or len([v for v in pw.inputs if v is mm.result]) != 1:
+        raise ValueError("an epilogue reads the matmul's result once")
+    loops, all_strides = pointwise_loops(pw)
+    roles = [(d.host_dim, d.weight) for d in loops]
+    if sorted(roles, key=str) != sorted([(1, F16_LANES), (0, 1)], key=str) or len(loops) != 2:
+        raise ValueError("an epilogue iterates the output's sticks and rows")
+    n_at, m_at = roles.index((1, F16_LANES)), roles.index((0, 1))
+    strides = tuple((st[n_at], st[m_at]) for st in all_strides)
+    return Epilogue(mm, pw, list(pw.inputs).index(mm.result), strides)
 
 
 # endregion
@@ -978,4 +1237,16 @@ __all__ = [
     "device_tensor_type",
     "is_device_tensor",
     "element_bytes",
+    "kernel_ops",
+    "single_pointwise",
+    "kernel_iteration_dims",
+    "kernel_core_boxes",
+    "iteration_dims",
+    "reduce_tile_dim",
+    "slice_loops",
+    "pointwise_loops",
+    "RowGroup",
+    "row_group",
+    "Epilogue",
+    "epilogue",
 ]

@@ -36,27 +36,22 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.cost import piece_rows
-from spyre_mlir.analysis.sticks import LoopDim, digit_stride, loop_dims, loop_strides, matmul_reads, operand_strides
-from spyre_mlir.analysis.work import (
-    chunk_boxes,
+from spyre_mlir.analysis.sticks import matmul_reads
+from spyre_mlir.analysis.work import pointwise_program, slice_strides
+from spyre_mlir.dialects import spyre, spyre_isa
+from spyre_mlir.dialects.spyre import (
     epilogue,
     kernel_core_boxes,
     kernel_iteration_dims,
     kernel_ops,
-    lane_gather_dim,
-    parts,
     pointwise_loops,
-    pointwise_program,
     reduce_tile_dim,
-    restickify_loops,
     row_group,
     single_pointwise,
     slice_loops,
-    slice_strides,
-    transpose_row_dim,
 )
-from spyre_mlir.dialects import spyre, spyre_isa
-from spyre_mlir.layout import Layout
+from spyre_mlir.dialects.spyre_iteration import chunk_boxes, lane_gather_dim, parts, restickify_loops, transpose_row_dim
+from spyre_mlir.layout import Layout, LoopDim, digit_stride, loop_dims, loop_strides, operand_strides
 from spyre_mlir.target.config import DEFAULT_CONFIG
 from spyre_mlir.target.constants import STICK_BYTES
 
@@ -608,8 +603,8 @@ class KernelCodegen:
         emits it) if tile t + depth exists, and a sender of tile t > depth first waits for that
         credit from its successor.
 
-        (A rotating head, tile t loaded by core (t - 1) mod g and passed around the cycle, is
-        slower, as measured: tiles then reach a core from heads at different distances, and the
+        (A rotating head, tile t loaded by core (t - 1) mod g and passed around the cycle, was
+        measured slower: tiles then reach a core from heads at different distances, and the
         arrival jitter stalls the PT more than the spread DDR loads save; docs/optimizations.md.)"""
         g = len(group)
         me, succ = group[pos], group[min(pos + 1, g - 1)]

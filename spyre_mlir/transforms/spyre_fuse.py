@@ -11,7 +11,7 @@ program launch); views and transfers stay on the host side, between launches.
 
 2. Row groups (option `row_groups`, on by default): a reduction along the stick dim and the
    pointwise ops around it that read and write its layout or its splat (softmax, layer norm,
-   RMS norm) become one kernel whose intermediates never leave LX (analysis.work.RowGroup),
+   RMS norm) become one kernel whose intermediates never leave LX (spyre.RowGroup),
    when only the group's last result is read outside it:
 
        %m = reduce max %x; %e = pointwise(%x, %m); %s = reduce sum %e; %y = pointwise(%e, %s)
@@ -20,14 +20,14 @@ program launch); views and transfers stay on the host side, between launches.
 3. Epilogues (option `epilogues`, on by default): a matmul whose only reader is a pointwise op
    on its layout (bias, activation, residual add) shares its kernel: the op runs on each
    output tile's fp32 sums in LX (the matmul's result is not rounded on its own) and only its
-   result is rounded and stored (analysis.work.Epilogue).
+   result is rounded and stored (spyre.Epilogue).
 
 4. One kernel per remaining compute op (matmul, pointwise, reduce, gather, slice, restickify):
 
        %r = spyre.matmul %a, %b      ->   %r = spyre.kernel "k0" (%a, %b) { spyre.matmul; spyre.yield }
 
 A spyre.pointwise whose kernel could not address an input (one stick stride per loop:
-analysis.work.pointwise_loops; hand-written layouts that spyre-propagate-layouts never leaves)
+spyre.pointwise_loops; hand-written layouts that spyre-propagate-layouts never leaves)
 is refused, naming the op, the two layouts and the reason.
 """
 
@@ -42,8 +42,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from spyre_mlir.analysis.work import epilogue, pointwise_loops
 from spyre_mlir.dialects import spyre
+from spyre_mlir.dialects.spyre import epilogue, pointwise_loops, row_group
 
 KERNEL_OPS = (spyre.MatmulOp, spyre.PointwiseOp, spyre.ReduceOp, spyre.GatherOp, spyre.SliceOp, spyre.RestickifyOp)
 """Ops that compute on the device (one launch each until fusion groups them)."""
@@ -183,10 +183,8 @@ def _clone_body(body: Block, value_map: dict[SSAValue, SSAValue], into: Block) -
 
 
 def _row_groups(module: ModuleOp) -> list[list[Operation]]:
-    """Groups of reductions and pointwise ops that form a valid row group (analysis.work)
+    """Groups of reductions and pointwise ops that form a valid row group (spyre.row_group)
     whose only value read outside is the last op's result."""
-    from spyre_mlir.analysis.work import row_group
-
     taken: set[Operation] = set()
     groups = []
     positions: dict[Block, dict[Operation, int]] = {}

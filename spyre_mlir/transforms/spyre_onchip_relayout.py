@@ -46,9 +46,10 @@ from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, M
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from spyre_mlir.analysis.work import core_boxes, kernel_iteration_dims, kernel_ops, single_pointwise
 from spyre_mlir.diagnostics import REMARKS
 from spyre_mlir.dialects import spyre
+from spyre_mlir.dialects.spyre import kernel_iteration_dims, kernel_ops, single_pointwise
+from spyre_mlir.dialects.spyre_iteration import core_boxes
 from spyre_mlir.layout import STICK_BYTES, Layout
 from spyre_mlir.target.config import DEFAULT_CONFIG
 

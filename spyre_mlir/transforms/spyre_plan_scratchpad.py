@@ -33,19 +33,10 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.cost import MULTICAST_BUFFERS, best_chunks, matmul_shape
-from spyre_mlir.analysis.work import (
-    core_boxes,
-    epilogue,
-    epilogue_buffers,
-    epilogue_sticks,
-    kernel_buffers,
-    kernel_iteration_dims,
-    kernel_ops,
-    max_chunk,
-    row_group,
-    row_group_buffers,
-)
+from spyre_mlir.analysis.work import epilogue_buffers, epilogue_sticks, kernel_buffers, row_group_buffers
 from spyre_mlir.dialects import spyre
+from spyre_mlir.dialects.spyre import epilogue, kernel_iteration_dims, kernel_ops, row_group
+from spyre_mlir.dialects.spyre_iteration import core_boxes, max_chunk
 from spyre_mlir.target.config import DEFAULT_CONFIG
 from spyre_mlir.target.constants import STICK_BYTES
 

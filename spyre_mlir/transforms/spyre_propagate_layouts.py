@@ -57,10 +57,10 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.cost import relayout_seconds
-from spyre_mlir.analysis.sticks import broadcast_dim_map, matmul_reads, operand_strides
+from spyre_mlir.analysis.sticks import matmul_reads
 from spyre_mlir.analysis.work import transfer_permutation
 from spyre_mlir.dialects import spyre
-from spyre_mlir.layout import Layout
+from spyre_mlir.layout import Layout, broadcast_dim_map, operand_strides
 from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig
 
 

@@ -43,9 +43,10 @@ from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
 from xdsl.passes import ModulePass
 
 from spyre_mlir.analysis.cost import MatmulShape, best_chunks, matmul_shape, multicast_chains, plan_matmul
-from spyre_mlir.analysis.work import epilogue, epilogue_sticks, kernel_ops
+from spyre_mlir.analysis.work import epilogue_sticks
 from spyre_mlir.diagnostics import REMARKS
 from spyre_mlir.dialects import spyre
+from spyre_mlir.dialects.spyre import epilogue, kernel_ops
 from spyre_mlir.layout import Layout
 from spyre_mlir.target.config import DEFAULT_CONFIG
 from spyre_mlir.target.constants import STICK_BYTES
