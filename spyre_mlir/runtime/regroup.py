@@ -15,8 +15,8 @@ them) and rewritten:
     prune     the rows of a step (one per core) whose writes nothing reads are dropped;
               DDR stores and what the launch leaves in LX (`spyre.resident_out`) count as read.
     regroup   list scheduling: of the steps whose inputs are written, all of the signature
-              (runtime/batch.py `_signature`) that came first in the original order become
-              one step, their rows concatenated; then the next.
+              (`Plan.signature`) that came first in the original order become one step, their
+              rows concatenated; then the next.
     copy back what `resident_out` leaves is copied from its fresh rows to its LX rows.
     allocate  fresh rows become scratch rows, a scratch row taken again once its value is dead
               (`_allocate`): scratch holds what is live at once, not all a launch writes.
@@ -37,54 +37,60 @@ per-core instruction lists).
 
 from __future__ import annotations
 
-import copy
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spyre_mlir.target.constants import STICK_BYTES
+from spyre_mlir.runtime.plans import Plan, PtPlan, Step, f64_matrix
+from spyre_mlir.target.constants import F32_LANES, STICK_BYTES
 
 if TYPE_CHECKING:
-    from spyre_mlir.runtime.interpreter import DeviceModel, _Plan
+    from spyre_mlir.runtime.interpreter import DeviceModel
     from spyre_mlir.runtime.memory import DdrTensor
+
+
+class Unbatchable(Exception):
+    """The program keeps the cooperative execution (a gather, a deadlock, an instruction with no batched form)."""
 
 
 class _Node:
     """One batched step as reads and writes of LX rows (arrays with a row per core)."""
 
-    __slots__ = ("ins", "cores", "order", "reads", "write", "ddr_keys", "ddr_pos", "preds")
+    __slots__ = ("ins", "cores", "order", "reads", "write", "ddr_keys", "ddr_pos", "loads", "preds")
 
-    def __init__(self, ins: _Plan, cores: np.ndarray, order: int, reads: list[np.ndarray], write: np.ndarray | None):
+    def __init__(self, ins: Plan, cores: np.ndarray, order: int, reads: list[np.ndarray], write: np.ndarray | None):
         self.ins, self.cores, self.order = ins, cores, order
         self.reads, self.write = reads, write
         self.ddr_keys: np.ndarray | None = None
         """A DMA's DDR sticks, numbered over the program (`_rename`)."""
         self.ddr_pos: np.ndarray | None = None
+        self.loads = False
+        """A DMA load (else, with `ddr_keys`, a store)."""
         self.preds: set[int] = set()
 
 
-def _node(ins: _Plan, cores: np.ndarray, order: int) -> _Node:
+def _node(ins: Plan, cores: np.ndarray, order: int) -> _Node:
     """The rows a step reads and the rows it writes (none for a DMA store, which writes DDR),
     with a DMA's DDR sticks: an instruction's accesses, as any merged step of them."""
-    from spyre_mlir.runtime import interpreter as I
+    accesses = ins.accesses()
+    if accesses is None:
+        raise Unbatchable(f"no regrouped form of {ins.where}")
+    reads, write = accesses
+    node = _Node(ins, cores, order, reads, write)
+    ddr = ins.ddr_access()
+    if ddr is not None:
+        node.ddr_pos = ddr.pos
+        node.ddr_keys = ddr.pos + (ddr.arg << 40)
+        node.loads = ddr.load
+    return node
 
-    if isinstance(ins, I._DmaPlan):
-        node = _Node(ins, cores, order, [] if ins.load else [ins.lx_idx], ins.lx_idx if ins.load else None)
-        node.ddr_pos = np.broadcast_to(ins.ddr_pos, ins.lx_idx.shape)
-        node.ddr_keys = node.ddr_pos + (ins.arg << 40)
-        return node
-    if isinstance(ins, I._PtPlan):
-        reads = [ins.a_idx, ins.b_idx] + ([ins.c_idx] if ins.accumulate else [])
-        return _Node(ins, cores, order, reads, ins.c_idx)
-    if isinstance(ins, I._SfpPlan):
-        return _Node(ins, cores, order, list(ins.src_idx), ins.dst_idx)
-    if isinstance(ins, I._ReducePlan | I._TransposePlan | I._RingPlan):
-        return _Node(ins, cores, order, [ins.src_idx], ins.dst_idx)
-    from spyre_mlir.runtime.batch import Unbatchable
 
-    raise Unbatchable(f"no regrouped form of {type(ins).__name__}")
+def _known(a: np.ndarray | None) -> np.ndarray:
+    """An array a node of its kind has (the write of a node that writes LX, a DMA's DDR keys)."""
+    assert a is not None
+    return a
 
 
 def _compact(nodes: list[_Node], lx_rows: int) -> np.ndarray:
@@ -93,7 +99,7 @@ def _compact(nodes: list[_Node], lx_rows: int) -> np.ndarray:
     arrays = [(n, j) for n in nodes for j in range(len(n.reads))] + [(n, -1) for n in nodes if n.write is not None]
 
     def get(n: _Node, j: int) -> np.ndarray:
-        return n.reads[j] if j >= 0 else n.write
+        return n.reads[j] if j >= 0 else _known(n.write)
 
     mark = np.zeros(lx_rows, dtype=bool)
     for n, j in arrays:
@@ -105,7 +111,7 @@ def _compact(nodes: list[_Node], lx_rows: int) -> np.ndarray:
         if j >= 0:
             n.reads[j] = number[n.reads[j]]
         else:
-            n.write = number[n.write]
+            n.write = number[_known(n.write)]
     return touched
 
 
@@ -115,8 +121,6 @@ def _rename(nodes: list[_Node], touched: int) -> tuple[np.ndarray, np.ndarray, i
     Returns (canon, producer, rows): the first row of the value each touched LX row holds at
     the end, the node (its `order`) that wrote each fresh row, and the number of rows
     (touched and fresh)."""
-    from spyre_mlir.runtime import interpreter as I
-
     total = touched + sum(n.write.size for n in nodes if n.write is not None)
     canon = np.arange(touched, dtype=np.int64)  # LX row -> the first row of the value it holds now
     val = np.empty(total, dtype=np.int64)  # row -> its value's number
@@ -125,28 +129,26 @@ def _rename(nodes: list[_Node], touched: int) -> tuple[np.ndarray, np.ndarray, i
     lead[:touched] = canon
     producer = np.empty(total, dtype=np.int64)  # set as fresh rows are written
     producer[:touched] = -1
-    dma = [n for n in nodes if n.ddr_keys is not None]
+    dma = [(n, n.ddr_keys) for n in nodes if n.ddr_keys is not None]
+    ddr_val = np.zeros(0, dtype=np.int64)  # DDR stick (numbered) -> its value's number, -1 before any
     if dma:  # DDR sticks numbered too: what value each holds, once loaded or stored
-        keys, inv = np.unique(np.concatenate([n.ddr_keys.reshape(-1) for n in dma]), return_inverse=True)
+        keys, inv = np.unique(np.concatenate([k.reshape(-1) for _, k in dma]), return_inverse=True)
         ddr_val = np.full(keys.size, -1, dtype=np.int64)
         at = 0
-        for n in dma:
-            n.ddr_keys, at = inv[at : at + n.ddr_keys.size].reshape(n.ddr_keys.shape), at + n.ddr_keys.size
+        for n, k in dma:
+            n.ddr_keys, at = inv[at : at + k.size].reshape(k.shape), at + k.size
     nxt, nv = touched, touched
     for node in nodes:
         node.reads = [canon[r] for r in node.reads]
-        ins = node.ins
-        if (
-            node.write is None
-        ):  # a DMA store: its sticks take the stored rows' values (the last of repeated sticks wins)
-            ddr_val[node.ddr_keys.reshape(-1)] = val[node.reads[0].reshape(-1)]
+        if node.write is None:  # a DMA store: its sticks take the stored rows' values (the last repeat wins)
+            ddr_val[_known(node.ddr_keys).reshape(-1)] = val[node.reads[0].reshape(-1)]
             continue
         w = node.write.reshape(-1)
         fresh = np.arange(nxt, nxt + w.size, dtype=np.int64)
         nxt += w.size
-        if isinstance(ins, I._RingPlan):  # copies: values that have rows leading them
+        if node.ins.COPIES:  # copies: values that have rows leading them
             v = val[node.reads[0].reshape(-1)]
-        elif isinstance(ins, I._DmaPlan):
+        elif node.ddr_keys is not None:  # a DMA load
             k = node.ddr_keys.reshape(-1)
             new = ddr_val[k] < 0
             if new.any():  # sticks not seen before: new values, led by their first row here
@@ -181,7 +183,7 @@ def _prune(nodes: list[_Node], live_out: np.ndarray, rows: int) -> list[_Node]:
                 node.cores, node.write = node.cores[keep], node.write[keep]
                 node.reads = [r[keep] for r in node.reads]
                 if node.ddr_keys is not None:
-                    node.ddr_keys, node.ddr_pos = node.ddr_keys[keep], node.ddr_pos[keep]
+                    node.ddr_keys, node.ddr_pos = node.ddr_keys[keep], _known(node.ddr_pos)[keep]
         for r in node.reads:
             live[r.reshape(-1)] = True
         kept.append(node)
@@ -192,14 +194,12 @@ def _prune(nodes: list[_Node], live_out: np.ndarray, rows: int) -> list[_Node]:
 def _ddr_order(nodes: list[_Node]) -> None:
     """Edges that keep DDR accesses of one stick in order: a load or store after a store, a
     store after a load (only when some stick is stored and also loaded, or stored twice)."""
-    from spyre_mlir.runtime import interpreter as I
-
-    dma = [(n.order, n) for n in nodes if isinstance(n.ins, I._DmaPlan)]
-    stored = [n.ddr_keys.reshape(-1) for _, n in dma if not n.ins.load]
+    dma = [(n.order, n, n.ddr_keys) for n in nodes if n.ddr_keys is not None]
+    stored = [keys.reshape(-1) for _, n, keys in dma if not n.loads]
     if not stored:
         return
     stored_all = np.concatenate(stored)
-    loaded = [n.ddr_keys.reshape(-1) for _, n in dma if n.ins.load]
+    loaded = [keys.reshape(-1) for _, n, keys in dma if n.loads]
     clash = np.unique(stored_all).size != stored_all.size or (
         loaded and np.intersect1d(stored_all, np.concatenate(loaded)).size > 0
     )
@@ -207,11 +207,11 @@ def _ddr_order(nodes: list[_Node]) -> None:
         return
     last_store: dict[int, int] = {}
     readers: dict[int, list[int]] = defaultdict(list)
-    for i, n in dma:
-        for k in np.unique(n.ddr_keys).tolist():
+    for i, n, keys in dma:
+        for k in np.unique(keys).tolist():
             if k in last_store:
                 n.preds.add(last_store[k])
-            if n.ins.load:
+            if n.loads:
                 readers[k].append(i)
             else:
                 n.preds.update(readers.pop(k, ()))
@@ -219,18 +219,16 @@ def _ddr_order(nodes: list[_Node]) -> None:
         n.preds.discard(i)
 
 
-def _pt_signature(ins: _Plan) -> tuple:
-    """batch._signature for PT, but for shared operands too (the products here find what rows
+def _signature(ins: Plan) -> tuple | None:
+    """`Plan.signature`, but a PT's for shared operands too (the products here find what rows
     share; the waves keep a shared PT apart: merging it there cost a 12-layer first call
     ~0.06 s of concatenation for the same steps)."""
-    return ("pt", ins.m, ins.n, ins.k, ins.accumulate, ins.a_idx.shape[1:], ins.b_idx.shape[1:], ins.c_idx.shape[1:])
+    return ins.product_signature() if isinstance(ins, PtPlan) else ins.signature()
 
 
 def _schedule(nodes: list[_Node], producer: np.ndarray) -> list[list[_Node]]:
     """The nodes as groups that run as one step each, in an order that keeps every
     dependency (list scheduling, module docstring)."""
-    from spyre_mlir.runtime import interpreter as I
-    from spyre_mlir.runtime.batch import _signature
 
     if not nodes:  # all dead: a program whose writes nothing reads
         return []
@@ -273,7 +271,7 @@ def _schedule(nodes: list[_Node], producer: np.ndarray) -> list[list[_Node]]:
         for p in n.preds:  # DDR order (`_ddr_order`)
             succs[pos[p]].append(i)
             indeg[i] += 1
-        sig = _pt_signature(n.ins) if isinstance(n.ins, I._PtPlan) else _signature(n.ins)
+        sig = _signature(n.ins)
         sigs.append(sig if sig is not None else ("single", i))
     ready: dict[Any, list[int]] = defaultdict(list)
     for i in range(len(nodes)):
@@ -294,29 +292,17 @@ def _schedule(nodes: list[_Node], producer: np.ndarray) -> list[list[_Node]]:
     return groups
 
 
-def _merge(group: list[_Node]) -> tuple[Any, np.ndarray]:
+def _merge(group: list[_Node]) -> tuple[Step, np.ndarray]:
     """One step over the kept rows of a group of nodes of one signature."""
-    from spyre_mlir.runtime import interpreter as I
-
     first = group[0].ins
     cores = np.concatenate([n.cores for n in group])
-    if isinstance(first, I._PtPlan):
-        return _GemmStep(group), cores
-
+    if isinstance(first, PtPlan):
+        return GemmStep(first, group), cores
     cat = np.concatenate
-    step = copy.copy(first)
-    step.works = []
-    if isinstance(first, I._DmaPlan):
-        step.lx_idx = cat([n.write if n.ins.load else n.reads[0] for n in group])
-        step.ddr_pos = cat([n.ddr_pos for n in group])
-        step._derive()
-    elif isinstance(first, I._SfpPlan):
-        step.src_idx = [cat([n.reads[j] for n in group]) for j in range(len(first.src_idx))]
-        step.dst_idx = cat([n.write for n in group])
-    else:  # reduce, transpose, ring send
-        step.src_idx = cat([n.reads[0] for n in group])
-        step.dst_idx = cat([n.write for n in group])
-    return step, cores
+    reads = [cat([n.reads[j] for n in group]) for j in range(len(group[0].reads))]
+    write = None if group[0].write is None else cat([_known(n.write) for n in group])
+    ddr_pos = None if group[0].ddr_pos is None else cat([_known(n.ddr_pos) for n in group])
+    return first.with_rows(reads, write, ddr_pos), cores
 
 
 def _ids(idx: np.ndarray) -> list[int]:
@@ -325,19 +311,18 @@ def _ids(idx: np.ndarray) -> list[int]:
     return [seen.setdefault(row.tobytes(), len(seen)) for row in idx.reshape(len(idx), -1)]
 
 
-class _GemmStep:
+class GemmStep:
     """PT rows of one shape as matrix products (module docstring): `blocks` of
     (A rows (rows, m, kt), B rows (tiles, k, nt)), each one product (rows * m, k) @ (k, tiles * n)
     whose result is (rows, m, tiles, n); `singles`, rows whose A and B no other row shares,
     one stacked product. `out` (and `old`, accumulating) are the C rows in the order the
     products give them."""
 
-    def __init__(self, group: list[_Node]):
-        ins = group[0].ins
+    def __init__(self, ins: PtPlan, group: list[_Node]):
         self.m, self.n, self.k, self.accumulate = ins.m, ins.n, ins.k, ins.accumulate
 
         def cat(j: int) -> np.ndarray:
-            return np.concatenate([n.reads[j] if j >= 0 else n.write for n in group])
+            return np.concatenate([n.reads[j] if j >= 0 else _known(n.write) for n in group])
 
         a, b, c = cat(0), cat(1), cat(-1)
         old = cat(2) if self.accumulate else None
@@ -363,15 +348,13 @@ class _GemmStep:
         self.old = None if old is None else old[order]
 
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = False) -> None:
-        from spyre_mlir.runtime.interpreter import _f64_matrix
-
         lx, num = model.memory.lx_rows, model.memory.numerics
         m, n, k = self.m, self.n, self.k
         parts = []
         for a_rows, b_rows in self.blocks:
             # (strided copies by assignment into the result: numpy's astype of a transposed
             # view is several times slower)
-            a = _f64_matrix(num, lx[a_rows], len(a_rows) * m, k)
+            a = f64_matrix(num, lx[a_rows], len(a_rows) * m, k)
             tiles = len(b_rows)
             b = np.empty((k, tiles, n), dtype=np.float64)
             b[...] = num.decode(lx[b_rows].view(np.uint16)).reshape(tiles, k, -1)[:, :, :n].transpose(1, 0, 2)
@@ -381,13 +364,13 @@ class _GemmStep:
             parts.append(out.reshape(-1, m, n))
         if self.singles is not None:
             a_rows, b_rows = self.singles
-            a = _f64_matrix(num, lx[a_rows], len(a_rows) * m, k).reshape(len(a_rows), m, k)
-            b = _f64_matrix(num, lx[b_rows], len(b_rows) * k, n).reshape(len(b_rows), k, n)
+            a = f64_matrix(num, lx[a_rows], len(a_rows) * m, k).reshape(len(a_rows), m, k)
+            b = f64_matrix(num, lx[b_rows], len(b_rows) * k, n).reshape(len(b_rows), k, n)
             parts.append(np.matmul(a, b).astype(np.float32))
         prod = parts[0] if len(parts) == 1 else np.concatenate(parts)
-        width = self.out.shape[2] * 32
+        width = self.out.shape[2] * F32_LANES
         if self.accumulate:
-            old = lx[self.old].view(np.float32).reshape(len(prod), m, -1)
+            old = lx[_known(self.old)].view(np.float32).reshape(len(prod), m, -1)
             prod += old[:, :, :n] if width != n else old
         if width != n:
             full = np.zeros((len(prod), m, width), dtype=np.float32)
@@ -408,8 +391,8 @@ class _CopyBack:
 
 
 def regroup(
-    steps: list[tuple[_Plan, np.ndarray]], cores: int, lx_sticks: int, resident_out: tuple[int, int] | None
-) -> tuple[list[tuple[Any, np.ndarray]], int]:
+    steps: list[tuple[Plan, np.ndarray]], cores: int, lx_sticks: int, resident_out: tuple[int, int] | None
+) -> tuple[list[tuple[Step, np.ndarray]], int]:
     """The steps rewritten (module docstring), and how many scratch rows past the cores' LX
     they use."""
     nodes = [_node(ins, c, i) for i, (ins, c) in enumerate(steps)]

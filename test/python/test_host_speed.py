@@ -280,7 +280,7 @@ def test_waves_are_cut_into_parts_that_touch_nothing_in_common(which, disable):
     has none.)"""
     import warnings
 
-    from spyre_mlir.runtime import batch, regroup
+    from spyre_mlir.runtime import batch, plans, regroup
 
     model, inputs = model_and_inputs(which)
     with warnings.catch_warnings():
@@ -290,8 +290,8 @@ def test_waves_are_cut_into_parts_that_touch_nothing_in_common(which, disable):
     cuts = 0
     for plan in [p for p in device._plans.values() if not p.data_dependent]:
         streams = plan.stream_plans()
-        for wave in batch.schedule(plan):
-            parts = batch._conflict_free(plan, wave)
+        for wave in batch.schedule(streams):
+            parts = batch._conflict_free(streams, wave)
             assert [x for part in parts for x in part] == wave
             cuts += len(parts) - 1
             for part in parts:
@@ -302,7 +302,7 @@ def test_waves_are_cut_into_parts_that_touch_nothing_in_common(which, disable):
                     node = regroup._node(ins, streams[si].cores, 0)  # the rows it reads and writes
                     r = {int(x) for a in node.reads for x in a.reshape(-1)}
                     w = set() if node.write is None else {int(x) for x in node.write.reshape(-1)}
-                    if isinstance(ins, interpreter._DmaPlan):
+                    if isinstance(ins, plans.DmaPlan):
                         ddr = {("ddr", ins.arg, int(x)) for x in ins.ddr_pos.reshape(-1)}
                         (r if ins.load else w).update(ddr)
                     assert not w & (read | written) and not r & written, (

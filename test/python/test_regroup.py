@@ -9,7 +9,7 @@ from spyre_mlir.runtime import interpreter
 from spyre_mlir.runtime.host import Executable
 from spyre_mlir.runtime.interpreter import DeviceModel
 from spyre_mlir.runtime.numerics import DL16
-from spyre_mlir.runtime.regroup import _GemmStep
+from spyre_mlir.runtime.regroup import GemmStep
 
 T = XY
 
@@ -66,8 +66,8 @@ spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
     got, model = same_bits(prog, LAUNCH, inputs)
     (plan,) = model._plans.values()
     kinds = [type(s).__name__ for s, _ in plan.batched.steps]
-    assert sorted(kinds) == sorted(["_DmaPlan", "_DmaPlan", "_GemmStep", "_SfpPlan", "_DmaPlan"]), kinds
-    (gemm,) = [s for s, _ in plan.batched.steps if isinstance(s, _GemmStep)]
+    assert sorted(kinds) == sorted(["DmaPlan", "DmaPlan", "GemmStep", "SfpPlan", "DmaPlan"]), kinds
+    (gemm,) = [s for s, _ in plan.batched.steps if isinstance(s, GemmStep)]
     assert len(gemm.blocks) == 1 and gemm.singles is None
     a_rows, b_rows = gemm.blocks[0]
     assert len(a_rows) == 1 and len(b_rows) == 2  # one A on two B tiles

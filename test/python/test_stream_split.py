@@ -1,6 +1,6 @@
 """A multicast chain's middle cores run one stream whose tokens are per-core tables, each core
 at its own pace (spyre_isa.stream): the device model plans such a stream once for all its
-cores and splits the plans core by core (`_Plan.split`). Every split plan must equal the plan
+cores and splits the plans core by core (`Plan.split`). Every split plan must equal the plan
 of the instruction written out for its core alone, field by field, or the executors would
 move other bytes or time other work than the program says."""
 
@@ -18,7 +18,7 @@ from xdsl.parser import Parser
 from spyre_mlir.dialects import spyre_isa
 from spyre_mlir.dialects.torch import make_context
 from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
-from spyre_mlir.runtime import interpreter
+from spyre_mlir.runtime import plans
 from spyre_mlir.target.config import DEFAULT_CONFIG
 from spyre_mlir.transforms.spyre_divide_work import SpyreDivideWorkPass
 from spyre_mlir.transforms.spyre_fuse import SpyreFusePass
@@ -72,7 +72,7 @@ def chain_streams():
         for prog in lowered(split_k).walk():
             if isinstance(prog, spyre_isa.ProgramOp):
                 for stream in prog.streams:
-                    plan = interpreter._StreamPlan(stream, prog.sym_name.data, DEFAULT_CONFIG)
+                    plan = plans.StreamPlan(stream, prog.sym_name.data, DEFAULT_CONFIG)
                     if not plan.lockstep():
                         yield (
                             f"{prog.sym_name.data}{'/k-split' if split_k else ''}/{list(stream.core_list)}",
@@ -106,7 +106,7 @@ def test_split_plans_are_the_plans_of_each_core_alone(name, stream, plan):
         alone = [
             q
             for k, op in enumerate(ops)
-            for q in interpreter._plan_instruction(for_core(op, i, n), kernel, k, [core], DEFAULT_CONFIG)
+            for q in plans.plan_instruction(for_core(op, i, n), kernel, k, [core], DEFAULT_CONFIG)
         ]
         assert len(part.instrs) == len(alone)
         for got, want in zip(part.instrs, alone):
