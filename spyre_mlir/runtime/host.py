@@ -26,7 +26,6 @@ a 30522-row table does not read the rest of it from the host.
 from __future__ import annotations
 
 import contextlib
-import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -46,6 +45,7 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue, Use
 from spyre_mlir.dialects import spyre, spyre_isa
 from spyre_mlir.dialects import torch as t
 from spyre_mlir.gc_pause import gc_paused
+from spyre_mlir.runtime.aten import LAYOUTS, MEMORY_FORMATS, SCALAR_TYPES, aten_overload, check_enum_arguments
 from spyre_mlir.runtime.interpreter import DeviceModel, host_threads
 from spyre_mlir.runtime.memory import DdrTensor, DeviceError
 from spyre_mlir.runtime.profile import record_transfer
@@ -62,48 +62,6 @@ _TORCH_DTYPES = {
     "ui8": torch.uint8,
     "i1": torch.bool,
 }
-_SCALAR_TYPES = {
-    0: torch.uint8,
-    1: torch.int8,
-    2: torch.int16,
-    3: torch.int32,
-    4: torch.int64,
-    5: torch.float16,
-    6: torch.float32,
-    7: torch.float64,
-    11: torch.bool,
-    15: torch.bfloat16,
-}
-_LAYOUTS = {0: torch.strided}
-_MEMORY_FORMATS = {
-    0: torch.contiguous_format,
-    1: torch.preserve_format,
-    2: torch.channels_last,
-    3: torch.channels_last_3d,
-}
-
-
-def check_enum_arguments(op_name: str, fn: Any, args: Sequence[Any]) -> None:
-    """PyTorch takes dtype, layout and memory format as int codes (the schema's `type` says
-    int, its `real_type` says ScalarType...) and crashes the process (a segfault) on a code it
-    does not know: refuse those, naming the op."""
-    for i, arg_name, kind, codes in _enum_arguments(fn):
-        value = args[i] if i < len(args) else None
-        if isinstance(value, int) and not isinstance(value, bool) and value not in codes:
-            raise DeviceError(
-                f"'{op_name}': {arg_name} = {value} is not a {kind} code this runtime knows ({sorted(codes)})"
-            )
-
-
-@functools.cache
-def _enum_arguments(fn: Any) -> tuple[tuple[int, str, str, dict[int, Any]], ...]:
-    """The arguments of an ATen overload that take an enum code: (position, name, enum, codes)."""
-    return tuple(
-        (i, a.name, name, codes)
-        for i, a in enumerate(fn._schema.arguments)
-        for name, codes in (("ScalarType", _SCALAR_TYPES), ("MemoryFormat", _MEMORY_FORMATS), ("Layout", _LAYOUTS))
-        if name in str(a.real_type)
-    )
 
 
 def torch_dtype(element_type: Any) -> torch.dtype:
@@ -118,19 +76,12 @@ def to_numpy(x: torch.Tensor) -> np.ndarray:
     return x.contiguous().numpy()
 
 
-def _aten_overload(name: str) -> Any:
-    """`torch.aten.add.Tensor` -> torch.ops.aten.add.Tensor (`.default` when no overload)."""
-    parts = name.split(".")
-    packet = getattr(getattr(torch.ops, parts[1]), parts[2])
-    return getattr(packet, parts[3] if len(parts) > 3 else "default")
-
-
 class _HostOp:
     """A torch op prepared for eager execution on the CPU."""
 
     def __init__(self, op: Operation):
         try:
-            self.fn = _aten_overload(op.name)
+            self.fn = aten_overload(op.name)
         except AttributeError:
             raise DeviceError(f"'{op.name}' has no PyTorch operator to run it on the host") from None
         schema = self.fn._schema
@@ -155,11 +106,11 @@ class _HostOp:
             elif isinstance(value, list):
                 value = [torch.from_numpy(np.array(v)) if isinstance(v, np.ndarray) else v for v in value]
             elif value is not None and "ScalarType" in kind:
-                value = _SCALAR_TYPES[value]
+                value = SCALAR_TYPES[value]
             elif value is not None and "Layout" in kind:
-                value = _LAYOUTS[value]
+                value = LAYOUTS[value]
             elif value is not None and "MemoryFormat" in kind:
-                value = _MEMORY_FORMATS[value]
+                value = MEMORY_FORMATS[value]
             elif value is not None and "Device" in kind:
                 value = torch.device(value)
             if keyword is None:

@@ -25,7 +25,8 @@ sqrt(3) standard deviations, and the factor 6 puts the bound beyond 10 sigma. Th
 is a worst case.
 
 Tests assert |device - reference| <= bound element by element: the tolerance follows from
-the format, and a wrong answer (a misplaced element, a lost bias) exceeds it.
+the format, and a wrong answer (a misplaced element, a lost bias) exceeds it. The reference of
+a torch model (its FX graph imported, then evaluated here) is `frontend/reference.py`.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr, M
 from xdsl.ir import Operation, SSAValue
 
 from spyre_mlir.dialects import torch as t
+from spyre_mlir.runtime.aten import aten_overload, check_enum_arguments
 from spyre_mlir.runtime.numerics import Numerics
 
 U32 = 2.0**-24
@@ -78,8 +80,6 @@ def evaluate(
 
     The bounds hold while values stay within the device format's range; with `range_notes`,
     the values that leave it (where the device saturates) are listed there."""
-    from spyre_mlir.runtime.host import _aten_overload
-
     fn = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry), None)
     if fn is None:
         raise ReferenceError(f"no function @{entry}")
@@ -152,7 +152,7 @@ def evaluate(
             env[op.results[0]] = _constant(op)
             continue
         try:
-            fn_aten = _aten_overload(op.name)
+            fn_aten = aten_overload(op.name)
         except AttributeError:
             raise ReferenceError(f"the reference has no semantics for '{op.name}'") from None
         u_op = max(
@@ -252,8 +252,6 @@ def _call(fn_aten: Any, args: list[Any], values: list[np.ndarray | None]) -> lis
 
 
 def _eval(op: Operation, fn_aten: Any, args: list[Any], u: float, tiny: float) -> list[Any]:
-    from spyre_mlir.runtime.host import check_enum_arguments
-
     check_enum_arguments(op.name, fn_aten, args)
     tensors = [a for a in args if isinstance(a, _Tensor)]
     try:
@@ -363,33 +361,3 @@ def _layer_norm_bound(args: list[Any], exact: list[np.ndarray], u: float, tiny: 
         _Tensor(exact[1], np.abs(x.bound).mean(axis=axes, keepdims=True) + u * np.abs(exact[1]) + tiny),
         _Tensor(exact[2], np.abs(exact[2]) * (2 * u + r * r * np.mean(np.abs(d) * e, axis=axes, keepdims=True)) + tiny),
     ]
-
-
-def reference_for_model(model: Any, *inputs: Any, numerics: Numerics) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Exact values and device error bounds of a torch model's outputs, evaluated on the same
-    aot_autograd inference graph (core-ATen decompositions) the spyre backend compiles."""
-    from torch._decomp import core_aten_decompositions
-    from torch._dynamo.backends.common import aot_autograd
-
-    from spyre_mlir.frontend.fx_importer import import_fx_graph
-
-    captured: dict[str, Any] = {}
-
-    def fw(gm: Any, example_inputs: Any) -> Any:
-        captured["gm"] = gm
-
-        def run(*args: Any) -> Any:
-            captured["args"] = [
-                a.detach().to(torch.float64).numpy() if a.is_floating_point() else a.detach().numpy() for a in args
-            ]
-            return gm(*args)
-
-        return run
-
-    backend = aot_autograd(fw_compiler=fw, decompositions=core_aten_decompositions())
-    torch._dynamo.reset()
-    with torch.no_grad():
-        torch.compile(model, backend=backend, dynamic=False)(*inputs)
-    torch._dynamo.reset()
-    module, info = import_fx_graph(captured["gm"])
-    return evaluate(module, captured["args"], numerics, info.ctx)

@@ -1,0 +1,75 @@
+"""PyTorch's ATen operators as the torch dialect names them, for the host executor
+(runtime/host.py) and the numpy reference (runtime/reference.py).
+
+    aten_overload("torch.aten.add.Tensor")    torch.ops.aten.add.Tensor
+    SCALAR_TYPES, LAYOUTS, MEMORY_FORMATS      the int codes torch-mlir gives dtype, layout and
+                                               memory-format arguments, as torch objects
+    check_enum_arguments                       refuse a code PyTorch does not know (it would
+                                               crash the process)
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from spyre_mlir.runtime.memory import DeviceError
+
+SCALAR_TYPES = {
+    0: torch.uint8,
+    1: torch.int8,
+    2: torch.int16,
+    3: torch.int32,
+    4: torch.int64,
+    5: torch.float16,
+    6: torch.float32,
+    7: torch.float64,
+    11: torch.bool,
+    15: torch.bfloat16,
+}
+LAYOUTS = {0: torch.strided}
+MEMORY_FORMATS = {
+    0: torch.contiguous_format,
+    1: torch.preserve_format,
+    2: torch.channels_last,
+    3: torch.channels_last_3d,
+}
+
+
+def aten_overload(name: str) -> Any:
+    """`torch.aten.add.Tensor` -> torch.ops.aten.add.Tensor (`.default` when no overload);
+    AttributeError if PyTorch has no such operator."""
+    parts = name.split(".")
+    packet = getattr(getattr(torch.ops, parts[1]), parts[2])
+    return getattr(packet, parts[3] if len(parts) > 3 else "default")
+
+
+def check_enum_arguments(op_name: str, fn: Any, args: Sequence[Any]) -> None:
+    """PyTorch takes dtype, layout and memory format as int codes (the schema's `type` says
+    int, its `real_type` says ScalarType...) and crashes the process (a segfault) on a code it
+    does not know: refuse those, naming the op."""
+    for i, arg_name, kind, codes in _enum_arguments(fn):
+        value = args[i] if i < len(args) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value not in codes:
+            raise DeviceError(
+                f"'{op_name}': {arg_name} = {value} is not a {kind} code this runtime knows ({sorted(codes)})"
+            )
+
+
+@functools.cache
+def _enum_arguments(fn: Any) -> tuple[tuple[int, str, str, dict[int, Any]], ...]:
+    """The arguments of an ATen overload that take an enum code: (position, name, enum, codes)."""
+    codes_of: tuple[tuple[str, dict[int, Any]], ...] = (
+        ("ScalarType", SCALAR_TYPES),
+        ("MemoryFormat", MEMORY_FORMATS),
+        ("Layout", LAYOUTS),
+    )
+    return tuple(
+        (i, a.name, name, codes)
+        for i, a in enumerate(fn._schema.arguments)
+        for name, codes in codes_of
+        if name in str(a.real_type)
+    )
