@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from spyre_mlir.analysis.work import matmul_tiles
+from spyre_mlir.analysis.buffers import matmul_tiles
 from spyre_mlir.dialects.spyre_iteration import IterDim, core_boxes, parts
 from spyre_mlir.layout import Layout
 from spyre_mlir.target.config import DeviceConfig

@@ -36,8 +36,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.cost import piece_rows
-from spyre_mlir.analysis.sticks import matmul_reads
-from spyre_mlir.analysis.work import pointwise_program, slice_strides
+from spyre_mlir.analysis.sfp import pointwise_program
+from spyre_mlir.analysis.sticks import matmul_reads, slice_strides
 from spyre_mlir.dialects import spyre, spyre_isa
 from spyre_mlir.dialects.spyre import (
     epilogue,

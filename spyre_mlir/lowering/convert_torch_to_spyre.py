@@ -59,7 +59,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.cost import host_round_trip_seconds, relayout_seconds
-from spyre_mlir.analysis.work import transfer_permutation
+from spyre_mlir.analysis.views import transfer_permutation
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects import torch as t
 from spyre_mlir.layout import Layout

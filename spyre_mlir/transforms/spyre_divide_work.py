@@ -29,8 +29,8 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from spyre_mlir.analysis.buffers import epilogue_sticks
 from spyre_mlir.analysis.cost import matmul_shape, plan_matmul
-from spyre_mlir.analysis.work import epilogue_sticks
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import epilogue, iteration_dims, kernel_iteration_dims, kernel_ops
 from spyre_mlir.dialects.spyre_iteration import even_split

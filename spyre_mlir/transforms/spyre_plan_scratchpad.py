@@ -32,8 +32,8 @@ from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from spyre_mlir.analysis.buffers import epilogue_buffers, epilogue_sticks, kernel_buffers, row_group_buffers
 from spyre_mlir.analysis.cost import MULTICAST_BUFFERS, best_chunks, matmul_shape
-from spyre_mlir.analysis.work import epilogue_buffers, epilogue_sticks, kernel_buffers, row_group_buffers
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import epilogue, kernel_iteration_dims, kernel_ops, row_group
 from spyre_mlir.dialects.spyre_iteration import core_boxes, max_chunk

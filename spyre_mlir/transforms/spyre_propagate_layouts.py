@@ -58,7 +58,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.cost import relayout_seconds
 from spyre_mlir.analysis.sticks import matmul_reads
-from spyre_mlir.analysis.work import transfer_permutation
+from spyre_mlir.analysis.views import transfer_permutation
 from spyre_mlir.dialects import spyre
 from spyre_mlir.layout import Layout, broadcast_dim_map, operand_strides
 from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig

@@ -42,8 +42,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
 from xdsl.passes import ModulePass
 
+from spyre_mlir.analysis.buffers import epilogue_sticks
 from spyre_mlir.analysis.cost import MatmulShape, best_chunks, matmul_shape, multicast_chains, plan_matmul
-from spyre_mlir.analysis.work import epilogue_sticks
 from spyre_mlir.diagnostics import REMARKS
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import epilogue, kernel_ops
