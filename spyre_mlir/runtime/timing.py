@@ -111,10 +111,13 @@ def _conflict(a: Work, b: Work) -> bool:
 
 
 class _Running:
-    __slots__ = ("work", "core", "pos", "start", "lat_end", "progress", "rate", "compute", "port", "ddr")
+    """An instruction in flight on its core's engine."""
 
-    def __init__(self, work: Work, core: int, pos: int, start: float):
+    __slots__ = ("work", "engine", "core", "pos", "start", "lat_end", "progress", "rate", "compute", "port", "ddr")
+
+    def __init__(self, work: Work, engine: str, core: int, pos: int, start: float):
         self.work = work
+        self.engine = engine
         self.core = core
         self.pos = pos
         self.start = start
@@ -127,55 +130,102 @@ class _Running:
 WINDOW = 64
 """How far past its oldest unfinished instruction a core looks for work it may start."""
 
+_EPS = 1e-9
+"""Cycles within which events count as simultaneous."""
+
 
 def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
     """Run the per-core instruction lists of one launch through the event model."""
-    ddr_rate = config.ddr_bytes_per_s / config.clock_hz
-    port_rate = config.lx_port_bytes_per_cycle
-    cores = sorted(programs)
-    state = {c: [0] * len(programs[c]) for c in cores}  # 0 waiting, 1 running, 2 done
-    resume = {c: [0] * len(programs[c]) for c in cores}  # where instruction i's conflict scan stopped
-    frontier = {c: 0 for c in cores}  # oldest unfinished instruction
-    engine_head: dict[tuple[int, str], deque[int]] = defaultdict(deque)
-    for c in cores:
-        for i, w in enumerate(programs[c]):
-            if w.engine is not None:
-                engine_head[(c, w.engine)].append(i)
-    engine_busy: dict[tuple[int, str], bool] = defaultdict(bool)
-    tokens: dict[int, deque[float]] = defaultdict(deque)
-    at_barrier: dict[int, int] = {}
-    running: list[_Running] = []
-    spans: list[Span] = []
-    busy: dict[str, float] = defaultdict(float)
-    t = 0.0
-    dirty = set(cores)
-    eps = 1e-9
-    # A scan of core c can issue something new only after one of its own instructions
-    # finished, or, when it stopped at a `wait` on token T without enough tokens, after T was
-    # signalled (other cores' finishing, issuing or barrier arrivals change nothing else it
-    # looks at: engines, hazards and the barrier's release are its own core's state). A scan
-    # records (finished[c], T, signals of T so far); a core is scanned again only when that
-    # changed: after its own instruction finished, or by T's signal (`waiters`).
-    finished = {c: 0 for c in cores}
-    signalled: dict[int, int] = defaultdict(int)  # tokens ever signalled, per token
-    waiters: dict[int, set[int]] = defaultdict(set)  # cores whose last scan stopped at a wait on the token
-    scanned: dict[int, tuple[int, int | None, int]] = {}
+    return Simulation(programs, config).run()
 
-    def signal(token: int) -> None:
-        tokens[token].append(t)
-        signalled[token] += 1
-        if token in waiters:
-            dirty.update(waiters.pop(token))
 
-    def finish(c: int, i: int) -> None:
-        state[c][i] = 2
-        finished[c] += 1
-        while frontier[c] < len(programs[c]) and state[c][frontier[c]] == 2:
+class Simulation:
+    """One launch's per-core instruction lists in the event model (module docstring): the
+    cores' issue state, the instructions in flight and the clock, advanced event by event.
+
+    A scan of core c (`_try_issue`) can issue something new only after one of its own
+    instructions finished, or, when it stopped at a `wait` on token T without enough tokens,
+    after T was signalled (other cores' finishing, issuing or barrier arrivals change nothing
+    else it looks at: engines, hazards and the barrier's release are its own core's state). A
+    scan records (finished[c], T, signals of T so far); a core is scanned again only when that
+    changed: after its own instruction finished, or by T's signal (`waiters`)."""
+
+    def __init__(self, programs: dict[int, list[Work]], config: DeviceConfig):
+        self.programs = programs
+        self.ddr_rate = config.ddr_bytes_per_s / config.clock_hz
+        """DDR bytes per cycle, shared by every transfer in flight."""
+        self.port_rate = config.lx_port_bytes_per_cycle
+        """LX port bytes per cycle, shared by one core's users of the port."""
+        self.cores = sorted(programs)
+        cores = self.cores
+        self.state = {c: [0] * len(programs[c]) for c in cores}  # 0 waiting, 1 running, 2 done
+        self.resume = {c: [0] * len(programs[c]) for c in cores}  # where instruction i's conflict scan stopped
+        self.frontier = {c: 0 for c in cores}  # oldest unfinished instruction
+        self.engine_head: dict[tuple[int, str], deque[int]] = defaultdict(deque)
+        """Per (core, engine), its instructions not yet issued, in program order."""
+        for c in cores:
+            for i, w in enumerate(programs[c]):
+                if w.engine is not None:
+                    self.engine_head[(c, w.engine)].append(i)
+        self.engine_busy: dict[tuple[int, str], bool] = defaultdict(bool)
+        self.tokens: dict[int, deque[float]] = defaultdict(deque)
+        """Per token, when each signal not yet consumed was made."""
+        self.at_barrier: dict[int, int] = {}
+        """Cores waiting at a barrier, and at which instruction."""
+        self.running: list[_Running] = []
+        self.spans: list[Span] = []
+        self.busy: dict[str, float] = defaultdict(float)
+        self.t = 0.0
+        self.dirty = set(cores)
+        """Cores to scan for instructions they may issue."""
+        self.finished = {c: 0 for c in cores}
+        self.signalled: dict[int, int] = defaultdict(int)  # tokens ever signalled, per token
+        self.waiters: dict[int, set[int]] = defaultdict(set)  # cores whose last scan stopped at a wait on the token
+        self.scanned: dict[int, tuple[int, int | None, int]] = {}
+
+    def run(self) -> Timeline:
+        programs, frontier = self.programs, self.frontier
+        while True:
+            self._issue()
+            if not self.running:
+                if all(frontier[c] == len(programs[c]) for c in self.cores):
+                    break
+                where = "; ".join(
+                    f"core {c} at instruction #{programs[c][frontier[c]].index} ({programs[c][frontier[c]].name})"
+                    for c in self.cores
+                    if frontier[c] < len(programs[c])
+                )
+                raise DeadlockError(f"deadlock, every unfinished core is blocked: {where}")
+            self._advance(self._next_event())
+        return Timeline(self.t, self.spans, dict(self.busy))
+
+    def _signal(self, token: int) -> None:
+        self.tokens[token].append(self.t)
+        self.signalled[token] += 1
+        if token in self.waiters:
+            self.dirty.update(self.waiters.pop(token))
+
+    def _finish(self, c: int, i: int) -> None:
+        self.state[c][i] = 2
+        self.finished[c] += 1
+        frontier, prog, st = self.frontier, self.programs[c], self.state[c]
+        while frontier[c] < len(prog) and st[frontier[c]] == 2:
             frontier[c] += 1
 
-    def try_issue(c: int) -> None:
-        scanned[c] = (finished[c], None, 0)
-        prog, st = programs[c], state[c]
+    def _issue(self) -> None:
+        """Scan the dirty cores, the lowest-numbered first, for what they may start now."""
+        dirty, scanned, finished, signalled = self.dirty, self.scanned, self.finished, self.signalled
+        while dirty:
+            c = min(dirty)
+            dirty.remove(c)
+            last = scanned.get(c)
+            if last is None or last[0] != finished[c] or (last[1] is not None and signalled[last[1]] != last[2]):
+                self._try_issue(c)  # else it would find what the last scan found: nothing more to issue
+
+    def _try_issue(self, c: int) -> None:
+        frontier, finished = self.frontier, self.finished
+        self.scanned[c] = (finished[c], None, 0)
+        prog, st, resume = self.programs[c], self.state[c], self.resume[c]
         i = frontier[c]
         end = min(len(prog), frontier[c] + WINDOW)
         while i < end:
@@ -188,68 +238,59 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
                 earlier_done = frontier[c] == i
                 if kind == "signal":
                     if earlier_done:
-                        finish(c, i)
-                        signal(w.sync[1])
+                        self._finish(c, i)
+                        self._signal(w.sync[1])
                     i += 1
                     continue
                 if kind == "wait":
                     token = w.sync[1]
-                    queue = tokens[token]
+                    queue = self.tokens[token]
                     if len(queue) < w.sync[2]:
-                        scanned[c] = (finished[c], token, signalled[token])
-                        waiters[token].add(c)
+                        self.scanned[c] = (finished[c], token, self.signalled[token])
+                        self.waiters[token].add(c)
                         return
                     for _ in range(w.sync[2]):
                         queue.popleft()
-                    finish(c, i)
+                    self._finish(c, i)
                     i += 1
                     continue
                 # barrier: this core's earlier work done, then every core of the launch (the
                 # last to arrive finishes everyone's barrier, which rescans their cores)
                 if not earlier_done:
                     return
+                at_barrier = self.at_barrier
                 at_barrier[c] = i
-                if len(at_barrier) < len(cores):
+                if len(at_barrier) < len(self.cores):
                     return
                 for other, j in list(at_barrier.items()):
-                    finish(other, j)
-                    dirty.add(other)
+                    self._finish(other, j)
+                    self.dirty.add(other)
                 at_barrier.clear()
                 i += 1
                 continue
-            head = engine_head[(c, w.engine)]
-            if not engine_busy[(c, w.engine)] and head and head[0] == i:
+            engine = w.engine
+            assert engine is not None  # a Work without an engine is a sync
+            head = self.engine_head[(c, engine)]
+            if not self.engine_busy[(c, engine)] and head and head[0] == i:
                 # earlier instructions checked once stay checked: a conflict is a property of
                 # the pair, and finishing is final, so the scan resumes where it stopped
-                j = max(resume[c][i], frontier[c])
+                j = max(resume[i], frontier[c])
                 while j < i and (st[j] == 2 or not _conflict(w, prog[j])):
                     j += 1
-                resume[c][i] = j
+                resume[i] = j
                 if j == i:
                     head.popleft()
-                    engine_busy[(c, w.engine)] = True
+                    self.engine_busy[(c, engine)] = True
                     st[i] = 1
-                    running.append(_Running(w, c, i, t))
+                    self.running.append(_Running(w, engine, c, i, self.t))
             i += 1
 
-    while True:
-        while dirty:
-            c = min(dirty)  # the lowest-numbered core first
-            dirty.remove(c)
-            last = scanned.get(c)
-            if last is None or last[0] != finished[c] or (last[1] is not None and signalled[last[1]] != last[2]):
-                try_issue(c)  # else it would find what the last scan found: nothing more to issue
-        if not running:
-            if all(frontier[c] == len(programs[c]) for c in cores):
-                break
-            where = "; ".join(
-                f"core {c} at instruction #{programs[c][frontier[c]].index} ({programs[c][frontier[c]].name})"
-                for c in cores
-                if frontier[c] < len(programs[c])
-            )
-            raise DeadlockError(f"deadlock, every unfinished core is blocked: {where}")
-        # shares of the resources among the transfers in flight (those past their latency)
-        te = t + eps
+    def _next_event(self) -> float:
+        """Each transfer's rate from its shares of the resources in flight (those past their
+        latency), and the time of the next event: a latency ending or a transfer finishing."""
+        t, running = self.t, self.running
+        port_rate, ddr_rate = self.port_rate, self.ddr_rate
+        te = t + _EPS
         n_ddr = 0
         n_port: dict[int, int] = {}
         for r in running:
@@ -281,22 +322,26 @@ def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
                 e = t + (1.0 - r.progress) / r.rate
                 if e < next_event:
                     next_event = e
-        dt = next_event - t
-        t = next_event
-        was, te = t - dt + eps, t + eps
+        return next_event
+
+    def _advance(self, next_event: float) -> None:
+        """Move the clock to `next_event`: progress for the transfers that ran, and the
+        instructions that finished leave their engines."""
+        dt = next_event - self.t
+        t = self.t = next_event
+        was, te = t - dt + _EPS, t + _EPS
         done = []
-        for r in running:
+        for r in self.running:
             if r.lat_end <= was and r.rate > 0:  # was transferring during the step
                 r.progress = 1.0 if r.rate == math.inf else r.progress + r.rate * dt
             if r.lat_end <= te and r.progress >= 1.0 - 1e-9:
                 done.append(r)
         for r in done:
-            running.remove(r)
-            engine_busy[(r.core, r.work.engine)] = False
-            finish(r.core, r.pos)
+            self.running.remove(r)
+            self.engine_busy[(r.core, r.engine)] = False
+            self._finish(r.core, r.pos)
             if r.work.notify is not None:
-                signal(r.work.notify)
-            spans.append(Span(r.core, r.work.engine, r.work.name, r.work.index, r.start, t))
-            busy[r.work.engine] += t - r.start
-            dirty.add(r.core)
-    return Timeline(t, spans, dict(busy))
+                self._signal(r.work.notify)
+            self.spans.append(Span(r.core, r.engine, r.work.name, r.work.index, r.start, t))
+            self.busy[r.engine] += t - r.start
+            self.dirty.add(r.core)
