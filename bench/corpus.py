@@ -1,7 +1,7 @@
 """Tiny Hugging Face models, built offline from configs: the corpus that bench/coverage.py
 compiles with `torch.compile(backend="spyre")`.
 
-    from corpus import CORPUS, build        # with bench/ on sys.path
+    from corpus import CORPUS, build        # from a script in bench/ (its folder is on sys.path)
     model, example_inputs = build("llama")  # eval mode, random weights (seed 0)
     model(*example_inputs)
 
@@ -10,7 +10,7 @@ downloaded, HF_HUB_OFFLINE=1 is set here), 2 layers, hidden 64, 4 heads (head_di
 key/value heads where the family has grouped-query attention), intermediate 128, vocabulary
 1000, batch 1, sequence 23 (not a multiple of 64, the stick width, nor of 8). Weights are
 random and seeded: the family's initialisation under `torch.manual_seed(0)`, then redrawn by
-test/python/helpers.py `randomize_weights` so that attention, masks and biases show in the
+spyre_mlir.testing.weights `randomize_weights` so that attention, masks and biases show in the
 output (the families' std-0.02 init hides them behind the residual stream). Token ids are drawn
 from [4, vocab) with their own seeded generator, so no id is a pad/bos/eos token. Vision entries
 take one 3 x 40 x 40 image in patches of 8 (25 patches + a class token: 26 tokens). Encoder-decoder
@@ -25,19 +25,15 @@ user of `torch.compile` gets; aot_autograd decomposes it into bmm, softmax and m
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-_TESTS = str(Path(__file__).resolve().parents[1] / "test" / "python")
-if _TESTS not in sys.path:
-    sys.path.append(_TESTS)
 
-import torch  # noqa: E402
-from helpers import randomize_weights  # noqa: E402
+import torch
+
+from spyre_mlir.testing.weights import randomize_weights
 
 VOCAB = 1000
 HIDDEN = 64

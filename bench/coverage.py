@@ -8,7 +8,7 @@ gets right, in one run.
 For every corpus entry: build it, run it eagerly, compile it with
 `torch.compile(backend="spyre")` (default options: ops without a device lowering run on the
 CPU inside the compiled graph), run it, and compare with eager under the model criterion of
-test/python/helpers.py (`compare_model_outputs`: the same function the model tests use). A
+spyre_mlir.testing.criteria (`compare_model_outputs`: the same function the model tests use). A
 second call runs under `spyre_mlir.profile()`: its kernel times add up to the simulated device
 latency of one forward (host ops and transfers are not in it); its host transfers (bytes both
 ways, at the host link's rate: `Profile.transfers_s`) are a column of their own, so a change
@@ -33,17 +33,13 @@ import warnings
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent / "test" / "python")]
+import torch
+from corpus import CORPUS, LAYERS, build  # bench/corpus.py, beside this script
 
-import torch  # noqa: E402
-from corpus import CORPUS, LAYERS, build  # noqa: E402
-from helpers import compare_model_outputs, model_tolerance  # noqa: E402
-
-import spyre_mlir  # noqa: E402
-from spyre_mlir.frontend.backend import STATS  # noqa: E402
+import spyre_mlir
+from spyre_mlir.frontend.backend import STATS
+from spyre_mlir.testing.criteria import compare_model_outputs, model_tolerance
 
 
 @dataclass
@@ -260,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"criterion: cosine >= 0.999 and max error <= {tot['tolerance']:.4f} x max |eager| "
-        f"({LAYERS} layers; test/python/helpers.py: compare_model_outputs)"
+        f"({LAYERS} layers; spyre_mlir.testing.criteria: compare_model_outputs)"
     )
     if tot["cpu_fallback_ops"]:
         print("\nfloat ops run on the CPU (no device lowering yet): op  models  nodes")

@@ -17,12 +17,9 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test" / "fuzz"))
-
-from fuzz_mutations import apply_recipe, draw_recipes
-from fuzz_runner import DEFAULT_TIMEOUT, FAILURES, Result, run_cases, summarize
+from spyre_mlir.testing.fuzz.mutations import apply_recipe, draw_recipes
+from spyre_mlir.testing.fuzz.runner import DEFAULT_TIMEOUT, FAILURES, Result, run_cases, summarize
 
 
 def table(summary: dict) -> str:

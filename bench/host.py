@@ -51,7 +51,7 @@ QUICK_SEQ = 32
 # region Workers (each in its own process)
 
 
-def _offline() -> None:
+def offline() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -68,7 +68,7 @@ def _bert(layers: int):
     return transformers.BertModel(config).eval()
 
 
-def _time_calls(fn, calls: int) -> tuple[float, float]:
+def time_calls(fn, calls: int) -> tuple[float, float]:
     """(first call, median of the next `calls`) in seconds."""
     t0 = time.perf_counter()
     fn()
@@ -82,7 +82,7 @@ def _time_calls(fn, calls: int) -> tuple[float, float]:
 
 
 def worker_compile(layers: int, backend: str, seq: int) -> dict:
-    _offline()
+    offline()
     if backend == "inductor":
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="spyre-bench-inductor-")
     import warnings
@@ -100,7 +100,7 @@ def worker_compile(layers: int, backend: str, seq: int) -> dict:
     compiled = torch.compile(model, backend="spyre") if backend == "spyre" else torch.compile(model)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        first, steady = _time_calls(lambda: compiled(input_ids=ids, attention_mask=mask), 2)
+        first, steady = time_calls(lambda: compiled(input_ids=ids, attention_mask=mask), 2)
     return {"layers": layers, "backend": backend, "first_s": first, "steady_s": steady, "compile_s": first - steady}
 
 
@@ -130,7 +130,7 @@ def minilm(seq: int):
 
 
 def worker_minilm(seq: int, calls: int) -> dict:
-    _offline()
+    offline()
     import warnings
 
     import numpy as np
@@ -155,11 +155,11 @@ def worker_minilm(seq: int, calls: int) -> dict:
     model, batch = minilm(seq)
     weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
 
-    eager_first, eager_s = _time_calls(lambda: model(**batch), calls * 4)
+    eager_first, eager_s = time_calls(lambda: model(**batch), calls * 4)
     compiled = torch.compile(model, backend="spyre")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        first, device_s = _time_calls(lambda: compiled(**batch), calls)
+        first, device_s = time_calls(lambda: compiled(**batch), calls)
         out = compiled(**batch).last_hidden_state
     ref = model(**batch).last_hidden_state
     cos = torch.nn.functional.cosine_similarity(out.reshape(-1), ref.reshape(-1), dim=0).item()

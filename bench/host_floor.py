@@ -36,13 +36,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from host import _offline, _time_calls, minilm
+from host import minilm, offline, time_calls  # bench/host.py, beside this script
 
 SEQ = 128
 CALLS = 10
@@ -142,7 +140,7 @@ def _replay(seen: dict[str, list], replays: int) -> dict[str, float]:
 
 
 def measure(calls: int, replays: int, seq: int = SEQ) -> dict:
-    _offline()
+    offline()
     import warnings
 
     import torch
@@ -154,11 +152,11 @@ def measure(calls: int, replays: int, seq: int = SEQ) -> dict:
     transformers.utils.logging.disable_progress_bar()
     torch.set_grad_enabled(False)
     model, batch = minilm(seq)
-    _, eager_s = _time_calls(lambda: model(**batch), calls * 4)
+    _, eager_s = time_calls(lambda: model(**batch), calls * 4)
     compiled = torch.compile(model, backend="spyre")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _, device_s = _time_calls(lambda: compiled(**batch), calls)
+        _, device_s = time_calls(lambda: compiled(**batch), calls)
         with spyre_mlir.profile() as prof:
             seen = _record(compiled, batch)
     if not (seen["decode"] and seen["encode"] and seen["matmul"]):

@@ -10,13 +10,13 @@ once, with the bits of two attentions over two equal masks (two inputs, which ne
 
 import pytest
 import torch
-from helpers import assert_within_device_bound, reference
 from xdsl.traits import Pure
 
 from spyre_mlir.dialects.torch import PURE_OPS, torch_op_class
 from spyre_mlir.frontend.backend import STATS, get_device
 from spyre_mlir.lowering.convert_torch_to_spyre import DEVICE_OPS
 from spyre_mlir.runtime.numerics import DL16
+from spyre_mlir.testing.criteria import assert_within_device_bound, reference
 
 NO_OVERLOAD = {"torch.prim.ListUnpack"}
 """A TorchScript list op with no PyTorch overload: it reads the elements of a list value."""

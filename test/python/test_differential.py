@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from helpers import compile_captured, reference
+from helpers import compile_captured
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from test_ops_e2e import Fn
@@ -44,6 +44,7 @@ from test_ops_e2e import Fn
 from spyre_mlir.frontend.backend import STATS
 from spyre_mlir.runtime.numerics import DL16, DL16_MAX
 from spyre_mlir.runtime.reference import evaluate
+from spyre_mlir.testing.criteria import reference
 
 EXAMPLES = 60
 """Hypothesis examples per op family (each one a shape, a dtype and a draw of values);

@@ -1,4 +1,4 @@
-"""The CI slice of the fuzz harness (test/fuzz, docs/fuzzing.md): 200 mutants of the test
+"""The CI slice of the fuzz harness (spyre_mlir.testing.fuzz, docs/fuzzing.md): 200 mutants of the test
 suite's modules, drawn by Hypothesis from a fixed seed, through spyre-opt and spyre-run.
 No traceback, crash, hang, mismatch or unlocated diagnostic is allowed.
 
@@ -11,14 +11,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
-
-from fuzz_mutations import OPERATORS, apply_recipe, draw_recipes, load_seeds
-from fuzz_runner import FAILURES, run_cases, summarize
+from spyre_mlir.testing.fuzz.mutations import OPERATORS, apply_recipe, draw_recipes, load_seeds
+from spyre_mlir.testing.fuzz.runner import FAILURES, run_cases, summarize
 
 CASES = int(os.environ.get("SPYRE_FUZZ_CASES", "200"))
 SEED = int(os.environ.get("SPYRE_FUZZ_SEED", "0"))

@@ -12,8 +12,8 @@ The criterion:
     bit for bit, signed zeros included - is data put in the wrong place (layout arithmetic,
     propagate-layouts, lowering, DMA strides, transfers);
   * the matmul of the moved tensor with a normal-valued matrix is within the DL16 error bound
-    `runtime/reference.py` propagates (helpers.py, docs/numerics.md), and across the run some
-    f32 product shows DL16 rounding (a silent fp32 path would fail);
+    `runtime/reference.py` propagates (spyre_mlir.testing.criteria, docs/numerics.md), and
+    across the run some f32 product shows DL16 rounding (a silent fp32 path would fail);
   * every op of the chain runs on the device (`GraphReport.cpu_fallback` is empty), except the
     classes in `excused` below, which the device has no relayout for yet; an excused example
     may fall back only in the ops of its excused class (its values are still checked).

@@ -1,18 +1,19 @@
 """torch.compile(backend="spyre") runs an MLP through torch -> spyre -> spyre_isa on the
-device model and matches PyTorch within the DL16 bound (criterion: helpers.py)."""
+device model and matches PyTorch within the DL16 bound (criterion:
+spyre_mlir.testing.criteria)."""
 
 import gc
 
 import numpy as np
 import pytest
 import torch
-from helpers import assert_within_device_bound, reference
 
 from spyre_mlir.frontend.backend import STATS, ParamKey, get_device
 from spyre_mlir.runtime.host import Executable
 from spyre_mlir.runtime.interpreter import DeviceModel
 from spyre_mlir.runtime.numerics import DL16, IEEE_FP16
 from spyre_mlir.target.config import DeviceConfig
+from spyre_mlir.testing.criteria import assert_within_device_bound, reference
 
 ACTIVATIONS = {"gelu": torch.nn.GELU(), "relu": torch.nn.ReLU(), "gelu_tanh": torch.nn.GELU(approximate="tanh")}
 

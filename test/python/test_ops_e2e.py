@@ -1,12 +1,13 @@
 """Every device lowering, through torch.compile on the device model, against the exact answer
-within the DL16 bound that runtime/reference.py propagates (criterion: helpers.py)."""
+within the DL16 bound that runtime/reference.py propagates (criterion:
+spyre_mlir.testing.criteria)."""
 
 import pytest
 import torch
-from helpers import assert_within_device_bound, reference
 
 from spyre_mlir.frontend.backend import STATS
 from spyre_mlir.runtime.numerics import DL16
+from spyre_mlir.testing.criteria import assert_within_device_bound, reference
 
 
 class Fn(torch.nn.Module):

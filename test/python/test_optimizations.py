@@ -17,7 +17,7 @@ and where intermediates live, never what is computed, except one:
     instead of rounding each to DL16, and epilogues read the matmul's fp32 sums where the
     separate kernel reads them rounded to DL16 from DDR: a different, and never worse,
     rounding, so both are compared with eager within the DL16 bound of the model
-    (helpers.reference);
+    (spyre_mlir.testing.criteria.reference);
   * k_split sums a matmul's k halves on two cores and adds the two fp32 partial sums: a
     different association of the fp32 sum, so it too is compared within the DL16 bound (and
     the bit-for-bit comparisons of the others are made with it off on both sides).
@@ -30,11 +30,11 @@ two pointwise kernels (the on-chip relayout). The sanitizer is on
 
 import pytest
 import torch
-from helpers import assert_within_device_bound, reference
 
 from spyre_mlir.frontend.backend import get_device
 from spyre_mlir.pipeline import Optimizations
 from spyre_mlir.runtime.numerics import DL16
+from spyre_mlir.testing.criteria import assert_within_device_bound, reference
 
 
 class Block(torch.nn.Module):

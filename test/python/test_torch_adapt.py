@@ -1,18 +1,19 @@
 """torch-adapt end to end: each rewrite keeps the answer (within the DL16 bound of the exact
-float64 result, criterion in helpers.py) and takes the op to the device; without the pass the
-same ops stay correct on the CPU (the lowering never trades a sign for a device path)."""
+float64 result, criterion in spyre_mlir.testing.criteria) and takes the op to the device;
+without the pass the same ops stay correct on the CPU (the lowering never trades a sign for a
+device path)."""
 
 import math
 
 import pytest
 import torch
-from helpers import assert_within_device_bound, reference
 from test_ops_e2e import Fn, randn
 from xdsl.context import Context
 from xdsl.parser import Parser
 
 from spyre_mlir.frontend.backend import STATS
 from spyre_mlir.runtime.numerics import DL16
+from spyre_mlir.testing.criteria import assert_within_device_bound, reference
 from spyre_mlir.tools.spyre_opt import make_tool_context
 from spyre_mlir.transforms.torch_adapt import TorchAdaptPass
 

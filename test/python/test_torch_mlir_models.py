@@ -6,8 +6,8 @@ in dense_resource blobs; its docstring gives the configs and inputs). Each ARCH.
 way `spyre-run ARCH.mlir --input ...` runs it: parsed with the tool context, compiled with the
 spyre-pipeline (ops the device cannot run stay on the CPU), executed on the device model with
 the inputs of ARCH.npz (token ids stay int64), and its output compared with the npz's eager
-PyTorch output under the model criterion of helpers.py (`compare_model_outputs`: cosine >=
-0.999 and max error <= 16 u (layers + 1) of the output's scale, u = 2^-10). The share of the
+PyTorch output under the model criterion of spyre_mlir.testing.criteria
+(`compare_model_outputs`: cosine >= 0.999 and max error <= 16 u (layers + 1) of the output's scale, u = 2^-10). The share of the
 module's torch ops that ran on the device is printed (pytest -s) and recorded.
 
 torch-mlir is not needed here. Unlike torch.compile(backend="spyre"), which receives
@@ -28,7 +28,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from helpers import compare_model_outputs
 from xdsl.parser import Parser
 
 from spyre_mlir.lowering.convert_torch_to_spyre import host_ops
@@ -36,6 +35,7 @@ from spyre_mlir.pipeline import run_pipeline
 from spyre_mlir.runtime.host import Executable
 from spyre_mlir.runtime.interpreter import DeviceModel
 from spyre_mlir.target.config import DeviceConfig
+from spyre_mlir.testing.criteria import compare_model_outputs
 from spyre_mlir.tools.spyre_opt import make_tool_context
 
 MODELS = Path(__file__).resolve().parents[1] / "fixtures" / "models"

@@ -1,18 +1,11 @@
-"""Shared set-up of the model tests: test/python (helpers.py, the pass criteria) on sys.path,
-offline Hugging Face, and a fresh Dynamo per test."""
+"""Shared set-up of the model tests: offline Hugging Face, and a fresh Dynamo per test."""
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-_TESTS = str(Path(__file__).resolve().parents[1])
-if _TESTS not in sys.path:
-    sys.path.insert(0, _TESTS)
 
 
 @pytest.fixture

@@ -1,13 +1,14 @@
 """Ten Hugging Face architectures through torch.compile(backend="spyre") match eager PyTorch.
 
 Each model is built offline from a tiny config (2 layers; no hub access) with seeded random
-weights scaled so that every part of it shows in the output (helpers.py `randomize_weights`:
-with the families' own std-0.02 init a lost attention mask would change the output by a few u),
-and called once eagerly and once compiled, with the backend's defaults: ops without a device
-lowering run on the CPU inside the compiled graph. The outputs must pass the model
-criterion of helpers.py (`compare_model_outputs`: cosine >= 0.999 and max error <= 16 u
-(layers + 1) of the output's scale, u = 2^-10), and the share of the graph's ops that ran on
-the device is printed (run pytest with -s to see it) and held above a weak floor.
+weights scaled so that every part of it shows in the output (spyre_mlir.testing.weights
+`randomize_weights`: with the families' own std-0.02 init a lost attention mask would change
+the output by a few u), and called once eagerly and once compiled, with the backend's defaults:
+ops without a device lowering run on the CPU inside the compiled graph. The outputs must pass
+the model criterion of spyre_mlir.testing.criteria (`compare_model_outputs`: cosine >= 0.999
+and max error <= 16 u (layers + 1) of the output's scale, u = 2^-10), and the share of the
+graph's ops that ran on the device is printed (run pytest with -s to see it) and held above a
+weak floor.
 
 Two shapes per architecture:
 
@@ -32,9 +33,10 @@ from dataclasses import dataclass
 import pytest
 import torch
 import transformers  # a test dependency (pyproject [test]): never skipped
-from helpers import compare_model_outputs, randomize_weights
 
 from spyre_mlir.frontend.backend import STATS
+from spyre_mlir.testing.criteria import compare_model_outputs
+from spyre_mlir.testing.weights import randomize_weights
 
 pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 

@@ -27,7 +27,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
+"""The repository: its test suite is the corpus of seeds."""
 TEST = ROOT / "test"
 
 LARGE_BYTES = 20_000

@@ -1,6 +1,6 @@
-"""Random weights for the tiny model tests, in a module of its own: it needs only torch, so
-test/fixtures/make_torch_mlir_models.py (run where spyre_mlir is not installed) uses the same
-function as the tests (test/python/helpers.py re-exports it)."""
+"""Random weights for the tiny model tests. This module needs only torch (it imports nothing of
+spyre_mlir), so test/fixtures/make_torch_mlir_models.py, run where spyre_mlir is not installed,
+loads this file by its path and draws the same weights as the tests and bench/corpus.py."""
 
 from __future__ import annotations
 

@@ -113,7 +113,8 @@ def _run_ops(ops: Sequence[Operation], env: dict[SSAValue, Any]) -> list[np.ndar
     for op in ops:
         if isinstance(op, func.ReturnOp | spyre.YieldOp):
             return [env[v] for v in op.operands]
-        a = [env.get(v) for v in op.operands]
+        a: list[Any] = [env.get(v) for v in op.operands]  # arrays, or the scalars of constants
+        r: Any
         if isinstance(op, spyre.ToDeviceOp):
             x = np.asarray(a[0], dtype=np.float32)
             if op.permutation is not None:

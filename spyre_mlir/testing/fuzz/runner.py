@@ -1,7 +1,7 @@
 """Run fuzz cases through spyre-opt and spyre-run, in killable worker processes, and
 classify what happened (see docs/fuzzing.md).
 
-Each case (a recipe of fuzz_mutations) is written to a file and run, in-process in a worker,
+Each case (a recipe of spyre_mlir.testing.fuzz.mutations) is written to a file and run, in-process in a worker,
 through the tools' own `main` functions, as a user would run them:
 
     1. spyre-opt CASE.mlir -p 'spyre-pipeline{cores=N}'   parse, verify, the whole pipeline, print
@@ -35,7 +35,6 @@ import multiprocessing as mp
 import os
 import re
 import signal
-import sys
 import tempfile
 import time
 import traceback
@@ -45,11 +44,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
-
-from fuzz_mutations import apply_recipe  # noqa: E402
+from spyre_mlir.testing.fuzz.mutations import apply_recipe
 
 OUTCOMES = ("ok", "diagnostic", "out_of_range", "unlocated", "mismatch", "traceback", "crash", "hang")
 FAILURES = ("unlocated", "mismatch", "traceback", "crash", "hang")
@@ -200,7 +195,7 @@ def run_case(index: int, recipe: dict[str, Any], workdir: str) -> Result:
         if TORCH_LEVEL.search(text):
             argv.append("--reference")
             res.reference = True
-        else:  # spyre level: the harness's own oracle (fuzz_spyre_reference), on inputs it writes
+        else:  # spyre level: the harness's own oracle (spyre_mlir.testing.fuzz.oracle), on inputs it writes
             res.stage = "oracle"
             try:
                 oracle = _spyre_oracle(text, fn.group(1), workdir, index)
@@ -224,7 +219,8 @@ def run_case(index: int, recipe: dict[str, Any], workdir: str) -> Result:
             and expected is not None
         ):
             import numpy as np
-            from fuzz_spyre_reference import agree
+
+            from spyre_mlir.testing.fuzz.oracle import agree
 
             res.reference = True
             for i, (p, want) in enumerate(zip(outputs, expected)):
@@ -253,32 +249,26 @@ def _spyre_oracle(text: str, entry: str, workdir: str, index: int) -> tuple[list
     where the oracle does not apply. An exception here is the harness's bug: it counts as a
     traceback at stage `oracle`."""
     import numpy as np
-    from fuzz_spyre_reference import NoOracle, evaluate
+    from xdsl.dialects import func
 
     from spyre_mlir.diagnostics import LocatingParser
     from spyre_mlir.runtime.memory import DeviceError
+    from spyre_mlir.testing.fuzz.oracle import NoOracle, evaluate
     from spyre_mlir.tools.spyre_opt import make_tool_context
-    from spyre_mlir.tools.spyre_run import _input_types, _random_input
+    from spyre_mlir.tools.spyre_run import input_types, random_input
 
     module = LocatingParser(make_tool_context(), text).parse_module()
-    fn = next(
-        (
-            op
-            for op in module.ops
-            if getattr(op, "sym_name", None) is not None and op.sym_name.data == entry and op.name == "func.func"
-        ),
-        None,
-    )
+    fn = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry), None)
     if fn is None:
         return None
     try:
-        types = _input_types(fn)  # type: ignore[arg-type]
+        types = input_types(fn)
     except DeviceError:
         return None
     if sum(int(np.prod(s)) for s, _ in types) > 1 << 24:
         return None
     rng = np.random.default_rng(index)
-    inputs = [_random_input(rng, s, e) for s, e in types]
+    inputs = [random_input(rng, s, e) for s, e in types]
     try:
         expected = evaluate(module, entry, inputs)
     except NoOracle:
@@ -387,10 +377,11 @@ def run_cases(
             conns = [s.conn for s in slots]
             for c in wait(conns, timeout=1.0):
                 s = next(s for s in slots if s.conn is c)
+                payload: dict[str, Any] = {}
                 try:
-                    kind, payload = c.recv()
+                    kind, payload = s.conn.recv()
                 except (EOFError, OSError):
-                    kind, payload = "died", None
+                    kind = "died"
                     s.proc.join(2)
                 if kind == "ready":
                     s.ready = True
