@@ -21,8 +21,8 @@ from collections.abc import Callable
 
 from xdsl.passes import ModulePass, get_pass_option_infos
 
+from spyre_mlir.passes import get_all_passes
 from spyre_mlir.pipeline import Optimizations, pipeline_passes
-from spyre_mlir.transforms import get_all_passes
 
 COMMAND = "python -m spyre_mlir.tools.gen_passes_doc > docs/passes.md"
 

@@ -50,7 +50,7 @@ class SpyreOptMain(xDSLOptMain):
 
     def register_all_passes(self) -> None:
         super().register_all_passes()
-        from spyre_mlir.transforms import get_all_passes
+        from spyre_mlir.passes import get_all_passes
 
         for name, factory in get_all_passes().items():
             self.register_pass(name, factory)
