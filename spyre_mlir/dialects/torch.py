@@ -604,6 +604,40 @@ CREATION_OPS = frozenset(
 """Ops that make constants from shapes and numbers: the host builds them (the real stack
 constant-folds them at compile time)."""
 
+ELEMENTWISE_UNARY: tuple[str, ...] = tuple(
+    f"torch.aten.{name}"
+    for name in (
+        "relu",
+        "neg",
+        "abs",
+        "exp",
+        "log",
+        "sqrt",
+        "rsqrt",
+        "tanh",
+        "sin",
+        "cos",
+        "erf",
+        "sigmoid",
+        "reciprocal",
+        "gelu",
+    )
+)
+"""Element-wise ops of one tensor (gelu's other operand is its form, a string): each becomes a
+spyre.pointwise of one input (convert-torch-to-spyre's LowerUnary; UNARY there gives the body)."""
+
+ELEMENTWISE_BINARY: tuple[str, ...] = (
+    *(f"torch.aten.{kind}.Tensor" for kind in ("add", "sub", "mul", "div")),
+    "torch.aten.minimum",
+    "torch.aten.maximum",
+)
+"""Element-wise ops of two tensors (add/sub's third operand is alpha): a spyre.pointwise of two
+inputs (convert-torch-to-spyre's LowerBinary)."""
+
+ELEMENTWISE_SCALAR: tuple[str, ...] = tuple(f"torch.aten.{kind}.Scalar" for kind in ("add", "sub", "mul", "div"))
+"""Element-wise ops of one tensor and a number (add/sub/mul/div.Scalar): a spyre.pointwise of one
+input with the number in its body (convert-torch-to-spyre's LowerBinary)."""
+
 PURE_OPS = frozenset(
     {
         # with a device lowering (convert-torch-to-spyre's DEVICE_OPS without a dedicated class)

@@ -617,7 +617,9 @@ BINARY: dict[str, tuple[Callable[[SSAValue, SSAValue], SSAValue], str]] = {
 
 
 class LowerUnary(Lowering):
-    names = tuple(UNARY) + ("torch.aten.gelu",)
+    """The ops of torch.ELEMENTWISE_UNARY: the body UNARY gives, or gelu's form."""
+
+    names = t.ELEMENTWISE_UNARY
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         x = self.dev(op.operands[0], op)
@@ -635,10 +637,7 @@ class LowerUnary(Lowering):
 class LowerBinary(Lowering):
     """add/sub/mul/div/minimum/maximum with a tensor or a scalar; alpha folds into the body."""
 
-    names = tuple(f"torch.aten.{k}.{o}" for k in ("add", "sub", "mul", "div") for o in ("Tensor", "Scalar")) + (
-        "torch.aten.minimum",
-        "torch.aten.maximum",
-    )
+    names = t.ELEMENTWISE_BINARY + t.ELEMENTWISE_SCALAR
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         kind = op.name.split(".")[2]

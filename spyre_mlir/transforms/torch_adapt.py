@@ -63,7 +63,6 @@ from xdsl.pattern_rewriter import (
 )
 
 from spyre_mlir.dialects import torch as t
-from spyre_mlir.lowering.convert_torch_to_spyre import LowerBinary, LowerUnary
 
 
 def _new(name: str, operands: Sequence[SSAValue], result_type: Attribute) -> Operation:
@@ -290,12 +289,6 @@ class ReduceWithoutKeepdim(RewritePattern):
 
 
 VIEWS = (t.AtenViewOp.name, t.AtenReshapeOp.name, t.AtenUnsafeViewOp.name)
-ELEMENTWISE_UNARY = LowerUnary.names
-"""Element-wise ops of one tensor (gelu's other operand is its form, a string)."""
-ELEMENTWISE_BINARY = tuple(n for n in LowerBinary.names if not n.endswith(".Scalar"))
-"""Element-wise ops of two tensors (add/sub's third operand is alpha)."""
-ELEMENTWISE_SCALAR = tuple(n for n in LowerBinary.names if n.endswith(".Scalar"))
-"""Element-wise ops of one tensor and a number (add/sub/mul/div.Scalar)."""
 LANE_MOVES = (t.AtenPermuteOp.name, t.AtenTransposeIntOp.name)
 """Views that move elements between lanes on the device."""
 
@@ -307,7 +300,7 @@ def _elementwise_below(v: SSAValue) -> bool:
         v = v.owner.operands[0]
     return (
         isinstance(v.owner, Operation)
-        and v.owner.name in (*ELEMENTWISE_UNARY, *ELEMENTWISE_BINARY, *ELEMENTWISE_SCALAR)
+        and v.owner.name in (*t.ELEMENTWISE_UNARY, *t.ELEMENTWISE_BINARY, *t.ELEMENTWISE_SCALAR)
         and v.has_one_use()
     )
 
@@ -329,11 +322,16 @@ class ElementwiseBeforeView(RewritePattern):
     spyre-onchip-relayout transposed it (pointwise -> transpose -> pointwise)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        arity = 1 if op.name in (*ELEMENTWISE_UNARY, *ELEMENTWISE_SCALAR) else 2 if op.name in ELEMENTWISE_BINARY else 0
-        if not arity or len(op.results) != 1:
+        if op.name in t.ELEMENTWISE_UNARY or op.name in t.ELEMENTWISE_SCALAR:
+            arity = 1
+        elif op.name in t.ELEMENTWISE_BINARY:
+            arity = 2
+        else:
+            return
+        if len(op.results) != 1:
             return
         views = [v.owner for v in op.operands[:arity]]
-        if op.name in ELEMENTWISE_SCALAR and isinstance(views[0], Operation) and views[0].name in LANE_MOVES:
+        if op.name in t.ELEMENTWISE_SCALAR and isinstance(views[0], Operation) and views[0].name in LANE_MOVES:
             view = views[0]
             if not view.results[0].has_one_use() or not _elementwise_below(view.operands[0]):
                 return
@@ -352,7 +350,7 @@ class ElementwiseBeforeView(RewritePattern):
         if not all(isinstance(w, Operation) and w.name in VIEWS for w in views):
             return
         sources = [w.operands[0] for w in views]  # type: ignore[union-attr]
-        if op.name in ELEMENTWISE_SCALAR and not _elementwise_below(sources[0]):
+        if op.name in t.ELEMENTWISE_SCALAR and not _elementwise_below(sources[0]):
             return  # a scaling joins an element-wise producer only (after a product it stays with what follows)
         types = [v.type for v in sources]
         rt = op.results[0].type
