@@ -30,12 +30,13 @@ from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.diagnostics import in_pass, verify_after_pass
+from spyre_mlir.dialects import spyre
 from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
 from spyre_mlir.lowering.convert_torch_to_spyre import ConvertTorchToSpyrePass
-from spyre_mlir.runtime.memory import check_ddr_sizes
 from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig
 from spyre_mlir.transforms.spyre_divide_work import SpyreDivideWorkPass
 from spyre_mlir.transforms.spyre_fold_infinity_tests import SpyreFoldInfinityTestsPass
@@ -177,6 +178,21 @@ def run_pipeline(
                 )
             if p.name in ("convert-torch-to-spyre", "spyre-propagate-layouts"):  # where device tensors appear
                 check_ddr_sizes(module, config)  # one the device's DDR cannot hold: refused before it is planned
+
+
+def check_ddr_sizes(module: ModuleOp, config: DeviceConfig) -> None:
+    """Every device tensor of the module must fit the device's usable DDR on its own (shapes are
+    static), or no launch could ever run: refused with a diagnostic naming the op, the value's
+    type and the bytes, before any planning or host allocation."""
+    for op in module.walk():
+        for v in op.results:
+            if spyre.is_device_tensor(v.type):
+                nbytes = spyre.device_layout(v.type).nbytes
+                if nbytes > config.ddr_usable_bytes:
+                    raise PassFailedException(
+                        f"'{op.name}': its result {v.type} needs {nbytes} bytes of DDR, more than the "
+                        f"{config.ddr_usable_bytes} bytes the device may allocate (ddr_usable_bytes)"
+                    )
 
 
 def _dump(ctx: Context, module: ModuleOp, path: Path) -> None:
