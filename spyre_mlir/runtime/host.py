@@ -36,6 +36,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     ModuleOp,
+    ShapedType,
     StringAttr,
     TensorType,
     UnrealizedConversionCastOp,
@@ -219,7 +220,7 @@ class Executable:
         """The spyre.to_device ops whose result only gathers read (every use is a launch
         input that its program reads only as a spyre_isa.dma_gather table): uploaded row by
         row as the gathers need them (memory.LazyRowsTensor)."""
-        found = set()
+        found: set[Operation] = set()
         for op, _ in self.steps:
             if not isinstance(op, spyre.ToDeviceOp) or op.permutation is not None or not op.result.uses:
                 continue
@@ -247,6 +248,8 @@ class Executable:
             a root dies after the last step that reads it or any of its views
             (one that goes into a list lives to the end: lists are not followed)"""
         ops = [op for op, _ in self.steps]
+        v: SSAValue
+        r: SSAValue
         root: dict[SSAValue, SSAValue] = {}
         last: dict[SSAValue, int] = {}
         forever = len(ops)
@@ -278,15 +281,17 @@ class Executable:
     def _constant(self, op: Operation) -> Any:
         if op in self.constants:
             return self.constants[op]
+        v: Any
         if isinstance(op, arith.ConstantOp | t.ValueTensorLiteralOp):
             value = op.value
-            shape = op.results[0].type.get_shape()  # type: ignore[union-attr]
             if isinstance(value, DenseResourceAttr):
                 v = t.resource_to_numpy(self.ctx, value)
             elif isinstance(value, DenseIntOrFPElementsAttr):
-                v = np.asarray(value.get_values()).reshape(shape)
+                shaped = op.results[0].type
+                assert isinstance(shaped, ShapedType | t.ValueTensorType)  # a dense value's result is a tensor
+                v = np.asarray(value.get_values()).reshape(shaped.get_shape())
             else:
-                v = value.value.data  # type: ignore[union-attr]
+                v = value.value.data
         elif isinstance(op, t.ConstantIntOp):
             v = op.int_value
         elif isinstance(op, t.ConstantFloatOp):
@@ -337,18 +342,19 @@ class Executable:
         try:
             for a, x in zip(args, inputs):
                 if spyre.is_device_tensor(a.type) and not isinstance(x, DdrTensor):  # a device-level function
-                    x = owned[a] = memory.to_device(np.asarray(x), spyre.device_layout(a.type))
-                env[a] = x
+                    env[a] = owned[a] = memory.to_device(np.asarray(x), spyre.device_layout(a.type))
+                else:
+                    env[a] = x
             for (op, prepared), (dead_values, dead_roots) in zip(self.steps, self.dead_after):
-                self._step(op, prepared, env, keys, owned)
+                returned = self._step(op, prepared, env, keys, owned)
                 for v in dead_values:
                     env.pop(v, None)
                 for r in dead_roots:
                     dev = owned.pop(r, None)
                     if dev is not None:
                         memory.free(dev)
-                if isinstance(op, func.ReturnOp):
-                    return env.pop(_RETURNED)
+                if returned is not None:
+                    return returned
         finally:
             for dev in owned.values():
                 memory.free(dev)
@@ -358,32 +364,32 @@ class Executable:
         self.model.profile.add_transfer(nbytes, self.model.config)
         record_transfer(nbytes, self.model.config)
 
-    def _step(self, op: Operation, prepared: Any, env: dict, keys: list, owned: dict[SSAValue, DdrTensor]) -> None:
-        """Execute one op of the function: its results go into `env` (a return's, under _RETURNED)."""
+    def _step(
+        self, op: Operation, prepared: Any, env: dict[SSAValue, Any], keys: list, owned: dict[SSAValue, DdrTensor]
+    ) -> tuple[Any, ...] | None:
+        """Execute one op of the function: its results go into `env`; a return's values are returned."""
         memory = self.model.memory
         if isinstance(op, func.ReturnOp):
-            env[_RETURNED] = tuple(
-                memory.from_device(env[v]) if isinstance(env[v], DdrTensor) else env[v] for v in op.arguments
-            )
-        elif isinstance(op, spyre_isa.LaunchOp):
+            return tuple(memory.from_device(env[v]) if isinstance(env[v], DdrTensor) else env[v] for v in op.arguments)
+        if isinstance(op, spyre_isa.LaunchOp):
             prog, inputs, outputs, name = prepared
             outs = self.model.launch(prog, [env[v] for v in inputs], name)
             owned.update(zip(outputs, outs))
             env.update(zip(outputs, outs))
         elif isinstance(prepared, _HostOp):
-            outs = self.folded_values.get(op)
-            if outs is None:
-                outs = prepared.run([env[v] for v in op.operands])
+            results = self.folded_values.get(op)
+            if results is None:
+                results = prepared.run([env[v] for v in op.operands])
                 if op in self.folded:
-                    self.folded_values[op] = outs
-            env.update(zip(op.results, outs))
+                    self.folded_values[op] = results
+            env.update(zip(op.results, results))
         elif isinstance(op, spyre.ToDeviceOp):
             key = self._residency_key(op, keys)
             held = self.resident.get(op) if key is not None else None
             if held is not None:
                 if held[0] == key:
                     env[op.result] = held[1]
-                    return
+                    return None
                 del self.resident[op]  # another value, or this one updated: the old copy goes
                 memory.free(held[1])
             layout = spyre.device_layout(op.result.type)
@@ -414,6 +420,7 @@ class Executable:
             env.update(zip(op.results, env[op.operands[0]]))
         else:
             env[op.results[0]] = self._constant(op)
+        return None
 
 
 def _returned(v: SSAValue) -> bool:
@@ -425,10 +432,6 @@ def _returned(v: SSAValue) -> bool:
         if isinstance(o, UnrealizedConversionCastOp | t.PrimListConstructOp) and any(_returned(r) for r in o.results):
             return True
     return False
-
-
-_RETURNED = object()
-"""The environment key of the return's values."""
 
 
 def _host_numpy_dtype(t_: TensorType) -> Any:

@@ -108,6 +108,9 @@ class ProgramPlan:
         self.name = prog.sym_name.data
         self.num_inputs = prog.num_inputs.data
         self.arg_layouts = [None if spyre.is_index_tensor(a.type) else spyre.device_layout(a.type) for a in prog.args]
+        """Each argument's layout; None for host indices (a gather's, inputs only)."""
+        self.output_layouts = [spyre.device_layout(a.type) for a in prog.args[self.num_inputs :]]
+        """The outputs' layouts (outputs are device tensors)."""
         self._prog = prog
         self.config = config
         self.streams: list[StreamPlan] | None = None
@@ -344,9 +347,7 @@ class DeviceModel:
                 f"left there, but no earlier launch did (or a later one overwrote it); left: "
                 f"{', '.join(f'[{a * STICK_BYTES}, {b * STICK_BYTES}) by {k}' for (a, b), k in self.resident.items()) or 'nothing'}"
             )
-        outputs = [
-            self.memory.allocate(lay, f"{name}.out{i}") for i, lay in enumerate(plan.arg_layouts[plan.num_inputs :])
-        ]
+        outputs = [self.memory.allocate(lay, f"{name}.out{i}") for i, lay in enumerate(plan.output_layouts)]
         record = plan.run(self, [*inputs, *outputs], name)
         if self.resident:  # what this launch overwrote is gone
             writes = plan.lx_writes()

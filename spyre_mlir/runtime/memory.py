@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -22,7 +21,7 @@ from numpy.lib.stride_tricks import as_strided
 from spyre_mlir.layout import Layout, row_major_strides
 from spyre_mlir.runtime.numerics import Numerics, get_numerics
 from spyre_mlir.target.config import DeviceConfig
-from spyre_mlir.target.constants import STICK_BYTES
+from spyre_mlir.target.constants import F16_LANES, STICK_BYTES
 
 _TO_DEVICE_SLAB = 1 << 20
 """Elements `to_device` stages and encodes at a time (4 MiB of fp32)."""
@@ -76,17 +75,17 @@ def _placement(layout: Layout) -> _Placement:
     host = layout.host_shape
     padded = tuple(max(e, layout.padded_extent(h)) for h, e in enumerate(host))
     phs = row_major_strides(padded)
-    shape, strides, select = [], [], []
+    dims: list[tuple[int, int, slice]] = []  # per device dim: extent, stride, the coordinates that hold data
     for j, (n, s) in enumerate(zip(layout.device_size, layout.stride_map)):
         owner = layout.host_dim_of(j)
         if s == -1:
-            shape.append(1), strides.append(0), select.append(slice(0, 1))
+            dims.append((1, 0, slice(0, 1)))
         elif owner is None:  # a size-1 dim, or the splat lane dim (copies)
-            shape.append(n), strides.append(0), select.append(slice(None))
+            dims.append((n, 0, slice(None)))
         else:
             h, q = owner
-            shape.append(n), strides.append(q * phs[h]), select.append(slice(None))
-    return _Placement(padded, tuple(shape), tuple(strides), tuple(select))
+            dims.append((n, q * phs[h], slice(None)))
+    return _Placement(padded, tuple(d[0] for d in dims), tuple(d[1] for d in dims), tuple(d[2] for d in dims))
 
 
 def _device_view(host: np.ndarray, p: _Placement) -> np.ndarray:
@@ -155,7 +154,7 @@ class LazyRowsTensor(DdrTensor):
             and layout == Layout.generic(layout.shape, 2)
         )
 
-    @property  # type: ignore[override]
+    @property
     def data(self) -> np.ndarray:
         missing = np.flatnonzero(~self._filled)
         for lo in range(0, missing.size, 4096):  # in slabs: the fp32 staging never exists whole
@@ -180,10 +179,11 @@ class LazyRowsTensor(DdrTensor):
             return
         sticks, width = self.layout.device_size[0], self.layout.shape[1]
         s_stick, s_row = self.layout.stick_strides
-        values = np.zeros((rows.size, sticks * 64), dtype=np.float32)
+        values = np.zeros((rows.size, sticks * F16_LANES), dtype=np.float32)
         values[:, :width] = self._host[rows]
-        bits = self._numerics.encode(values).reshape(rows.size, sticks, 64)
-        self._data.view(np.uint16).reshape(-1, 64)[np.arange(sticks)[None, :] * s_stick + rows[:, None] * s_row] = bits
+        bits = self._numerics.encode(values).reshape(rows.size, sticks, F16_LANES)
+        lanes = self._data.view(np.uint16).reshape(-1, F16_LANES)
+        lanes[np.arange(sticks)[None, :] * s_stick + rows[:, None] * s_row] = bits
         self._filled[rows] = True
 
     def __repr__(self) -> str:
@@ -311,22 +311,3 @@ class DeviceMemory:
         view[...] = values
         out = padded[tuple(slice(0, e) for e in layout.host_shape)]
         return np.ascontiguousarray(out).reshape(layout.shape)
-
-
-def check_ddr_sizes(module: Any, config: DeviceConfig) -> None:
-    """Compile-time check: every device tensor of the module must fit the device's usable DDR
-    on its own (shapes are static), or no launch could ever run; refused with a diagnostic
-    naming the op, the value's type and the bytes, before any planning or host allocation."""
-    from xdsl.utils.exceptions import PassFailedException
-
-    from spyre_mlir.dialects import spyre
-
-    for op in module.walk():
-        for v in op.results:
-            if spyre.is_device_tensor(v.type):
-                nbytes = spyre.device_layout(v.type).nbytes
-                if nbytes > config.ddr_usable_bytes:
-                    raise PassFailedException(
-                        f"'{op.name}': its result {v.type} needs {nbytes} bytes of DDR, more than the "
-                        f"{config.ddr_usable_bytes} bytes the device may allocate (ddr_usable_bytes)"
-                    )

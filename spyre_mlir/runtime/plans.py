@@ -366,6 +366,7 @@ def executes(*ops: type[Operation]) -> Callable[[_P], _P]:
     def register(cls: _P) -> _P:
         for op in ops:
             _PLANS[op] = cls
+        plan_class.cache_clear()
         return cls
 
     return register

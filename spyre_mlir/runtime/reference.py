@@ -122,8 +122,8 @@ def evaluate(
                 x = t.resource_to_numpy(ctx, op.value)
             else:
                 assert isinstance(op.value, DenseIntOrFPElementsAttr)
-                x = np.asarray(op.value.get_values()).reshape(op.result.type.get_shape())  # type: ignore[union-attr]
-            if str(op.result.type.get_dtype()) == "i1":  # type: ignore[union-attr]  # dense<true>: booleans, not 0/1 ints
+                x = np.asarray(op.value.get_values()).reshape(op.result.type.get_shape())
+            if str(op.result.type.get_dtype()) == "i1":  # dense<true>: booleans, not 0/1 ints
                 x = x.astype(bool)
             env[op.result] = transferred(x, op.result.type)
             watch(f"'{op.name}'", [env[op.result]], [op.result.type])
@@ -223,7 +223,7 @@ def _torch(x: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(x if x.flags.writeable else x.copy())
 
 
-def _call(fn_aten: Any, args: list[Any], values: list[np.ndarray | None]) -> list[np.ndarray]:
+def _call(fn_aten: Any, args: list[Any], values: Sequence[np.ndarray | None]) -> list[np.ndarray]:
     """Run the aten op in float64 (float tensors widened; dtype arguments kept float64)."""
     schema = fn_aten._schema.arguments
     call: list[Any] = []
@@ -231,8 +231,10 @@ def _call(fn_aten: Any, args: list[Any], values: list[np.ndarray | None]) -> lis
     k = 0
     for a, arg in zip(schema, args):
         kind = str(a.type)
+        v: Any
         if isinstance(arg, _Tensor):
-            v = _torch(values[k] if values[k] is not None else arg.value)
+            given = values[k]
+            v = _torch(given if given is not None else arg.value)
             k += 1
         elif isinstance(arg, list):
             v = [_torch(x.value) if isinstance(x, _Tensor) else x for x in arg]
@@ -256,9 +258,9 @@ def _eval(op: Operation, fn_aten: Any, args: list[Any], u: float, tiny: float) -
     tensors = [a for a in args if isinstance(a, _Tensor)]
     try:
         exact = _call(fn_aten, args, [a.value for a in tensors])
-    except (RuntimeError, IndexError, TypeError, ValueError, NotImplementedError) as e:  # PyTorch's own argument checks
+    except (RuntimeError, IndexError, TypeError, ValueError, NotImplementedError) as err:  # PyTorch's own checks
         raise ReferenceError(
-            f"'{op.name}': PyTorch rejects its operands: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+            f"'{op.name}': PyTorch rejects its operands: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
         ) from None
     for r, res in zip(exact, op.results):  # a result type the op's verifier could not check
         rt = res.type

@@ -24,7 +24,7 @@ them) and rewritten:
 A PT step's rows become matrix products: rows reading the same B rows are one product of
 their A stacked on that B, and products whose A stacks are the same rows one product of
 that stack on their B side by side ((m * rows, k) @ (k, n * tiles): a matmul's column tiles
-are one product). The sums are f64 and rounded to f32 once, as interpreter.py's PT does, so
+are one product). The sums are f64 and rounded to f32 once, as plans.py's PtPlan does, so
 the way products are grouped does not change a result.
 
 DDR order is kept where it matters (exact sticks): a load or a store after a store of the

@@ -301,3 +301,50 @@ def test_a_16_bit_copy_stores_what_decoding_and_encoding_store():
     got = out.data.view(np.uint16).reshape(-1)
     assert np.array_equal(got, dl16_encode(dl16_decode(bits)))
     assert got[list(special).index(0xFFFF)] == 0x7FFF
+
+
+def test_every_instruction_has_the_plan_registered_for_its_class():
+    """The device model finds an instruction's execution by its op class (runtime/plans.py
+    `executes`, a family's base class for the whole family): every spyre_isa instruction has
+    one, and the SFP functions and reductions are keyed by op class as well."""
+    from spyre_mlir.dialects import spyre_isa
+    from spyre_mlir.runtime import plans
+
+    instructions = [op for op in spyre_isa.SpyreISA.operations if issubclass(op, spyre_isa.IsaInstruction)]
+    assert len(instructions) > 20
+    assert [op.name for op in instructions if plans.plan_class(op) is None] == []
+    assert {op for op in instructions if plans.plan_class(op) is plans.SfpPlan} == set(plans.SFP_FUNCTIONS)
+    assert {op for op in instructions if plans.plan_class(op) is plans.ReducePlan} == set(plans.REDUCTIONS)
+
+
+def test_a_new_instruction_runs_through_the_plan_registered_for_it():
+    """Adding an instruction to the device model is one plan class registered for its op
+    class; an instruction with none is refused by name."""
+    from xdsl.irdl import IRDLOperation, irdl_op_definition
+
+    from spyre_mlir.runtime import plans
+    from spyre_mlir.target.config import DEFAULT_CONFIG
+
+    @irdl_op_definition
+    class MarkOp(IRDLOperation):
+        name = "test.mark"
+
+    @irdl_op_definition
+    class UnknownOp(IRDLOperation):
+        name = "test.unknown"
+
+    ran: list[list[int]] = []
+
+    @plans.executes(MarkOp)
+    class MarkPlan(plans.Plan):
+        engine = "sfp"
+
+        def run(self, model, args, cores, check=True):
+            ran.append(cores.tolist())
+
+    (plan,) = plans.plan_instruction(MarkOp(), "k", 0, [2, 3], DEFAULT_CONFIG)
+    assert isinstance(plan, MarkPlan) and plan.where == "kernel k, instruction #0 (test.mark)"
+    plan.run(DeviceModel(), [], np.asarray([2, 3]))
+    assert ran == [[2, 3]]
+    with pytest.raises(DeviceError, match=r"kernel k: the device model cannot execute 'test.unknown'"):
+        plans.plan_instruction(UnknownOp(), "k", 0, [0], DEFAULT_CONFIG)

@@ -2,7 +2,7 @@
 torch.compile, the graph on the CPU with a warning saying why), before any large host
 allocation, and the process stays usable: a normal compile afterwards runs on the device.
 
-    tensor larger than usable DDR     compile time: spyre-pipeline's check (memory.check_ddr_sizes);
+    tensor larger than usable DDR     compile time: spyre-pipeline's check (pipeline.check_ddr_sizes);
                                       run time: DeviceMemory.check_room, before the plan's arrays
     kernel whose tile cannot fit LX   spyre-plan-scratchpad
     loop count beyond the format      the spyre_isa verifiers (MAX_LOOP_COUNT); DeviceConfig.validate
