@@ -191,7 +191,7 @@ def verify_dominance(root: Operation) -> None:
                 continue
             top = _ancestor_in(region, op) if region is not None else None
             ok = top is not None and top is not (v.op if isinstance(v, OpResult) else None)
-            if ok:
+            if ok and top is not None:
                 assert def_block is not None
                 use_block = top.parent_block()
                 if use_block is def_block:

@@ -97,6 +97,8 @@ class Layout:
         hs = row_major_strides(host)
         n = len(host)
         lane_stride = 1 if host[-1] > 1 else -1  # an extent-1 stick dim holds lane 0 only
+        size: tuple[int, ...]
+        stride: tuple[int, ...]
         if n == 1:
             size = (math.ceil(host[0] / lanes), lanes)
             stride = (lanes, lane_stride)
@@ -308,7 +310,10 @@ class Layout:
                 sizes.append(n)
                 strides.append(s)
                 continue
-            h, _ = self.host_dim_of(j)
+            owner = self.host_dim_of(j)
+            assert owner is not None, "a verified layout's stepping dim belongs to a host dim"
+            h = owner[0]
+            pieces: list[tuple[int, int]] | None
             if self.padded_extent(h) > self.host_shape[h] and self.digits[h][-1].device_dim == j:
                 pieces = [(n, s)]  # the overhanging top digit stays with its (surviving) host dim
             else:

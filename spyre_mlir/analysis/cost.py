@@ -449,6 +449,7 @@ def _plan_matmul(
                 continue
             if (
                 best is None
+                or best_at is None
                 or found[1].seconds < best[2].seconds
                 or (found[1].seconds == best[2].seconds and (at, ci) < best_at)
             ):

@@ -44,7 +44,7 @@ def pointwise_program(op: spyre.PointwiseOp) -> tuple[list[SfpStep], int]:
         for v in o.operands:
             last_use[v] = idx
         if o.name == "arith.select":  # the mask is read by the select, through its cmpf
-            last_use[o.operands[0].owner.operands[0]] = idx  # type: ignore[union-attr]
+            last_use[o.operands[0].owner.operands[0]] = idx
     free: list[int] = []
     n_temps = 0
     steps: list[SfpStep] = []
@@ -72,7 +72,7 @@ def pointwise_program(op: spyre.PointwiseOp) -> tuple[list[SfpStep], int]:
         if fn == "cmp":  # folded into the select that reads it: (mask != 0)
             continue
         if fn == "select":
-            mask = o.operands[0].owner.operands[0]  # type: ignore[union-attr]
+            mask = o.operands[0].owner.operands[0]
             srcs3 = [mask, o.operands[1], o.operands[2]]
             if any(v in consts for v in srcs3):
                 raise ValueError("a select on constants has no SFP form")

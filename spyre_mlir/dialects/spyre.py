@@ -1176,9 +1176,9 @@ class Epilogue:
 
 def epilogue(ops: Sequence[Operation]) -> Epilogue:
     """The epilogue form of `ops`, or ValueError saying why they are not one."""
-    if len(ops) != 2 or not isinstance(ops[0], MatmulOp) or not isinstance(ops[1], PointwiseOp):
+    mm, pw = ops if len(ops) == 2 else (None, None)
+    if not isinstance(mm, MatmulOp) or not isinstance(pw, PointwiseOp):
         raise ValueError("an epilogue kernel holds a spyre.matmul and then a spyre.pointwise")
-    mm, pw = ops
     out = device_layout(mm.result.type)
     if len(out.shape) != 2 or device_layout(pw.result.type) != out:
         raise ValueError("an epilogue computes the (2-D) matmul result's layout")

@@ -26,7 +26,7 @@ import functools
 import math
 import struct
 from abc import ABC
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
@@ -403,12 +403,14 @@ class IsaInstruction(IRDLOperation, ABC):
 
     ENGINE: ClassVar[str]
     traits = traits_def(HasParent(StreamOp))
+    OWN_CHECKS: ClassVar[Callable[[IsaInstruction], None]]
+    """The instruction class's own verify_, before irdl_op_definition wraps it."""
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         # the instruction's own checks, before irdl_op_definition wraps them into verify_
         # with the generic ones (`verify` below calls them apart)
         super().__init_subclass__(**kwargs)
-        cls._own_verify = cls.verify_
+        cls.OWN_CHECKS = cls.verify_
 
     def verify(self, verify_nested_ops: bool = True) -> None:
         """Operation.verify, with IRDL's generic checks done as an instruction's definition
@@ -427,11 +429,11 @@ class IsaInstruction(IRDLOperation, ABC):
             super().verify(verify_nested_ops)
             return
         try:
-            type(self)._own_verify(self)
+            type(self).OWN_CHECKS(self)
         except VerifyException as err:
             self.emit_error(f"Operation does not verify: {err}", err)
 
-    def _build(self, properties: dict[str, Attribute | None], operands: Sequence[SSAValue] = ()) -> None:
+    def _build(self, properties: Mapping[str, Attribute | None], operands: Sequence[SSAValue] = ()) -> None:
         """The op from its properties (None: absent) and operands: Operation.__init__ without
         irdl_op_init's argument building, which costs more than the rest of an instruction's
         construction (a BERT layer's programs hold ~20k). Instructions have fixed operands
@@ -634,7 +636,8 @@ class DmaStoreOp(DmaOp):
 
     def verify_(self) -> None:
         super().verify_()
-        prog = self.parent_op().parent_op() if self.parent_op() is not None else None
+        stream = self.parent_op()
+        prog = stream.parent_op() if stream is not None else None
         if isinstance(prog, ProgramOp) and isinstance(self.ddr, BlockArgument):
             if self.ddr.owner is prog.body.block and self.ddr.index < prog.num_inputs.data:
                 raise VerifyException(
@@ -708,15 +711,16 @@ class DmaGatherOp(IsaInstruction):
         layout = device_layout(self.table.type, f"'{self.name}': the table")
         if len(layout.shape) != 2:
             raise VerifyException(f"'{self.name}': the table must be 2-D, got {layout.shape}")
-        if not is_index_tensor(self.indices.type):
-            raise VerifyException(f"'{self.name}': indices must be a host integer tensor, got {self.indices.type}")
+        indices = self.indices.type
+        if not is_index_tensor(indices) or not isinstance(indices, TensorType):
+            raise VerifyException(f"'{self.name}': indices must be a host integer tensor, got {indices}")
         self._check_table("index base", self.index_base)
         if self.count.value.data < 1 or self.row_sticks.value.data < 1:
             raise VerifyException(f"'{self.name}': count and row_sticks must be >= 1")
         self._check_count(self, f"count {self.count.value.data}", self.count.value.data)
         self._check_count(self, f"row_sticks {self.row_sticks.value.data}", self.row_sticks.value.data)
         self._check_access("the LX access", self.lx_access, [self.count.value.data, self.row_sticks.value.data])
-        n = math.prod(self.indices.type.get_shape())  # type: ignore[union-attr]
+        n = math.prod(indices.get_shape())
         for base in self.index_base.table(1 if self.index_base.is_uniform else self.n_cores()):
             if base + self.count.value.data > n:
                 raise VerifyException(

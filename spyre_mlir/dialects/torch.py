@@ -78,6 +78,7 @@ from xdsl.dialects.math import Math
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
+    base,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
@@ -521,7 +522,7 @@ class ValueTensorLiteralOp(IRDLOperation):
     """
 
     name = "torch.vtensor.literal"
-    value = prop_def(DenseResourceAttr | DenseIntOrFPElementsAttr)
+    value = prop_def(base(DenseResourceAttr) | base(DenseIntOrFPElementsAttr))
     result = result_def(ValueTensorType)
     traits = traits_def(ConstantLike(), Pure())
 
@@ -873,13 +874,13 @@ def _verify_size_list(op: Operation, value: SSAValue, sizes_value: SSAValue, res
 def _verify_broadcast(op: Operation, operands: Sequence[SSAValue], result: SSAValue) -> None:
     """Element-wise ops: static operand sizes broadcast (right-aligned, equal or 1), and a
     static result has the broadcast sizes."""
-    shapes = [sizes_of(v) for v in operands]
-    if any(s is None or -1 in s for s in shapes):
+    shapes = [s for s in (sizes_of(v) for v in operands) if s is not None and -1 not in s]
+    if len(shapes) != len(operands):
         return
-    rank = max(len(s) for s in shapes)  # type: ignore[arg-type]
+    rank = max(len(s) for s in shapes)
     out: list[int] = []
     for i in range(rank):
-        dims = {s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0} - {1}  # type: ignore[arg-type]
+        dims = {s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0} - {1}
         if len(dims) > 1:
             raise VerifyException(f"{op.name}: operands {', '.join(str(v.type) for v in operands)} do not broadcast")
         out.append(dims.pop() if dims else 1)
