@@ -31,9 +31,9 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
-    DenseArrayBase,
     Float16Type,
     Float32Type,
+    FloatAttr,
     IntAttr,
     IntegerAttr,
     IntegerType,
@@ -61,8 +61,17 @@ from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from spyre_mlir.dialects.spyre_iteration import Box, IterDim, box_count, core_boxes, restickify_loops, transpose_row_dim
+from spyre_mlir.dialects.spyre_marks import (
+    MARKS,
+    CoreOrderAttr,
+    LxBudgetAttr,
+    MulticastAttr,
+    OnchipAttr,
+    ResidentInAttr,
+    ResidentOutAttr,
+)
 from spyre_mlir.layout import Layout, LayoutError, LoopDim, broadcast_dim_map, loop_dims, loop_strides, operand_strides
-from spyre_mlir.target.constants import F16_LANES, TRANSPOSE_BLOCK
+from spyre_mlir.target.constants import F16_LANES, STICK_BYTES, TRANSPOSE_BLOCK
 
 T = TypeVar("T")
 
@@ -222,9 +231,9 @@ class LxPlanAttr(_NamedIntsAttr):
 
     def verify(self) -> None:
         super().verify()
-        bad = {k: v for k, v in self.as_dict().items() if v < 0 or v % 128}
+        bad = {k: v for k, v in self.as_dict().items() if v < 0 or v % STICK_BYTES}
         if bad:
-            raise VerifyException(f"#spyre.lx: offsets must be >= 0 and 128-byte aligned, got {bad}")
+            raise VerifyException(f"#spyre.lx: offsets must be >= 0 and {STICK_BYTES}-byte aligned, got {bad}")
 
 
 # endregion
@@ -430,9 +439,10 @@ class MatmulOp(IRDLOperation):
         super().__init__(operands=[lhs, rhs], result_types=[result_type])
 
     def verify_(self) -> None:
-        for what, v in (("lhs", self.lhs), ("rhs", self.rhs), ("the result", self.result)):
-            device_layout(v.type, f"'spyre.matmul': {what}")
-        a, b, c = (v.type.get_shape() for v in (self.lhs, self.rhs, self.result))  # type: ignore[union-attr]
+        a, b, c = (
+            device_layout(v.type, f"'spyre.matmul': {what}").shape
+            for what, v in (("lhs", self.lhs), ("rhs", self.rhs), ("the result", self.result))
+        )
         if len(a) < 2 or len(b) != len(a) or len(c) != len(a):
             raise VerifyException(f"'spyre.matmul': operands must have the same rank >= 2, got {a}, {b} -> {c}")
         if a[:-2] != b[:-2] or a[:-2] != c[:-2]:
@@ -495,8 +505,7 @@ class PointwiseOp(IRDLOperation):
         assert isinstance(out, TensorType)
         shape = out.get_shape()
         for i, v in enumerate(self.inputs):
-            device_layout(v.type, f"'spyre.pointwise': input {i}")
-            s = v.type.get_shape()  # type: ignore[union-attr]
+            s = device_layout(v.type, f"'spyre.pointwise': input {i}").shape
             if len(s) > len(shape) or any(a not in (1, b) for a, b in zip(reversed(s), reversed(shape))):
                 raise VerifyException(f"'spyre.pointwise': input {i} of shape {s} does not broadcast to {shape}")
         block = self.body.block
@@ -527,11 +536,10 @@ class PointwiseOp(IRDLOperation):
                         "'spyre.pointwise': an arith.cmpf may only feed the condition of arith.select"
                     )
                 rhs = op.operands[1].owner
-                if not (
-                    isinstance(rhs, arith.ConstantOp)
-                    and rhs.value.value.data == 0.0
-                    and op.predicate.value.data in (6, 13)
-                ):  # type: ignore[union-attr]
+                zero = (
+                    isinstance(rhs, arith.ConstantOp) and isinstance(rhs.value, FloatAttr) and rhs.value.value.data == 0
+                )
+                if not (zero and op.predicate.value.data in (6, 13)):
                     raise VerifyException(
                         "'spyre.pointwise': the SFP selects on (mask != 0): arith.cmpf one/une %mask, 0.0"
                     )
@@ -611,7 +619,8 @@ class GatherOp(IRDLOperation):
         res = device_layout(self.result.type, "'spyre.gather': result")
         if not is_index_tensor(self.indices.type):
             raise VerifyException(f"'spyre.gather': indices must be a host integer tensor, got {self.indices.type}")
-        n = math.prod(self.indices.type.get_shape())  # type: ignore[union-attr]
+        assert isinstance(self.indices.type, TensorType)  # is_index_tensor
+        n = math.prod(self.indices.type.get_shape())
         if len(tab.shape) != 2 or res.shape != (n, tab.shape[1]):
             raise VerifyException(
                 f"'spyre.gather': table {tab.shape} and {n} indices give ({n}, {tab.shape[-1]}), not {res.shape}"
@@ -792,17 +801,24 @@ class KernelOp(IRDLOperation):
         chunks: sequential chunks per core per dim           (spyre-plan-scratchpad)
         lx:     LX byte offset of each buffer, on every core (spyre-plan-scratchpad)
 
-    Discardable attributes that change where values live (verified here):
+    Marks (spyre_marks; each verifies itself, and is verified here against the kernel):
 
-        spyre.resident_out = off : i64           the result stays in every core's LX from byte
-                                                 `off` (its box, dense) for a later launch;
-                                                 not stored to DDR
-        spyre.resident_in = array<i64: i, off>   input i is read from LX at byte `off`, where an
-                                                 earlier launch left it; not loaded from DDR
-        spyre.core_order = array<i64: c0, ...>   box j of the split (spyre_iteration.core_boxes
-                                                 order) runs on core c_j: a permutation of the
-                                                 split's boxes (spyre-resident-chains)
-        spyre.lx_budget = bytes : i64            LX the planner may use (resident values above)
+        multicast <chain = g>        B tiles passed down chains of g cores (a matmul)
+                                     (spyre-divide-work, spyre-resident-chains)
+        core_order [c0, ...]         box j of the split (core_boxes order) on core c_j: as many
+                                     cores as the split has boxes (spyre-resident-chains)
+        resident_in <input = i, offset = off>
+                                     input i (a matmul's A, or a pointwise kernel's input) read
+                                     from LX at byte `off`, where an earlier launch left it
+        resident_out <offset = off>  the result (a matmul's or a pointwise kernel's) kept in LX
+                                     at byte `off` for a later launch; not stored to DDR
+        onchip <...>                 the kernel's one restickify, a 2-D transpose of the generic
+                                     layout, done in LX and over the ring; its bands hold every
+                                     source row once, its boxes every result stick once
+                                     (spyre-onchip-relayout)
+        lx_budget <bytes = b>        LX the planner may use; the values resident while the
+                                     kernel runs (its own resident_in, resident_out and onchip
+                                     areas among them) lie above
     """
 
     name = "spyre.kernel"
@@ -813,9 +829,17 @@ class KernelOp(IRDLOperation):
     split = opt_prop_def(SplitAttr)
     chunks = opt_prop_def(SplitAttr)
     lx = opt_prop_def(LxPlanAttr)
+    multicast = opt_prop_def(MulticastAttr)
+    core_order = opt_prop_def(CoreOrderAttr)
+    resident_in = opt_prop_def(ResidentInAttr)
+    resident_out = opt_prop_def(ResidentOutAttr)
+    onchip = opt_prop_def(OnchipAttr)
+    lx_budget = opt_prop_def(LxBudgetAttr)
     traits = traits_def(IsolatedFromAbove())
     assembly_format = (
-        "$sym_name `(` $inputs `)` (`split` $split^)? (`chunks` $chunks^)? (`lx` $lx^)? attr-dict "
+        "$sym_name `(` $inputs `)` (`split` $split^)? (`chunks` $chunks^)? (`lx` $lx^)? "
+        "(`multicast` $multicast^)? (`core_order` $core_order^)? (`resident_in` $resident_in^)? "
+        "(`resident_out` $resident_out^)? (`onchip` $onchip^)? (`lx_budget` $lx_budget^)? attr-dict "
         "`:` functional-type($inputs, $outputs) $body"
     )
 
@@ -868,56 +892,131 @@ class KernelOp(IRDLOperation):
                 + (f" and {', '.join(other)}" if other else "")
             )
         try:
-            names = [d.name for d in kernel_iteration_dims(self)]
+            dims = kernel_iteration_dims(self)
         except ValueError as e:  # compute ops the kernel form cannot hold (layouts not established)
             raise VerifyException(f"'spyre.kernel' @{self.sym_name.data}: {e}") from None
+        names = [d.name for d in dims]
         for what, attr in (("split", self.split), ("chunks", self.chunks)):
             if attr is not None and list(attr.as_dict()) != names:
                 raise VerifyException(
                     f"'spyre.kernel' @{self.sym_name.data}: {what} names {list(attr.as_dict())} are not the "
                     f"iteration dims {names} of its {compute[0].name if len(compute) == 1 else 'row group'}"
                 )
-        self._verify_placement()
+        self._verify_marks(compute, dims)
 
-    def _verify_placement(self) -> None:
-        """spyre.resident_out, spyre.resident_in, spyre.core_order, spyre.lx_budget."""
+    def _verify_marks(self, compute: Sequence[Operation], dims: Sequence[IterDim]) -> None:
+        """The marks against the kernel: what each says alone its own verify() checks."""
         where = f"'spyre.kernel' @{self.sym_name.data}"
-        for name in ("spyre.resident_out", "spyre.lx_budget"):
-            attr = self.attributes.get(name)
-            if attr is not None and not (
-                isinstance(attr, IntegerAttr) and attr.value.data >= 0 and attr.value.data % 128 == 0
-            ):
+        for key in self.attributes:
+            if key.startswith("spyre."):  # a mark spelled as a discardable attribute would be ignored
                 raise VerifyException(
-                    f"{where}: {name} must be a byte offset >= 0, a multiple of 128 (i64), got {attr}"
+                    f"{where}: {key} is not an attribute of spyre.kernel (its marks are the properties multicast, "
+                    "core_order, resident_in, resident_out, onchip and lx_budget)"
                 )
-        attr = self.attributes.get("spyre.resident_in")
-        if attr is not None:
-            values = attr.get_values() if isinstance(attr, DenseArrayBase) else None
-            if (
-                values is None
-                or len(values) != 2
-                or not 0 <= values[0] < len(self.inputs)
-                or values[1] < 0
-                or values[1] % 128
-            ):
-                raise VerifyException(
-                    f"{where}: spyre.resident_in must be array<i64: input, byte offset> with an input index below "
-                    f"{len(self.inputs)} and an offset >= 0, a multiple of 128, got {attr}"
-                )
-        attr = self.attributes.get("spyre.core_order")
-        if attr is not None:
-            values = attr.get_values() if isinstance(attr, DenseArrayBase) else None
-            if values is None or sorted(values) != list(range(len(values))):
-                raise VerifyException(
-                    f"{where}: spyre.core_order must be array<i64: ...>, a permutation of 0 .. n - 1, got {attr}"
-                )
+        matmul = compute[0] if isinstance(compute[0], MatmulOp) else None
+        pointwise = compute[0] if len(compute) == 1 and isinstance(compute[0], PointwiseOp) else None
+        if self.multicast is not None and matmul is None:
+            raise VerifyException(
+                f"{where}: multicast passes a matmul's B tiles down the ring, and the kernel has no matmul"
+            )
+        if self.core_order is not None:
             if self.split is None:
-                raise VerifyException(f"{where}: spyre.core_order places the boxes of a split, and the kernel has none")
-            boxes = box_count(kernel_iteration_dims(self), self.split.as_dict())
-            if len(values) != boxes:
+                raise VerifyException(f"{where}: core_order places the boxes of a split, and the kernel has none")
+            boxes = box_count(dims, self.split.as_dict())
+            if len(self.core_order.cores) != boxes:
                 raise VerifyException(
-                    f"{where}: spyre.core_order names {len(values)} cores, its split has {boxes} boxes"
+                    f"{where}: core_order names {len(self.core_order.cores)} cores, its split has {boxes} boxes"
                 )
+        if self.resident_in is not None:
+            index = self.resident_in.input.data
+            if index >= len(self.inputs):
+                raise VerifyException(
+                    f"{where}: resident_in names input {index}, the kernel has {len(self.inputs)} inputs"
+                )
+            if not (pointwise is not None or matmul is not None and self.body.block.args[index] is matmul.lhs):
+                raise VerifyException(
+                    f"{where}: resident_in: only a matmul's A operand or a pointwise kernel's input is read from LX"
+                )
+        if self.resident_out is not None:
+            if matmul is None and pointwise is None:
+                raise VerifyException(
+                    f"{where}: resident_out: only a matmul's or a pointwise kernel's result stays in LX"
+                )
+            if matmul is not None and self.split is not None and self.split.as_dict().get("k", 1) > 1:
+                raise VerifyException(f"{where}: resident_out: a matmul split along k cannot keep its result in LX")
+        if self.onchip is not None:
+            self._verify_onchip(compute)
+        if self.lx_budget is not None:
+            budget = self.lx_budget.bytes.data
+            held = [(key, lo) for key, lo, _ in self.onchip.areas()] if self.onchip is not None else []
+            if self.resident_in is not None:
+                held.append(("resident_in", self.resident_in.offset.data))
+            if self.resident_out is not None:
+                held.append(("resident_out", self.resident_out.offset.data))
+            for what, at in held:
+                if at < budget:
+                    raise VerifyException(
+                        f"{where}: {what} at LX byte {at} lies below lx_budget {budget}, where the planner places "
+                        "the kernel's buffers"
+                    )
+
+    def _verify_onchip(self, compute: Sequence[Operation]) -> None:
+        """The onchip mark against the kernel's restickify: a 2-D f16 transpose from the generic
+        layout's transposed view to the generic layout, whose bands hold every source row once
+        and whose boxes hold every result stick once."""
+        where = f"'spyre.kernel' @{self.sym_name.data}: onchip"
+        mark = self.onchip
+        assert mark is not None
+        op = compute[0]
+        if len(compute) != 1 or not isinstance(op, RestickifyOp):
+            raise VerifyException(
+                f"{where}: marks a kernel of one restickify, this one has {[o.name for o in compute]}"
+            )
+        src, dst = device_layout(op.input.type), device_layout(op.result.type)
+        if len(dst.shape) != 2 or dst.element_bytes != 2:
+            raise VerifyException(f"{where}: the result {dst.describe()} is not a rank-2 f16 tensor")
+        cols, rows = dst.shape
+        if (
+            dst.canonical() != Layout.generic(dst.shape, 2).canonical()
+            or src.canonical() != Layout.generic((rows, cols), 2).permuted((1, 0)).canonical()
+        ):
+            raise VerifyException(
+                f"{where}: {src.describe()} to {dst.describe()} is not the generic layout's transposed view to the "
+                "generic layout"
+            )
+        if rows % TRANSPOSE_BLOCK:
+            raise VerifyException(f"{where}: the transposed dim ({rows}) is not a multiple of {TRANSPOSE_BLOCK}")
+        bands = [list(b) for b in mark.bands]
+        for core, (r0, r1) in enumerate(mark.bands):
+            if r1 > rows:
+                raise VerifyException(
+                    f"{where}: src_rows of core {core}, [{r0}, {r1}), runs past the {rows} source rows"
+                )
+        at = 0
+        for r0, r1 in sorted(b for b in mark.bands if b != (0, 0)):
+            if r0 != at:
+                break
+            at = r1
+        if at != rows or sum(r1 - r0 for r0, r1 in mark.bands) != rows:
+            raise VerifyException(f"{where}: src_rows {bands} do not hold each of the {rows} source rows once")
+        sticks = rows // TRANSPOSE_BLOCK
+        boxes = [b for b in mark.boxes if b != (0, 0, 0, 0)]
+        for core, (s0, s1, c0, c1) in enumerate(mark.boxes):
+            if s1 > sticks or c1 > cols:
+                raise VerifyException(
+                    f"{where}: dst_boxes of core {core}, sticks [{s0}, {s1}) x rows [{c0}, {c1}), is not a box of "
+                    f"the result's {sticks} x {cols}"
+                )
+        overlap = any(
+            a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]
+            for i, a in enumerate(boxes)
+            for b in boxes[i + 1 :]
+        )
+        if overlap or sum((s1 - s0) * (c1 - c0) for s0, s1, c0, c1 in boxes) != sticks * cols:
+            raise VerifyException(
+                f"{where}: dst_boxes {[list(b) for b in mark.boxes]} do not hold each of the result's {sticks} x "
+                f"{cols} sticks once"
+            )
 
 
 @irdl_op_definition
@@ -944,8 +1043,8 @@ def kernel_ops(kernel: KernelOp) -> list[Operation]:
 
 def single_pointwise(kernel: Operation | None) -> PointwiseOp | None:
     """The pointwise op of a kernel of one compute op that is one (else None): the only kind
-    whose lowering keeps its result in LX (spyre.resident_out) or reads an operand there
-    (spyre.resident_in) in spyre-onchip-relayout's bands and boxes."""
+    whose lowering keeps its result in LX (resident_out) or reads an operand there
+    (resident_in) in spyre-onchip-relayout's bands and boxes."""
     if not isinstance(kernel, KernelOp):
         return None
     ops = kernel_ops(kernel)
@@ -967,15 +1066,14 @@ def kernel_iteration_dims(kernel: KernelOp) -> list[IterDim]:
 
 def kernel_core_boxes(kernel: KernelOp, cores: int) -> list[Box | None]:
     """The box of each core of a kernel with a split: core_boxes, placed on the cores its
-    `spyre.core_order` names (box i on core order[i]; spyre-resident-chains), if it has one."""
+    `core_order` names (box i on core order[i]; spyre-resident-chains), if it has one."""
     assert kernel.split is not None
     boxes = core_boxes(kernel_iteration_dims(kernel), kernel.split.as_dict(), cores)
-    attr = kernel.attributes.get("spyre.core_order")
-    if attr is None:
+    if kernel.core_order is None:
         return boxes
-    order = attr.get_values()  # type: ignore[attr-defined]  (verified by KernelOp)
+    order = kernel.core_order.as_tuple()
     if max(order) >= cores:
-        raise ValueError(f"spyre.core_order names core {max(order)}, the device has {cores}")
+        raise ValueError(f"core_order names core {max(order)}, the device has {cores}")
     placed: list[Box | None] = [None] * cores
     for i, core in enumerate(order):
         placed[core] = boxes[i]
@@ -1211,7 +1309,7 @@ Spyre = Dialect(
         RestickifyOp,
         KernelOp,
     ],
-    [IntListAttr, LayoutAttr, SplitAttr, LxPlanAttr],
+    [IntListAttr, LayoutAttr, SplitAttr, LxPlanAttr, *MARKS],
 )
 
 __all__ = [
@@ -1220,6 +1318,12 @@ __all__ = [
     "LayoutAttr",
     "SplitAttr",
     "LxPlanAttr",
+    "MulticastAttr",
+    "CoreOrderAttr",
+    "ResidentInAttr",
+    "ResidentOutAttr",
+    "OnchipAttr",
+    "LxBudgetAttr",
     "ToDeviceOp",
     "FromDeviceOp",
     "MatmulOp",

@@ -38,9 +38,6 @@ class _IntFieldsAttr(ParametrizedAttribute):
     """Base of the marks whose parameters are named integers (IntAttr), printed
     `<name0 = v0, name1 = v1>` in their declaration order: `resident_in <input = 0, offset = 4096>`."""
 
-    def __init__(self, *values: int):
-        super().__init__(*(IntAttr(v) for v in values))
-
     @classmethod
     def field_names(cls) -> list[str]:
         return [key for key, _ in cls.get_irdl_definition().parameters]
@@ -72,6 +69,9 @@ class MulticastAttr(_IntFieldsAttr):
     name = "spyre.multicast"
     chain: IntAttr
 
+    def __init__(self, chain: int):
+        super().__init__(IntAttr(chain))
+
     def verify(self) -> None:
         if self.chain.data < 2:
             raise VerifyException(f"#spyre.multicast: a chain has >= 2 cores, got {self.chain.data}")
@@ -87,6 +87,9 @@ class ResidentInAttr(_IntFieldsAttr):
     input: IntAttr
     offset: IntAttr
 
+    def __init__(self, input: int, offset: int):
+        super().__init__(IntAttr(input), IntAttr(offset))
+
     def verify(self) -> None:
         if self.input.data < 0:
             raise VerifyException(f"#spyre.resident_in: input = {self.input.data} is not an input index")
@@ -101,6 +104,9 @@ class ResidentOutAttr(_IntFieldsAttr):
     name = "spyre.resident_out"
     offset: IntAttr
 
+    def __init__(self, offset: int):
+        super().__init__(IntAttr(offset))
+
     def verify(self) -> None:
         _check_lx_offset("#spyre.resident_out", "offset", self.offset.data)
 
@@ -113,6 +119,9 @@ class LxBudgetAttr(_IntFieldsAttr):
 
     name = "spyre.lx_budget"
     bytes: IntAttr
+
+    def __init__(self, bytes: int):
+        super().__init__(IntAttr(bytes))
 
     def verify(self) -> None:
         _check_lx_offset("#spyre.lx_budget", "bytes", self.bytes.data)

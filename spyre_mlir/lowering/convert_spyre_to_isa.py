@@ -26,10 +26,9 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -250,7 +249,7 @@ def fold_streams(per_core: list[list[Ins] | None], args: Sequence[SSAValue]) -> 
 class KernelCodegen:
     """Instructions of one kernel for each core."""
 
-    def __init__(self, kernel: spyre.KernelOp, cores: int, onchip: OnchipPlan | None = None):
+    def __init__(self, kernel: spyre.KernelOp, cores: int, onchip: spyre.OnchipAttr | None = None):
         self.kernel = kernel
         self.name = kernel.sym_name.data
         if kernel.split is None or kernel.chunks is None or kernel.lx is None:
@@ -276,18 +275,14 @@ class KernelCodegen:
         args = list(kernel.body.block.args)
         self.arg_index = {a: i for i, a in enumerate(args)}
         self.n_inputs = len(args)
-        # spyre-onchip-relayout: values kept in LX between launches (offsets in sticks)
-        attr = kernel.attributes.get("spyre.resident_out")
-        self.resident_out = attr.value.data // STICK_BYTES if isinstance(attr, IntegerAttr) else None
-        attr = kernel.attributes.get("spyre.resident_in")
-        self.resident_in = (
-            (attr.get_values()[0], attr.get_values()[1] // STICK_BYTES) if isinstance(attr, DenseArrayBase) else None
-        )
-        assert (onchip is None) == ("spyre.onchip" not in kernel.attributes), (
-            "a spyre.onchip mark is lowered as onchip_plan checked it"
-        )
+        # spyre-resident-chains, spyre-onchip-relayout: values kept in LX between launches
+        # (offsets in sticks)
+        out, into = kernel.resident_out, kernel.resident_in
+        self.resident_out = out.offset.data // STICK_BYTES if out is not None else None
+        self.resident_in = (into.input.data, into.offset.data // STICK_BYTES) if into is not None else None
+        assert (onchip is None) == (kernel.onchip is None), "an onchip mark is lowered as onchip_plan checked it"
         self.onchip = onchip
-        """The kernel's `spyre.onchip` (spyre-onchip-relayout), as `onchip_plan` checked it."""
+        """The kernel's `onchip` mark (spyre-onchip-relayout), as `onchip_plan` checked it."""
         self.resident_ranges: dict[str, list[int]] = {}
         """The program's `spyre.resident_in` / `spyre.resident_out`: [lo, hi) LX sticks."""
 
@@ -364,13 +359,12 @@ class KernelCodegen:
                 )
 
     def _multicast_groups(self) -> dict[int, list[int]]:
-        """With `spyre.multicast = g` on the kernel: chains of g cores that read the same B tiles
+        """With `multicast <chain = g>` on the kernel: chains of g cores that read the same B tiles
         (same b, n and k ranges; only m differs), in ring order, by core: consecutive cores, or
         every p-th with a k split in p parts (the k parts of one block are adjacent)."""
-        attr = self.kernel.attributes.get("spyre.multicast")
-        if not isinstance(attr, IntegerAttr) or attr.value.data < 2:
+        if self.kernel.multicast is None:
             return {}
-        g = attr.value.data
+        g = self.kernel.multicast.chain.data
         sharing: dict[tuple, list[int]] = {}
         for core, box in enumerate(self.boxes):
             if box is not None:
@@ -424,9 +418,7 @@ class KernelCodegen:
         c_res = self.resident_out
         if a_res is not None:
             self._resident("spyre.resident_in", a_res, rows * (box["k"][1] - box["k"][0]))
-        if c_res is not None:
-            if self.kernel.split.as_dict().get("k", 1) > 1:  # type: ignore[union-attr]
-                raise PassFailedException(f"kernel {self.name}: a matmul split along k cannot keep its result in LX")
+        if c_res is not None:  # not split along k (the kernel verifies it)
             self._resident("spyre.resident_out", c_res, rows * (box["n"][1] - box["n"][0]))
         group = self.groups.get(self.core)
         pos = group.index(self.core) if group else 0
@@ -603,8 +595,8 @@ class KernelCodegen:
         emits it) if tile t + depth exists, and a sender of tile t > depth first waits for that
         credit from its successor.
 
-        (A rotating head, tile t loaded by core (t - 1) mod g and passed around the cycle, was
-        measured slower: tiles then reach a core from heads at different distances, and the
+        (A rotating head, tile t loaded by core (t - 1) mod g and passed around the cycle, is
+        slower, as measured: tiles then reach a core from heads at different distances, and the
         arrival jitter stalls the PT more than the spread DDR loads save; docs/optimizations.md.)"""
         g = len(group)
         me, succ = group[pos], group[min(pos + 1, g - 1)]
@@ -920,7 +912,7 @@ class KernelCodegen:
         plan, k, n = self.onchip, self.core, self.cores
         assert isinstance(self.compute, spyre.RestickifyOp) and plan is not None
         cols, cs, boxes = plan.cols, plan.col_sticks, plan.boxes
-        S, D, G = plan.src // STICK_BYTES, plan.dst // STICK_BYTES, plan.staging // STICK_BYTES
+        S, D, G = (at.data // STICK_BYTES for at in (plan.src, plan.dst, plan.staging))
         r0, r1 = plan.bands[k]
         width = r1 - r0  # stick stride between the band's column sticks
         self._resident("spyre.resident_in", S, plan.band_sticks)
@@ -1203,151 +1195,38 @@ def _ragged_split(lo: int, hi: int, extent: int) -> list[tuple[int, int, int]]:
 # endregion
 
 
-@dataclass(frozen=True)
-class OnchipPlan:
-    """A restickify kernel's `spyre.onchip` mark, parsed (`onchip_plan` checks it): LX byte
-    offsets `src`, `dst`, `staging`; per core its source rows `bands` [r0, r1) and its result
-    box `boxes` (s0, s1, c0, c1: result sticks x result rows), zeros for none; the result's
-    `cols` rows."""
+def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONFIG.lx_bytes) -> spyre.OnchipAttr:
+    """A restickify kernel's `onchip` mark (spyre-onchip-relayout), checked where it meets the
+    device and the kernels around it; PassFailedException naming the kernel and the reason
+    otherwise. The mark and its kernel verify the rest (spyre_marks.OnchipAttr: disjoint
+    areas, whole 64-row bands; spyre.KernelOp: the transpose, bands and boxes that hold the
+    tensors once).
 
-    src: int
-    dst: int
-    staging: int
-    bands: tuple[tuple[int, int], ...]
-    boxes: tuple[tuple[int, int, int, int], ...]
-    cols: int
-
-    @property
-    def col_sticks(self) -> int:
-        """Sticks of a source row (the result's rows, 64 a stick)."""
-        return math.ceil(self.cols / 64)
-
-    @property
-    def band_sticks(self) -> int:
-        """LX sticks of the largest band (a core's source area, and its staging area)."""
-        return max(r1 - r0 for r0, r1 in self.bands) * self.col_sticks
-
-    @property
-    def box_sticks(self) -> int:
-        """LX sticks of the largest box (a core's result area)."""
-        return max((s1 - s0) * (c1 - c0) for s0, s1, c0, c1 in self.boxes)
-
-    def direct(self, core: int, rb: int) -> bool:
-        """Core `core`'s box holds the whole result of source row block `rb`."""
-        s0, s1, c0, c1 = self.boxes[core]
-        return s0 <= rb < s1 and (c0, c1) == (0, self.cols)
-
-    @property
-    def staged(self) -> bool:
-        """Some block's result goes to another core's box (through staging and the ring)."""
-        return any(not self.direct(c, rb) for c, (r0, r1) in enumerate(self.bands) for rb in range(r0 // 64, r1 // 64))
-
-
-def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONFIG.lx_bytes) -> OnchipPlan:
-    """A restickify kernel's `spyre.onchip` mark (spyre-onchip-relayout), checked against what
-    `KernelCodegen._onchip_transpose` and the two kernels around it assume; PassFailedException
-    naming the kernel and the reason otherwise (a hand-written or stale mark used to give a
-    wrong answer, or a traceback). The mark, as the pass sets it:
-
-        src, dst, staging    LX byte offsets (multiples of 128) of the source bands, the result
-                             boxes and the staging area: disjoint, inside LX (`lx_bytes` per
-                             core, the device's), above the planned buffers of every kernel
-                             from the producer to the consumer (their spyre.lx_budget)
-        src_rows             per core [r0, r1): the source rows it holds, whole 64-row blocks
-                             (or [0, 0)); together every row once. They are the producer's boxes
-                             (all column sticks), which it leaves at `src` (spyre.resident_out;
-                             a pointwise kernel whose result, and its views, only this reads)
-        dst_boxes            per core [s0, s1, c0, c1]: result sticks x result rows (or zeros);
-                             together every element once. They are the consumer's boxes, which
-                             it reads at `dst` (spyre.resident_in; a pointwise kernel)
-
-    The transpose is rank 2, f16, from the generic layout's transposed view to the generic
-    layout, the transposed dim a multiple of 64 (the pass's conditions)."""
+        the device     a band and a box per core (`cores`), the areas inside LX (`lx_bytes`
+                       per core, the device's)
+        the producer   a pointwise kernel whose result, and its views, only this reads; it
+                       leaves its result at `src` (resident_out), its boxes the bands (all
+                       column sticks)
+        the consumer   the result's only reader, a pointwise kernel that reads it at `dst`
+                       (resident_in), its boxes the mark's boxes
+        the span       the kernels from the producer to the consumer, in one block, each with
+                       an lx_budget at or below the areas, which are live while they run"""
     name = kernel.sym_name.data
 
     def refuse(why: str) -> PassFailedException:
-        return PassFailedException(f"kernel {name}: 'spyre.restickify' spyre.onchip: {why}")
+        return PassFailedException(f"kernel {name}: 'spyre.restickify' onchip: {why}")
 
-    ops = kernel_ops(kernel)
-    if len(ops) != 1 or not isinstance(ops[0], spyre.RestickifyOp):
-        raise refuse(f"marks a kernel of one restickify, this one has {[o.name for o in ops]}")
-    op = ops[0]
-    attr = kernel.attributes["spyre.onchip"]
-    fields = {
-        "src": IntegerAttr,
-        "dst": IntegerAttr,
-        "staging": IntegerAttr,
-        "src_rows": DenseArrayBase,
-        "dst_boxes": DenseArrayBase,
-    }
-    if (
-        not isinstance(attr, DictionaryAttr)
-        or set(attr.data) != set(fields)
-        or any(not isinstance(attr.data[k], t) for k, t in fields.items())
-    ):
-        raise refuse(f"must be {{src, dst, staging: i64, src_rows, dst_boxes: array<i64>}}, got {attr}")
-    oc = {k: (v.get_values() if isinstance(v, DenseArrayBase) else v.value.data) for k, v in attr.data.items()}  # type: ignore[attr-defined]
-    src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
-    if len(dst.shape) != 2 or dst.element_bytes != 2:
-        raise refuse(f"the result {dst.describe()} is not a rank-2 f16 tensor")
-    cols, rows = dst.shape
-    if (
-        dst.canonical() != Layout.generic(dst.shape, 2).canonical()
-        or src.canonical() != Layout.generic((rows, cols), 2).permuted((1, 0)).canonical()
-    ):
-        raise refuse(
-            f"{src.describe()} to {dst.describe()} is not the generic layout's transposed view to the generic layout"
-        )
-    if rows % 64:
-        raise refuse(f"the transposed dim ({rows}) is not a multiple of 64")
-    if len(oc["src_rows"]) != 2 * cores or len(oc["dst_boxes"]) != 4 * cores:
-        raise refuse(
-            f"src_rows needs 2 and dst_boxes 4 values per core ({cores} cores), got {len(oc['src_rows'])} and {len(oc['dst_boxes'])}"
-        )
-    plan = OnchipPlan(
-        oc["src"],
-        oc["dst"],
-        oc["staging"],
-        tuple((oc["src_rows"][2 * i], oc["src_rows"][2 * i + 1]) for i in range(cores)),
-        tuple(tuple(oc["dst_boxes"][4 * i : 4 * i + 4]) for i in range(cores)),  # type: ignore[misc]
-        cols,
-    )
-    bands, boxes = plan.bands, plan.boxes
-    seen = np.zeros(rows, dtype=np.int64)
-    for core, (r0, r1) in enumerate(bands):
-        if (r0, r1) != (0, 0) and not (0 <= r0 < r1 <= rows and r0 % 64 == 0 and r1 % 64 == 0):
-            raise refuse(f"src_rows of core {core}, [{r0}, {r1}), is not whole 64-row blocks of the {rows} rows")
-        seen[r0:r1] += 1
-    if (seen != 1).any():
-        raise refuse(f"src_rows {list(oc['src_rows'])} do not hold each of the {rows} source rows once")
-    seen = np.zeros((rows // 64, cols), dtype=np.int64)
-    for core, (s0, s1, c0, c1) in enumerate(boxes):
-        if (s0, s1, c0, c1) != (0, 0, 0, 0) and not (0 <= s0 < s1 <= rows // 64 and 0 <= c0 < c1 <= cols):
-            raise refuse(
-                f"dst_boxes of core {core}, sticks [{s0}, {s1}) x rows [{c0}, {c1}), is not a box of the result's {rows // 64} x {cols}"
-            )
-        seen[s0:s1, c0:c1] += 1
-    if (seen != 1).any():
-        raise refuse(
-            f"dst_boxes {list(oc['dst_boxes'])} do not hold each of the result's {rows // 64} x {cols} sticks once"
-        )
-    # LX: the three areas (staging only when a block crosses the ring) apart, inside LX
-    areas = [("src", plan.band_sticks), ("dst", plan.box_sticks)]
-    if plan.staged:
-        areas.append(("staging", plan.band_sticks))
-    spans = []
-    for key, sticks in areas:
-        at = oc[key]
-        if at < 0 or at % STICK_BYTES:
-            raise refuse(f"{key} = {at} is not an LX byte offset >= 0, a multiple of {STICK_BYTES}")
-        if at + sticks * STICK_BYTES > lx_bytes:
-            raise refuse(f"{key} = {at}: its {sticks} sticks run past the {lx_bytes} bytes of LX")
-        spans.append((at, at + sticks * STICK_BYTES, key))
-    spans.sort()
-    for (a0, a1, k0), (b0, b1, k1) in zip(spans, spans[1:]):
-        if b0 < a1:
-            raise refuse(f"{k0} (LX bytes [{a0}, {a1})) and {k1} (LX bytes [{b0}, {b1})) overlap")
-    bottom = spans[0][0]
+    mark = kernel.onchip
+    assert mark is not None
+    if len(mark.bands) != cores:
+        raise refuse(f"src_rows and dst_boxes are for {len(mark.bands)} cores, the device has {cores}")
+    areas = mark.areas()
+    for key, lo, hi in areas:
+        if hi > lx_bytes:
+            raise refuse(f"{key} = {lo}: its {(hi - lo) // STICK_BYTES} sticks run past the {lx_bytes} bytes of LX")
+    bottom = min(lo for _, lo, _ in areas)
+    bands = [list(b) for b in mark.bands]
+    boxes = [list(b) for b in mark.boxes]
     # the producer: a pointwise kernel whose boxes are the bands, left in LX at src; it stores
     # nothing to DDR, so its result and the views of it have no other reader
     v = kernel.inputs[0]
@@ -1360,34 +1239,39 @@ def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONF
             break
         v = v.owner.input
     producer = v.owner
-    if single_pointwise(producer) is None or not isinstance(producer.attributes.get("spyre.resident_out"), IntegerAttr):
-        raise refuse("its source is not a pointwise kernel's result left in LX (spyre.resident_out)")
-    if producer.attributes["spyre.resident_out"].value.data != oc["src"]:  # type: ignore[attr-defined]
+    if single_pointwise(producer) is None:
+        raise refuse("its source is not a pointwise kernel's result left in LX (resident_out)")
+    assert isinstance(producer, spyre.KernelOp)
+    if producer.resident_out is None:
+        raise refuse("its source is not a pointwise kernel's result left in LX (resident_out)")
+    if producer.resident_out.offset.data != mark.src.data:
         raise refuse(
-            f"src = {oc['src']}, but the producer {producer.sym_name.data} leaves its result at {producer.attributes['spyre.resident_out'].value.data}"
-        )  # type: ignore[attr-defined]
+            f"src = {mark.src.data}, but the producer {producer.sym_name.data} leaves its result at {producer.resident_out.offset.data}"
+        )
     p_boxes = _boxes_of(producer, cores, refuse)
-    want = [None if b == (0, 0) else {"d0": (0, plan.col_sticks), "d1": b} for b in bands]
+    want = [None if b == (0, 0) else {"d0": (0, mark.col_sticks), "d1": b} for b in mark.bands]
     if [d.name for d in kernel_iteration_dims(producer)] != ["d0", "d1"] or p_boxes != want:
         raise refuse(
-            f"src_rows {list(oc['src_rows'])} are not the boxes of the producer {producer.sym_name.data} (all column sticks, its rows)"
+            f"src_rows {bands} are not the boxes of the producer {producer.sym_name.data} (all column sticks, its rows)"
         )
     # the consumer: the result's only reader, whose boxes are dst_boxes, reading them at dst
     users = [u.operation for u in kernel.outputs[0].uses]
     consumer = users[0] if len(users) == 1 else None
-    attr = consumer.attributes.get("spyre.resident_in") if isinstance(consumer, spyre.KernelOp) else None
-    if single_pointwise(consumer) is None or not isinstance(attr, DenseArrayBase) or len(attr.get_values()) != 2:
+    if (
+        single_pointwise(consumer) is None
+        or not isinstance(consumer, spyre.KernelOp)
+        or consumer.resident_in is None
+    ):
         raise refuse(
-            "its result (kept in LX only) is not read by exactly one pointwise kernel that takes it from LX (spyre.resident_in = [input, offset])"
+            "its result (kept in LX only) is not read by exactly one pointwise kernel that takes it from LX (resident_in)"
         )
-    assert isinstance(consumer, spyre.KernelOp)
-    index, at = attr.get_values()
-    if not 0 <= index < len(consumer.inputs) or consumer.inputs[index] is not kernel.outputs[0] or at != oc["dst"]:
-        raise refuse(f"dst = {oc['dst']}, but the consumer {consumer.sym_name.data} reads input {index} at {at}")
+    index, at = consumer.resident_in.input.data, consumer.resident_in.offset.data
+    if consumer.inputs[index] is not kernel.outputs[0] or at != mark.dst.data:
+        raise refuse(f"dst = {mark.dst.data}, but the consumer {consumer.sym_name.data} reads input {index} at {at}")
     c_boxes = _boxes_of(consumer, cores, refuse)
-    want = [None if b == (0, 0, 0, 0) else {"d0": (b[0], b[1]), "d1": (b[2], b[3])} for b in boxes]
+    want = [None if b == (0, 0, 0, 0) else {"d0": (b[0], b[1]), "d1": (b[2], b[3])} for b in mark.boxes]
     if [d.name for d in kernel_iteration_dims(consumer)] != ["d0", "d1"] or c_boxes != want:
-        raise refuse(f"dst_boxes {list(oc['dst_boxes'])} are not the boxes of the consumer {consumer.sym_name.data}")
+        raise refuse(f"dst_boxes {boxes} are not the boxes of the consumer {consumer.sym_name.data}")
     # no kernel from the producer to the consumer plans a buffer into the areas
     block = kernel.parent_block()
     if block is None or producer.parent_block() is not block or consumer.parent_block() is not block:
@@ -1395,12 +1279,11 @@ def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONF
     span = list(block.ops)
     span = span[span.index(producer) : span.index(consumer) + 1]
     for k in span:
-        budget = k.attributes.get("spyre.lx_budget") if isinstance(k, spyre.KernelOp) else None
-        if isinstance(k, spyre.KernelOp) and not (isinstance(budget, IntegerAttr) and budget.value.data <= bottom):
+        if isinstance(k, spyre.KernelOp) and not (k.lx_budget is not None and k.lx_budget.bytes.data <= bottom):
             raise refuse(
-                f"kernel {k.sym_name.data} runs while the areas (from LX byte {bottom}) are live, and its spyre.lx_budget does not keep its buffers below them"
+                f"kernel {k.sym_name.data} runs while the areas (from LX byte {bottom}) are live, and its lx_budget does not keep its buffers below them"
             )
-    return plan
+    return mark
 
 
 def _boxes_of(kernel: spyre.KernelOp, cores: int, refuse: Callable[[str], PassFailedException]) -> list:
@@ -1416,7 +1299,7 @@ def _boxes_of(kernel: spyre.KernelOp, cores: int, refuse: Callable[[str], PassFa
 def kernel_key(kernel: spyre.KernelOp) -> tuple:
     """What two kernels must share to lower to the same program: everything but their names.
 
-        key = (input types, output types, properties but sym_name, attributes,
+        key = (input types, output types, properties but sym_name (by name), attributes,
                for each op inside: name, properties, attributes, result types,
                                    operands as numbers (values numbered in order of definition))
 
@@ -1447,7 +1330,7 @@ def kernel_key(kernel: spyre.KernelOp) -> tuple:
     return (
         tuple(v.type for v in kernel.inputs),
         tuple(r.type for r in kernel.outputs),
-        tuple((k, v) for k, v in kernel.properties.items() if k != "sym_name"),
+        tuple(sorted((k, v) for k, v in kernel.properties.items() if k != "sym_name")),
         tuple(kernel.attributes.items()),
         tuple(ops),
     )
@@ -1463,12 +1346,12 @@ class ConvertSpyreToIsaPass(ModulePass):
     """Cores of the device (must match spyre-divide-work)."""
 
     lx_bytes: int = DEFAULT_CONFIG.lx_bytes
-    """LX bytes per core of the device (a `spyre.onchip` mark's areas must lie inside)."""
+    """LX bytes per core of the device (an `onchip` mark's areas must lie inside)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernels = [k for k in op.walk() if isinstance(k, spyre.KernelOp)]
         first_func = next((f for f in op.ops if isinstance(f, func.FuncOp)), None)
-        onchip = {k: onchip_plan(k, self.cores, self.lx_bytes) for k in kernels if "spyre.onchip" in k.attributes}
+        onchip = {k: onchip_plan(k, self.cores, self.lx_bytes) for k in kernels if k.onchip is not None}
         """Checked before any kernel becomes a launch: the check reads the producer and consumer kernels."""
         done: dict[tuple, spyre_isa.ProgramOp] = {}
         """Programs by `kernel_key`: the layers of a model repeat their

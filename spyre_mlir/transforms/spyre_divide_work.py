@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
@@ -58,8 +58,8 @@ class SpyreDivideWorkPass(ModulePass):
 
     multicast: bool = True
     """strategy=cost may have cores that share B tiles pass them along the ring (the first
-    loads each tile from DDR) instead of each loading them: `spyre.multicast = g` (chains of g
-    consecutive cores)."""
+    loads each tile from DDR) instead of each loading them: `multicast <chain = g>` (chains of
+    g consecutive cores)."""
 
     split_k: bool = True
     """strategy=cost may split a matmul's contraction dim k too (up to 4 parts, adjacent cores):
@@ -84,7 +84,7 @@ class SpyreDivideWorkPass(ModulePass):
                     ops[0], epilogue_sticks(epilogue(ops)) if len(ops) > 1 else None
                 )
                 if multicast > 1:
-                    kernel.attributes["spyre.multicast"] = IntegerAttr(multicast, 64)
+                    kernel.multicast = spyre.MulticastAttr(multicast)
             kernel.split = spyre.SplitAttr(split or even_split(dims, self.cores))
 
     def cheapest_matmul_split(

@@ -18,13 +18,13 @@ On chip (this pass marks the three kernels; convert-spyre-to-isa lowers the mark
        barrier                           (every send has landed)
     C: read d from LX at `dst`, compute, store y
 
-The marks: P `spyre.resident_out = src`; C `spyre.resident_in = [input, dst]`; R
-`spyre.onchip = {src, dst, staging, src_rows, dst_boxes}` (LX offsets in bytes; per core the
-band of source rows and the box [stick lo, stick hi, row lo, row hi] of d). The resident
-buffers sit at the top of the LX the kernels from P to C may use (the planner's budget, or
-the lowest `spyre.lx_budget` one of them already has: spyre-resident-chains' block lies
-above it); each of those kernels gets `spyre.lx_budget` = the buffers' bottom, so no planned
-buffer overlaps them while they are live.
+The marks (spyre_marks): P `resident_out <offset = src>`; C `resident_in <input = i,
+offset = dst>`; R `onchip <src, dst, staging, src_rows, dst_boxes>` (LX offsets in bytes; per
+core the band of source rows and the box [stick lo, stick hi, row lo, row hi] of d). The
+resident buffers sit at the top of the LX the kernels from P to C may use (the planner's
+budget, or the lowest `lx_budget` one of them already has: spyre-resident-chains' block lies
+above it); each of those kernels gets `lx_budget <bytes = ...>` = the buffers' bottom, so no
+planned buffer overlaps them while they are live.
 
 Consumer alignment (`align_consumer`, on by default): C is pointwise, so any split of it is
 valid; it is split along d's sticks to match P's bands, so that every block stays on its core
@@ -42,20 +42,17 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from spyre_mlir.diagnostics import REMARKS
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import kernel_iteration_dims, kernel_ops, single_pointwise
-from spyre_mlir.dialects.spyre_iteration import core_boxes
-from spyre_mlir.layout import STICK_BYTES, Layout
+from spyre_mlir.dialects.spyre_iteration import Box, core_boxes
+from spyre_mlir.layout import Layout
 from spyre_mlir.target.config import DEFAULT_CONFIG
-
-
-def _array(values: list[int]) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i64, values)
+from spyre_mlir.target.constants import F16_LANES, STICK_BYTES, TRANSPOSE_BLOCK
 
 
 def _only_use(v: SSAValue) -> Operation | None:
@@ -82,7 +79,7 @@ class SpyreOnchipRelayoutPass(ModulePass):
         order = [k for k in op.walk() if isinstance(k, spyre.KernelOp)]
         for kernel in order:
             ops = kernel_ops(kernel)
-            if len(ops) == 1 and isinstance(ops[0], spyre.RestickifyOp) and "spyre.onchip" not in kernel.attributes:
+            if len(ops) == 1 and isinstance(ops[0], spyre.RestickifyOp) and kernel.onchip is None:
                 reason = self._try(kernel, ops[0], order)
                 if reason is None:
                     REMARKS.info("%s: restickify done on chip (LX and ring), no DDR round trip", kernel.sym_name.data)
@@ -97,20 +94,20 @@ class SpyreOnchipRelayoutPass(ModulePass):
             if _only_use(v) is None:
                 return "the transposed view has other readers"
             v = v.owner.input
-        p = v.owner
+        p = v.owner if isinstance(v.owner, Operation) else None
         if single_pointwise(p) is None:
             return f"its source is not produced by a pointwise kernel (by '{getattr(p, 'name', 'a block argument')}')"
         assert isinstance(p, spyre.KernelOp)
         if _only_use(v) is None:
             return "the source has other readers (it must stay in DDR for them)"
-        if "spyre.resident_out" in p.attributes:
+        if p.resident_out is not None:
             return "the producer already keeps its result in LX for another relayout"
         # ---- the consumer: one pointwise kernel reading the result
         c = _only_use(r.outputs[0])
         if single_pointwise(c) is None:
             return "its result is not read by exactly one pointwise kernel"
         assert isinstance(c, spyre.KernelOp)
-        if "spyre.resident_in" in c.attributes:
+        if c.resident_in is not None:
             return "the consumer already reads another operand from LX"
         # ---- the shapes: a 2-D transpose of f16 generic layouts
         src = spyre.device_layout(p.outputs[0].type)
@@ -125,8 +122,8 @@ class SpyreOnchipRelayoutPass(ModulePass):
         rows, cols = src.shape
         if dst.shape != (cols, rows):
             return f"the result {dst.shape} is not the transpose of {src.shape}"
-        if rows % 64:
-            return f"the transposed dim ({rows}) is not a multiple of 64"
+        if rows % TRANSPOSE_BLOCK:
+            return f"the transposed dim ({rows}) is not a multiple of {TRANSPOSE_BLOCK}"
         c_index = [i for i, x in enumerate(c.inputs) if x == r.outputs[0]]
         if len(c_index) != 1:
             return "the consumer reads the result more than once"
@@ -135,40 +132,36 @@ class SpyreOnchipRelayoutPass(ModulePass):
         cdims = kernel_iteration_dims(c)
         if [d.name for d in pdims] != ["d0", "d1"] or [d.name for d in cdims] != ["d0", "d1"]:
             return "the pointwise kernels do not iterate the generic layout's two dims"
-        blocks = rows // 64
+        blocks = rows // TRANSPOSE_BLOCK
         n = min(self.cores, blocks)
         psplit = {"d0": 1, "d1": n}
         pboxes = core_boxes(pdims, psplit, self.cores)
         bands = [None if b is None else b["d1"] for b in pboxes]
-        if any(b is not None and (b[0] % 64 or (b[1] % 64 and b[1] != rows)) for b in bands):
-            return f"{rows} rows do not split into whole 64-row blocks over {n} cores"
+        if any(b is not None and (b[0] % TRANSPOSE_BLOCK or (b[1] % TRANSPOSE_BLOCK and b[1] != rows)) for b in bands):
+            return f"{rows} rows do not split into whole {TRANSPOSE_BLOCK}-row blocks over {n} cores"
         csplit = {"d0": n, "d1": 1} if self.align_consumer else c.split.as_dict()  # type: ignore[union-attr]
         cboxes = core_boxes(cdims, csplit, self.cores)
         # ---- LX: src band, dst box, staging (only when blocks cross the ring)
-        cs = math.ceil(cols / 64)
+        cs = math.ceil(cols / F16_LANES)
         src_sticks = max((b[1] - b[0]) * cs for b in bands if b is not None)
         dst_sticks = max(
             ((b["d0"][1] - b["d0"][0]) * (b["d1"][1] - b["d1"][0]) for b in cboxes if b is not None), default=0
         )
-        local = all(
-            bands[k] is None
-            and cboxes[k] is None
-            or bands[k] is not None
-            and cboxes[k] is not None
-            and cboxes[k]["d0"] == (bands[k][0] // 64, math.ceil(bands[k][1] / 64))
-            and cboxes[k]["d1"] == (0, cols)
-            for k in range(self.cores)
-        )
+
+        def transposed_here(band: tuple[int, int] | None, box: Box | None) -> bool:
+            """The core's box of d is the transpose of its band (or it has neither)."""
+            if band is None or box is None:
+                return band is None and box is None
+            return box["d0"] == (band[0] // F16_LANES, math.ceil(band[1] / F16_LANES)) and box["d1"] == (0, cols)
+
+        local = all(transposed_here(bands[k], cboxes[k]) for k in range(self.cores))
         staging = 0 if local else src_sticks
         need = (src_sticks + dst_sticks + staging) * STICK_BYTES
         # below any budget a kernel of the span already has (spyre-resident-chains keeps a block
         # above it while these kernels run)
         first, last = order.index(p), order.index(c)
         span = order[first : last + 1]
-        ceiling = min(
-            [self.budget_bytes]
-            + [b.value.data for k in span if isinstance(b := k.attributes.get("spyre.lx_budget"), IntegerAttr)]
-        )
+        ceiling = min([self.budget_bytes] + [k.lx_budget.bytes.data for k in span if k.lx_budget is not None])
         if need > ceiling // 2:
             held = (
                 ""
@@ -181,19 +174,15 @@ class SpyreOnchipRelayoutPass(ModulePass):
         # ---- mark
         p.split = spyre.SplitAttr(psplit)
         c.split = spyre.SplitAttr(csplit)
-        p.attributes["spyre.resident_out"] = IntegerAttr(src_at, i64)
-        c.attributes["spyre.resident_in"] = _array([c_index[0], dst_at])
-        flat_bands = [x for b in bands for x in (b if b is not None else (0, 0))]
-        flat_boxes = [x for b in cboxes for x in ((*b["d0"], *b["d1"]) if b is not None else (0, 0, 0, 0))]
-        r.attributes["spyre.onchip"] = DictionaryAttr(
-            {
-                "src": IntegerAttr(src_at, i64),
-                "dst": IntegerAttr(dst_at, i64),
-                "staging": IntegerAttr(staging_at, i64),
-                "src_rows": _array(flat_bands),
-                "dst_boxes": _array(flat_boxes),
-            }
+        p.resident_out = spyre.ResidentOutAttr(src_at)
+        c.resident_in = spyre.ResidentInAttr(c_index[0], dst_at)
+        r.onchip = spyre.OnchipAttr(
+            src_at,
+            dst_at,
+            staging_at,
+            [b if b is not None else (0, 0) for b in bands],
+            [(*b["d0"], *b["d1"]) if b is not None else (0, 0, 0, 0) for b in cboxes],
         )
         for k in span:
-            k.attributes["spyre.lx_budget"] = IntegerAttr(top, i64)  # top < ceiling <= any budget it had
+            k.lx_budget = spyre.LxBudgetAttr(top)  # top < ceiling <= any budget it had
         return None

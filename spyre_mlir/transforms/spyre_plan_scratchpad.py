@@ -4,8 +4,8 @@ core's work until its buffers fit the planner's budget (80% of 2 MiB by default)
     footprint(chunk) = sum of kernel_buffers(op, largest chunk over cores)   (sticks)
     while footprint > budget: double the chunks of the dim that shrinks it most
     offsets: buffers placed one after another, 128-byte aligned
-    budget:  the option, or a kernel's `spyre.lx_budget` if smaller (spyre-onchip-relayout
-             keeps values resident above it)
+    budget:  the option, or a kernel's `lx_budget` if smaller (spyre-resident-chains and
+             spyre-onchip-relayout keep values resident above it)
 
     spyre.kernel "k0" (...) split <...>  ->  ... split <...> chunks <k = 2> lx <lhs = 0, rhs = 16384, ...>
 
@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
@@ -88,24 +88,21 @@ class SpyrePlanScratchpadPass(ModulePass):
             raise PassFailedException(f"kernel {kernel.sym_name.data}: {e}") from None
         chunks = {d.name: 1 for d in dims}
         last = f"v{len(ops) - 1}"
-        attr = kernel.attributes.get("spyre.multicast")
-        multicast = attr.value.data if isinstance(attr, IntegerAttr) else 1
-        attr = kernel.attributes.get("spyre.lx_budget")  # LX above it is held by resident buffers
-        budget_bytes = min(self.budget_bytes, attr.value.data) if isinstance(attr, IntegerAttr) else self.budget_bytes
+        multicast = kernel.multicast.chain.data if kernel.multicast is not None else 1
+        budget_bytes = self.budget_bytes  # LX above a kernel's lx_budget is held by resident buffers
+        if kernel.lx_budget is not None:
+            budget_bytes = min(budget_bytes, kernel.lx_budget.bytes.data)
         # spyre-resident-chains: a matmul whose A an earlier launch left in LX loads no A tiles
-        attr = kernel.attributes.get("spyre.resident_in")
-        a_resident = (
-            isinstance(compute, spyre.MatmulOp)
-            and isinstance(attr, DenseArrayBase)
-            and kernel.body.block.args[attr.get_values()[0]] is compute.lhs
-        )
-        out_resident = isinstance(compute, spyre.MatmulOp) and "spyre.resident_out" in kernel.attributes
+        # (the kernel verifies that a matmul's resident_in names its A)
+        a_resident = isinstance(compute, spyre.MatmulOp) and kernel.resident_in is not None
+        out_resident = isinstance(compute, spyre.MatmulOp) and kernel.resident_out is not None
 
         def buffers(ch: dict[str, int]) -> dict[str, int]:
             ext = max_chunk(dims, boxes, ch)
             if group is not None:
                 bufs = row_group_buffers(group, ext, list(kernel.body.block.args))
             else:
+                assert compute is not None
                 bufs = kernel_buffers(compute, ext, a_resident, ep is not None)
             if ep is not None:
                 bufs.update(epilogue_buffers(ep, ext["m"], ext["n"]))
@@ -158,9 +155,10 @@ class SpyrePlanScratchpadPass(ModulePass):
                 if double:
                     return False
                 parts = ", ".join(f"{name} {n * STICK_BYTES}" for name, n in buffers(chunks).items())
+                last_op = compute if compute is not None else ops[-1]  # a row group's result is its last op's
                 raise PassFailedException(
                     f"kernel {kernel.sym_name.data}: its smallest chunk needs {size} bytes of LX per core, "
-                    f"the planner's budget is {budget_bytes} ('{compute.name}' producing {compute.results[0].type}: "
+                    f"the planner's budget is {budget_bytes} ('{last_op.name}' producing {last_op.results[0].type}: "
                     f"buffers {parts} bytes, and no dim can be chunked further)"
                 )
             chunks, size = best

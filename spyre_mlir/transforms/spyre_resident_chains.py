@@ -18,11 +18,12 @@ Kept in LX: the two kernels get matching splits, chosen together by estimated ti
                                    block, where P left it) by W2; with p > 1 the k parts add
                                    their partial sums over the ring (spyre-divide-work's k split)
 
-The marks: P `spyre.resident_out = out` and `spyre.core_order` (the cores of P's boxes in
-core_boxes order: m-major, so that the n parts of one row block sit on adjacent cores as C's
-k parts do); C `spyre.resident_in = [index of H, out]`; both (and every kernel between them)
-`spyre.lx_budget` = the planner's budget minus the block, which sits at its top; the split
-and `spyre.multicast` of each (spyre-divide-work leaves a kernel with a split alone).
+The marks (spyre_marks): P `resident_out <offset = out>` and `core_order [...]` (the cores
+of P's boxes in core_boxes order: m-major, so that the n parts of one row block sit on
+adjacent cores as C's k parts do); C `resident_in <input = index of H, offset = out>`; both
+(and every kernel between them) `lx_budget <bytes = ...>` = the planner's budget minus the
+block, which sits at its top; the split and `multicast <chain = g>` of each
+(spyre-divide-work leaves a kernel with a split alone).
 
 The pair is marked only when its estimate beats the two kernels planned apart (as
 spyre-divide-work would); a remark says what was chosen, or why not
@@ -39,7 +40,7 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from spyre_mlir.analysis.buffers import epilogue_sticks
@@ -49,7 +50,7 @@ from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import epilogue, kernel_ops
 from spyre_mlir.layout import Layout
 from spyre_mlir.target.config import DEFAULT_CONFIG
-from spyre_mlir.target.constants import STICK_BYTES
+from spyre_mlir.target.constants import F16_LANES, STICK_BYTES
 
 MAX_K_PARTS = 4
 """The consumer's k parts (as spyre-divide-work's k split: at most 4, on adjacent cores)."""
@@ -98,7 +99,7 @@ def plan_pair(
 ) -> PairPlan | None:
     """The matching splits (q row blocks; p producer column parts = consumer k parts) with
     the least estimated time of both kernels, the intermediate resident; None: none fits."""
-    n_sticks = math.ceil(producer.n / 64)
+    n_sticks = math.ceil(producer.n / F16_LANES)
     best: PairPlan | None = None
     for p in [x for x in (1, 2, 4) if x <= (MAX_K_PARTS if split_k else 1)]:
         if n_sticks % p or (p > 1 and n_sticks // p < 2):
@@ -193,9 +194,7 @@ class SpyreResidentChainsPass(ModulePass):
         pmm, pep = _matmul_kernel(p)  # type: ignore[misc]
         cmm, cep = _matmul_kernel(c)  # type: ignore[misc]
         for k in (p, c):
-            if k.split is not None or any(
-                a in k.attributes for a in ("spyre.resident_in", "spyre.resident_out", "spyre.core_order")
-            ):
+            if k.split is not None or any(mark is not None for mark in (k.resident_in, k.resident_out, k.core_order)):
                 return f"{k.sym_name.data} already has a split or a resident value"
         v = p.outputs[0]
         index = [i for i, x in enumerate(c.inputs) if x == v]
@@ -216,15 +215,14 @@ class SpyreResidentChainsPass(ModulePass):
         ps, cs = matmul_shape(pmm), matmul_shape(cmm)
         if ps.batched or cs.batched or (ps.m, ps.n) != (cs.m, cs.k):
             return "only 2-D matmuls chain"
-        if ps.n % 64:
+        if ps.n % F16_LANES:
             return f"the intermediate's {ps.n} columns are not whole sticks"
         config = DEFAULT_CONFIG.replace(cores=self.cores)
         span = order[order.index(p) : order.index(c) + 1]  # the pair and the kernels between
         budget = self.budget_bytes // STICK_BYTES
         for k in span:
-            attr = k.attributes.get("spyre.lx_budget")
-            if isinstance(attr, IntegerAttr):
-                budget = min(budget, attr.value.data // STICK_BYTES)
+            if k.lx_budget is not None:
+                budget = min(budget, k.lx_budget.bytes.data // STICK_BYTES)
         plan = plan_pair(ps, cs, config, budget, self.double_buffer, self.multicast, self.split_k, pep, cep)
         if plan is None:
             return "no matching splits fit LX"
@@ -232,26 +230,27 @@ class SpyreResidentChainsPass(ModulePass):
             plan_matmul(s, config, budget, self.double_buffer, self.multicast, e, self.split_k)
             for s, e in ((ps, pep), (cs, cep))
         ]
-        if all(a is not None for a in apart):
-            seconds = sum(a[2].seconds for a in apart)  # type: ignore[index]
+        planned = [a for a in apart if a is not None]
+        if len(planned) == len(apart):
+            seconds = sum(a[2].seconds for a in planned)
             if seconds <= plan.seconds:
                 return f"planned apart they are estimated faster ({seconds * 1e6:.1f} us against {plan.seconds * 1e6:.1f} us)"
         q, n = plan.m_parts, plan.n_parts
         rows = ps.m // q
-        block = rows * (ps.n // 64 // n)
+        block = rows * (ps.n // F16_LANES // n)
         top = (budget - block) * STICK_BYTES
         # P's boxes in core_boxes order (n parts slowest) placed m-major: box (j, i) -> core i * n + j
         core_order = [(b % q) * n + b // q for b in range(n * q)]
         p.split = spyre.SplitAttr({"n": n, "m": q, "k": 1})
         c.split = spyre.SplitAttr({"n": 1, "m": q, "k": n})
-        p.attributes["spyre.resident_out"] = IntegerAttr(top, i64)
-        p.attributes["spyre.core_order"] = DenseArrayBase.from_list(i64, core_order)
-        c.attributes["spyre.resident_in"] = DenseArrayBase.from_list(i64, [index[0], top])
+        p.resident_out = spyre.ResidentOutAttr(top)
+        p.core_order = spyre.CoreOrderAttr(core_order)
+        c.resident_in = spyre.ResidentInAttr(index[0], top)
         for k, g in ((p, plan.producer_multicast), (c, plan.consumer_multicast)):
             if g > 1:
-                k.attributes["spyre.multicast"] = IntegerAttr(g, i64)
+                k.multicast = spyre.MulticastAttr(g)
         for k in span:
-            k.attributes["spyre.lx_budget"] = IntegerAttr(top, i64)
+            k.lx_budget = spyre.LxBudgetAttr(top)
         REMARKS.info(
             "%s -> %s: the intermediate stays in LX (%d bytes per core): split m = %d, n = k = %d, estimated %.1f us",
             p.sym_name.data,

@@ -1,18 +1,25 @@
-// RUN: spyre-opt %s -p spyre-fuse,spyre-divide-work,spyre-plan-scratchpad,convert-spyre-to-isa --verify-diagnostics --split-input-file | filecheck %s
+// RUN: spyre-opt %s -p convert-spyre-to-isa --verify-diagnostics --split-input-file | filecheck %s
 // A kernel whose values are in layouts its program cannot address is refused, naming the
 // kernel, the op, the layout and why; spyre-propagate-layouts never leaves such a layout, so
-// these come from hand-written spyre-level IR. Unchecked, each would lower without a word and
-// give a wrong answer (docs/layouts.md, "What the lowering assumes").
+// these come from hand-written spyre-level IR (here after spyre-fuse, spyre-divide-work and
+// spyre-plan-scratchpad). Unchecked, each would lower without a word and give a wrong answer
+// (docs/layouts.md, "What the lowering assumes").
 
 // A matmul's lhs sticked along M (a transpose): the program steps each dim by one stick
 // stride, and would read stick 0 for every row.
-func.func @f(%x: tensor<128x128xf32>, %w: tensor<128x64xf32>) -> tensor<128x64xf32> {
-  %0 = spyre.to_device %x : tensor<128x128xf32> -> tensor<128x128xf16, #spyre.layout<device_size = [2, 128, 64], stride_map = [64, 128, 1]>>
-  %1 = spyre.to_device %w : tensor<128x64xf32> -> tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>
-  %6 = spyre.permute %0 permutation [1, 0] : tensor<128x128xf16, #spyre.layout<device_size = [2, 128, 64], stride_map = [64, 128, 1]>> -> tensor<128x128xf16, #spyre.layout<device_size = [2, 128, 64], stride_map = [8192, 1, 128]>>
-  %8 = spyre.matmul %6, %1 : (tensor<128x128xf16, #spyre.layout<device_size = [2, 128, 64], stride_map = [8192, 1, 128]>>, tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>) -> tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>
-  %9 = spyre.from_device %8 : tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>> -> tensor<128x64xf32>
-  func.return %9 : tensor<128x64xf32>
+builtin.module {
+  func.func @f(%x: tensor<128x128xf32>, %w: tensor<128x64xf32>) -> tensor<128x64xf32> {
+    %0 = spyre.to_device %x : tensor<128x128xf32> -> tensor<128x128xf16, #spyre.layout<device_size = [2, 128, 64], stride_map = [64, 128, 1]>>
+    %1 = spyre.to_device %w : tensor<128x64xf32> -> tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>
+    %2 = spyre.permute %0 permutation [1, 0] : tensor<128x128xf16, #spyre.layout<device_size = [2, 128, 64], stride_map = [64, 128, 1]>> -> tensor<128x128xf16, #spyre.layout<device_size = [2, 128, 64], stride_map = [8192, 1, 128]>>
+    %3 = spyre.kernel "k0"(%2, %1) split <n = 1, m = 4, k = 1> chunks <n = 1, m = 2, k = 1> lx <lhs = 0, rhs = 4096, acc = 20480, out = 24576, rhs_1 = 26624, lhs_1 = 43008, out_1 = 47104> multicast <chain = 4> : (tensor<128x128xf16, #spyre.layout<device_size = [2, 128, 64], stride_map = [8192, 1, 128]>>, tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>) -> tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>> {
+    ^bb0(%4: tensor<128x128xf16, #spyre.layout<device_size = [2, 128, 64], stride_map = [8192, 1, 128]>>, %5: tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>):
+      %6 = spyre.matmul %4, %5 : (tensor<128x128xf16, #spyre.layout<device_size = [2, 128, 64], stride_map = [8192, 1, 128]>>, tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>) -> tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>
+      spyre.yield %6 : tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>
+    }
+    %4 = spyre.from_device %3 : tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>> -> tensor<128x64xf32>
+    func.return %4 : tensor<128x64xf32>
+  }
 }
 // CHECK: kernel k0: 'spyre.matmul' lhs (128, 128) in device_size [2, 128, 64], stride_map [8192, 1, 128]: the matmul steps each dim by one stick stride, so its sticks must hold the generic layout's (run spyre-propagate-layouts first)
 
@@ -20,11 +27,17 @@ func.func @f(%x: tensor<128x128xf32>, %w: tensor<128x64xf32>) -> tensor<128x64xf
 
 // A gather table with a device dim the generic layout does not have: the program would take
 // its first device dim for the sticks of a row, and leave half of every result row unwritten.
-func.func @f(%t: tensor<10x128xf32>, %i: tensor<6xsi64>) -> tensor<6x128xf32> {
-  %0 = spyre.to_device %t : tensor<10x128xf32> -> tensor<10x128xf16, #spyre.layout<device_size = [1, 2, 10, 64], stride_map = [-1, 64, 128, 1]>>
-  %1 = spyre.gather %0[%i] : (tensor<10x128xf16, #spyre.layout<device_size = [1, 2, 10, 64], stride_map = [-1, 64, 128, 1]>>, tensor<6xsi64>) -> tensor<6x128xf16, #spyre.layout<device_size = [2, 6, 64], stride_map = [64, 128, 1]>>
-  %2 = spyre.from_device %1 : tensor<6x128xf16, #spyre.layout<device_size = [2, 6, 64], stride_map = [64, 128, 1]>> -> tensor<6x128xf32>
-  func.return %2 : tensor<6x128xf32>
+builtin.module {
+  func.func @f(%t: tensor<10x128xf32>, %i: tensor<6xsi64>) -> tensor<6x128xf32> {
+    %0 = spyre.to_device %t : tensor<10x128xf32> -> tensor<10x128xf16, #spyre.layout<device_size = [1, 2, 10, 64], stride_map = [-1, 64, 128, 1]>>
+    %1 = spyre.kernel "k0"(%0, %i) split <n = 6> chunks <n = 1> lx <rows = 0> : (tensor<10x128xf16, #spyre.layout<device_size = [1, 2, 10, 64], stride_map = [-1, 64, 128, 1]>>, tensor<6xsi64>) -> tensor<6x128xf16, #spyre.layout<device_size = [2, 6, 64], stride_map = [64, 128, 1]>> {
+    ^bb0(%2: tensor<10x128xf16, #spyre.layout<device_size = [1, 2, 10, 64], stride_map = [-1, 64, 128, 1]>>, %3: tensor<6xsi64>):
+      %4 = spyre.gather %2[%3] : (tensor<10x128xf16, #spyre.layout<device_size = [1, 2, 10, 64], stride_map = [-1, 64, 128, 1]>>, tensor<6xsi64>) -> tensor<6x128xf16, #spyre.layout<device_size = [2, 6, 64], stride_map = [64, 128, 1]>>
+      spyre.yield %4 : tensor<6x128xf16, #spyre.layout<device_size = [2, 6, 64], stride_map = [64, 128, 1]>>
+    }
+    %2 = spyre.from_device %1 : tensor<6x128xf16, #spyre.layout<device_size = [2, 6, 64], stride_map = [64, 128, 1]>> -> tensor<6x128xf32>
+    func.return %2 : tensor<6x128xf32>
+  }
 }
 // CHECK: kernel k0: 'spyre.gather' table (10, 128) in device_size [1, 2, 10, 64], stride_map [-1, 64, 128, 1]: the gather reads whole rows of the generic layout (run spyre-propagate-layouts first)
 
@@ -32,11 +45,17 @@ func.func @f(%t: tensor<10x128xf32>, %i: tensor<6xsi64>) -> tensor<6x128xf32> {
 
 // A gather result whose columns are split over two device dims: a row's sticks would be
 // stored by one stride.
-func.func @f(%t: tensor<10x256xf32>, %i: tensor<6xsi64>) -> tensor<6x256xf32> {
-  %0 = spyre.to_device %t : tensor<10x256xf32> -> tensor<10x256xf16, #spyre.layout<device_size = [4, 10, 64], stride_map = [64, 256, 1]>>
-  %1 = spyre.gather %0[%i] : (tensor<10x256xf16, #spyre.layout<device_size = [4, 10, 64], stride_map = [64, 256, 1]>>, tensor<6xsi64>) -> tensor<6x256xf16, #spyre.layout<device_size = [2, 6, 2, 64], stride_map = [128, 256, 64, 1]>>
-  %2 = spyre.from_device %1 : tensor<6x256xf16, #spyre.layout<device_size = [2, 6, 2, 64], stride_map = [128, 256, 64, 1]>> -> tensor<6x256xf32>
-  func.return %2 : tensor<6x256xf32>
+builtin.module {
+  func.func @f(%t: tensor<10x256xf32>, %i: tensor<6xsi64>) -> tensor<6x256xf32> {
+    %0 = spyre.to_device %t : tensor<10x256xf32> -> tensor<10x256xf16, #spyre.layout<device_size = [4, 10, 64], stride_map = [64, 256, 1]>>
+    %1 = spyre.kernel "k0"(%0, %i) split <n = 6> chunks <n = 1> lx <rows = 0> : (tensor<10x256xf16, #spyre.layout<device_size = [4, 10, 64], stride_map = [64, 256, 1]>>, tensor<6xsi64>) -> tensor<6x256xf16, #spyre.layout<device_size = [2, 6, 2, 64], stride_map = [128, 256, 64, 1]>> {
+    ^bb0(%2: tensor<10x256xf16, #spyre.layout<device_size = [4, 10, 64], stride_map = [64, 256, 1]>>, %3: tensor<6xsi64>):
+      %4 = spyre.gather %2[%3] : (tensor<10x256xf16, #spyre.layout<device_size = [4, 10, 64], stride_map = [64, 256, 1]>>, tensor<6xsi64>) -> tensor<6x256xf16, #spyre.layout<device_size = [2, 6, 2, 64], stride_map = [128, 256, 64, 1]>>
+      spyre.yield %4 : tensor<6x256xf16, #spyre.layout<device_size = [2, 6, 2, 64], stride_map = [128, 256, 64, 1]>>
+    }
+    %2 = spyre.from_device %1 : tensor<6x256xf16, #spyre.layout<device_size = [2, 6, 2, 64], stride_map = [128, 256, 64, 1]>> -> tensor<6x256xf32>
+    func.return %2 : tensor<6x256xf32>
+  }
 }
 // CHECK: kernel k0: 'spyre.gather' result (6, 256) in device_size [2, 6, 2, 64], stride_map [128, 256, 64, 1]: the gather stores a row's sticks by one stride, so its sticks must hold the generic layout's
 
@@ -45,22 +64,34 @@ func.func @f(%t: tensor<10x256xf32>, %i: tensor<6xsi64>) -> tensor<6x256xf32> {
 // A slice starting inside a digit of its input (the stick dim in digits of 64 and 128,
 // starting at 64): the loops nest in the digits from index 0 only, and the copy would run
 // past the digit's end.
-func.func @f(%x: tensor<4x256xf32>) -> tensor<4x128xf32> {
-  %0 = spyre.to_device %x : tensor<4x256xf32> -> tensor<4x256xf16, #spyre.layout<device_size = [2, 4, 2, 64], stride_map = [128, 256, 64, 1]>>
-  %1 = spyre.slice %0 start [0, 64] : tensor<4x256xf16, #spyre.layout<device_size = [2, 4, 2, 64], stride_map = [128, 256, 64, 1]>> -> tensor<4x128xf16, #spyre.layout<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>
-  %2 = spyre.from_device %1 : tensor<4x128xf16, #spyre.layout<device_size = [2, 4, 64], stride_map = [64, 128, 1]>> -> tensor<4x128xf32>
-  func.return %2 : tensor<4x128xf32>
+builtin.module {
+  func.func @f(%x: tensor<4x256xf32>) -> tensor<4x128xf32> {
+    %0 = spyre.to_device %x : tensor<4x256xf32> -> tensor<4x256xf16, #spyre.layout<device_size = [2, 4, 2, 64], stride_map = [128, 256, 64, 1]>>
+    %1 = spyre.kernel "k0"(%0) split <d0 = 2, d1 = 4> chunks <d0 = 1, d1 = 1> lx <tile = 0> : (tensor<4x256xf16, #spyre.layout<device_size = [2, 4, 2, 64], stride_map = [128, 256, 64, 1]>>) -> tensor<4x128xf16, #spyre.layout<device_size = [2, 4, 64], stride_map = [64, 128, 1]>> {
+    ^bb0(%2: tensor<4x256xf16, #spyre.layout<device_size = [2, 4, 2, 64], stride_map = [128, 256, 64, 1]>>):
+      %3 = spyre.slice %2 start [0, 64] : tensor<4x256xf16, #spyre.layout<device_size = [2, 4, 2, 64], stride_map = [128, 256, 64, 1]>> -> tensor<4x128xf16, #spyre.layout<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>
+      spyre.yield %3 : tensor<4x128xf16, #spyre.layout<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>
+    }
+    %2 = spyre.from_device %1 : tensor<4x128xf16, #spyre.layout<device_size = [2, 4, 64], stride_map = [64, 128, 1]>> -> tensor<4x128xf32>
+    func.return %2 : tensor<4x128xf32>
+  }
 }
 // CHECK: kernel k0: 'spyre.slice' of (4, 256) in device_size [2, 4, 2, 64], stride_map [128, 256, 64, 1] from [0, 64] into (4, 128) in device_size [2, 4, 64], stride_map [64, 128, 1]: the input's sticks do not hold the result's by one stride per loop from the start on (run spyre-propagate-layouts first)
 
 // -----
 
 // The same along rows kept as 64 x 2: a start at row 10 would read rows 64 to 73 from the next batch.
-func.func @f(%x: tensor<3x128x64xf32>) -> tensor<2x64x64xf32> {
-  %0 = spyre.to_device %x : tensor<3x128x64xf32> -> tensor<3x128x64xf16, #spyre.layout<device_size = [3, 64, 2, 64], stride_map = [8192, 64, 4096, 1]>>
-  %1 = spyre.slice %0 start [0, 10, 0] : tensor<3x128x64xf16, #spyre.layout<device_size = [3, 64, 2, 64], stride_map = [8192, 64, 4096, 1]>> -> tensor<2x64x64xf16, #spyre.layout<device_size = [64, 1, 2, 64], stride_map = [64, 64, 4096, 1]>>
-  %2 = spyre.from_device %1 : tensor<2x64x64xf16, #spyre.layout<device_size = [64, 1, 2, 64], stride_map = [64, 64, 4096, 1]>> -> tensor<2x64x64xf32>
-  func.return %2 : tensor<2x64x64xf32>
+builtin.module {
+  func.func @f(%x: tensor<3x128x64xf32>) -> tensor<2x64x64xf32> {
+    %0 = spyre.to_device %x : tensor<3x128x64xf32> -> tensor<3x128x64xf16, #spyre.layout<device_size = [3, 64, 2, 64], stride_map = [8192, 64, 4096, 1]>>
+    %1 = spyre.kernel "k0"(%0) split <d0 = 32, d1 = 1, d2 = 1> chunks <d0 = 1, d1 = 1, d2 = 1> lx <tile = 0> : (tensor<3x128x64xf16, #spyre.layout<device_size = [3, 64, 2, 64], stride_map = [8192, 64, 4096, 1]>>) -> tensor<2x64x64xf16, #spyre.layout<device_size = [64, 1, 2, 64], stride_map = [64, 64, 4096, 1]>> {
+    ^bb0(%2: tensor<3x128x64xf16, #spyre.layout<device_size = [3, 64, 2, 64], stride_map = [8192, 64, 4096, 1]>>):
+      %3 = spyre.slice %2 start [0, 10, 0] : tensor<3x128x64xf16, #spyre.layout<device_size = [3, 64, 2, 64], stride_map = [8192, 64, 4096, 1]>> -> tensor<2x64x64xf16, #spyre.layout<device_size = [64, 1, 2, 64], stride_map = [64, 64, 4096, 1]>>
+      spyre.yield %3 : tensor<2x64x64xf16, #spyre.layout<device_size = [64, 1, 2, 64], stride_map = [64, 64, 4096, 1]>>
+    }
+    %2 = spyre.from_device %1 : tensor<2x64x64xf16, #spyre.layout<device_size = [64, 1, 2, 64], stride_map = [64, 64, 4096, 1]>> -> tensor<2x64x64xf32>
+    func.return %2 : tensor<2x64x64xf32>
+  }
 }
 // CHECK: kernel k0: 'spyre.slice' of (3, 128, 64) in device_size [3, 64, 2, 64], stride_map [8192, 64, 4096, 1] from [0, 10, 0] into (2, 64, 64) in device_size [64, 1, 2, 64], stride_map [64, 64, 4096, 1]: the input's sticks do not hold the result's by one stride per loop from the start on (run spyre-propagate-layouts first)
 
@@ -69,57 +100,34 @@ func.func @f(%x: tensor<3x128x64xf32>) -> tensor<2x64x64xf32> {
 // A transpose whose result loop over rows (100 rows, one device dim) spans two digits of the
 // source (rows kept as 64 x 2): the block transpose has no single stride for it. Unchecked,
 // its DMA would run past the tensor and the pass fail its own verifier ("internal error").
-func.func @f(%x: tensor<100x8x64xf32>) -> tensor<100x8x64xf32> {
-  %0 = spyre.to_device %x : tensor<100x8x64xf32> -> tensor<100x8x64xf16, #spyre.layout<device_size = [64, 2, 8, 64], stride_map = [512, 32768, 64, 1]>>
-  %1 = spyre.restickify %0 : tensor<100x8x64xf16, #spyre.layout<device_size = [64, 2, 8, 64], stride_map = [512, 32768, 64, 1]>> -> tensor<100x8x64xf16, #spyre.layout<device_size = [100, 64, 64], stride_map = [512, 1, 64]>>
-  %2 = spyre.from_device %1 : tensor<100x8x64xf16, #spyre.layout<device_size = [100, 64, 64], stride_map = [512, 1, 64]>> -> tensor<100x8x64xf32>
-  func.return %2 : tensor<100x8x64xf32>
+builtin.module {
+  func.func @f(%x: tensor<100x8x64xf32>) -> tensor<100x8x64xf32> {
+    %0 = spyre.to_device %x : tensor<100x8x64xf32> -> tensor<100x8x64xf16, #spyre.layout<device_size = [64, 2, 8, 64], stride_map = [512, 32768, 64, 1]>>
+    %1 = spyre.kernel "k0"(%0) split <d0 = 25, d1 = 1> chunks <d0 = 1, d1 = 1> lx <src = 0, dst = 32768> : (tensor<100x8x64xf16, #spyre.layout<device_size = [64, 2, 8, 64], stride_map = [512, 32768, 64, 1]>>) -> tensor<100x8x64xf16, #spyre.layout<device_size = [100, 64, 64], stride_map = [512, 1, 64]>> {
+    ^bb0(%2: tensor<100x8x64xf16, #spyre.layout<device_size = [64, 2, 8, 64], stride_map = [512, 32768, 64, 1]>>):
+      %3 = spyre.restickify %2 : tensor<100x8x64xf16, #spyre.layout<device_size = [64, 2, 8, 64], stride_map = [512, 32768, 64, 1]>> -> tensor<100x8x64xf16, #spyre.layout<device_size = [100, 64, 64], stride_map = [512, 1, 64]>>
+      spyre.yield %3 : tensor<100x8x64xf16, #spyre.layout<device_size = [100, 64, 64], stride_map = [512, 1, 64]>>
+    }
+    %2 = spyre.from_device %1 : tensor<100x8x64xf16, #spyre.layout<device_size = [100, 64, 64], stride_map = [512, 1, 64]>> -> tensor<100x8x64xf32>
+    func.return %2 : tensor<100x8x64xf32>
+  }
 }
 // CHECK: kernel k0: 'spyre.restickify' (100, 8, 64) from device_size [64, 2, 8, 64], stride_map [512, 32768, 64, 1] to [100, 64, 64], [512, 1, 64] is not supported yet
 
 // -----
 
-// An output padded past its input's extent: 100 rows kept as 64 x 2 (128 rows on the
-// device) read from an input that keeps them as one device dim of 100. The loop over the
-// 64-row blocks would run past the input's rows: its DMA would read sticks past the tensor
-// and the lowering fail its own verifier ("internal error").
-func.func @f(%x: tensor<100x64xf32>) -> tensor<100x64xf32> {
-  %0 = spyre.to_device %x : tensor<100x64xf32> -> tensor<100x64xf16, #spyre.layout<device_size = [100, 64], stride_map = [64, 1]>>
-  %1 = spyre.pointwise %0 : (tensor<100x64xf16, #spyre.layout<device_size = [100, 64], stride_map = [64, 1]>>) -> tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>> {
-  ^bb0(%a: f32):
-    %c = arith.constant 2.0 : f32
-    %m = arith.mulf %a, %c : f32
-    spyre.yield %m : f32
-  }
-  %2 = spyre.from_device %1 : tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>> -> tensor<100x64xf32>
-  func.return %2 : tensor<100x64xf32>
-}
-// CHECK: 'spyre.pointwise': input 0 (100, 64) in device_size [100, 64], stride_map [64, 1] does not share the sticks of the output (100, 64) in device_size [2, 64, 64], stride_map [4096, 64, 1]: no stick stride per loop reads it (a stick along another dim, digits that do not nest in the output's, or an output padded past the input's extent) (run spyre-propagate-layouts first)
-
-// -----
-
-// The same along the stick dim, the input's top digit not the outermost: 130 columns kept
-// as 64 x 3 in the input, as 64 x 2 x 2 (256) in the output. Unchecked, the overhanging loop
-// would read the next row's sticks into the padding, and for the last row sticks past the tensor.
-func.func @f(%x: tensor<2x130xf32>) -> tensor<2x130xf32> {
-  %0 = spyre.to_device %x : tensor<2x130xf32> -> tensor<2x130xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [130, 64, 1]>>
-  %1 = spyre.pointwise %0 : (tensor<2x130xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [130, 64, 1]>>) -> tensor<2x130xf16, #spyre.layout<device_size = [2, 2, 2, 64], stride_map = [128, 130, 64, 1]>> {
-  ^bb0(%a: f32):
-    spyre.yield %a : f32
-  }
-  %2 = spyre.from_device %1 : tensor<2x130xf16, #spyre.layout<device_size = [2, 2, 2, 64], stride_map = [128, 130, 64, 1]>> -> tensor<2x130xf32>
-  func.return %2 : tensor<2x130xf32>
-}
-// CHECK: 'spyre.pointwise': input 0 (2, 130) in device_size [2, 3, 64], stride_map [130, 64, 1] does not share the sticks of the output (2, 130) in device_size [2, 2, 2, 64], stride_map [128, 130, 64, 1]: no stick stride per loop reads it
-
-// -----
-
 // A relayout into the padded rows: the copy would read sticks past the tensor ("internal error").
-func.func @f(%x: tensor<100x64xf32>) -> tensor<100x64xf32> {
-  %0 = spyre.to_device %x : tensor<100x64xf32> -> tensor<100x64xf16, #spyre.layout<device_size = [100, 64], stride_map = [64, 1]>>
-  %1 = spyre.restickify %0 : tensor<100x64xf16, #spyre.layout<device_size = [100, 64], stride_map = [64, 1]>> -> tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>>
-  %2 = spyre.from_device %1 : tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>> -> tensor<100x64xf32>
-  func.return %2 : tensor<100x64xf32>
+builtin.module {
+  func.func @f(%x: tensor<100x64xf32>) -> tensor<100x64xf32> {
+    %0 = spyre.to_device %x : tensor<100x64xf32> -> tensor<100x64xf16, #spyre.layout<device_size = [100, 64], stride_map = [64, 1]>>
+    %1 = spyre.kernel "k0"(%0) split <d0 = 1, d1 = 32> chunks <d0 = 1, d1 = 1> lx <tile = 0> : (tensor<100x64xf16, #spyre.layout<device_size = [100, 64], stride_map = [64, 1]>>) -> tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>> {
+    ^bb0(%2: tensor<100x64xf16, #spyre.layout<device_size = [100, 64], stride_map = [64, 1]>>):
+      %3 = spyre.restickify %2 : tensor<100x64xf16, #spyre.layout<device_size = [100, 64], stride_map = [64, 1]>> -> tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>>
+      spyre.yield %3 : tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>>
+    }
+    %2 = spyre.from_device %1 : tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>> -> tensor<100x64xf32>
+    func.return %2 : tensor<100x64xf32>
+  }
 }
 // CHECK: kernel k0: 'spyre.restickify' (100, 64) from device_size [100, 64], stride_map [64, 1] to [2, 64, 64], [4096, 64, 1]: the sticks cannot be matched
 
@@ -128,10 +136,16 @@ func.func @f(%x: tensor<100x64xf32>) -> tensor<100x64xf32> {
 // A slice whose result is padded past its input from the start: rows 30 .. 129 of 130, the
 // result's 100 rows kept as 64 x 2. Its loops reach row 30 + 127, and the copy would read
 // sticks past the input ("internal error").
-func.func @f(%x: tensor<130x64xf32>) -> tensor<100x64xf32> {
-  %0 = spyre.to_device %x : tensor<130x64xf32> -> tensor<130x64xf16, #spyre.layout<device_size = [130, 64], stride_map = [64, 1]>>
-  %1 = spyre.slice %0 start [30, 0] : tensor<130x64xf16, #spyre.layout<device_size = [130, 64], stride_map = [64, 1]>> -> tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>>
-  %2 = spyre.from_device %1 : tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>> -> tensor<100x64xf32>
-  func.return %2 : tensor<100x64xf32>
+builtin.module {
+  func.func @f(%x: tensor<130x64xf32>) -> tensor<100x64xf32> {
+    %0 = spyre.to_device %x : tensor<130x64xf32> -> tensor<130x64xf16, #spyre.layout<device_size = [130, 64], stride_map = [64, 1]>>
+    %1 = spyre.kernel "k0"(%0) split <d0 = 1, d1 = 32> chunks <d0 = 1, d1 = 1> lx <tile = 0> : (tensor<130x64xf16, #spyre.layout<device_size = [130, 64], stride_map = [64, 1]>>) -> tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>> {
+    ^bb0(%2: tensor<130x64xf16, #spyre.layout<device_size = [130, 64], stride_map = [64, 1]>>):
+      %3 = spyre.slice %2 start [30, 0] : tensor<130x64xf16, #spyre.layout<device_size = [130, 64], stride_map = [64, 1]>> -> tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>>
+      spyre.yield %3 : tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>>
+    }
+    %2 = spyre.from_device %1 : tensor<100x64xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [4096, 64, 1]>> -> tensor<100x64xf32>
+    func.return %2 : tensor<100x64xf32>
+  }
 }
 // CHECK: kernel k0: 'spyre.slice' of (130, 64) in device_size [130, 64], stride_map [64, 1] from [30, 0] into (100, 64) in device_size [2, 64, 64], stride_map [4096, 64, 1]: the input's sticks do not hold the result's by one stride per loop from the start on (run spyre-propagate-layouts first)

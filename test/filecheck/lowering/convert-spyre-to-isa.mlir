@@ -1,5 +1,8 @@
-// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse{epilogues=false},spyre-divide-work{strategy=even},spyre-plan-scratchpad{double_buffer=false cost=false},convert-spyre-to-isa' | filecheck %s
-// RUN: spyre-opt %S/../inputs/kernels.mlir -p spyre-fuse,convert-spyre-to-isa --verify-diagnostics | filecheck %s --check-prefix=UNPLANNED
+// RUN: spyre-opt %s -p convert-spyre-to-isa --split-input-file --verify-diagnostics | filecheck %s
+// Input: the kernels of inputs/kernels.mlir (spyre-fuse{epilogues=false}), split by
+// spyre-divide-work{strategy=even} and planned by spyre-plan-scratchpad{double_buffer=false
+// cost=false}; then the matmul kernel of spyre-fuse's output, not planned.
+
 // Every planned kernel becomes a program of SPMD streams (addresses per core are tables, in
 // sticks); the kernel op becomes a launch. A ragged last part gets a stream of its own.
 
@@ -50,4 +53,79 @@
 // CHECK-NEXT:    spyre_isa.launch @k1(%[[K0]], %{{.*}})
 // CHECK-NOT:     spyre.kernel
 
-// UNPLANNED: kernel k0: run spyre-divide-work and spyre-plan-scratchpad first (split, chunks and lx are needed)
+// CHECK: kernel k0: run spyre-divide-work and spyre-plan-scratchpad first (split, chunks and lx are needed)
+
+builtin.module {
+  func.func @kernels(%x: tensor<128x256xf32>, %w: tensor<256x512xf32>, %b: tensor<512xf32>, %y: tensor<100x200xf32>) -> (tensor<128x512xf32>, tensor<200x100xf32>) {
+    %0 = spyre.to_device %x : tensor<128x256xf32> -> tensor<128x256xf16, #spyre.layout<device_size = [4, 128, 64], stride_map = [64, 256, 1]>>
+    %1 = spyre.to_device %w : tensor<256x512xf32> -> tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>
+    %2 = spyre.to_device %b : tensor<512xf32> -> tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>
+    %3 = spyre.to_device %y : tensor<100x200xf32> -> tensor<100x200xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>>
+    %4 = spyre.kernel "k0"(%0, %1) split <n = 2, m = 16, k = 1> chunks <n = 1, m = 1, k = 1> lx <lhs = 0, rhs = 4096, acc = 135168, out = 143360> : (tensor<128x256xf16, #spyre.layout<device_size = [4, 128, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>> {
+    ^bb0(%5: tensor<128x256xf16, #spyre.layout<device_size = [4, 128, 64], stride_map = [64, 256, 1]>>, %6: tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>):
+      %7 = spyre.matmul %5, %6 : (tensor<128x256xf16, #spyre.layout<device_size = [4, 128, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>>
+      spyre.yield %7 : tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>>
+    }
+    %5 = spyre.kernel "k1"(%4, %2) split <d0 = 2, d1 = 16> chunks <d0 = 1, d1 = 1> lx <in0 = 0, in1 = 4096, out = 4608> : (tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>) -> tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>> {
+    ^bb0(%6: tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>>, %7: tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>):
+      %8 = spyre.pointwise %6, %7 : (tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>) -> tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>> {
+      ^bb0(%9: f32, %10: f32):
+        %11 = arith.addf %9, %10 : f32
+        spyre.yield %11 : f32
+      }
+      spyre.yield %8 : tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>>
+    }
+    %6 = spyre.kernel "k2"(%3) split <d0 = 1, d1 = 25> chunks <d0 = 1, d1 = 1> lx <in0 = 0, out = 2048> : (tensor<100x200xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>>) -> tensor<100x200xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>> {
+    ^bb0(%7: tensor<100x200xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>>):
+      %8 = spyre.pointwise %7 : (tensor<100x200xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>>) -> tensor<100x200xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>> {
+      ^bb0(%9: f32):
+        %10 = arith.constant 0.000000e+00 : f32
+        %11 = arith.maximumf %9, %10 : f32
+        spyre.yield %11 : f32
+      }
+      spyre.yield %8 : tensor<100x200xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>>
+    }
+    %7 = spyre.permute %6 permutation [1, 0] : tensor<100x200xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>> -> tensor<200x100xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [6400, 1, 100]>>
+    %8 = spyre.kernel "k3"(%7) split <d0 = 2, d1 = 4> chunks <d0 = 1, d1 = 1> lx <src = 0, dst = 8192> : (tensor<200x100xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [6400, 1, 100]>>) -> tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>> {
+    ^bb0(%9: tensor<200x100xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [6400, 1, 100]>>):
+      %10 = spyre.restickify %9 : tensor<200x100xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [6400, 1, 100]>> -> tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>>
+      spyre.yield %10 : tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>>
+    }
+    %9 = spyre.kernel "k4"(%8) split <d0 = 1, d1 = 29> chunks <d0 = 1, d1 = 1> lx <in0 = 0, out = 1792> : (tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>>) -> tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>> {
+    ^bb0(%10: tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>>):
+      %11 = spyre.pointwise %10 : (tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>>) -> tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>> {
+      ^bb0(%12: f32):
+        %13 = arith.constant 0.000000e+00 : f32
+        %14 = arith.maximumf %12, %13 : f32
+        spyre.yield %14 : f32
+      }
+      spyre.yield %11 : tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>>
+    }
+    %10 = spyre.from_device %5 : tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>> -> tensor<128x512xf32>
+    %11 = spyre.from_device %9 : tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>> -> tensor<200x100xf32>
+    func.return %10, %11 : tensor<128x512xf32>, tensor<200x100xf32>
+  }
+}
+
+
+// -----
+
+builtin.module {
+  func.func @kernels(%x: tensor<128x256xf32>, %w: tensor<256x512xf32>, %b: tensor<512xf32>, %y: tensor<100x200xf32>) -> tensor<128x512xf32> {
+    %0 = spyre.to_device %x : tensor<128x256xf32> -> tensor<128x256xf16, #spyre.layout<device_size = [4, 128, 64], stride_map = [64, 256, 1]>>
+    %1 = spyre.to_device %w : tensor<256x512xf32> -> tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>
+    %2 = spyre.to_device %b : tensor<512xf32> -> tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>
+    %3 = spyre.kernel "k0"(%0, %1, %2) : (tensor<128x256xf16, #spyre.layout<device_size = [4, 128, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>) -> tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>> {
+    ^bb0(%4: tensor<128x256xf16, #spyre.layout<device_size = [4, 128, 64], stride_map = [64, 256, 1]>>, %5: tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>, %6: tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>):
+      %7 = spyre.matmul %4, %5 : (tensor<128x256xf16, #spyre.layout<device_size = [4, 128, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>>
+      %8 = spyre.pointwise %7, %6 : (tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>) -> tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>> {
+      ^bb0(%9: f32, %10: f32):
+        %11 = arith.addf %9, %10 : f32
+        spyre.yield %11 : f32
+      }
+      spyre.yield %8 : tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>>
+    }
+    %4 = spyre.from_device %3 : tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>> -> tensor<128x512xf32>
+    func.return %4 : tensor<128x512xf32>
+  }
+}

@@ -1,7 +1,10 @@
-// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse,spyre-divide-work{split_k=false},spyre-plan-scratchpad,convert-spyre-to-isa' | filecheck %s
-// RUN: spyre-opt %S/../inputs/kernels.mlir -p 'spyre-fuse,spyre-divide-work{multicast=false split_k=false},spyre-plan-scratchpad,convert-spyre-to-isa' | filecheck %s --check-prefix=OFF
+// RUN: spyre-opt %s -p convert-spyre-to-isa | filecheck %s --check-prefixes=CHECK,OFF
+// Input: the matmul kernel of inputs/kernels.mlir with its bias add as epilogue (spyre-fuse)
+// and the relu after it, split by spyre-divide-work{split_k=false} and planned by
+// spyre-plan-scratchpad; in @kernels_no_multicast the matmul split with multicast=false.
+
 // B tiles multicast down a chain of cores over the ring (spyre-divide-work chose
-// split <n = 1, m = 8> with spyre.multicast = 8 for the 128x256x512 matmul): cores 0-7 share
+// split <n = 1, m = 8> with multicast <chain = 8> for the 128x256x512 matmul): cores 0-7 share
 // every B tile ([1 stick][256 rows]), passed on in pieces of 64 rows (64 sticks, 8 KiB): one
 // ring_send per tile and core, `piece 64`. Core 0 loads each tile from DDR and passes it on
 // (notify 2c: a piece landed in core c's buffer); a middle core waits for each piece and
@@ -41,7 +44,55 @@
 // CHECK:         spyre_isa.program @k1
 
 // Without multicast every core loads its B tiles from DDR, and no ring traffic or sync appears.
-// OFF-LABEL:   spyre_isa.program @k0
+// OFF-LABEL:   spyre_isa.program @off_k0
 // OFF-NOT:       spyre_isa.ring_send
 // OFF-NOT:       spyre_isa.wait
-// OFF:         spyre_isa.program @k1
+// OFF:         func.func @kernels
+
+builtin.module {
+  func.func @kernels(%x: tensor<128x256xf32>, %w: tensor<256x512xf32>, %b: tensor<512xf32>, %y: tensor<100x200xf32>) -> tensor<128x512xf32> {
+    %0 = spyre.to_device %x : tensor<128x256xf32> -> tensor<128x256xf16, #spyre.layout<device_size = [4, 128, 64], stride_map = [64, 256, 1]>>
+    %1 = spyre.to_device %w : tensor<256x512xf32> -> tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>
+    %2 = spyre.to_device %b : tensor<512xf32> -> tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>
+    %3 = spyre.to_device %y : tensor<100x200xf32> -> tensor<100x200xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>>
+    %4 = spyre.kernel "k0"(%0, %1, %2) split <n = 1, m = 8, k = 1> chunks <n = 8, m = 1, k = 1> lx <lhs = 0, rhs = 8192, acc = 40960, e1 = 45056, res = 45184, rhs_1 = 47232, lhs_1 = 80000, res_1 = 88192> multicast <chain = 8> : (tensor<128x256xf16, #spyre.layout<device_size = [4, 128, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>) -> tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>> {
+    ^bb0(%5: tensor<128x256xf16, #spyre.layout<device_size = [4, 128, 64], stride_map = [64, 256, 1]>>, %6: tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>, %7: tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>):
+      %8 = spyre.matmul %5, %6 : (tensor<128x256xf16, #spyre.layout<device_size = [4, 128, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>>
+      %9 = spyre.pointwise %8, %7 : (tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>) -> tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>> {
+      ^bb0(%10: f32, %11: f32):
+        %12 = arith.addf %10, %11 : f32
+        spyre.yield %12 : f32
+      }
+      spyre.yield %9 : tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>>
+    }
+    %5 = spyre.kernel "k1"(%3) split <d0 = 1, d1 = 25> chunks <d0 = 1, d1 = 1> lx <in0 = 0, out = 2048, in0_1 = 4096, out_1 = 6144> : (tensor<100x200xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>>) -> tensor<100x200xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>> {
+    ^bb0(%6: tensor<100x200xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>>):
+      %7 = spyre.pointwise %6 : (tensor<100x200xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>>) -> tensor<100x200xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>> {
+      ^bb0(%8: f32):
+        %9 = arith.constant 0.000000e+00 : f32
+        %10 = arith.maximumf %8, %9 : f32
+        spyre.yield %10 : f32
+      }
+      spyre.yield %7 : tensor<100x200xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>>
+    }
+    %6 = spyre.from_device %4 : tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>> -> tensor<128x512xf32>
+    func.return %6 : tensor<128x512xf32>
+  }
+  func.func @kernels_no_multicast(%x: tensor<128x256xf32>, %w: tensor<256x512xf32>, %b: tensor<512xf32>, %y: tensor<100x200xf32>) -> tensor<128x512xf32> {
+    %0 = spyre.to_device %x : tensor<128x256xf32> -> tensor<128x256xf16, #spyre.layout<device_size = [4, 128, 64], stride_map = [64, 256, 1]>>
+    %1 = spyre.to_device %w : tensor<256x512xf32> -> tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>
+    %2 = spyre.to_device %b : tensor<512xf32> -> tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>
+    %3 = spyre.kernel "off_k0"(%0, %1, %2) split <n = 8, m = 1, k = 1> chunks <n = 1, m = 16, k = 1> lx <lhs = 0, rhs = 4096, acc = 36864, e1 = 38912, res = 39040, lhs_1 = 40064, rhs_1 = 44160, res_1 = 76928> : (tensor<128x256xf16, #spyre.layout<device_size = [4, 128, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>) -> tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>> {
+    ^bb0(%4: tensor<128x256xf16, #spyre.layout<device_size = [4, 128, 64], stride_map = [64, 256, 1]>>, %5: tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>, %6: tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>):
+      %7 = spyre.matmul %4, %5 : (tensor<128x256xf16, #spyre.layout<device_size = [4, 128, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>>
+      %8 = spyre.pointwise %7, %6 : (tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>) -> tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>> {
+      ^bb0(%9: f32, %10: f32):
+        %11 = arith.addf %9, %10 : f32
+        spyre.yield %11 : f32
+      }
+      spyre.yield %8 : tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>>
+    }
+    %4 = spyre.from_device %3 : tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>> -> tensor<128x512xf32>
+    func.return %4 : tensor<128x512xf32>
+  }
+}

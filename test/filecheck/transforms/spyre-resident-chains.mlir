@@ -1,42 +1,22 @@
 // RUN: spyre-opt %s -p 'spyre-resident-chains{cores=4}' --print-remarks 2>&1 | filecheck %s
-// RUN: spyre-opt %s -p 'spyre-resident-chains{cores=4},spyre-divide-work{cores=4},spyre-plan-scratchpad{cores=4},convert-spyre-to-isa{cores=4}' | filecheck %s --check-prefix=ISA
 // RUN: spyre-opt %s -p 'spyre-resident-chains{cores=4 split_k=false}' | filecheck %s --check-prefix=NOK
 // Input: spyre-fuse's output for Linear(128, 256) -> GELU -> Linear(256, 128) on x (64, 128)
 // (two matmul kernels with epilogues), and the same with the intermediate also returned.
 // The MLP's intermediate stays in LX: the producer's n parts sit on adjacent cores (m-major
 // core order) as the consumer's k parts do, so every core multiplies the block it computed.
+// lowering/resident-chains.mlir lowers the marks.
 
 // CHECK-DAG: remark: g1_k0 -> g1_k1: the intermediate stays in LX (8192 bytes per core): split m = 2, n = k = 2, estimated {{.*}} us
 // CHECK-DAG: remark: g2_k0 -> g2_k1: the intermediate goes through DDR: the intermediate has other readers (they read it from DDR)
 // CHECK-LABEL: func.func @mlp
-// CHECK:       spyre.kernel "g1_k0"(%{{.*}}) split <n = 2, m = 2, k = 1> {spyre.resident_out = [[AT:[0-9]+]] : i64, spyre.core_order = array<i64: 0, 2, 1, 3>, spyre.multicast = 2 : i64, spyre.lx_budget = [[AT]] : i64}
-// CHECK:       spyre.kernel "g1_k1"(%{{.*}}) split <n = 1, m = 2, k = 2> {spyre.resident_in = array<i64: 0, [[AT]]>, spyre.multicast = 2 : i64, spyre.lx_budget = [[AT]] : i64}
+// CHECK:       spyre.kernel "g1_k0"(%{{.*}}) split <n = 2, m = 2, k = 1> multicast <chain = 2> core_order [0, 2, 1, 3] resident_out <offset = [[AT:[0-9]+]]> lx_budget <bytes = [[AT]]>
+// CHECK:       spyre.kernel "g1_k1"(%{{.*}}) split <n = 1, m = 2, k = 2> multicast <chain = 2> resident_in <input = 0, offset = [[AT]]> lx_budget <bytes = [[AT]]>
 // CHECK-LABEL: func.func @two_readers
-// CHECK-NOT:   spyre.resident
-
-// The producer stores nothing: its GELU writes each tile into the core's block at the top of
-// LX (sticks 13043.., 32 rows per n stick); the consumer loads only B and the bias, and its
-// PT reads A there (k stick j of the block at 13043 + 32 j).
-// ISA-LABEL:   spyre_isa.program @g1_k0
-// ISA-SAME:    spyre.resident_out = array<i64: 13043, 13107>
-// ISA-NOT:     spyre_isa.dma_store
-// ISA:         spyre_isa.sfp_mul {{.*}} -> lx [13043, strides = [32, 1]] sizes [2, 32]
-// ISA-NOT:     spyre_isa.dma_store
-// ISA:         spyre_isa.program @g1_k1
-// ISA-SAME:    spyre.resident_in = array<i64: 13043, 13107>
-// ISA:         spyre_isa.stream cores [0]
-// ISA-NOT:     %in0
-// ISA:         spyre_isa.pt_matmul lx [13043, strides = [1, 32]], lx [0, strides = [1, 64]]
-// ISA-NOT:     %in0
-// ISA:         spyre_isa.pt_matmul lx [13075, strides = [1, 32]], lx [{{[0-9]+}}, strides = [1, 64]]
-// ISA-NOT:     %in0
-// ISA:         spyre_isa.dma_store
-// ISA:         spyre_isa.program @g2_k0
-// ISA-NOT:     spyre.resident
+// CHECK-NOT:   resident_
 
 // Without k splits the consumer cannot take the producer's column parts: one part each.
-// NOK:         spyre.kernel "g1_k0"(%{{.*}}) split <n = 1, m = {{[0-9]+}}, k = 1> {spyre.resident_out
-// NOK:         spyre.kernel "g1_k1"(%{{.*}}) split <n = 1, m = {{[0-9]+}}, k = 1> {spyre.resident_in
+// NOK:         spyre.kernel "g1_k0"(%{{.*}}) split <n = 1, m = {{[0-9]+}}, k = 1> {{.*}}resident_out
+// NOK:         spyre.kernel "g1_k1"(%{{.*}}) split <n = 1, m = {{[0-9]+}}, k = 1> {{.*}}resident_in
 
 builtin.module {
   func.func @mlp(%arg0: tensor<256x128xf32>, %arg1: tensor<256xf32>, %arg2: tensor<64x128xf32>, %arg3: tensor<128x256xf32>, %arg4: tensor<128xf32>) -> tensor<64x128xf32> {

@@ -513,61 +513,290 @@ spyre.yield %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], strid
 
 // -----
 
-// Where values live between launches (spyre-onchip-relayout, spyre-resident-chains).
+// Where values live between launches and how cores share work: the kernel marks
+// (spyre-resident-chains, spyre-divide-work, spyre-onchip-relayout).
+
+// Each mark verifies itself (spyre_marks), in the kernel or anywhere an attribute may be.
 %a, %b = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>)
-%c = spyre.kernel "k0"(%a, %b) split <n = 2, m = 1, k = 1> {spyre.resident_out = 100 : i64} : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
+%c = spyre.kernel "k0"(%a, %b) split <n = 2, m = 1, k = 1> resident_out <offset = 100> : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
 ^bb0(%ka: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %kb: tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>):
   %kc = spyre.matmul %ka, %kb : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
   spyre.yield %kc : tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
 }
-// CHECK: {{^}}'spyre.kernel' @k0: spyre.resident_out must be a byte offset >= 0, a multiple of 128 (i64), got 100 : i64{{$}}
+// CHECK: {{^}}#spyre.resident_out: offset = 100 is not an LX byte offset >= 0, a multiple of 128{{$}}
+
+// -----
+
+"test.op"() {m = #spyre.lx_budget<bytes = -128>} : () -> ()
+// CHECK: {{^}}#spyre.lx_budget: bytes = -128 is not an LX byte offset >= 0, a multiple of 128{{$}}
+
+// -----
+
+"test.op"() {m = #spyre.resident_in<input = 0, offset = 64>} : () -> ()
+// CHECK: {{^}}#spyre.resident_in: offset = 64 is not an LX byte offset >= 0, a multiple of 128{{$}}
+
+// -----
+
+"test.op"() {m = #spyre.resident_in<input = -1, offset = 0>} : () -> ()
+// CHECK: {{^}}#spyre.resident_in: input = -1 is not an input index{{$}}
+
+// -----
+
+"test.op"() {m = #spyre.core_order[0, 0]} : () -> ()
+// CHECK: {{^}}#spyre.core_order: [0, 0] is not a permutation of 0 .. n - 1 (n >= 1, the split's boxes){{$}}
+
+// -----
+
+"test.op"() {m = #spyre.multicast<chain = 1>} : () -> ()
+// CHECK: {{^}}#spyre.multicast: a chain has >= 2 cores, got 1{{$}}
+
+// -----
+
+"test.op"() {m = #spyre.onchip<src = 1648512, dst = 1664960, staging = 1677696, src_rows = [[0, 64]], dst_boxes = [[0, 1, 0, 100]]>} : () -> ()
+// CHECK: {{^}}#spyre.onchip: dst = 1664960 is not an LX byte offset >= 0, a multiple of 128{{$}}
+
+// -----
+
+// Bands for three cores, boxes for four.
+%s = "test.op"() : () -> tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>
+%r = spyre.kernel "t_k1"(%s) split <d0 = 4, d1 = 1> onchip <src = 1648512, dst = 1664896, staging = 1677696, src_rows = [[0, 64], [64, 128], [128, 256]], dst_boxes = [[0, 1, 0, 100], [1, 2, 0, 100], [2, 3, 0, 100], [3, 4, 0, 100]]> : (tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+^bb0(%ks: tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>):
+  %kr = spyre.restickify %ks : tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>> -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+  spyre.yield %kr : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+}
+// CHECK: {{^}}#spyre.onchip: src_rows and dst_boxes have one entry per core, got 3 and 4{{$}}
+
+// -----
+
+// A band that is not whole 64-row blocks.
+%s = "test.op"() : () -> tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>
+%r = spyre.kernel "t_k1"(%s) split <d0 = 4, d1 = 1> onchip <src = 1648512, dst = 1664896, staging = 1677696, src_rows = [[0, 64], [64, 100], [100, 192], [192, 256]], dst_boxes = [[0, 1, 0, 100], [1, 2, 0, 100], [2, 3, 0, 100], [3, 4, 0, 100]]> : (tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+^bb0(%ks: tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>):
+  %kr = spyre.restickify %ks : tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>> -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+  spyre.yield %kr : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+}
+// CHECK: {{^}}#spyre.onchip: src_rows of core 1, [64, 100], is not [r0, r1) of whole 64-row blocks, or [0, 0]{{$}}
+
+// -----
+
+%s = "test.op"() : () -> tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>
+%r = spyre.kernel "t_k1"(%s) split <d0 = 4, d1 = 1> onchip <src = 1648512, dst = 1664896, staging = 1677696, src_rows = [[0, 64], [64, 128], [128, 192], [192, 256]], dst_boxes = [[0, 1, 0, 100], [1, 2, 0, 100], [2, 3, 0, 100], [3, 4, 100, 100]]> : (tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+^bb0(%ks: tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>):
+  %kr = spyre.restickify %ks : tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>> -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+  spyre.yield %kr : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+}
+// CHECK: {{^}}#spyre.onchip: dst_boxes of core 3, [3, 4, 100, 100], is not [s0, s1, c0, c1] (sticks [s0, s1) x rows [c0, c1)), or zeros{{$}}
+
+// -----
+
+// The result's boxes over the source bands: dst at src.
+%s = "test.op"() : () -> tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>
+%r = spyre.kernel "t_k1"(%s) split <d0 = 4, d1 = 1> onchip <src = 1648512, dst = 1648512, staging = 1677696, src_rows = [[0, 64], [64, 128], [128, 192], [192, 256]], dst_boxes = [[0, 1, 0, 100], [1, 2, 0, 100], [2, 3, 0, 100], [3, 4, 0, 100]]> : (tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+^bb0(%ks: tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>):
+  %kr = spyre.restickify %ks : tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>> -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+  spyre.yield %kr : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+}
+// CHECK: {{^}}#spyre.onchip: dst (LX bytes [1648512, 1661312)) and src (LX bytes [1648512, 1664896)) overlap{{$}}
+
+// -----
+
+// The marks against the kernel (spyre.KernelOp): an input it does not have.
+%a, %b = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>)
+%c = spyre.kernel "k0"(%a, %b) split <n = 2, m = 1, k = 1> resident_in <input = 2, offset = 0> : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
+^bb0(%ka: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %kb: tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>):
+  %kc = spyre.matmul %ka, %kb : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+  spyre.yield %kc : tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+}
+// CHECK: {{^}}'spyre.kernel' @k0: resident_in names input 2, the kernel has 2 inputs{{$}}
+
+// -----
+
+// A matmul reads only its A from LX (its program loads B from DDR, where nothing wrote it).
+%a, %b = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>)
+%c = spyre.kernel "k0"(%a, %b) split <n = 2, m = 1, k = 1> resident_in <input = 1, offset = 0> : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
+^bb0(%ka: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %kb: tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>):
+  %kc = spyre.matmul %ka, %kb : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+  spyre.yield %kc : tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+}
+// CHECK: {{^}}'spyre.kernel' @k0: resident_in: only a matmul's A operand or a pointwise kernel's input is read from LX{{$}}
+
+// -----
+
+// A restickify's program loads its input from DDR (spyre-onchip-relayout reads a relayout's
+// result from LX in a pointwise kernel only).
+%s = "test.op"() : () -> tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>
+%r = spyre.kernel "t_k1"(%s) split <d0 = 4, d1 = 1> resident_in <input = 0, offset = 0> : (tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+^bb0(%ks: tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>):
+  %kr = spyre.restickify %ks : tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>> -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+  spyre.yield %kr : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+}
+// CHECK: {{^}}'spyre.kernel' @t_k1: resident_in: only a matmul's A operand or a pointwise kernel's input is read from LX{{$}}
+
+// -----
+
+// A restickify's program stores its result to DDR.
+%s = "test.op"() : () -> tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>
+%r = spyre.kernel "t_k1"(%s) split <d0 = 4, d1 = 1> resident_out <offset = 0> : (tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+^bb0(%ks: tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>):
+  %kr = spyre.restickify %ks : tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>> -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+  spyre.yield %kr : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+}
+// CHECK: {{^}}'spyre.kernel' @t_k1: resident_out: only a matmul's or a pointwise kernel's result stays in LX{{$}}
+
+// -----
+
+// The k parts of a matmul add their sums over the ring; only the first has the result.
+%a, %b = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>)
+%c = spyre.kernel "k0"(%a, %b) split <n = 1, m = 1, k = 2> resident_out <offset = 0> : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
+^bb0(%ka: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %kb: tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>):
+  %kc = spyre.matmul %ka, %kb : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+  spyre.yield %kc : tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+}
+// CHECK: {{^}}'spyre.kernel' @k0: resident_out: a matmul split along k cannot keep its result in LX{{$}}
 
 // -----
 
 %a, %b = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>)
-%c = spyre.kernel "k0"(%a, %b) split <n = 2, m = 1, k = 1> {spyre.lx_budget = -128 : i64} : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
+%c = spyre.kernel "k0"(%a, %b) split <n = 2, m = 2, k = 1> core_order [1, 0] : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
 ^bb0(%ka: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %kb: tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>):
   %kc = spyre.matmul %ka, %kb : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
   spyre.yield %kc : tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
 }
-// CHECK: {{^}}'spyre.kernel' @k0: spyre.lx_budget must be a byte offset >= 0, a multiple of 128 (i64), got -128 : i64{{$}}
+// CHECK: {{^}}'spyre.kernel' @k0: core_order names 2 cores, its split has 4 boxes{{$}}
 
 // -----
 
 %a, %b = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>)
-%c = spyre.kernel "k0"(%a, %b) split <n = 2, m = 1, k = 1> {spyre.resident_in = array<i64: 2, 0>} : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
+%c = spyre.kernel "k0"(%a, %b) core_order [1, 0] : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
 ^bb0(%ka: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %kb: tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>):
   %kc = spyre.matmul %ka, %kb : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
   spyre.yield %kc : tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
 }
-// CHECK: {{^}}'spyre.kernel' @k0: spyre.resident_in must be array<i64: input, byte offset> with an input index below 2 and an offset >= 0, a multiple of 128, got array<i64: 2, 0>{{$}}
+// CHECK: {{^}}'spyre.kernel' @k0: core_order places the boxes of a split, and the kernel has none{{$}}
 
 // -----
 
-%a, %b = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>)
-%c = spyre.kernel "k0"(%a, %b) split <n = 2, m = 1, k = 1> {spyre.core_order = array<i64: 0, 0>} : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
-^bb0(%ka: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %kb: tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>):
-  %kc = spyre.matmul %ka, %kb : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
-  spyre.yield %kc : tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+%a = "test.op"() : () -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+%c = spyre.kernel "k0"(%a) split <d0 = 4, d1 = 1> multicast <chain = 2> : (tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+^bb0(%ka: tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>):
+  %kc = spyre.pointwise %ka : (tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+  ^bb0(%x: f32):
+    spyre.yield %x : f32
+  }
+  spyre.yield %kc : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
 }
-// CHECK: {{^}}'spyre.kernel' @k0: spyre.core_order must be array<i64: ...>, a permutation of 0 .. n - 1, got array<i64: 0, 0>{{$}}
+// CHECK: {{^}}'spyre.kernel' @k0: multicast passes a matmul's B tiles down the ring, and the kernel has no matmul{{$}}
 
 // -----
 
-%a, %b = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>)
-%c = spyre.kernel "k0"(%a, %b) split <n = 2, m = 2, k = 1> {spyre.core_order = array<i64: 1, 0>} : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
-^bb0(%ka: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %kb: tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>):
-  %kc = spyre.matmul %ka, %kb : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
-  spyre.yield %kc : tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
+// A resident value under the budget: the planner may place a buffer over it.
+%a = "test.op"() : () -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+%c = spyre.kernel "k0"(%a) split <d0 = 4, d1 = 1> resident_out <offset = 1024> lx_budget <bytes = 4096> : (tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+^bb0(%ka: tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>):
+  %kc = spyre.pointwise %ka : (tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+  ^bb0(%x: f32):
+    spyre.yield %x : f32
+  }
+  spyre.yield %kc : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
 }
-// CHECK: {{^}}'spyre.kernel' @k0: spyre.core_order names 2 cores, its split has 4 boxes{{$}}
+// CHECK: {{^}}'spyre.kernel' @k0: resident_out at LX byte 1024 lies below lx_budget 4096, where the planner places the kernel's buffers{{$}}
 
 // -----
 
+%s = "test.op"() : () -> tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>
+%r = spyre.kernel "t_k1"(%s) split <d0 = 4, d1 = 1> onchip <src = 1648512, dst = 1664896, staging = 1677696, src_rows = [[0, 64], [64, 128], [128, 192], [192, 256]], dst_boxes = [[0, 1, 0, 100], [1, 2, 0, 100], [2, 3, 0, 100], [3, 4, 0, 100]]> lx_budget <bytes = 1664896> : (tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+^bb0(%ks: tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>):
+  %kr = spyre.restickify %ks : tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>> -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+  spyre.yield %kr : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+}
+// CHECK: {{^}}'spyre.kernel' @t_k1: src at LX byte 1648512 lies below lx_budget 1664896, where the planner places the kernel's buffers{{$}}
+
+// -----
+
+// A mark spelled as a discardable attribute would be ignored.
 %a, %b = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>)
-%c = spyre.kernel "k0"(%a, %b) {spyre.core_order = array<i64: 1, 0>} : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
+%c = spyre.kernel "k0"(%a, %b) split <n = 2, m = 1, k = 1> {spyre.resident_out = 0 : i64} : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
 ^bb0(%ka: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %kb: tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>):
   %kc = spyre.matmul %ka, %kb : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
   spyre.yield %kc : tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>>
 }
-// CHECK: {{^}}'spyre.kernel' @k0: spyre.core_order places the boxes of a split, and the kernel has none{{$}}
+// CHECK: {{^}}'spyre.kernel' @k0: spyre.resident_out is not an attribute of spyre.kernel (its marks are the properties multicast, core_order, resident_in, resident_out, onchip and lx_budget){{$}}
+
+// -----
+
+// An onchip mark against its kernel: the mark on a kernel that is not a restickify.
+%a = "test.op"() : () -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+%c = spyre.kernel "k0"(%a) split <d0 = 4, d1 = 1> onchip <src = 1648512, dst = 1664896, staging = 1677696, src_rows = [[0, 64], [64, 128], [128, 192], [192, 256]], dst_boxes = [[0, 1, 0, 100], [1, 2, 0, 100], [2, 3, 0, 100], [3, 4, 0, 100]]> : (tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+^bb0(%ka: tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>):
+  %kc = spyre.pointwise %ka : (tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+  ^bb0(%x: f32):
+    spyre.yield %x : f32
+  }
+  spyre.yield %kc : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+}
+// CHECK: {{^}}'spyre.kernel' @k0: onchip: marks a kernel of one restickify, this one has ['spyre.pointwise']{{$}}
+
+// -----
+
+// Not a transpose of the generic layout (a stick permutation).
+%s = "test.op"() : () -> tensor<100x256xf16, #spyre.layout<device_size = [100, 4, 64], stride_map = [256, 64, 1]>>
+%r = spyre.kernel "t_k1"(%s) split <d0 = 4, d1 = 1> onchip <src = 1648512, dst = 1664896, staging = 1677696, src_rows = [[0, 64], [64, 128], [128, 192], [192, 256]], dst_boxes = [[0, 1, 0, 100], [1, 2, 0, 100], [2, 3, 0, 100], [3, 4, 0, 100]]> : (tensor<100x256xf16, #spyre.layout<device_size = [100, 4, 64], stride_map = [256, 64, 1]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+^bb0(%ks: tensor<100x256xf16, #spyre.layout<device_size = [100, 4, 64], stride_map = [256, 64, 1]>>):
+  %kr = spyre.restickify %ks : tensor<100x256xf16, #spyre.layout<device_size = [100, 4, 64], stride_map = [256, 64, 1]>> -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+  spyre.yield %kr : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+}
+// CHECK: {{^}}'spyre.kernel' @t_k1: onchip: (100, 256) in device_size [100, 4, 64], stride_map [256, 64, 1] to (100, 256) in device_size [4, 100, 64], stride_map [64, 256, 1] is not the generic layout's transposed view to the generic layout{{$}}
+
+// -----
+
+// The transposed dim (100) not whole 64-row blocks.
+%s = "test.op"() : () -> tensor<200x100xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [6400, 1, 100]>>
+%r = spyre.kernel "t_k1"(%s) split <d0 = 2, d1 = 4> onchip <src = 0, dst = 32768, staging = 65536, src_rows = [[0, 64]], dst_boxes = [[0, 2, 0, 200]]> : (tensor<200x100xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [6400, 1, 100]>>) -> tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>> {
+^bb0(%ks: tensor<200x100xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [6400, 1, 100]>>):
+  %kr = spyre.restickify %ks : tensor<200x100xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [6400, 1, 100]>> -> tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>>
+  spyre.yield %kr : tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>>
+}
+// CHECK: {{^}}'spyre.kernel' @t_k1: onchip: the transposed dim (100) is not a multiple of 64{{$}}
+
+// -----
+
+// Core 3's band missing: rows 192 .. 255 would never be transposed, and a quarter of the
+// result would come back as whatever LX held.
+%s = "test.op"() : () -> tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>
+%r = spyre.kernel "t_k1"(%s) split <d0 = 4, d1 = 1> onchip <src = 1648512, dst = 1664896, staging = 1677696, src_rows = [[0, 64], [64, 128], [128, 192], [0, 0]], dst_boxes = [[0, 1, 0, 100], [1, 2, 0, 100], [2, 3, 0, 100], [3, 4, 0, 100]]> : (tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+^bb0(%ks: tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>):
+  %kr = spyre.restickify %ks : tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>> -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+  spyre.yield %kr : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+}
+// CHECK: {{^}}'spyre.kernel' @t_k1: onchip: src_rows [[0, 64], [64, 128], [128, 192], [0, 0]] do not hold each of the 256 source rows once{{$}}
+
+// -----
+
+%s = "test.op"() : () -> tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>
+%r = spyre.kernel "t_k1"(%s) split <d0 = 4, d1 = 1> onchip <src = 0, dst = 32768, staging = 65536, src_rows = [[0, 64], [64, 128], [128, 192], [192, 320]], dst_boxes = [[0, 1, 0, 100], [1, 2, 0, 100], [2, 3, 0, 100], [3, 4, 0, 100]]> : (tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+^bb0(%ks: tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>):
+  %kr = spyre.restickify %ks : tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>> -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+  spyre.yield %kr : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+}
+// CHECK: {{^}}'spyre.kernel' @t_k1: onchip: src_rows of core 3, [192, 320), runs past the 256 source rows{{$}}
+
+// -----
+
+// A box of half the result rows: rows 50 .. 99 of the first stick would never be written.
+%s = "test.op"() : () -> tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>
+%r = spyre.kernel "t_k1"(%s) split <d0 = 4, d1 = 1> onchip <src = 1648512, dst = 1664896, staging = 1677696, src_rows = [[0, 64], [64, 128], [128, 192], [192, 256]], dst_boxes = [[0, 1, 0, 50], [1, 2, 0, 100], [2, 3, 0, 100], [3, 4, 0, 100]]> : (tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+^bb0(%ks: tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>):
+  %kr = spyre.restickify %ks : tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>> -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+  spyre.yield %kr : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+}
+// CHECK: {{^}}'spyre.kernel' @t_k1: onchip: dst_boxes [[0, 1, 0, 50], [1, 2, 0, 100], [2, 3, 0, 100], [3, 4, 0, 100]] do not hold each of the result's 4 x 100 sticks once{{$}}
+
+// -----
+
+%s = "test.op"() : () -> tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>
+%r = spyre.kernel "t_k1"(%s) split <d0 = 4, d1 = 1> onchip <src = 1648512, dst = 1664896, staging = 1677696, src_rows = [[0, 64], [64, 128], [128, 192], [192, 256]], dst_boxes = [[0, 1, 0, 100], [1, 2, 0, 100], [2, 3, 0, 100], [3, 5, 0, 100]]> : (tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+^bb0(%ks: tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>):
+  %kr = spyre.restickify %ks : tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>> -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+  spyre.yield %kr : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+}
+// CHECK: {{^}}'spyre.kernel' @t_k1: onchip: dst_boxes of core 3, sticks [3, 5) x rows [0, 100), is not a box of the result's 4 x 100{{$}}
