@@ -71,7 +71,8 @@ def _options_table(cls: type[ModulePass]) -> list[str]:
     out = ["| option | type | default | meaning |", "|---|---|---|---|"]
     for info in infos:
         default = "" if info.default_value is None else f"`{info.default_value}`"
-        out.append(f"| `{info.name}` | `{info.expected_type}` | {default} | {_one_line(docs.get(info.name, ''))} |")
+        kind = info.expected_type.strip("'\"")  # a postponed annotation is its source text
+        out.append(f"| `{info.name}` | `{kind}` | {default} | {_one_line(docs.get(info.name, ''))} |")
     return out
 
 
