@@ -819,6 +819,14 @@ def sizes_of(value: SSAValue) -> tuple[int, ...] | None:
     return t.get_shape() if isinstance(t, ValueTensorType) and t.has_sizes else None
 
 
+def vtensor_type(value: SSAValue) -> ValueTensorType:
+    """The type of a value that its op's definition constrains to a `!torch.vtensor` (in
+    verified IR, every tensor operand and result of a torch op)."""
+    vt = value.type
+    assert isinstance(vt, ValueTensorType), f"expected a !torch.vtensor, got {vt}"
+    return vt
+
+
 def _verify_rank(op: Operation, operand: str, value: SSAValue, ranks: Sequence[int]) -> None:
     sizes = sizes_of(value)
     if sizes is not None and len(sizes) not in ranks:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from xdsl.builder import ImplicitBuilder
 from xdsl.context import Context
@@ -82,17 +83,18 @@ class InconsistentResult(Exception):
 # region Helpers: types, scalars, pointwise bodies
 
 
-def is_vtensor(v: SSAValue) -> bool:
+def is_vtensor(v: SSAValue) -> TypeGuard[SSAValue[t.ValueTensorType]]:
     return isinstance(v.type, t.ValueTensorType)
 
 
 def host_tensor_type(vt: Attribute, where: Operation) -> TensorType:
     """The builtin host tensor type of a `!torch.vtensor` (any dtype)."""
-    if not isinstance(vt, t.ValueTensorType) or not vt.has_sizes or not vt.has_dtype:
+    dtype = vt.get_dtype() if isinstance(vt, t.ValueTensorType) else None
+    if not isinstance(vt, t.ValueTensorType) or not vt.has_sizes or dtype is None:
         raise PassFailedException(f"'{where.name}': {vt} is not a ranked tensor with a known dtype")
     if any(d < 0 for d in vt.get_shape()):
         raise PassFailedException(f"'{where.name}': dynamic shape {vt} is not supported (shapes must be static)")
-    return TensorType(vt.get_dtype(), vt.get_shape())
+    return TensorType(dtype, vt.get_shape())
 
 
 def device_reason(vt: Attribute) -> str | None:
@@ -311,11 +313,11 @@ class Lowering(RewritePattern):
             return
         except InconsistentResult as e:
             raise PassFailedException(f"'{op.name}': {e}") from None
-        for v, r in zip([value] if isinstance(value, SSAValue) else value, op.results):
-            want = r.type.get_shape() if isinstance(r.type, t.ValueTensorType) and r.type.has_sizes else None  # type: ignore[union-attr]
-            if want is not None and spyre.is_device_tensor(v.type) and _shape(v) != tuple(want):
+        for got, r in zip([value] if isinstance(value, SSAValue) else value, op.results):
+            want = t.sizes_of(r)
+            if want is not None and spyre.is_device_tensor(got.type) and _shape(got) != tuple(want):
                 raise PassFailedException(
-                    f"'{op.name}': its result type {r.type} is not the shape {_shape(v)} its operands give"
+                    f"'{op.name}': its result type {r.type} is not the shape {_shape(got)} its operands give"
                 )
         _finish(rewriter, op, ops, value)
 
@@ -326,7 +328,8 @@ class Lowering(RewritePattern):
         """`_reshape`, choosing between the device and the host by cost unless strict."""
         return _reshape(ops, v, shape, by_cost=not self.strict)
 
-    def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
+    def lower(self, op: Operation) -> tuple[list[Operation], SSAValue | list[SSAValue]]:
+        """The device ops standing for `op` and the values of its results (one, or a list)."""
         raise NotImplementedError
 
 
@@ -531,7 +534,7 @@ class LowerMatmul(Lowering):
             return [mm], mm.result
         if op.name == "torch.aten.linear":
             inp, weight, bias_v = op.operands
-            if len(inp.type.get_shape()) < 2 or len(weight.type.get_shape()) != 2:  # type: ignore[union-attr]
+            if len(t.vtensor_type(inp).get_shape()) < 2 or len(t.vtensor_type(weight).get_shape()) != 2:
                 raise NotOnDevice("linear needs an input of rank >= 2 and a 2-D weight")
             x = self.dev(inp, op)
             w = self.dev(weight, op)
@@ -549,7 +552,7 @@ class LowerMatmul(Lowering):
         m, n = _shape(lhs)[0], _shape(rhs)[1]
         mm = spyre.MatmulOp(lhs, rhs, spyre.device_tensor_type((m, n)))
         ops.append(mm)
-        out = mm.result
+        out: SSAValue = mm.result
         if bias is not None or alpha != 1.0:
             inputs = [out] + ([bias] if bias is not None else [])
 
@@ -627,7 +630,7 @@ class LowerUnary(Lowering):
             mode = t.constant_str_value(op.operands[1])
             if mode not in ("none", "tanh"):
                 raise NotOnDevice(f'approximate must be a constant "none" or "tanh", got {op.operands[1]}')
-            fn = _gelu_erf if mode == "none" else _gelu_tanh
+            fn: Callable[[SSAValue], SSAValue] = _gelu_erf if mode == "none" else _gelu_tanh
         else:
             fn = UNARY[op.name][0]
         pw = pointwise([x], _shape(x), fn)
@@ -687,7 +690,7 @@ class LowerWhere(Lowering):
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         cond, x_v, y_v = op.operands
-        if not (cond.type.has_dtype and cond.type.get_dtype() == IntegerType(1)):  # type: ignore[union-attr]
+        if t.vtensor_type(cond).get_dtype() != IntegerType(1):
             raise NotOnDevice("the condition is not boolean")
         m = self.border.device(cond, op, mask=True)
         x, y = self.dev(x_v, op), self.dev(y_v, op)
@@ -804,8 +807,10 @@ class LowerEmbedding(Lowering):
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         weight, indices = op.operands[0], op.operands[1]
-        index_type = indices.type.get_dtype() if indices.type.has_dtype else None  # type: ignore[union-attr]
-        if len(weight.type.get_shape()) != 2 or not (isinstance(index_type, IntegerType) and index_type.width.data > 1):  # type: ignore[union-attr]
+        index_type = t.vtensor_type(indices).get_dtype()
+        if len(t.vtensor_type(weight).get_shape()) != 2 or not (
+            isinstance(index_type, IntegerType) and index_type.width.data > 1
+        ):
             raise NotOnDevice("embedding needs a 2-D table and integer indices")
         table = self.dev(weight, op)
         idx = self.border.host_tensor(indices, op)
@@ -994,14 +999,10 @@ DEVICE_OPS: dict[str, str] = {
 """Every torch op with a device lowering, and what it becomes (docs/ops.md is generated from it)."""
 
 
-def _is_float(v: SSAValue) -> bool:
-    return v.type.has_dtype and isinstance(v.type.get_dtype(), HOST_FLOAT_TYPES)  # type: ignore[union-attr]
-
-
-def _is_int(v: SSAValue) -> bool:
+def _is_int(v: SSAValue[t.ValueTensorType]) -> bool:
     """An integer/boolean tensor (or one of unknown dtype); f64 and complex tensors are not:
     those are float data the device cannot take, a CPU fallback to report."""
-    return not v.type.has_dtype or isinstance(v.type.get_dtype(), IntegerType)  # type: ignore[union-attr]
+    return not v.type.has_dtype or isinstance(v.type.get_dtype(), IntegerType)
 
 
 def _host_by_design(op: Operation) -> tuple[bool, str]:
@@ -1011,11 +1012,7 @@ def _host_by_design(op: Operation) -> tuple[bool, str]:
         return True, "a constant made from shapes and numbers (host-built)"
     if op.results and not any(is_vtensor(v) for v in op.results):
         return True, "computes a host scalar"
-    if op.name == "torch.aten.where.self" and all(
-        v.type.get_shape() == ()
-        for v in op.operands[1:]
-        if is_vtensor(v)  # type: ignore[union-attr]
-    ):
+    if op.name == "torch.aten.where.self" and all(v.type.get_shape() == () for v in op.operands[1:] if is_vtensor(v)):
         return True, "builds a mask from a boolean condition and two constants (host)"
     ins = [v for v in op.operands if is_vtensor(v)]
     outs = [v for v in op.results if is_vtensor(v)]
@@ -1035,7 +1032,7 @@ def host_ops(ops) -> list[tuple[Operation, str, bool]]:
         by_design, why = _host_by_design(op)
         reason = op.attributes.get("spyre.host")
         if reason is not None:
-            text = reason.data  # type: ignore[union-attr]
+            text = reason.data
         else:
             text = why if by_design else "no device lowering yet"
         found.append((op, text, by_design))

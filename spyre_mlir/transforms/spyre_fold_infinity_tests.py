@@ -91,7 +91,7 @@ def _select_operands(op: spyre.PointwiseOp) -> tuple[int, int, int] | None:
     `select(mask != 0, a, b)`; else None. (The verifier makes every `arith.cmpf` of a body
     a test against 0.0, `one` or `une`, feeding a select: the same for a mask of 0.0 / 1.0.)"""
     ops = list(op.body.block.ops)
-    args = list(op.body.block.args)
+    args: list[SSAValue] = list(op.body.block.args)
     if len(ops) != 4:
         return None
     _, cmp, sel, out = ops

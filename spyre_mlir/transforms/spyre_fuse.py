@@ -213,7 +213,7 @@ def _row_groups(module: ModuleOp) -> list[list[Operation]]:
         # a worklist reaches the same fixpoint as repeated sweeps.
         members: set[Operation] = {seed}
         rejected: set[Operation] = set()
-        work = [seed]
+        work: list[spyre.ReduceOp | spyre.PointwiseOp] = [seed]
         while work:
             m = work.pop()
             neighbours = [u.operation for r in m.results for u in r.uses]

@@ -50,6 +50,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
@@ -95,6 +96,11 @@ def _binary_with_scalar(v: SSAValue, kind: str) -> tuple[SSAValue, float] | None
     if kind == "mul" and (c := t.constant_float_value(a)) is not None:
         return b, c
     return None
+
+
+def _sized(x: Attribute) -> TypeGuard[t.ValueTensorType]:
+    """A `!torch.vtensor` type of known rank."""
+    return isinstance(x, t.ValueTensorType) and x.has_sizes
 
 
 def _close(a: float, b: float) -> bool:
@@ -336,35 +342,37 @@ class ElementwiseBeforeView(RewritePattern):
             if not view.results[0].has_one_use() or not _elementwise_below(view.operands[0]):
                 return
             source = view.operands[0]
-            if not all(isinstance(x, t.ValueTensorType) and x.has_sizes for x in (source.type, op.results[0].type)):
+            src_type, out_type = source.type, op.results[0].type
+            if not (_sized(src_type) and _sized(out_type)):
                 return
             inner = _new(
                 op.name,
                 [source, *op.operands[1:]],
-                t.ValueTensorType(list(source.type.get_shape()), op.results[0].type.get_dtype()),
+                t.ValueTensorType(list(src_type.get_shape()), out_type.get_dtype()),
             )
             moved = _new(view.name, [inner.results[0], *view.operands[1:]], op.results[0].type)
             rewriter.replace(op, [inner, moved], [moved.results[0]])
             _erase_dead(rewriter, [view])
             return
-        if not all(isinstance(w, Operation) and w.name in VIEWS for w in views):
+        reshapes = [w for w in views if isinstance(w, Operation) and w.name in VIEWS]
+        if len(reshapes) != len(views):
             return
-        sources = [w.operands[0] for w in views]  # type: ignore[union-attr]
+        sources = [w.operands[0] for w in reshapes]
         if op.name in t.ELEMENTWISE_SCALAR and not _elementwise_below(sources[0]):
             return  # a scaling joins an element-wise producer only (after a product it stays with what follows)
-        types = [v.type for v in sources]
+        types = [x for x in (v.type for v in sources) if _sized(x)]
         rt = op.results[0].type
-        if not all(isinstance(x, t.ValueTensorType) and x.has_sizes for x in [*types, rt]):
+        if len(types) != len(sources) or not _sized(rt):
             return
-        shape = types[0].get_shape()  # type: ignore[union-attr]
-        if any(x.get_shape() != shape for x in types) or any(w.results[0].type != rt for w in views):  # type: ignore[union-attr]
+        shape = types[0].get_shape()
+        if any(x.get_shape() != shape for x in types) or any(w.results[0].type != rt for w in reshapes):
             return  # sources of different shapes, or a broadcast / dtype change at the op
-        if not shape or not rt.get_shape() or shape[-1] != rt.get_shape()[-1]:  # type: ignore[union-attr]
+        if not shape or not rt.get_shape() or shape[-1] != rt.get_shape()[-1]:
             return  # the view moves elements between lanes: left where the op can do the moving
-        inner = _new(op.name, [*sources, *op.operands[arity:]], t.ValueTensorType(list(shape), rt.get_dtype()))  # type: ignore[union-attr]
-        view = _new(views[0].name, [inner.results[0], views[0].operands[1]], rt)  # type: ignore[union-attr]
+        inner = _new(op.name, [*sources, *op.operands[arity:]], t.ValueTensorType(list(shape), rt.get_dtype()))
+        view = _new(reshapes[0].name, [inner.results[0], reshapes[0].operands[1]], rt)
         rewriter.replace(op, [inner, view], [view.results[0]])
-        _erase_dead(rewriter, views)  # type: ignore[arg-type]
+        _erase_dead(rewriter, reshapes)
 
 
 class ViewOfView(RewritePattern):
@@ -468,7 +476,7 @@ class HeadsFromTransposedLinear(RewritePattern):
             return
         if not _feeds_only_matmuls(op.results[0]):  # last: it walks the heads' readers
             return
-        dtype = rt.get_dtype()  # type: ignore[union-attr]
+        dtype = t.vtensor_type(op.results[0]).get_dtype()
         swap_ops, swap = _ints([1, 0])
         xt = _new(t.AtenPermuteOp.name, [x, swap], t.ValueTensorType([K, M], dtype))
         prod = _new(t.AtenMmOp.name, [w, xt.results[0]], t.ValueTensorType([N, M], dtype))
