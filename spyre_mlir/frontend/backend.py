@@ -171,7 +171,7 @@ class ParamKey:
         mine = self.ref()
         return mine is not None and mine is other.ref()
 
-    __hash__ = None  # type: ignore[assignment]  (compared, never hashed)
+    __hash__ = None  # type: ignore[assignment]  # compared, never hashed: None is Python's mark of that
 
 
 def compile_graph(

@@ -31,6 +31,8 @@ torch-mlir spelling, a non-tensor graph input or output) raises `UnsupportedGrap
 message names the node and the reason.
 """
 
+from __future__ import annotations
+
 import operator
 import struct
 from collections.abc import Callable, Hashable, Sequence
@@ -42,7 +44,9 @@ import torch
 import torch.fx
 from xdsl.builder import Builder
 from xdsl.dialects.builtin import (
+    AnyFloat,
     DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
     IntegerType,
     ModuleOp,
     Signedness,
@@ -107,7 +111,7 @@ class ImportInfo:
     """The context that holds the module's `dense_resource` blobs."""
 
 
-_ELEMENT_TYPES: dict[torch.dtype, Attribute] = {
+_ELEMENT_TYPES: dict[torch.dtype, IntegerType | AnyFloat] = {
     torch.float32: f32,
     torch.float16: f16,
     torch.bfloat16: bf16,
@@ -339,7 +343,7 @@ class _GraphImporter:
             raise _unsupported(user, f"uses the multi-result node '{node.name}' without getitem")
         return value
 
-    def argument(self, node: torch.fx.Node, arg: object, schema_type: torch.Type) -> SSAValue:
+    def argument(self, node: torch.fx.Node, arg: object, schema_type: torch._C.JitType) -> SSAValue:
         """The operand for one schema argument."""
         if isinstance(arg, torch.fx.Node):
             value = self.node_value(node, arg)
@@ -359,7 +363,7 @@ class _GraphImporter:
     def convert(self, value: SSAValue, op_name: str, result_type: Attribute) -> SSAValue:
         return self.insert(torch_op_class(op_name).create(operands=[value], result_types=[result_type])).results[0]
 
-    def list_argument(self, node: torch.fx.Node, items: Sequence[object], schema_type: torch.Type) -> SSAValue:
+    def list_argument(self, node: torch.fx.Node, items: Sequence[object], schema_type: torch._C.JitType) -> SSAValue:
         list_type = schema_type.getElementType() if isinstance(schema_type, torch.OptionalType) else schema_type
         if not isinstance(list_type, torch.ListType):
             raise _unsupported(node, f"list {items!r} passed for schema type {schema_type}")
@@ -389,6 +393,7 @@ class _GraphImporter:
     def literal(self, node: torch.fx.Node, value: object) -> SSAValue:
         """A constant for a Python value, shared by all its uses in the function."""
         make: Callable[[], Operation]
+        key: tuple[Hashable, ...]
         if value is None:
             key, make = ("none",), ConstantNoneOp
         elif isinstance(value, bool):
@@ -425,9 +430,13 @@ class _GraphImporter:
             )
             return self.insert(convert).results[0]
         result_type = self.tensor_type(node, tensor)
-        element, shape = result_type.dtype, result_type.get_shape()
-        if tensor.numel() == 1:
-            value = DenseIntOrFPElementsAttr.from_list(TensorType(element, shape), [tensor.item()])
+        element, shape = _ELEMENT_TYPES[tensor.dtype], result_type.get_shape()
+        value: DenseIntOrFPElementsAttr | DenseResourceAttr
+        if tensor.numel() == 1:  # dense<...>, as torch-mlir spells a one-element literal
+            if isinstance(element, IntegerType):
+                value = DenseIntOrFPElementsAttr.from_list(TensorType(element, shape), [int(tensor.item())])
+            else:
+                value = DenseIntOrFPElementsAttr.from_list(TensorType(element, shape), [float(tensor.item())])
         else:
             data = tensor.detach().cpu().contiguous()
             array = data.view(torch.int16).numpy().view(np.uint16) if element == bf16 else data.numpy()
