@@ -1,7 +1,7 @@
 """Generate docs/passes.md from the passes themselves: the order spyre-pipeline runs them in,
 its optimisation switches, and for every registered pass its summary (the class docstring),
 its options (the dataclass fields, their types, defaults and attribute docstrings) and its
-semantics (the docstring of the module that defines it).
+semantics (the docstring of the module that defines it, or of the pass's package).
 
     python -m spyre_mlir.tools.gen_passes_doc > docs/passes.md
 
@@ -59,6 +59,18 @@ def attribute_docs(cls: type) -> dict[str, str]:
     return docs
 
 
+def defining_module(cls: type) -> str:
+    """The module a pass is documented by: its file's module, or, for a pass in a package of
+    its own (`spyre_mlir.lowering.convert_spyre_to_isa.convert`), that package, which states
+    the semantics and re-exports the class."""
+    parts = cls.__module__.split(".")
+    for depth in range(min(len(parts), 3), len(parts) + 1):
+        name = ".".join(parts[:depth])
+        if getattr(sys.modules.get(name), cls.__name__, None) is cls:
+            return name
+    return cls.__module__
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
@@ -109,18 +121,19 @@ def render() -> str:
     seen_modules: set[str] = set()
     for name, factory in registry.items():
         cls = factory()
-        module = sys.modules[cls.__module__]
+        where = defining_module(cls)
+        module = sys.modules[where]
         out += [
             "",
             f"## `{name}`",
             "",
-            f"`{cls.__module__}.{cls.__qualname__}`: {_one_line(inspect.cleandoc(cls.__doc__ or ''))}",
+            f"`{where}.{cls.__qualname__}`: {_one_line(inspect.cleandoc(cls.__doc__ or ''))}",
             "",
             *_options_table(cls),
         ]
-        if module.__doc__ and cls.__module__ not in seen_modules:
+        if module.__doc__ and where not in seen_modules:
             out += ["", inspect.cleandoc(module.__doc__)]
-        seen_modules.add(cls.__module__)
+        seen_modules.add(where)
     out.append("")
     return "\n".join(out)
 
