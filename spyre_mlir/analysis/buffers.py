@@ -13,6 +13,7 @@ from spyre_mlir.analysis.sfp import pointwise_program
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import Epilogue, RowGroup, pointwise_loops
 from spyre_mlir.dialects.spyre_iteration import lane_gather_dim, transpose_row_dim
+from spyre_mlir.target.constants import F16_LANES, TRANSPOSE_BLOCK
 
 
 def matmul_tiles(m: int, n: int, k: int, a_resident: bool = False, epilogue: bool = False) -> dict[str, int]:
@@ -21,7 +22,7 @@ def matmul_tiles(m: int, n: int, k: int, a_resident: bool = False, epilogue: boo
     A resident A (`a_resident`: an earlier launch left it in LX) needs no tile; with an
     epilogue the accumulator is read by the epilogue, whose result tile (epilogue_buffers)
     replaces the output tile."""
-    bufs = {"lhs": m * k, "rhs": 64 * k * n, "acc": 2 * m * n, "out": m * n}
+    bufs = {"lhs": m * k, "rhs": F16_LANES * k * n, "acc": 2 * m * n, "out": m * n}
     if a_resident:
         del bufs["lhs"]
     if epilogue:
@@ -61,10 +62,10 @@ def kernel_buffers(
         src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
         units = math.prod(ext.values())
         if lane_gather_dim(src, dst) is not None:
-            return {"src": 64 * units, "dst": units}
+            return {"src": TRANSPOSE_BLOCK * units, "dst": units}
         if transpose_row_dim(src, dst) is None:
             return {"tile": units}
-        return {"src": 64 * units, "dst": 64 * units}
+        return {"src": TRANSPOSE_BLOCK * units, "dst": TRANSPOSE_BLOCK * units}
     raise ValueError(f"'{op.name}' is not a kernel compute op")
 
 

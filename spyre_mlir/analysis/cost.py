@@ -43,7 +43,7 @@ from spyre_mlir.analysis.buffers import matmul_tiles
 from spyre_mlir.dialects.spyre_iteration import IterDim, core_boxes, parts
 from spyre_mlir.layout import Layout
 from spyre_mlir.target.config import DeviceConfig
-from spyre_mlir.target.constants import STICK_BYTES
+from spyre_mlir.target.constants import F16_LANES, STICK_BYTES
 from spyre_mlir.target.cycles import sfp_cycles
 
 MULTICAST_PIECE = 64
@@ -75,9 +75,9 @@ class MatmulShape:
         batch = [IterDim("b", self.batch)] if self.batched else []
         return [
             *batch,
-            IterDim("n", math.ceil(self.n / 64)),
+            IterDim("n", math.ceil(self.n / F16_LANES)),
             IterDim("m", self.m),
-            IterDim("k", math.ceil(self.k / 64), parallel=False),
+            IterDim("k", math.ceil(self.k / F16_LANES), parallel=False),
         ]
 
 
@@ -157,8 +157,8 @@ def _core_work_of(
     cn, n_per, n_last = _parts(n1 - n0, chunks.get("n", 1))
     cm, m_per, m_last = _parts(m1 - m0, chunks.get("m", 1))
     ck, k_per, _ = _parts(k1 - k0, chunks.get("k", 1))
-    rows_k = min(shape.k, k1 * 64) - k0 * 64  # contraction rows of the box
-    cols = min(shape.n, n1 * 64) - n0 * 64
+    rows_k = min(shape.k, k1 * F16_LANES) - k0 * F16_LANES  # contraction rows of the box
+    cols = min(shape.n, n1 * F16_LANES) - n0 * F16_LANES
     a_box = (k1 - k0) * (m1 - m0)  # sticks
     b_box = (n1 - n0) * rows_k
     c_box = (n1 - n0) * (m1 - m0)
@@ -169,10 +169,10 @@ def _core_work_of(
     # PT passes are separable: ceil(rows / 8) per m part, ceil(cols / 64) per n part, k rows;
     # every n part but the last holds whole sticks, the last the ragged columns
     row_passes = (cm - 1) * -(-m_per // config.pt_rows) + -(-m_last // config.pt_rows)
-    col_passes = (cn - 1) * n_per + -(-(cols - 64 * n_per * (cn - 1)) // config.pt_lanes)
+    col_passes = (cn - 1) * n_per + -(-(cols - F16_LANES * n_per * (cn - 1)) // config.pt_lanes)
     pt = row_passes * col_passes * rows_k / config.corelets_used
     sfp = sfp_cycles(config, 2 * c_box, False)
-    first_b = n_per * min(rows_k, 64 * k_per)
+    first_b = n_per * min(rows_k, F16_LANES * k_per)
     first = (0 if a_resident else k_per * m_per) + first_b
     last = 0 if out_resident else n_last * m_last
     stored = 0 if out_resident else 1
@@ -181,7 +181,7 @@ def _core_work_of(
         b_loads=mats * b_loads,
         b_sticks=mats * b_reloads * b_box,
         first_b_sticks=first_b,
-        b_rows=min(rows_k, 64 * k_per),
+        b_rows=min(rows_k, F16_LANES * k_per),
         stores=stored * mats * cn * cm,
         load_sticks=mats * (a_reloads * a_box + b_reloads * b_box),
         store_sticks=stored * mats * c_box,
@@ -209,7 +209,7 @@ def _core_classes(
     """The distinct kinds of core of a split: (a box, its items, its chain position class, how
     many), where the class is 0 first / 1 middle / 2 last of a multicast chain (0 without one)."""
     boxes = [b for b in core_boxes(shape.dims, dict(split), cores) if b is not None]
-    kp = len(parts(math.ceil(shape.k / 64), dict(split).get("k", 1)))  # k parts (core_boxes')
+    kp = len(parts(math.ceil(shape.k / F16_LANES), dict(split).get("k", 1)))  # k parts (core_boxes')
     classes: dict[tuple, list] = {}
     for index, box in enumerate(boxes):
         pos = index // kp % group  # m varies fastest after k: a chain is every kp-th core
@@ -240,7 +240,7 @@ def matmul_estimate(
     is left in LX for a later launch: no DMA, no DDR traffic, no fill or drain for them."""
     group = multicast
     classes = _core_classes(shape, tuple(split.items()), config.cores, group)
-    k_end = math.ceil(shape.k / 64)
+    k_end = math.ceil(shape.k / F16_LANES)
     ddr_rate = config.ddr_bytes_per_s / config.clock_hz
     port_rate = config.lx_port_bytes_per_cycle
     stream_rate = min(ddr_rate, port_rate)

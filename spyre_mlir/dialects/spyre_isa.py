@@ -68,7 +68,7 @@ from xdsl.traits import HasParent, IsolatedFromAbove, NoTerminator, SymbolOpInte
 from xdsl.utils.exceptions import VerifyException
 
 from spyre_mlir.dialects.spyre import IntListAttr, check_kernel_operand, device_layout, int_list, is_index_tensor
-from spyre_mlir.target.constants import MAX_LOOP_COUNT
+from spyre_mlir.target.constants import F16_LANES, MAX_LOOP_COUNT, TRANSPOSE_BLOCK
 
 # region Attributes
 
@@ -991,7 +991,9 @@ class SfpTransposeOp(IsaInstruction):
     cols = prop_def(IntegerAttr[I64])
     assembly_format = "`lx` $src `->` `lx` $dst `blocks` `=` $blocks `rows` `=` $rows `cols` `=` $cols attr-dict"
 
-    def __init__(self, src: AccessAttr, dst: AccessAttr, blocks: int, rows: int = 64, cols: int = 64):
+    def __init__(
+        self, src: AccessAttr, dst: AccessAttr, blocks: int, rows: int = TRANSPOSE_BLOCK, cols: int = TRANSPOSE_BLOCK
+    ):
         self._build(
             properties={
                 "src": src,
@@ -1003,9 +1005,14 @@ class SfpTransposeOp(IsaInstruction):
         )
 
     def verify_(self) -> None:
-        if self.blocks.value.data < 1 or not 1 <= self.rows.value.data <= 64 or not 1 <= self.cols.value.data <= 64:
+        block = TRANSPOSE_BLOCK
+        if (
+            self.blocks.value.data < 1
+            or not 1 <= self.rows.value.data <= block
+            or not 1 <= self.cols.value.data <= block
+        ):
             raise VerifyException(
-                f"'{self.name}': need blocks >= 1 and 1 <= rows, cols <= 64, got "
+                f"'{self.name}': need blocks >= 1 and 1 <= rows, cols <= {block}, got "
                 f"{self.blocks.value.data}, {self.rows.value.data}, {self.cols.value.data}"
             )
         self._check_count(self, f"blocks {self.blocks.value.data}", self.blocks.value.data)
@@ -1032,7 +1039,7 @@ class SfpReduceOp(IsaInstruction, ABC):
     tail = prop_def(IntegerAttr[I64])
     assembly_format = "`lx` $src `->` `lx` $dst `sizes` $sizes `tail` $tail attr-dict"
 
-    def __init__(self, src: AccessAttr, dst: AccessAttr, sizes: Sequence[int], tail: int = 64):
+    def __init__(self, src: AccessAttr, dst: AccessAttr, sizes: Sequence[int], tail: int = F16_LANES):
         self._build(properties={"src": src, "dst": dst, "sizes": int_list(tuple(sizes)), "tail": i64_attr(tail)})
 
     def verify_(self) -> None:
@@ -1040,8 +1047,8 @@ class SfpReduceOp(IsaInstruction, ABC):
         self._check_sizes(self, sizes)
         self._check_access("src", self.src, sizes)
         self._check_access("dst", self.dst, sizes)
-        if not 1 <= self.tail.value.data <= 64:
-            raise VerifyException(f"'{self.name}': tail must be in 1..64, got {self.tail.value.data}")
+        if not 1 <= self.tail.value.data <= F16_LANES:
+            raise VerifyException(f"'{self.name}': tail must be in 1..{F16_LANES}, got {self.tail.value.data}")
 
 
 @irdl_op_definition

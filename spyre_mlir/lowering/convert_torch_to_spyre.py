@@ -65,7 +65,7 @@ from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects import torch as t
 from spyre_mlir.layout import Layout
 from spyre_mlir.target.config import DEFAULT_CONFIG
-from spyre_mlir.target.constants import lanes_for
+from spyre_mlir.target.constants import F16_LANES, lanes_for
 
 HOST_FLOAT_TYPES = (Float32Type, Float16Type, BFloat16Type)
 """Host element types the device path accepts (they become DL16 on the device)."""
@@ -758,7 +758,7 @@ class LowerSlice(Lowering):
         select_lanes = op.name == "torch.aten.select.int" and len(shape) > 1  # the kept elements sit one per stick
         ops: list[Operation] = []
         perm: list[int] | None = None
-        if dim == last and shape[dim] > 1 and (step != 1 or begin % 64 or select_lanes):
+        if dim == last and shape[dim] > 1 and (step != 1 or begin % F16_LANES or select_lanes):
             # the kept elements change lanes: transpose the stick dim with another dim (a device
             # block transpose), take the rows there with a strided copy, and transpose back
             partner = next((d for d in range(last - 1, -1, -1) if shape[d] > 1), None)

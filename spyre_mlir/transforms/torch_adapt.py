@@ -64,6 +64,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from spyre_mlir.dialects import torch as t
+from spyre_mlir.target.constants import F16_LANES
 
 
 def _new(name: str, operands: Sequence[SSAValue], result_type: Attribute) -> Operation:
@@ -472,7 +473,7 @@ class HeadsFromTransposedLinear(RewritePattern):
             return
         B, S, H, D = split
         (M, K), N = xs, ws[0]
-        if M != B * S or N != H * D or ws[1] != K or bs != (N,) or D % 64 == 0 or S % 64:
+        if M != B * S or N != H * D or ws[1] != K or bs != (N,) or D % F16_LANES == 0 or S % F16_LANES:
             return
         if not _feeds_only_matmuls(op.results[0]):  # last: it walks the heads' readers
             return
