@@ -15,7 +15,7 @@
 
     %r = spyre.kernel "k0" (...)   ->   %r = spyre.kernel "k0" (...) split <n = 8, m = 4>
 
-The split's meaning (which core gets which part) is `spyre_mlir.analysis.work.core_boxes`.
+The split's meaning (which core gets which part) is `spyre_mlir.dialects.spyre_iteration.core_boxes`.
 A kernel that already carries a split keeps it: write `split <...>` on a kernel to try a
 division by hand (per-kernel override).
 """

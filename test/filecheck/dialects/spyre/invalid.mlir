@@ -421,7 +421,7 @@ spyre.yield %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], strid
 
 // -----
 
-// split/chunks name the compute op's iteration dims (spyre_mlir/analysis/work.py).
+// split/chunks name the compute op's iteration dims (spyre_mlir/dialects/spyre_iteration.py).
 %a = "test.op"() : () -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
 %r = spyre.kernel "k"(%a) split <m = 2> : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> {
 ^bb0(%x: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>):
