@@ -33,7 +33,7 @@ from xdsl.ir import Block, Region
 from spyre_mlir.dialects import spyre, spyre_isa
 from spyre_mlir.dialects.torch import make_context
 from spyre_mlir.layout import Layout
-from spyre_mlir.lowering.convert_spyre_to_isa import fold_streams, load, reduce, sfp, store
+from spyre_mlir.lowering.convert_spyre_to_isa.instructions import fold_streams, load, reduce, sfp, store
 from spyre_mlir.pipeline import run_pipeline
 from spyre_mlir.runtime.host import Executable
 from spyre_mlir.runtime.interpreter import DeviceModel

@@ -1,0 +1,25 @@
+"""`convert-spyre-to-isa`: each planned `spyre.kernel` becomes a `spyre_isa.program`, and the
+kernel op a `spyre_isa.launch` of it.
+
+For every core, the kernel's chunks are walked in order and each chunk is spelled out as
+instructions, all addresses fixed at compile time:
+
+    matmul      per chunk: DMA A tile, DMA B tile (skipped when unchanged), PT into the fp32
+                accumulator (accumulating over k chunks); after the last k chunk an SFP copy
+                rounds the accumulator into the output tile and a DMA stores it; with an
+                epilogue, its SFP steps read the accumulator instead (no copy: only the
+                epilogue's result is rounded) and a DMA stores their result tile
+    pointwise   per chunk: DMA each input tile (broadcast dims not loaded), one SFP
+                instruction per body op (f32 temporaries), DMA the output tile out
+    restickify  same elements per stick: DMA in through the source layout, DMA out through
+                the result layout; stick moved to another dim: DMA 64 x 64 blocks in, SFP
+                block transposes, DMA out
+
+Then cores with the same instruction sequence (up to addresses) are folded into one SPMD
+`spyre_isa.stream` whose per-core addresses are tables; a ragged last tile gives its core(s)
+their own stream. Views between kernels stay on the host side (they move no data).
+"""
+
+from spyre_mlir.lowering.convert_spyre_to_isa.convert import ConvertSpyreToIsaPass, kernel_key
+
+__all__ = ["ConvertSpyreToIsaPass", "kernel_key"]

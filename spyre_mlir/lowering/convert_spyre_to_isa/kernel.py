@@ -1,0 +1,147 @@
+"""One kernel's code generation: its plan read once (boxes per core, chunks, LX offsets in
+sticks, resident values), then each core's instructions from the lowering of its compute op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.ir import Operation, SSAValue
+from xdsl.utils.exceptions import PassFailedException
+
+from spyre_mlir.analysis.sticks import matmul_reads
+from spyre_mlir.dialects import spyre
+from spyre_mlir.dialects.spyre import epilogue, kernel_core_boxes, kernel_iteration_dims, kernel_ops, row_group
+from spyre_mlir.dialects.spyre_iteration import Box
+from spyre_mlir.layout import Layout
+from spyre_mlir.lowering.convert_spyre_to_isa.instructions import Ins
+from spyre_mlir.lowering.convert_spyre_to_isa.matmul import lower_matmul, multicast_groups
+from spyre_mlir.lowering.convert_spyre_to_isa.movement import lower_gather, lower_restickify, lower_slice
+from spyre_mlir.lowering.convert_spyre_to_isa.onchip import lower_onchip_transpose
+from spyre_mlir.lowering.convert_spyre_to_isa.pointwise import lower_pointwise, lower_reduce, lower_row_group
+from spyre_mlir.target.constants import STICK_BYTES
+
+
+class KernelCodegen:
+    """Instructions of one kernel for each core."""
+
+    def __init__(self, kernel: spyre.KernelOp, cores: int, onchip: spyre.OnchipAttr | None = None):
+        self.kernel = kernel
+        self.name = kernel.sym_name.data
+        if kernel.split is None or kernel.chunks is None or kernel.lx is None:
+            raise PassFailedException(
+                f"kernel {self.name}: run spyre-divide-work and spyre-plan-scratchpad first (split, chunks and lx are needed)"
+            )
+        if len(kernel.outputs) != 1:
+            raise PassFailedException(
+                f"kernel {self.name}: {len(kernel.outputs)} results; programs with several outputs are not supported yet"
+            )
+        ops = kernel_ops(kernel)
+        self.epilogue = epilogue(ops) if len(ops) == 2 and isinstance(ops[0], spyre.MatmulOp) else None
+        self.group = row_group(ops) if len(ops) > 1 and self.epilogue is None else None
+        self.compute = ops[0] if self.epilogue is not None else ops[-1]  # a row group's result is its last op's
+        self.dims = kernel_iteration_dims(kernel)
+        try:
+            self.boxes = kernel_core_boxes(kernel, cores)
+        except ValueError as e:
+            raise PassFailedException(f"kernel {self.name}: {e}") from None
+        self.cores = cores
+        self.chunks = kernel.chunks.as_dict()
+        self.lx = {k: v // STICK_BYTES for k, v in kernel.lx.as_dict().items()}
+        args = list(kernel.body.block.args)
+        self.arg_index: dict[SSAValue, int] = {a: i for i, a in enumerate(args)}
+        self.n_inputs = len(args)
+        # spyre-resident-chains, spyre-onchip-relayout: values kept in LX between launches
+        # (offsets in sticks)
+        out, into = kernel.resident_out, kernel.resident_in
+        self.resident_out = out.offset.data // STICK_BYTES if out is not None else None
+        self.resident_in = (into.input.data, into.offset.data // STICK_BYTES) if into is not None else None
+        assert (onchip is None) == (kernel.onchip is None), "an onchip mark is lowered as onchip_plan checked it"
+        self.onchip = onchip
+        """The kernel's `onchip` mark (spyre-onchip-relayout), as `onchip_plan` checked it."""
+        self.resident_ranges: dict[str, list[int]] = {}
+        """The program's `spyre.resident_in` / `spyre.resident_out`: [lo, hi) LX sticks."""
+        self.core = 0
+        """The core whose instructions are being generated."""
+        self.groups: dict[int, list[int]] = {}
+        """A matmul's multicast chains, by core (`multicast_groups`)."""
+
+    def arg(self, v: SSAValue) -> int:
+        """Program argument index of a kernel value (inputs, then the output)."""
+        if v in self.arg_index:
+            return self.arg_index[v]
+        return self.n_inputs  # the kernel's single result
+
+    def buf(self, name: str, count: int) -> int:
+        """LX offset (sticks) of buffer `name` for its `count`-th use (1-based): planned copies
+        `name_1`, `name_2`, ... (double or deeper buffering) take the uses in turn."""
+        return self.lx[self.copies(name)[(count - 1) % len(self.copies(name))]]
+
+    def copies(self, name: str) -> list[str]:
+        """The planned copies of buffer `name`: `name`, `name_1`, ..."""
+        out = [name]
+        while f"{name}_{len(out)}" in self.lx:
+            out.append(f"{name}_{len(out)}")
+        return out
+
+    def per_core(self) -> list[list[Ins] | None]:
+        """Each core's instructions (None: an idle core)."""
+        lower: Callable[[KernelCodegen, Box], list[Ins]]
+        if self.group is not None:
+            lower = lower_row_group
+        else:
+            lower = LOWERINGS[type(self.compute)]
+        self._check_layouts()
+        self.groups = multicast_groups(self) if lower is lower_matmul else {}
+        out: list[list[Ins] | None] = []
+        for core, box in enumerate(self.boxes):
+            self.core = core
+            if self.onchip is not None:  # the bands of its producer and consumer decide the work
+                out.append(lower_onchip_transpose(self) or None)
+                continue
+            try:
+                out.append(None if box is None else lower(self, box))
+            except ValueError as e:  # a layout the generator cannot address (analysis.sticks)
+                raise PassFailedException(f"kernel {self.name}: {e}") from None
+        return out
+
+    def _check_layouts(self) -> None:
+        """Refuse, once per kernel, the layouts a matmul or a gather program cannot address
+        (docs/layouts.md, "What the lowering assumes")."""
+        op = self.compute
+        if isinstance(op, spyre.MatmulOp):
+            for role, v in (("lhs", op.lhs), ("rhs", op.rhs), ("result", op.result)):
+                lay = spyre.device_layout(v.type)
+                if not matmul_reads(lay):
+                    raise PassFailedException(
+                        f"kernel {self.name}: 'spyre.matmul' {role} {lay.describe()}: the matmul steps each dim by one stick "
+                        "stride, so its sticks must hold the generic layout's (run spyre-propagate-layouts first)"
+                    )
+        elif isinstance(op, spyre.GatherOp):
+            table, res = spyre.device_layout(op.table.type), spyre.device_layout(op.result.type)
+            if table.canonical() != Layout.generic(table.shape, table.element_bytes).canonical():
+                raise PassFailedException(
+                    f"kernel {self.name}: 'spyre.gather' table {table.describe()}: the gather reads whole rows of the generic "
+                    "layout (run spyre-propagate-layouts first)"
+                )
+            if not matmul_reads(res):  # each row's sticks stored by one stride per dim, as a matmul operand is read
+                raise PassFailedException(
+                    f"kernel {self.name}: 'spyre.gather' result {res.describe()}: the gather stores a row's sticks by one "
+                    "stride, so its sticks must hold the generic layout's"
+                )
+
+    def resident(self, which: str, lo: int, sticks: int) -> None:
+        """Record an LX range the program keeps for, or takes from, another launch."""
+        old = self.resident_ranges.get(which, [lo, lo])
+        self.resident_ranges[which] = [lo, max(old[1], lo + sticks)]
+
+
+LOWERINGS: dict[type[Operation], Callable[[KernelCodegen, Box], list[Ins]]] = {
+    spyre.MatmulOp: lower_matmul,
+    spyre.PointwiseOp: lower_pointwise,
+    spyre.ReduceOp: lower_reduce,
+    spyre.GatherOp: lower_gather,
+    spyre.SliceOp: lower_slice,
+    spyre.RestickifyOp: lower_restickify,
+}
+"""The instructions of a kernel of one compute op (a matmul with its epilogue), by its class."""

@@ -1,0 +1,348 @@
+"""The data movement kernels' instructions per core: gathers of rows at host indices, slices,
+and restickifies (stick permutations, 64 x 64 block transposes, lane gathers, splats).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from xdsl.utils.exceptions import PassFailedException
+
+from spyre_mlir.analysis.sticks import slice_strides
+from spyre_mlir.dialects import spyre
+from spyre_mlir.dialects.spyre import slice_loops
+from spyre_mlir.dialects.spyre_iteration import Box, chunk_boxes, lane_gather_dim, restickify_loops, transpose_row_dim
+from spyre_mlir.layout import Layout, LoopDim, digit_stride, operand_strides
+from spyre_mlir.lowering.convert_spyre_to_isa.instructions import (
+    Ins,
+    compact,
+    gather_rows,
+    load,
+    reduce,
+    store,
+    transpose,
+)
+from spyre_mlir.target.constants import F16_LANES, TRANSPOSE_BLOCK
+
+if TYPE_CHECKING:
+    from spyre_mlir.lowering.convert_spyre_to_isa.kernel import KernelCodegen
+
+
+def lower_gather(gen: KernelCodegen, box: Box) -> list[Ins]:
+    """Each core gathers its rows (all their sticks) into LX, then stores them in place."""
+    op = gen.compute
+    assert isinstance(op, spyre.GatherOp)
+    table, res = spyre.device_layout(op.table.type), spyre.device_layout(op.result.type)
+    sticks = -(-table.shape[1] // table.lanes)
+    s_row, s_t = digit_stride(res, 0, 1), digit_stride(res, 1, F16_LANES)
+    out: list[Ins] = []
+    for ch in chunk_boxes(box, gen.dims, gen.chunks):
+        n0, n1 = ch["n"]
+        rows = n1 - n0
+        out.append(gather_rows(gen.arg(op.table), gen.arg(op.indices), n0, rows, sticks, gen.lx["rows"], [sticks, 1]))
+        out.append(store(gen.arg(op.result), gen.lx["rows"], [sticks, 1], n0 * s_row, [s_row, s_t], [rows, sticks]))
+    return out
+
+
+def lower_slice(gen: KernelCodegen, box: Box) -> list[Ins]:
+    """Copy the box: DMA in through the input's layout from the start, DMA out."""
+    op = gen.compute
+    assert isinstance(op, spyre.SliceOp)
+    src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
+    dims = slice_loops(op)
+    s = slice_strides(op, dims)
+    if s is None:
+        raise PassFailedException(
+            f"kernel {gen.name}: 'spyre.slice' of {src.describe()} from {list(op.start.as_tuple())} into {dst.describe()}: "
+            "the input's sticks do not hold the result's by one stride per loop from the start on (run spyre-propagate-layouts first)"
+        )
+    origin = _element_stick(src, op.start.as_tuple())
+    out: list[Ins] = []
+    for ch in chunk_boxes(box, gen.dims, gen.chunks):
+        lo = [ch[d.name][0] for d in dims]
+        ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
+        tile = compact(ext)
+        out.append(load(gen.arg(op.input), origin + sum(l * x for l, x in zip(lo, s)), s, gen.lx["tile"], tile, ext))
+        out.append(
+            store(
+                gen.arg(op.result),
+                gen.lx["tile"],
+                tile,
+                sum(l * d.stick_stride for l, d in zip(lo, dims)),
+                [d.stick_stride for d in dims],
+                ext,
+            )
+        )
+    return out
+
+
+def lower_restickify(gen: KernelCodegen, box: Box) -> list[Ins]:
+    op = gen.compute
+    assert isinstance(op, spyre.RestickifyOp)
+    src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
+    if dst.is_splat or (src.is_splat and dst.is_sparse):
+        return _splat(gen, box, src, dst)
+    if lane_gather_dim(src, dst) is not None:
+        return _lane_gather(gen, box, src, dst)
+    if transpose_row_dim(src, dst) is None:
+        return _stick_permutation(gen, box, src, dst)
+    return _block_transpose(gen, box, src, dst)
+
+
+def _splat(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> list[Ins]:
+    """One element per stick -> the element in every lane (an SFP max over lane 0), or
+    back (a splat already holds lane 0: a copy)."""
+    op = gen.compute
+    assert isinstance(op, spyre.RestickifyOp)
+
+    def lane0(lay: Layout) -> Layout | None:  # one element per stick, in lane 0 (a splat has it there too)
+        if not (lay.is_splat or lay.is_sparse):
+            return None
+        return Layout(lay.shape, lay.element_bytes, lay.device_size, (*lay.stride_map[:-1], -1))
+
+    dims = restickify_loops(src, dst)
+    s_dst, s_src = lane0(dst), lane0(src)
+    s = (
+        None
+        if s_dst is None or s_src is None
+        else operand_strides(s_dst, s_src, list(range(len(dst.host_shape))), dims)
+    )
+    if s is None:
+        raise PassFailedException(
+            f"kernel {gen.name}: 'spyre.restickify' {src} to the splat {dst} is not supported yet"
+        )
+    out: list[Ins] = []
+    for ch in chunk_boxes(box, gen.dims, gen.chunks):
+        lo = [ch[d.name][0] for d in dims]
+        ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
+        tile = compact(ext)
+        strides = [d.stick_stride for d in dims]
+        out.append(load(gen.arg(op.input), sum(l * x for l, x in zip(lo, s)), s, gen.lx["tile"], tile, ext))
+        if dst.is_splat:
+            out.append(
+                reduce("max", (gen.lx["tile"], [*tile, 0], False), (gen.lx["tile"], [*tile, 0], False), [*ext, 1], 1)
+            )
+        out.append(
+            store(gen.arg(op.result), gen.lx["tile"], tile, sum(l * x for l, x in zip(lo, strides)), strides, ext)
+        )
+    return out
+
+
+def _lane_gather(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> list[Ins]:
+    """Sparse (one element per stick, lane 0) -> sticked on host dim h (work.lane_gather_dim):
+
+    for each chunk of result sticks, and each uniform part of h's 64-blocks (rows =
+    64, or what the last block holds):
+        DMA the rows source sticks of every result stick in   ([stick][row] in LX)
+        sfp_transpose blocks = result sticks, rows, cols = 1   (lane i <- stick i's lane 0)
+        DMA the result sticks out
+    """
+    op = gen.compute
+    assert isinstance(op, spyre.RestickifyOp)
+    h = lane_gather_dim(src, dst)
+    assert h is not None
+    dims = restickify_loops(src, dst)
+    tile = next((i for i, d in enumerate(dims) if d.host_dim == h and d.weight == TRANSPOSE_BLOCK), None)
+    strides = _source_strides(src, dims, ragged=tile)
+    if strides is None:
+        raise PassFailedException(
+            f"kernel {gen.name}: 'spyre.restickify' {src.shape} from device_size {list(src.device_size)}, stride_map "
+            f"{list(src.stride_map)} to {list(dst.device_size)}, {list(dst.stride_map)}: the source's sticks cannot be matched"
+        )
+    (digit,) = src.digits[h]
+    step = src.stick_strides[digit.device_dim]  # sticks between consecutive elements of h
+    extent = src.host_shape[h]
+    out: list[Ins] = []
+    for ch in chunk_boxes(box, gen.dims, gen.chunks):
+        lo = [ch[d.name][0] for d in dims]
+        ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
+        pieces = [(0, 0, extent)] if tile is None else _ragged_split(lo[tile], lo[tile] + ext[tile], extent)
+        for p0, p1, rows in pieces:
+            plo, pext = list(lo), list(ext)
+            if tile is not None:
+                plo[tile], pext[tile] = p0, p1 - p0
+            blocks = math.prod(pext)
+            out.append(
+                load(
+                    gen.arg(op.input),
+                    sum(l * x for l, x in zip(plo, strides)),
+                    [*strides, step],
+                    gen.lx["src"],
+                    compact([*pext, rows]),
+                    [*pext, rows],
+                )
+            )
+            out.append(transpose((gen.lx["src"], [rows, 1]), (gen.lx["dst"], [1, 1]), blocks, rows, 1))
+            out.append(
+                store(
+                    gen.arg(op.result),
+                    gen.lx["dst"],
+                    compact(pext),
+                    sum(l * d.stick_stride for l, d in zip(plo, dims)),
+                    [d.stick_stride for d in dims],
+                    pext,
+                )
+            )
+    return out
+
+
+def _stick_permutation(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> list[Ins]:
+    op = gen.compute
+    assert isinstance(op, spyre.RestickifyOp)
+    dims = restickify_loops(src, dst)
+    s = operand_strides(dst, src, list(range(len(dst.host_shape))), dims)
+    if s is None:
+        raise PassFailedException(
+            f"kernel {gen.name}: 'spyre.restickify' {src.shape} from device_size {list(src.device_size)}, stride_map "
+            f"{list(src.stride_map)} to {list(dst.device_size)}, {list(dst.stride_map)}: the sticks cannot be matched"
+        )
+    out: list[Ins] = []
+    for ch in chunk_boxes(box, gen.dims, gen.chunks):
+        lo = [ch[d.name][0] for d in dims]
+        ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
+        tile = compact(ext)
+        out.append(load(gen.arg(op.input), sum(l * x for l, x in zip(lo, s)), s, gen.lx["tile"], tile, ext))
+        out.append(
+            store(
+                gen.arg(op.result),
+                gen.lx["tile"],
+                tile,
+                sum(l * d.stick_stride for l, d in zip(lo, dims)),
+                [d.stick_stride for d in dims],
+                ext,
+            )
+        )
+    return out
+
+
+def _block_transpose(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> list[Ins]:
+    op = gen.compute
+    assert isinstance(op, spyre.RestickifyOp)
+    hs, hd = src.stick_dim, dst.stick_dim
+    row_dim = transpose_row_dim(src, dst)
+    err = PassFailedException(
+        f"kernel {gen.name}: 'spyre.restickify' {src.shape} from device_size {list(src.device_size)}, stride_map "
+        f"{list(src.stride_map)} to {list(dst.device_size)}, {list(dst.stride_map)} is not supported yet"
+    )
+    if hs is None or hd is None or row_dim is None:
+        raise err
+    src_hd, src_hs, dst_hs = src.digits[hd], src.digits[hs], dst.digits[hs]
+    if (
+        len(src_hd) != 1
+        or len(dst_hs) != 1
+        or len(src_hs) > 2
+        or (len(src_hs) == 2 and src_hs[1].weight != TRANSPOSE_BLOCK)
+    ):
+        raise err
+    Xs, Xd = src.host_shape[hs], dst.host_shape[hd]
+    st_src = src.stick_strides
+    sr_hd = st_src[src_hd[0].device_dim]
+    sr_tile = st_src[src_hs[1].device_dim] if len(src_hs) == 2 else 0
+    dims = restickify_loops(src, dst)
+    tile_dim = next((d.device_dim for d in dims if d.host_dim == hd and d.weight == TRANSPOSE_BLOCK), None)
+    others = [d for d in dims if d.device_dim not in (row_dim, tile_dim)]
+    src_other = _source_strides(src, others)
+    if src_other is None:
+        raise err
+    by_dim = {d.device_dim: d for d in dims}
+    st_R = by_dim[row_dim].stick_stride
+    st_T = by_dim[tile_dim].stick_stride if tile_dim is not None else 0
+    out: list[Ins] = []
+    for ch in chunk_boxes(box, gen.dims, gen.chunks):
+        o_lo = [ch[d.name][0] for d in others]
+        o_ext = [ch[d.name][1] - ch[d.name][0] for d in others]
+        a0, a1 = ch[by_dim[row_dim].name]
+        b0, b1 = ch[by_dim[tile_dim].name] if tile_dim is not None else (0, 1)
+        a_parts = _ragged_split(a0, a1, Xs)  # (lo, hi, cols) per uniform part
+        b_parts = _ragged_split(b0, b1, Xd)  # (lo, hi, rows)
+        for pa0, pa1, cols in a_parts:
+            for pb0, pb1, rows in b_parts:
+                blk = [*o_ext, pa1 - pa0, pb1 - pb0]
+                blocks = math.prod(blk)
+                lx_blk = compact(blk, TRANSPOSE_BLOCK)
+                base_o_src = sum(l * s for l, s in zip(o_lo, src_other))
+                base_o_dst = sum(l * d.stick_stride for l, d in zip(o_lo, others))
+                out.append(
+                    load(
+                        gen.arg(op.input),
+                        base_o_src + pa0 * sr_tile + pb0 * TRANSPOSE_BLOCK * sr_hd,
+                        [*src_other, sr_tile, TRANSPOSE_BLOCK * sr_hd, sr_hd],
+                        gen.lx["src"],
+                        [*lx_blk, 1],
+                        [*blk, rows],
+                    )
+                )
+                out.append(
+                    transpose(
+                        (gen.lx["src"], [TRANSPOSE_BLOCK, 1]), (gen.lx["dst"], [TRANSPOSE_BLOCK, 1]), blocks, rows, cols
+                    )
+                )
+                out.append(
+                    store(
+                        gen.arg(op.result),
+                        gen.lx["dst"],
+                        [*lx_blk, 1],
+                        base_o_dst + pa0 * TRANSPOSE_BLOCK * st_R + pb0 * st_T,
+                        [*[d.stick_stride for d in others], TRANSPOSE_BLOCK * st_R, st_T, st_R],
+                        [*blk, cols],
+                    )
+                )
+    return out
+
+
+def _element_stick(layout: Layout, coords: Sequence[int]) -> int:
+    """The stick holding the element at logical `coords` (lane 0 of it: coords along the
+    stick dim are multiples of the stick)."""
+    stick = 0
+    strides = layout.stick_strides
+    lane = len(layout.device_size) - 1
+    for h, x in enumerate(coords if layout.shape else (0,)):
+        for d in layout.digits[h]:
+            c = (x // d.weight) % d.size
+            if d.device_dim != lane:
+                stick += c * strides[d.device_dim]
+    return stick
+
+
+def _source_strides(src: Layout, loops: Sequence[LoopDim], ragged: int | None = None) -> list[int] | None:
+    """The source's stick stride per loop of a result (0 for a synthetic loop): the stride of
+    the source digit of the loop's host dim that holds all its steps (its step a multiple of
+    the digit's weight, its span within the digit's: for loop `ragged`, whose last block the
+    caller cuts to the extent (`_ragged_split`), its last start); None if no digit holds them."""
+    out = []
+    for i, d in enumerate(loops):
+        if d.host_dim is None:
+            out.append(0)
+            continue
+        span = d.weight * (d.size - 1) + (1 if i == ragged else d.weight)
+        match = next(
+            (
+                od
+                for od in src.digits[d.host_dim]
+                if od.weight <= d.weight and span <= od.weight * od.size and d.weight % od.weight == 0
+            ),
+            None,
+        )
+        if match is None:
+            return None
+        out.append(src.stick_strides[match.device_dim] * (d.weight // match.weight))
+    return out
+
+
+def _ragged_split(lo: int, hi: int, extent: int) -> list[tuple[int, int, int]]:
+    """Blocks [lo, hi) of 64 along a dim of `extent`: the full blocks, then the short last one.
+
+    `lo` and `hi` count blocks from the dim's start (absolute). The callers' block loops are:
+    a transpose's result row dim is one digit (`_block_transpose` refuses others), and a loop
+    above a 64-block loop of the stick dim is refused by `_source_strides` unless its span fits
+    the source's single digit, whose size is the extent (Layout.verify: no whole slice of
+    padding), i.e. unless the extent is a multiple of 64, when every block is full anyway."""
+    full_hi = min(hi, extent // TRANSPOSE_BLOCK)
+    parts = []
+    if full_hi > lo:
+        parts.append((lo, full_hi, TRANSPOSE_BLOCK))
+    if hi > full_hi:
+        parts.append((max(lo, full_hi), hi, extent - TRANSPOSE_BLOCK * max(lo, full_hi)))
+    return parts

@@ -1,0 +1,221 @@
+"""The SFP kernels' instructions per core: pointwise ops (one SFP instruction per body op),
+reductions along the stick dim, and row groups (reductions and pointwise ops on the same
+rows, their intermediates in LX).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from xdsl.ir import Operation, SSAValue
+from xdsl.utils.exceptions import PassFailedException
+
+from spyre_mlir.analysis.sfp import pointwise_program
+from spyre_mlir.dialects import spyre
+from spyre_mlir.dialects.spyre import pointwise_loops, reduce_tile_dim
+from spyre_mlir.dialects.spyre_iteration import Box, chunk_boxes
+from spyre_mlir.layout import loop_dims, loop_strides
+from spyre_mlir.lowering.convert_spyre_to_isa.instructions import Ins, compact, load, reduce, sfp, store
+from spyre_mlir.target.constants import F16_LANES
+
+if TYPE_CHECKING:
+    from spyre_mlir.lowering.convert_spyre_to_isa.kernel import KernelCodegen
+
+
+def lower_pointwise(gen: KernelCodegen, box: Box) -> list[Ins]:
+    op = gen.compute
+    assert isinstance(op, spyre.PointwiseOp)
+    dims, strides_in = pointwise_loops(op)
+    steps, _ = pointwise_program(op)
+    lx = gen.lx
+    result: list[Ins] = []
+    # a resident value (spyre-onchip-relayout) is the core's whole box, dense, in LX
+    box_lo = [box[d.name][0] for d in dims]
+    box_ext = [box[d.name][1] - box[d.name][0] for d in dims]
+    box_strides = compact(box_ext)
+    for count, ch in enumerate(chunk_boxes(box, gen.dims, gen.chunks), start=1):
+        lo = [ch[d.name][0] for d in dims]
+        ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
+        tile = compact(ext)
+        in_box = sum((l - b) * s for l, b, s in zip(lo, box_lo, box_strides))
+        access: dict[tuple[str, int], tuple[int, list[int], bool]] = {("out", 0): (gen.buf("out", count), tile, False)}
+        if gen.resident_out is not None:
+            access[("out", 0)] = (gen.resident_out + in_box, box_strides, False)
+            gen.resident("spyre.resident_out", gen.resident_out, math.prod(box_ext))
+        for i, v in enumerate(op.inputs):
+            if gen.resident_in is not None and gen.resident_in[0] == i:
+                if any(a != d.stick_stride for a, d in zip(strides_in[i], dims) if d.size > 1):
+                    raise PassFailedException(
+                        f"kernel {gen.name}: input {i} is resident in LX but not in the output's layout"
+                    )
+                access[("in", i)] = (gen.resident_in[1] + in_box, box_strides, False)
+                gen.resident("spyre.resident_in", gen.resident_in[1], math.prod(box_ext))
+                continue
+            s = strides_in[i]
+            kept = [j for j in range(len(dims)) if s[j] != 0]
+            in_tile = compact([ext[j] for j in kept])
+            base = sum(lo[j] * s[j] for j in range(len(dims)))
+            if kept:
+                result.append(
+                    load(
+                        gen.arg(v),
+                        base,
+                        [s[j] for j in kept],
+                        gen.buf(f"in{i}", count),
+                        in_tile,
+                        [ext[j] for j in kept],
+                    )
+                )
+            else:  # a single stick broadcast everywhere
+                result.append(load(gen.arg(v), base, [1], gen.buf(f"in{i}", count), [1], [1]))
+            full = [0] * len(dims)
+            for pos, j in enumerate(kept):
+                full[j] = in_tile[pos]
+            access[("in", i)] = (gen.buf(f"in{i}", count), full, False)
+        for name, base in lx.items():
+            if name.startswith("t") and not name.endswith("_1"):
+                access[("t", int(name[1:]))] = (base, [2 * s for s in tile], True)
+        for st in steps:
+            result.append(sfp(st.fn, [access[s] for s in st.srcs], access[st.dst], ext, st.imm))
+        if gen.resident_out is None:
+            out_base = sum(l * d.stick_stride for l, d in zip(lo, dims))
+            result.append(
+                store(gen.arg(op.result), gen.buf("out", count), tile, out_base, [d.stick_stride for d in dims], ext)
+            )
+    return result
+
+
+def lower_reduce(gen: KernelCodegen, box: Box) -> list[Ins]:
+    """Along the stick dim: load each row's sticks, SFP-reduce them and their lanes (padding
+    masked) into one vector per row, scale for a mean, store the splat result."""
+    op = gen.compute
+    assert isinstance(op, spyre.ReduceOp)
+    src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
+    tile = reduce_tile_dim(op)
+    extent = src.shape[op.dim.value.data]
+    tail = extent - F16_LANES * (src.device_size[tile] - 1)
+    dims = [d for d in loop_dims(src) if d.device_dim != tile]
+    s_r = src.stick_strides[tile]
+    kind = op.kind.data
+    lx = gen.lx
+    out: list[Ins] = []
+    for ch in chunk_boxes(box, gen.dims, gen.chunks):
+        lo = [ch[d.name][0] for d in dims] or [0]
+        ext = [ch[d.name][1] - ch[d.name][0] for d in dims] or [1]
+        r = ch["r"][1] - ch["r"][0]
+        tile_in = compact([*ext, r])
+        vec = compact(ext)
+        in_strides = [d.stick_stride for d in dims] or [0]
+        out.append(
+            load(
+                gen.arg(op.input),
+                sum(l * x for l, x in zip(lo, in_strides)),
+                in_strides + [s_r],
+                lx["in"],
+                tile_in,
+                [*ext, r],
+            )
+        )
+        if kind in ("sum", "mean"):
+            out.append(
+                reduce(
+                    "sum",
+                    (lx["in"], tile_in, False),
+                    (lx["acc"], [2 * v for v in vec] + [0], True),
+                    [*ext, r],
+                    tail,
+                )
+            )
+            scale = 1.0 / extent if kind == "mean" else None
+            if scale is None:
+                out.append(sfp("copy", [(lx["acc"], [2 * v for v in vec], True)], (lx["out"], vec, False), ext))
+            else:
+                out.append(sfp("mul", [(lx["acc"], [2 * v for v in vec], True)], (lx["out"], vec, False), ext, scale))
+        else:
+            out.append(reduce(kind, (lx["in"], tile_in, False), (lx["out"], vec + [0], False), [*ext, r], tail))
+        dst_strides = loop_strides(dst, dims) or [0]
+        out_base = sum(l * x for l, x in zip(lo, dst_strides))
+        out.append(store(gen.arg(op.result), lx["out"], vec, out_base, dst_strides, ext))
+    return out
+
+
+def lower_row_group(gen: KernelCodegen, box: Box) -> list[Ins]:
+    """A row group (analysis.work.RowGroup) per chunk of rows: DMA in the inputs' tiles,
+    every reduction and pointwise step from LX to LX, DMA out the last result. The loops
+    are the full layout's outer loops, then r (the reduced dim's sticks, innermost);
+    each value's LX tile is dense over the loops it does not broadcast along."""
+    g = gen.group
+    assert g is not None
+    args = list(gen.kernel.body.block.args)
+    first_reduce = next(o for o in g.ops if isinstance(o, spyre.ReduceOp))
+    extent = g.full.shape[first_reduce.dim.value.data]
+    tail = extent - F16_LANES * (g.r - 1)
+    last = len(g.ops) - 1
+    out: list[Ins] = []
+    # a rank-1 group (one row) gets an outer loop of one, so that every step has a loop
+    pad = [] if g.outer else [0]
+
+    def group_strides(v: SSAValue, user: Operation) -> list[int]:
+        return pad + g.strides(v, user)
+
+    for count, ch in enumerate(chunk_boxes(box, gen.dims, gen.chunks), start=1):
+        lo = [ch[d.name][0] for d in g.outer] or [0]
+        ext = [ch[d.name][1] - ch[d.name][0] for d in g.outer] or [1]
+        r = ch["r"][1] - ch["r"][0]
+        full_sizes = [*ext, r]
+        vec = compact(ext) if ext else []
+        loc: dict[SSAValue, tuple[int, list[int]]] = {}
+        for i, a in enumerate(args):
+            users = [o for o in g.ops if a in o.operands]
+            if not users:
+                continue
+            st = group_strides(a, users[0])
+            kept = [j for j, x in enumerate(st) if x != 0]
+            tile = compact([full_sizes[j] for j in kept])
+            base = sum(lo[j] * st[j] for j in range(len(lo)))
+            buf = gen.buf(f"a{i}", count)
+            if kept:
+                out.append(load(gen.arg(a), base, [st[j] for j in kept], buf, tile, [full_sizes[j] for j in kept]))
+            else:  # one stick, broadcast everywhere
+                out.append(load(gen.arg(a), base, [1], buf, [1], [1]))
+            strides = [0] * len(full_sizes)
+            for p, j in enumerate(kept):
+                strides[j] = tile[p]
+            loc[a] = (buf, strides)
+        for j, o in enumerate(g.ops):
+            full = g.is_full(o.results[0])
+            vbuf = gen.buf(f"v{j}", count) if j == last else gen.lx[f"v{j}"]
+            res = (vbuf, compact(full_sizes) if full else [*vec, 0])
+            if isinstance(o, spyre.ReduceOp):
+                src_base, src_strides = loc[o.input]
+                kind = o.kind.data
+                if kind in ("sum", "mean"):
+                    acc = (gen.lx["acc"], [2 * v for v in vec] + [0], True)
+                    out.append(reduce("sum", (src_base, src_strides, False), acc, full_sizes, tail))
+                    if kind == "sum":
+                        out.append(sfp("copy", [(acc[0], acc[1][:-1], True)], (vbuf, vec, False), ext))
+                    else:
+                        out.append(sfp("mul", [(acc[0], acc[1][:-1], True)], (vbuf, vec, False), ext, 1.0 / extent))
+                else:
+                    out.append(reduce(kind, (src_base, src_strides, False), (vbuf, [*vec, 0], False), full_sizes, tail))
+            else:
+                assert isinstance(o, spyre.PointwiseOp)
+                steps, _ = pointwise_program(o)
+                sizes = full_sizes if full else [*ext, 1]
+                access: dict[tuple[str, int], tuple[int, list[int], bool]] = {("out", 0): (res[0], res[1], False)}
+                for i, v in enumerate(o.inputs):
+                    access[("in", i)] = (loc[v][0], loc[v][1], False)
+                for k in range(max((int(n[1:]) + 1 for n in gen.lx if n[:1] == "t" and n[1:].isdigit()), default=0)):
+                    access[("t", k)] = (gen.lx[f"t{k}"], [2 * x for x in compact(sizes)], True)
+                for step in steps:
+                    out.append(sfp(step.fn, [access[x] for x in step.srcs], access[step.dst], sizes, step.imm))
+            loc[o.results[0]] = res
+        result = g.ops[last].results[0]
+        st = group_strides(result, g.ops[last])
+        base = sum(lo[j] * st[j] for j in range(len(lo)))
+        if g.is_full(result):
+            out.append(store(gen.arg(result), loc[result][0], loc[result][1], base, st, full_sizes))
+        else:
+            out.append(store(gen.arg(result), loc[result][0], vec or [0], base, st[:-1] or [0], ext or [1]))
+    return out
