@@ -18,6 +18,14 @@ instructions, all addresses fixed at compile time:
 Then cores with the same instruction sequence (up to addresses) are folded into one SPMD
 `spyre_isa.stream` whose per-core addresses are tables; a ragged last tile gives its core(s)
 their own stream. Views between kernels stay on the host side (they move no data).
+
+    instructions   per-core instruction records, their ops, the folding into streams
+    kernel         a kernel's plan (boxes, chunks, LX, resident values) and the dispatch
+    matmul         matmuls: tiles, PT passes, epilogues, multicast chains, k parts
+    pointwise      pointwise ops, reductions, row groups
+    movement       gathers, slices, restickifies
+    onchip         the on-chip relayout and the checks of its mark
+    convert        the pass: one program per distinct kernel, a launch per kernel op
 """
 
 from spyre_mlir.lowering.convert_spyre_to_isa.convert import ConvertSpyreToIsaPass, kernel_key

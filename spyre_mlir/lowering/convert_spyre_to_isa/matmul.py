@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 
 
 def lower_matmul(gen: KernelCodegen, box: Box) -> list[Ins]:
+    """Per (n, m, k) chunk: the A tile in (unless resident), the B tile in (from DDR, or down
+    the multicast chain), a PT pass into the fp32 accumulator; after a tile's last k chunk the
+    k parts' partial sums added over the ring, then the rounding copy or the epilogue and the
+    tile out (or into the resident block)."""
     op = gen.compute
     assert isinstance(op, spyre.MatmulOp)
     la, lb, lc = (spyre.device_layout(v.type) for v in (op.lhs, op.rhs, op.result))
@@ -292,6 +296,7 @@ def multicast_groups(gen: KernelCodegen) -> dict[int, list[int]]:
 
 
 def _b_events(gen: KernelCodegen, box: Box) -> list[tuple]:
+    """The B tiles a core's box loads, in order: (matrix, n range, k range) per change."""
     keys: list[tuple] = []
     for ch in chunk_boxes(box, gen.dims, gen.chunks):
         for b in range(*ch.get("b", (0, 1))):

@@ -79,6 +79,8 @@ def lower_slice(gen: KernelCodegen, box: Box) -> list[Ins]:
 
 
 def lower_restickify(gen: KernelCodegen, box: Box) -> list[Ins]:
+    """A relayout by the pair of layouts: to or from a splat, a lane gather, a stick
+    permutation (both layouts' sticks hold the same elements), or block transposes."""
     op = gen.compute
     assert isinstance(op, spyre.RestickifyOp)
     src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
@@ -131,7 +133,7 @@ def _splat(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> list[Ins]:
 
 
 def _lane_gather(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> list[Ins]:
-    """Sparse (one element per stick, lane 0) -> sticked on host dim h (work.lane_gather_dim):
+    """Sparse (one element per stick, lane 0) -> sticked on host dim h (spyre_iteration.lane_gather_dim):
 
     for each chunk of result sticks, and each uniform part of h's 64-blocks (rows =
     64, or what the last block holds):
@@ -189,6 +191,8 @@ def _lane_gather(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> list
 
 
 def _stick_permutation(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> list[Ins]:
+    """Same elements per stick: DMA each chunk in through the source's strides, out through
+    the result's."""
     op = gen.compute
     assert isinstance(op, spyre.RestickifyOp)
     dims = restickify_loops(src, dst)
@@ -218,6 +222,9 @@ def _stick_permutation(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -
 
 
 def _block_transpose(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> list[Ins]:
+    """The stick moved to another host dim: DMA 64 x 64 blocks in ([stick][row]), SFP block
+    transposes, DMA the transposed blocks out; short last blocks along either dim in parts
+    of their own (`_ragged_split`)."""
     op = gen.compute
     assert isinstance(op, spyre.RestickifyOp)
     hs, hd = src.stick_dim, dst.stick_dim

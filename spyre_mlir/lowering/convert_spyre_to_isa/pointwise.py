@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
 
 def lower_pointwise(gen: KernelCodegen, box: Box) -> list[Ins]:
+    """Per chunk: DMA each input tile in (broadcast dims not loaded), one SFP instruction per
+    body op (f32 temporaries), DMA the output tile out; a resident input is read, and a
+    resident result written, in the core's whole box in LX instead."""
     op = gen.compute
     assert isinstance(op, spyre.PointwiseOp)
     dims, strides_in = pointwise_loops(op)
@@ -141,7 +144,7 @@ def lower_reduce(gen: KernelCodegen, box: Box) -> list[Ins]:
 
 
 def lower_row_group(gen: KernelCodegen, box: Box) -> list[Ins]:
-    """A row group (analysis.work.RowGroup) per chunk of rows: DMA in the inputs' tiles,
+    """A row group (spyre.RowGroup) per chunk of rows: DMA in the inputs' tiles,
     every reduction and pointwise step from LX to LX, DMA out the last result. The loops
     are the full layout's outer loops, then r (the reduced dim's sticks, innermost);
     each value's LX tile is dense over the loops it does not broadcast along."""
