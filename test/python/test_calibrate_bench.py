@@ -6,7 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).parents[2] / "bench" / "calibrate.py"
+
+pytestmark = pytest.mark.slow  # the whole bench in a subprocess: make test, not make quick
 
 
 def test_calibration_figures():

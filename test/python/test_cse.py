@@ -84,6 +84,7 @@ def _run(*inputs):
     return y, device.profile.kernels[before:], report
 
 
+@pytest.mark.slow
 def test_one_mask_is_one_where():
     """One mask passed twice: both layers' where(mask, 0, -inf) are one value and one launch,
     one fewer than with two equal masks (two graph inputs, never merged), and the same bits.

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pytest
 import torch
 from helpers import compile_captured
 from hypothesis import HealthCheck, Phase, given, settings
@@ -45,6 +46,8 @@ from spyre_mlir.frontend.backend import STATS
 from spyre_mlir.runtime.numerics import DL16, DL16_MAX
 from spyre_mlir.runtime.reference import evaluate
 from spyre_mlir.testing.criteria import reference
+
+pytestmark = pytest.mark.slow  # every family compiles dozens of graphs: make test, not make quick
 
 EXAMPLES = 60
 """Hypothesis examples per op family (each one a shape, a dtype and a draw of values);

@@ -40,6 +40,7 @@ def test_every_operator_mutates_some_seed():
         assert changed, name
 
 
+@pytest.mark.slow  # 200 cases through the tools in worker processes
 def test_fuzz_slice():
     recipes = draw_recipes(CASES, SEED)
     results = run_cases(recipes, jobs=2)

@@ -31,6 +31,7 @@ from collections import Counter
 from typing import Any
 
 import numpy as np
+import pytest
 import torch
 from helpers import compile_captured
 from hypothesis import HealthCheck, Phase, example, given, settings
@@ -39,6 +40,8 @@ from test_differential import assert_device_result
 
 from spyre_mlir.runtime.numerics import DL16
 from spyre_mlir.runtime.reference import evaluate
+
+pytestmark = pytest.mark.slow  # hundreds of compiled examples: make test, not make quick
 
 DIMS = (1, 2, 63, 64, 65, 100, 127, 128, 150, 257)
 MAX_ELEMENTS = 2**15

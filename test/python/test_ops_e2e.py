@@ -52,46 +52,49 @@ UNARY = {
 }
 
 
-@pytest.mark.parametrize("name", list(UNARY))
+def some_quick(names, quick: set[str]) -> list:
+    """`names` as test parameters, those not in `quick` marked slow (make quick runs the others)."""
+    return [n if n in quick else pytest.param(n, marks=pytest.mark.slow) for n in names]
+
+
+@pytest.mark.parametrize("name", some_quick(UNARY, {"exp", "sin", "gelu"}))
 def test_unary(name):
     check(UNARY[name], randn(7, 100, seed=1))
 
 
-@pytest.mark.parametrize("name", ["log", "sqrt", "rsqrt", "reciprocal"])
+@pytest.mark.parametrize("name", some_quick(["log", "sqrt", "rsqrt", "reciprocal"], {"rsqrt"}))
 def test_unary_on_positive_inputs(name):
     check(getattr(torch, name), randn(7, 100, seed=2).abs() + 0.1)
 
 
-@pytest.mark.parametrize(
-    "fn",
-    [
-        lambda x, y: x + y,
-        lambda x, y: x - 2 * y,
-        lambda x, y: x * y,
-        lambda x, y: x / (y.abs() + 1),
-        lambda x, y: torch.minimum(x, y),
-        lambda x, y: torch.maximum(x, y),
-    ],
-    ids=["add", "sub_alpha", "mul", "div", "minimum", "maximum"],
-)
-def test_binary_with_broadcast(fn):
-    check(fn, randn(3, 65, 130, seed=3), randn(130, seed=4))
+BINARY = {
+    "add": lambda x, y: x + y,
+    "sub_alpha": lambda x, y: x - 2 * y,
+    "mul": lambda x, y: x * y,
+    "div": lambda x, y: x / (y.abs() + 1),
+    "minimum": lambda x, y: torch.minimum(x, y),
+    "maximum": lambda x, y: torch.maximum(x, y),
+}
 
 
-@pytest.mark.parametrize(
-    "fn",
-    [
-        lambda x: x * 3.0 + 1.0,
-        lambda x: 2.0 - x,
-        lambda x: x / 4.0,
-        lambda x: x**2,
-        lambda x: x**3,
-        lambda x: torch.clamp(x, -0.5, 0.5),
-    ],
-    ids=["mul_add_scalar", "rsub", "div_scalar", "square", "cube", "clamp"],
-)
-def test_scalar_forms(fn):
-    check(fn, randn(5, 70, seed=5))
+@pytest.mark.parametrize("name", some_quick(BINARY, {"sub_alpha", "div"}))
+def test_binary_with_broadcast(name):
+    check(BINARY[name], randn(3, 65, 130, seed=3), randn(130, seed=4))
+
+
+SCALAR_FORMS = {
+    "mul_add_scalar": lambda x: x * 3.0 + 1.0,
+    "rsub": lambda x: 2.0 - x,
+    "div_scalar": lambda x: x / 4.0,
+    "square": lambda x: x**2,
+    "cube": lambda x: x**3,
+    "clamp": lambda x: torch.clamp(x, -0.5, 0.5),
+}
+
+
+@pytest.mark.parametrize("name", some_quick(SCALAR_FORMS, {"mul_add_scalar", "cube"}))
+def test_scalar_forms(name):
+    check(SCALAR_FORMS[name], randn(5, 70, seed=5))
 
 
 def test_softmax_last_dim():
@@ -119,6 +122,7 @@ def test_attention_scores_with_expand():
     check(lambda a, b: torch.softmax(a @ b.transpose(-1, -2) / 8.0, dim=-1), q, k)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("batch,seq", [(1, 128), (2, 100)])
 def test_attention_with_heads_below_a_stick_runs_on_the_device(batch, seq):
     """Heads of 32 (half a stick): the head split is a view of the projections sticked along
@@ -201,12 +205,21 @@ def test_zero_dim_output_keeps_its_shape():
         ("sum", lambda x: torch.sum(torch.exp(x), dim=-1)),
     ],
 )
-@pytest.mark.parametrize("width", [1, 63, 65, 100, 129])
+@pytest.mark.parametrize(
+    "width",
+    [
+        *(pytest.param(w, marks=pytest.mark.slow) for w in (1, 63)),
+        65,
+        *(pytest.param(w, marks=pytest.mark.slow) for w in (100, 129)),
+    ],
+)
 def test_reductions_mask_the_padding_with_the_identity_of_their_op(name, fn, width):
     check(fn, randn(6, width, seed=width))
 
 
-@pytest.mark.parametrize("n", [2, 9, 64, 65, 130])
+@pytest.mark.parametrize(
+    "n", [*(pytest.param(n, marks=pytest.mark.slow) for n in (2, 9, 64)), 65, pytest.param(130, marks=pytest.mark.slow)]
+)
 def test_a_reduction_result_read_along_its_rows_is_gathered_into_sticks(n):
     """x.sum(-1) leaves one element per stick (lane 0); adding b of shape (3, n) reads those
     elements along sticks: a restickify gathers lane 0 of up to 64 sticks into one stick

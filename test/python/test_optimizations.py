@@ -96,6 +96,7 @@ def assert_within_one_dl16_ulp(a: torch.Tensor, b: torch.Tensor, name: str) -> N
     assert (excess <= 0).all(), f"{name}: outputs differ by more than one DL16 ulp (by {excess.max().item()} beyond it)"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", BIT_EXACT)
 def test_switch_keeps_outputs_bit_for_bit(optimized, name):
     outs, kernels = optimized
@@ -137,7 +138,11 @@ def test_pointwise_chains_stay_within_the_dl16_bound(disable):
     assert len(device.profile.kernels[before:]) == (1 if not disable else 5)
 
 
-@pytest.mark.parametrize("disable", [["k_split"], ["k_split", "epilogues"]], ids=["epilogues", "a-launch-each"])
+@pytest.mark.parametrize(
+    "disable",
+    [["k_split"], pytest.param(["k_split", "epilogues"], marks=pytest.mark.slow)],
+    ids=["epilogues", "a-launch-each"],
+)
 def test_epilogues_stay_within_the_dl16_bound(optimized, disable):
     """With epilogues the Block's linears run their bias (and GELU) on the fp32 sums and round
     once; apart, the matmul's result is rounded to DL16 and the bias kernel rounds again. Both
@@ -151,6 +156,7 @@ def test_epilogues_stay_within_the_dl16_bound(optimized, disable):
         assert len(kernels) > len(optimized[1])  # the epilogues' launches are back
 
 
+@pytest.mark.slow
 def test_k_split_stays_within_the_dl16_bound(optimized):
     """With k splits (the default) the Block's second linear (96 x 256 x 128) is split in two
     k halves whose fp32 partial sums are added over the ring: the outputs stay inside the bound
@@ -173,6 +179,7 @@ def test_every_switch_is_known():
         Optimizations().without("fusion")
 
 
+@pytest.mark.slow
 def test_resident_chains_keep_the_mlp_intermediate_in_lx():
     """Linear -> GELU -> Linear: with resident_chains (the default) the intermediate never
     reaches DDR (the first launch stores nothing, the second loads less), the time drops, and

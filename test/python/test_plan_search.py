@@ -37,7 +37,7 @@ def _exhaustive(shape, config, budget, double_buffer, multicast, split_k):
     return best
 
 
-@pytest.mark.parametrize("cores", [32, 8])
+@pytest.mark.parametrize("cores", [pytest.param(32, marks=pytest.mark.slow), 8])
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_pruned_search_chooses_what_the_exhaustive_one_does(shape, cores):
     config = DEFAULT_CONFIG.replace(cores=cores)

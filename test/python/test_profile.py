@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 import spyre_mlir
@@ -81,6 +82,7 @@ def test_profile_block_counts_host_transfers_at_the_link_rate():
     assert f"host transfers: {moved / 1e6:.3f} MB, {moved / rate * 1e6:.2f} us" in prof.table()
 
 
+@pytest.mark.slow  # spyre-run in a subprocess
 def test_spyre_run_writes_the_same_trace(tmp_path):
     path = tmp_path / "t.json"
     out = subprocess.run(

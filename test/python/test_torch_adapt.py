@@ -45,7 +45,16 @@ def gelu_new(x):  # GPT-2's NewGELUActivation, as written in transformers
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
 
 
-@pytest.mark.parametrize("c", [2, 3, 4, -1, -2])
+@pytest.mark.parametrize(
+    "c",
+    [
+        pytest.param(2, marks=pytest.mark.slow),
+        3,
+        pytest.param(4, marks=pytest.mark.slow),
+        -1,
+        pytest.param(-2, marks=pytest.mark.slow),
+    ],
+)
 def test_integer_powers_keep_the_sign(c):
     # negative bases: exp(c log x) would give NaN here; the multiplications do not
     x = randn(5, 100, seed=c + 10)
@@ -54,7 +63,7 @@ def test_integer_powers_keep_the_sign(c):
     assert not report.cpu_fallback
 
 
-@pytest.mark.parametrize("c", [0.5, -0.5, 1.5])
+@pytest.mark.parametrize("c", [0.5, *(pytest.param(c, marks=pytest.mark.slow) for c in (-0.5, 1.5))])
 def test_fractional_powers(c):
     report, _ = compiled(lambda v: torch.pow(v, c), randn(5, 100, seed=3).abs() + 0.1)
     assert not report.cpu_fallback
@@ -114,6 +123,7 @@ def test_a_gated_activation_on_3d_inputs_runs_in_the_matmuls_epilogue():
     assert len(names) == 2, names  # one matmul, and one whose epilogue is silu(.) * the other's result
 
 
+@pytest.mark.slow
 def test_heads_from_a_transposed_linear_give_the_same_bits_in_fewer_launches(monkeypatch):
     """Q, K and V computed as w @ x^T + b[:, None] (HeadsFromTransposedLinear): the same
     products and sums, so the same output bits, with fewer relayout launches than the

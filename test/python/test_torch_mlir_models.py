@@ -38,6 +38,8 @@ from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.testing.criteria import compare_model_outputs
 from spyre_mlir.tools.spyre_opt import make_tool_context
 
+pytestmark = pytest.mark.slow  # ten models compiled and run: make test, not make quick
+
 MODELS = Path(__file__).resolve().parents[1] / "fixtures" / "models"
 LAYERS = 2
 OUTPUT = "eager_output"

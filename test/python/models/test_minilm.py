@@ -26,6 +26,8 @@ import transformers
 import spyre_mlir
 from spyre_mlir.frontend.backend import STATS
 
+pytestmark = pytest.mark.slow  # a 6-layer model compiled and run: make test, not make quick
+
 SENTENCES = [
     "A man is playing a guitar.",
     "Someone is strumming an acoustic guitar.",

@@ -168,10 +168,10 @@ ARCHITECTURES = {
     ),
 }
 
-SLOW: set[tuple[str, str]] = set()
-"""(shape, architecture) cases that take much longer than the others on a 2-core machine; they
-get `@pytest.mark.slow` (and still run in CI). None does at present: every case takes 1-5 s
-(`pytest --durations=0` shows them), the whole file under a minute and a half."""
+QUICK = {("hd16", "bert")}
+"""The (shape, architecture) case `make quick` runs. The others take 1-6 s each on a 2-core
+machine (`pytest --durations=0` shows them), the file a minute and a half: they are marked
+slow, for make test and CI."""
 
 
 def build(name: str, shape: Shape):
@@ -190,7 +190,7 @@ def build(name: str, shape: Shape):
 def _cases():
     for shape in SHAPES:
         for name in ARCHITECTURES:
-            marks = [pytest.mark.slow] if (shape, name) in SLOW else []
+            marks = [] if (shape, name) in QUICK else [pytest.mark.slow]
             yield pytest.param(name, shape, id=f"{name}-{shape}", marks=marks)
 
 
