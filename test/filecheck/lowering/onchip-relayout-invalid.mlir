@@ -297,6 +297,79 @@ func.func @between_pointwise(%arg0: tensor<256x100xf16>) -> tensor<100x256xf16> 
 
 // -----
 
+// Boxes that are not the consumer's (cores 0 and 1 swapped): each core's result would be
+// read by the other.
+func.func @between_pointwise(%arg0: tensor<256x100xf16>) -> tensor<100x256xf16> {
+  %0 = spyre.to_device %arg0 : tensor<256x100xf16> -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>
+  %1 = spyre.kernel "t_k0"(%0) split <d0 = 1, d1 = 4> chunks <d0 = 1, d1 = 1> lx <in0 = 0, out = 16384, in0_1 = 32768, out_1 = 49152> resident_out <offset = 1648512> lx_budget <bytes = 1648512> : (tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>) -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>> {
+  ^bb0(%2: tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>):
+    %3 = spyre.pointwise %2 : (tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>) -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>> {
+    ^bb0(%4: f32):
+      %5 = arith.constant 0.000000e+00 : f32
+      %6 = arith.maximumf %4, %5 : f32
+      spyre.yield %6 : f32
+    }
+    spyre.yield %3 : tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>
+  }
+  %2 = spyre.permute %1 permutation [1, 0] : tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>> -> tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>
+  %3 = spyre.kernel "t_k1"(%2) split <d0 = 4, d1 = 1> chunks <d0 = 1, d1 = 1> lx <src = 0, dst = 16384> onchip <src = 1648512, dst = 1664896, staging = 1677696, src_rows = [[0, 64], [64, 128], [128, 192], [192, 256]], dst_boxes = [[1, 2, 0, 100], [0, 1, 0, 100], [2, 3, 0, 100], [3, 4, 0, 100]]> lx_budget <bytes = 1648512> : (tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+  ^bb0(%4: tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>):
+    %5 = spyre.restickify %4 : tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>> -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+    spyre.yield %5 : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+  }
+  %4 = spyre.kernel "t_k2"(%3) split <d0 = 4, d1 = 1> chunks <d0 = 1, d1 = 1> lx <in0 = 0, out = 12800, in0_1 = 25600, out_1 = 38400> resident_in <input = 0, offset = 1664896> lx_budget <bytes = 1648512> : (tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+  ^bb0(%5: tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>):
+    %6 = spyre.pointwise %5 : (tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+    ^bb0(%7: f32):
+      %8 = arith.constant 0.000000e+00 : f32
+      %9 = arith.maximumf %7, %8 : f32
+      spyre.yield %9 : f32
+    }
+    spyre.yield %6 : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+  }
+  %5 = spyre.from_device %4 : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> -> tensor<100x256xf16>
+  func.return %5 : tensor<100x256xf16>
+}
+// CHECK: kernel t_k1: 'spyre.restickify' onchip: dst_boxes [[1, 2, 0, 100], [0, 1, 0, 100], [2, 3, 0, 100], [3, 4, 0, 100]] are not the boxes of the consumer t_k2
+
+// -----
+
+// A consumer without a split: its boxes are not known.
+func.func @between_pointwise(%arg0: tensor<256x100xf16>) -> tensor<100x256xf16> {
+  %0 = spyre.to_device %arg0 : tensor<256x100xf16> -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>
+  %1 = spyre.kernel "t_k0"(%0) split <d0 = 1, d1 = 4> chunks <d0 = 1, d1 = 1> lx <in0 = 0, out = 16384, in0_1 = 32768, out_1 = 49152> resident_out <offset = 1648512> lx_budget <bytes = 1648512> : (tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>) -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>> {
+  ^bb0(%2: tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>):
+    %3 = spyre.pointwise %2 : (tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>) -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>> {
+    ^bb0(%4: f32):
+      %5 = arith.constant 0.000000e+00 : f32
+      %6 = arith.maximumf %4, %5 : f32
+      spyre.yield %6 : f32
+    }
+    spyre.yield %3 : tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>
+  }
+  %2 = spyre.permute %1 permutation [1, 0] : tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>> -> tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>
+  %3 = spyre.kernel "t_k1"(%2) split <d0 = 4, d1 = 1> chunks <d0 = 1, d1 = 1> lx <src = 0, dst = 16384> onchip <src = 1648512, dst = 1664896, staging = 1677696, src_rows = [[0, 64], [64, 128], [128, 192], [192, 256]], dst_boxes = [[0, 1, 0, 100], [1, 2, 0, 100], [2, 3, 0, 100], [3, 4, 0, 100]]> lx_budget <bytes = 1648512> : (tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+  ^bb0(%4: tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>):
+    %5 = spyre.restickify %4 : tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>> -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+    spyre.yield %5 : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+  }
+  %4 = spyre.kernel "t_k2"(%3) chunks <d0 = 1, d1 = 1> lx <in0 = 0, out = 12800, in0_1 = 25600, out_1 = 38400> resident_in <input = 0, offset = 1664896> lx_budget <bytes = 1648512> : (tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+  ^bb0(%5: tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>):
+    %6 = spyre.pointwise %5 : (tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
+    ^bb0(%7: f32):
+      %8 = arith.constant 0.000000e+00 : f32
+      %9 = arith.maximumf %7, %8 : f32
+      spyre.yield %9 : f32
+    }
+    spyre.yield %6 : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+  }
+  %5 = spyre.from_device %4 : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> -> tensor<100x256xf16>
+  func.return %5 : tensor<100x256xf16>
+}
+// CHECK: kernel t_k1: 'spyre.restickify' onchip: kernel t_k2 has no split (run spyre-divide-work first)
+
+// -----
+
 // Not the mark: a split (the consumer's, edited) with more boxes than the device has cores.
 func.func @between_pointwise(%arg0: tensor<256x100xf16>) -> tensor<100x256xf16> {
   %0 = spyre.to_device %arg0 : tensor<256x100xf16> -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>

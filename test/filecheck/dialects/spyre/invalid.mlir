@@ -738,6 +738,17 @@ spyre.yield %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], strid
 
 // -----
 
+// A result that is not a rank-2 tensor.
+%s = "test.op"() : () -> tensor<2x64x64xf16, #spyre.layout<device_size = [64, 1, 2, 64], stride_map = [64, 64, 4096, 1]>>
+%r = spyre.kernel "t_k1"(%s) split <d0 = 1, d1 = 1, d2 = 2> onchip <src = 1648512, dst = 1664896, staging = 1677696, src_rows = [[0, 64], [64, 128], [128, 192], [192, 256]], dst_boxes = [[0, 1, 0, 100], [1, 2, 0, 100], [2, 3, 0, 100], [3, 4, 0, 100]]> : (tensor<2x64x64xf16, #spyre.layout<device_size = [64, 1, 2, 64], stride_map = [64, 64, 4096, 1]>>) -> tensor<2x64x64xf16, #spyre.layout<device_size = [64, 1, 2, 64], stride_map = [64, 64, 4096, 1]>> {
+^bb0(%ks: tensor<2x64x64xf16, #spyre.layout<device_size = [64, 1, 2, 64], stride_map = [64, 64, 4096, 1]>>):
+  %kr = spyre.restickify %ks : tensor<2x64x64xf16, #spyre.layout<device_size = [64, 1, 2, 64], stride_map = [64, 64, 4096, 1]>> -> tensor<2x64x64xf16, #spyre.layout<device_size = [64, 1, 2, 64], stride_map = [64, 64, 4096, 1]>>
+  spyre.yield %kr : tensor<2x64x64xf16, #spyre.layout<device_size = [64, 1, 2, 64], stride_map = [64, 64, 4096, 1]>>
+}
+// CHECK: {{^}}'spyre.kernel' @t_k1: onchip: the result (2, 64, 64) in device_size [64, 1, 2, 64], stride_map [64, 64, 4096, 1] is not a rank-2 f16 tensor{{$}}
+
+// -----
+
 // Not a transpose of the generic layout (a stick permutation).
 %s = "test.op"() : () -> tensor<100x256xf16, #spyre.layout<device_size = [100, 4, 64], stride_map = [256, 64, 1]>>
 %r = spyre.kernel "t_k1"(%s) split <d0 = 4, d1 = 1> onchip <src = 1648512, dst = 1664896, staging = 1677696, src_rows = [[0, 64], [64, 128], [128, 192], [192, 256]], dst_boxes = [[0, 1, 0, 100], [1, 2, 0, 100], [2, 3, 0, 100], [3, 4, 0, 100]]> : (tensor<100x256xf16, #spyre.layout<device_size = [100, 4, 64], stride_map = [256, 64, 1]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>> {
