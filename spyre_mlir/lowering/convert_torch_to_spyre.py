@@ -825,7 +825,7 @@ class LowerEmbedding(Lowering):
 
 
 def _reduce(ops: list[Operation], x: SSAValue, kind: str, dim: int) -> SSAValue:
-    """spyre.reduce along `dim` (keepdim); along the stick dim only, for now."""
+    """spyre.reduce along `dim` (keepdim); along the stick dim only."""
     shape = _shape(x)
     dim = _dim(dim, shape)
     if not shape or shape[dim] == 1:  # over one element: sum, mean and max of it are the element
