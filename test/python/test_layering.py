@@ -40,7 +40,7 @@ ALLOWED: dict[str, set[str]] = {
     "runtime": {"runtime", "dialects", "layout", "target", "gc_pause"},
 }
 """Layer -> the layers it may import. Layers not listed (frontend, tools, passes, demo, testing, the
-package root) are checked only for cycles and private names, and frontend never imports tools."""
+package root) are checked only for cycles and private names, and frontend never imports tools or testing."""
 
 
 def module_name(path: Path) -> str:
