@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import TracebackType
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.parser import Parser
@@ -122,7 +123,7 @@ class LocatingParser(Parser):
         while end > start and text[end - 1].isspace():
             end -= 1
         located = type(e)(Span(start, max(end, start), self.lexer.input).print_with_context(str(e)).rstrip())
-        located.located = True  # type: ignore[attr-defined]
+        located.located = True  # type: ignore[attr-defined]  # a mark on the exception: already located
         return located
 
     def parse_operation(self) -> Operation:
@@ -209,7 +210,7 @@ def _value_name(v: SSAValue) -> str:
     return f"%{v.name_hint}" if v.name_hint else f"a value of type {v.type}"
 
 
-def verify_resources(module: Operation, ctx: object) -> None:
+def verify_resources(module: Operation, ctx: Context) -> None:
     """Every `dense_resource` an op holds has a blob in `ctx` that holds exactly the elements
     of its type (a truncated or missing blob is bad input, named with its op)."""
     from xdsl.dialects.builtin import DenseResourceAttr
@@ -220,12 +221,12 @@ def verify_resources(module: Operation, ctx: object) -> None:
         for attr in (*op.properties.values(), *op.attributes.values()):
             if isinstance(attr, DenseResourceAttr):
                 try:
-                    resource_to_numpy(ctx, attr)  # type: ignore[arg-type]
+                    resource_to_numpy(ctx, attr)
                 except (KeyError, ValueError) as e:
                     raise VerifyException(f"{describe_op(op)}: {str(e).strip(chr(39))}") from None
 
 
-def verify_module(module: Operation, ctx: object = None) -> None:
+def verify_module(module: Operation, ctx: Context | None = None) -> None:
     """xDSL's verifier, then dominance, then (with the context that holds them) the blobs."""
     module.verify()
     verify_dominance(module)

@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import SSAValue
 
 from spyre_mlir.dialects import spyre
@@ -37,7 +38,9 @@ def pointwise_program(op: spyre.PointwiseOp) -> tuple[list[SfpStep], int]:
     block = op.body.block
     loc: dict = {a: ("in", i) for i, a in enumerate(block.args)}
     consts: dict = {}
-    yielded = block.last_op.values[0]  # type: ignore[union-attr]
+    terminator = block.last_op
+    assert isinstance(terminator, spyre.YieldOp), "spyre.pointwise's verifier requires the yield"
+    yielded = terminator.values[0]
     ops = [o for o in block.ops if not isinstance(o, spyre.YieldOp)]
     last_use: dict = {}
     for idx, o in enumerate(ops):
@@ -80,8 +83,8 @@ def pointwise_program(op: spyre.PointwiseOp) -> tuple[list[SfpStep], int]:
             steps.append(SfpStep("select", dst, tuple(loc[v] for v in srcs3)))
             continue
         if fn == "constant":
-            assert isinstance(o, arith.ConstantOp)
-            consts[o.result] = float(o.value.value.data)  # type: ignore[union-attr]
+            assert isinstance(o, arith.ConstantOp) and isinstance(o.value, FloatAttr | IntegerAttr)
+            consts[o.result] = float(o.value.value.data)
             continue
         srcs = list(o.operands)
         imm = None

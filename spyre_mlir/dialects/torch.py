@@ -864,7 +864,7 @@ def _verify_size_list(op: Operation, value: SSAValue, sizes_value: SSAValue, res
         if in_sizes is not None and -1 not in in_sizes and -1 not in sizes and math.prod(in_sizes) != math.prod(sizes):
             raise VerifyException(f"{op.name}: cannot view {value.type} with {math.prod(in_sizes)} elements as {sizes}")
     out_sizes = sizes_of(result) if result is not None else None
-    if out_sizes is None:
+    if result is None or out_sizes is None:
         return
     if (
         in_sizes is not None
@@ -872,11 +872,11 @@ def _verify_size_list(op: Operation, value: SSAValue, sizes_value: SSAValue, res
         and -1 not in out_sizes
         and math.prod(in_sizes) != math.prod(out_sizes)
     ):
-        raise VerifyException(f"{op.name}: cannot view {value.type} ({math.prod(in_sizes)} elements) as {result.type}")  # type: ignore[union-attr]
+        raise VerifyException(f"{op.name}: cannot view {value.type} ({math.prod(in_sizes)} elements) as {result.type}")
     if sizes is not None and (
         len(out_sizes) != len(sizes) or any(s != -1 and o != -1 and s != o for s, o in zip(sizes, out_sizes))
     ):
-        raise VerifyException(f"{op.name}: result {result.type} does not have the sizes {sizes}")  # type: ignore[union-attr]
+        raise VerifyException(f"{op.name}: result {result.type} does not have the sizes {sizes}")
 
 
 def _verify_broadcast(op: Operation, operands: Sequence[SSAValue], result: SSAValue) -> None:

@@ -121,7 +121,7 @@ class KernelRecord:
             "sfp": busy.get("sfp", 0.0) / per_core,
             "ddr": max(self.ddr_utilization, self.dma_utilization),
         }
-        return max(use, key=use.get)  # type: ignore[arg-type]
+        return max(use, key=lambda engine: use[engine])
 
 
 _ACTIVE: list[Profile] = []

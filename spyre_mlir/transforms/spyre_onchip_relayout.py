@@ -139,7 +139,12 @@ class SpyreOnchipRelayoutPass(ModulePass):
         bands = [None if b is None else b["d1"] for b in pboxes]
         if any(b is not None and (b[0] % TRANSPOSE_BLOCK or (b[1] % TRANSPOSE_BLOCK and b[1] != rows)) for b in bands):
             return f"{rows} rows do not split into whole {TRANSPOSE_BLOCK}-row blocks over {n} cores"
-        csplit = {"d0": n, "d1": 1} if self.align_consumer else c.split.as_dict()  # type: ignore[union-attr]
+        if self.align_consumer:
+            csplit = {"d0": n, "d1": 1}
+        elif c.split is not None:
+            csplit = c.split.as_dict()
+        else:
+            return "the consumer kernel has no split (spyre-divide-work gives it one)"
         cboxes = core_boxes(cdims, csplit, self.cores)
         # ---- LX: src band, dst box, staging (only when blocks cross the ring)
         cs = math.ceil(cols / F16_LANES)

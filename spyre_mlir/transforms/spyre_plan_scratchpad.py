@@ -81,7 +81,8 @@ class SpyrePlanScratchpadPass(ModulePass):
         compute = ops[0] if len(ops) == 1 or ep is not None else None
         group = None if compute is not None else row_group(ops)
         dims = kernel_iteration_dims(kernel)
-        split = kernel.split.as_dict()  # type: ignore[union-attr]
+        assert kernel.split is not None, "plan() refuses a kernel without a split"
+        split = kernel.split.as_dict()
         try:
             boxes = core_boxes(dims, split, self.cores)
         except ValueError as e:  # a split (hand-written) with more boxes than the device has cores

@@ -191,8 +191,9 @@ class SpyreResidentChainsPass(ModulePass):
 
     def _try(self, p: spyre.KernelOp, c: spyre.KernelOp, order: list[spyre.KernelOp]) -> str | None:
         """Mark the pair; the reason it does not apply, or None."""
-        pmm, pep = _matmul_kernel(p)  # type: ignore[misc]
-        cmm, cep = _matmul_kernel(c)  # type: ignore[misc]
+        pm, cm = _matmul_kernel(p), _matmul_kernel(c)
+        assert pm is not None and cm is not None, "the chain's kernels are matmul kernels"
+        (pmm, pep), (cmm, cep) = pm, cm
         for k in (p, c):
             if k.split is not None or any(mark is not None for mark in (k.resident_in, k.resident_out, k.core_order)):
                 return f"{k.sym_name.data} already has a split or a resident value"

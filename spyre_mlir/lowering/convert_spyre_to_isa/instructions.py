@@ -191,10 +191,10 @@ def fold_streams(per_core: list[list[Ins] | None], args: Sequence[SSAValue]) -> 
             groups.setdefault(tuple(i.key for i in prog), []).append(core)
     streams = []
     for cores in sorted(groups.values()):
-        progs = [per_core[c] for c in cores]
+        progs = [prog for c in cores if (prog := per_core[c])]  # every core of a group has a program
         ops = []
-        for pos in range(len(progs[0])):  # type: ignore[arg-type]
-            column = [p[pos] for p in progs]  # type: ignore[index]
+        for pos in range(len(progs[0])):
+            column = [p[pos] for p in progs]
             tables = []
             for b in range(len(column[0].bases)):
                 vals = [ins.bases[b] for ins in column]

@@ -78,7 +78,8 @@ def lower_matmul(gen: KernelCodegen, box: Box) -> list[Ins]:
     kt_total = math.ceil(K / PT_LANES)
     # a k split: the cores of one (b, n, m) block each sum their own k range; the partial
     # sums go down the k parts (core + 1 -> core, adjacent on the ring), the first rounds
-    k_parts = parts(kt_total, gen.kernel.split.as_dict().get("k", 1))  # type: ignore[union-attr]
+    assert gen.kernel.split is not None, "KernelCodegen refuses a kernel without a split"
+    k_parts = parts(kt_total, gen.kernel.split.as_dict().get("k", 1))
     k_pos, k_end, n_partial = k_parts.index(box["k"]), box["k"][1], 0
     # one matrix at a time (the tiles hold one); within it the (n, m, k) chunks in order,
     # so that the k chunks of one output tile accumulate back to back
@@ -275,15 +276,17 @@ def multicast_groups(gen: KernelCodegen) -> dict[int, list[int]]:
         return {}
     g = gen.kernel.multicast.chain.data
     sharing: dict[tuple, list[int]] = {}
+    boxes: dict[int, Box] = {}
     for core, box in enumerate(gen.boxes):
         if box is not None:
             key = tuple(r for name, r in box.items() if name != "m")
             sharing.setdefault(key, []).append(core)
+            boxes[core] = box
     by_core: dict[int, list[int]] = {}
     for members in sharing.values():
         for start in range(0, len(members), g):
             chain = members[start : start + g]
-            events = {len(_b_events(gen, gen.boxes[c])) for c in chain}  # type: ignore[arg-type]
+            events = {len(_b_events(gen, boxes[c])) for c in chain}
             stride = chain[1] - chain[0] if len(chain) > 1 else 1
             if (
                 len(chain) > 1
