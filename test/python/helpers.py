@@ -4,6 +4,7 @@ are in spyre_mlir.testing.criteria."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,13 +28,21 @@ class Captured:
     the whole graph fell back to the CPU."""
 
 
+@functools.cache
+def core_aten_decompositions() -> Any:
+    """torch's core-ATen decomposition table, made once for the session: making it walks every
+    registered operator (about a tenth of a second), which each compile would pay again."""
+    from torch._decomp import core_aten_decompositions as table
+
+    return table()
+
+
 def compile_captured(fn: Any, inputs: list[torch.Tensor] | tuple[torch.Tensor, ...], device: bool = True) -> Captured:
     """Compile `fn` for these inputs as the backend does: Dynamo (static shapes, one graph),
     aot_autograd with core-ATen decompositions, then compile_graph (`device=False`: only the
     torch-level module, the graph run by torch). Fallback warnings are left to the report."""
     import warnings
 
-    from torch._decomp import core_aten_decompositions
     from torch._dynamo.backends.common import aot_autograd
 
     from spyre_mlir.frontend.backend import STATS, compile_graph
