@@ -2,6 +2,8 @@
 #   make quick   lit and the pytest tests not marked slow: the inner loop (about 2 minutes)
 #   make test    lit and all of pytest
 #   make lint    ruff (lint and format) over the tree, mypy over spyre_mlir (pyproject.toml)
+# quick and test run lit and pytest side by side (lit's last, longest tests leave a core idle),
+# each one's output printed whole when it ends.
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
@@ -29,9 +31,14 @@ pytest: $(STAMP)
 pytest-quick: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow" test/python
 
-test: lit pytest
+# the set-up is this make's prerequisite: the inner one only runs the tests
+SIDE_BY_SIDE := $(MAKE) --no-print-directory -j2 --output-sync=target -o $(STAMP)
 
-quick: lit pytest-quick
+test: $(STAMP)
+	$(SIDE_BY_SIDE) lit pytest
+
+quick: $(STAMP)
+	$(SIDE_BY_SIDE) lit pytest-quick
 
 # every check runs, whichever fails first; the target fails if any did
 lint: $(STAMP)
