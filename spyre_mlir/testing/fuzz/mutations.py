@@ -27,6 +27,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from spyre_mlir.target.config import DEFAULT_CONFIG
+from spyre_mlir.target.constants import STICK_BYTES
+
 ROOT = Path(__file__).resolve().parents[3]
 """The repository: its test suite is the corpus of seeds."""
 TEST = ROOT / "test"
@@ -417,7 +420,8 @@ def layout(text: str, a: int, b: int, corpus: tuple[Seed, ...]) -> str | None:
 
 def named_ints(text: str, a: int, b: int, corpus: tuple[Seed, ...]) -> str | None:
     """split / chunks / lx plans: core splits, chunk counts and LX offsets (copy another
-    offset: overlapping buffers; +-128; misaligned; past the scratchpad)."""
+    offset: overlapping buffers; a stick up or down; half a stick: misaligned; the last stick of
+    the default LX, its end, far past it)."""
     m = _pick(list(NAMED_INTS.finditer(text)), a)
     if m is None:
         return None
@@ -430,13 +434,14 @@ def named_ints(text: str, a: int, b: int, corpus: tuple[Seed, ...]) -> str | Non
     how = (b // 8) % 6
     v = b // 48
     if m.group(1) == "lx":
+        lx = DEFAULT_CONFIG.lx_bytes
         choices = (
             vals[v % len(vals)],
-            vals[k] + 128,
-            max(0, vals[k] - 128),
-            vals[k] + 64,
-            2 * 1024 * 1024 - 128,
-            2 * 1024 * 1024,
+            vals[k] + STICK_BYTES,
+            max(0, vals[k] - STICK_BYTES),
+            vals[k] + STICK_BYTES // 2,
+            lx - STICK_BYTES,
+            lx,
             1 << 40,
         )
         vals[k] = choices[how % len(choices)] if how < 5 else choices[5 + v % 2]
