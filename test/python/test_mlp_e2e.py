@@ -13,6 +13,7 @@ from spyre_mlir.runtime.host import Executable
 from spyre_mlir.runtime.interpreter import DeviceModel
 from spyre_mlir.runtime.numerics import DL16, IEEE_FP16
 from spyre_mlir.target.config import DeviceConfig
+from spyre_mlir.target.constants import F16_LANES, STICK_BYTES
 from spyre_mlir.testing.criteria import assert_within_device_bound, reference
 
 ACTIVATIONS = {"gelu": torch.nn.GELU(), "relu": torch.nn.ReLU(), "gelu_tanh": torch.nn.GELU(approximate="tanh")}
@@ -62,8 +63,8 @@ def test_second_call_recompiles_nothing_and_keeps_weights_resident():
         compiles, sent = STATS.compiles, device.profile.transfers_bytes
         y2 = f(x)
         assert STATS.compiles == compiles
-        # only x (8 x 256) goes in and y (8 x 256) comes out: 2 x 4 x 4 sticks of 128 bytes each
-        assert device.profile.transfers_bytes - sent == 2 * (4 * 8 * 128)
+        # only x (8 x 256) goes in and y (8 x 256) comes out: 8 rows of 4 sticks each way
+        assert device.profile.transfers_bytes - sent == 2 * (8 * (256 // F16_LANES) * STICK_BYTES)
         assert torch.equal(y2, f(x))
 
 
