@@ -22,6 +22,21 @@ from spyre_mlir.lowering.convert_spyre_to_isa.pointwise import lower_pointwise, 
 from spyre_mlir.target.constants import STICK_BYTES
 
 
+class LxSticks(dict[str, int]):
+    """A kernel's LX plan in sticks, by buffer name. A buffer the code needs and the plan does
+    not place (a hand-written plan for another split or layout) is a refusal naming both."""
+
+    def __init__(self, kernel: str, sticks: dict[str, int]):
+        super().__init__(sticks)
+        self.kernel = kernel
+
+    def __missing__(self, name: str) -> int:
+        raise PassFailedException(
+            f"kernel {self.kernel}: its lx plan places no buffer '{name}', which its split and layouts need "
+            f"(spyre-plan-scratchpad places every buffer; it has {', '.join(self) or 'none'})"
+        )
+
+
 class KernelCodegen:
     """Instructions of one kernel for each core."""
 
@@ -47,7 +62,7 @@ class KernelCodegen:
             raise PassFailedException(f"kernel {self.name}: {e}") from None
         self.cores = cores
         self.chunks = kernel.chunks.as_dict()
-        self.lx = {k: v // STICK_BYTES for k, v in kernel.lx.as_dict().items()}
+        self.lx = LxSticks(self.name, {k: v // STICK_BYTES for k, v in kernel.lx.as_dict().items()})
         args = list(kernel.body.block.args)
         self.arg_index: dict[SSAValue, int] = {a: i for i, a in enumerate(args)}
         self.n_inputs = len(args)

@@ -74,3 +74,9 @@
 // STRIDE:      huge-stride.txt.mlir:7:7
 // STRIDE:      #spyre.ints: 9223372036854775808 in [9223372036854775808, 1] does not fit in 64 bits
 // STRIDE-NOT:  Traceback
+
+// A matmul kernel whose split was edited to k = 8 after planning: its lx plan has no buffer for
+// the next k part's partial sums (unchecked: a KeyError inside convert-spyre-to-isa).
+// RUN: not spyre-opt %S/../inputs/k-split-without-acc-in.mlir -p convert-spyre-to-isa 2>&1 | filecheck %s --check-prefix=ACCIN
+// ACCIN:     kernel g2_k0: its lx plan places no buffer 'acc_in', which its split and layouts need
+// ACCIN-NOT: Traceback
