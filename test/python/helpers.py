@@ -30,7 +30,7 @@ class Captured:
 
 @functools.cache
 def core_aten_decompositions() -> Any:
-    """torch's core-ATen decomposition table, made once for the session: making it walks every
+    """torch's core-ATen decomposition table, made once per test process: making it walks every
     registered operator (about a tenth of a second), which each compile would pay again."""
     from torch._decomp import core_aten_decompositions as table
 
