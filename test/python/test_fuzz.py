@@ -14,44 +14,47 @@ import sys
 
 import pytest
 
-from spyre_mlir.testing.fuzz.mutations import OPERATORS, apply_recipe, draw_recipes, load_seeds
-from spyre_mlir.testing.fuzz.runner import FAILURES, run_cases, summarize
-
 CASES = int(os.environ.get("SPYRE_FUZZ_CASES", "200"))
 SEED = int(os.environ.get("SPYRE_FUZZ_SEED", "0"))
 
 
 def test_recipes_are_reproducible():
     """Same seed and count: the same recipes and the same mutant texts."""
-    a, b = draw_recipes(30, SEED), draw_recipes(30, SEED)
+    from spyre_mlir.testing.fuzz import mutations
+
+    a, b = mutations.draw_recipes(30, SEED), mutations.draw_recipes(30, SEED)
     assert a == b
-    assert [apply_recipe(r)[1] for r in a] == [apply_recipe(r)[1] for r in b]
-    assert draw_recipes(30, SEED + 1) != a
+    assert [mutations.apply_recipe(r)[1] for r in a] == [mutations.apply_recipe(r)[1] for r in b]
+    assert mutations.draw_recipes(30, SEED + 1) != a
 
 
 def test_every_operator_mutates_some_seed():
-    seeds = load_seeds()
+    from spyre_mlir.testing.fuzz import mutations
+
+    seeds = mutations.load_seeds()
     assert len(seeds) > 50
-    for name in OPERATORS:
+    for name in mutations.OPERATORS:
         changed = 0
         for s in seeds[::3]:
             r = {"seed": s.name, "muts": [[name, 12345, 678]], "cores": None}
-            changed += apply_recipe(r)[1] != s.text
+            changed += mutations.apply_recipe(r)[1] != s.text
         assert changed, name
 
 
 @pytest.mark.slow  # 200 cases through the tools in worker processes
 def test_fuzz_slice():
-    recipes = draw_recipes(CASES, SEED)
-    results = run_cases(recipes, jobs=2)
-    summary = summarize(results, 0.0, SEED)
+    from spyre_mlir.testing.fuzz import mutations, runner
+
+    recipes = mutations.draw_recipes(CASES, SEED)
+    results = runner.run_cases(recipes, jobs=2)
+    summary = runner.summarize(results, 0.0, SEED)
     bad = {k: v for k, v in summary["findings"].items()}
     assert not bad, "fuzz findings (replay with bench/fuzz.py --replay RECIPE):\n" + json.dumps(bad, indent=2)[:20000]
     assert summary["cases"] == CASES
     assert sum(summary[k] for k in ("tracebacks", "crashes", "hangs", "mismatches", "unlocated")) == 0
     # the slice reaches every stage: some mutants compile and run, and some are compared
     assert summary["ran_device_model"] > 0 and summary["compared_with_reference"] > 0
-    assert all(r.outcome not in FAILURES for r in results)
+    assert all(r.outcome not in runner.FAILURES for r in results)
 
 
 if __name__ == "__main__":
