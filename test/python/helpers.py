@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -73,3 +74,18 @@ def compile_captured(fn: Any, inputs: list[torch.Tensor] | tuple[torch.Tensor, .
         torch.compile(fn, backend=backend, dynamic=False, fullgraph=True)(*inputs)
     torch._dynamo.reset()
     return Captured(captured["fn"], captured["order"], captured["module"], captured["ctx"], captured.get("report"))
+
+
+def assert_generated_doc_current(doc: Path, expected: str, command: str) -> None:
+    """A generated doc (docs/ops.md, docs/passes.md) equals what its generator prints; else the
+    first differing line and the command that regenerates it."""
+    actual = doc.read_text() if doc.exists() else ""
+    if actual != expected:
+        old, new = actual.splitlines(), expected.splitlines()
+        first = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
+        raise AssertionError(
+            f"docs/{doc.name} is stale (first difference at line {first + 1}:\n"
+            f"  file:      {old[first] if first < len(old) else '<end of file>'}\n"
+            f"  generated: {new[first] if first < len(new) else '<end of output>'})\n"
+            f"regenerate it from the repository root with:\n    {command}"
+        )

@@ -4,6 +4,8 @@ stale; every pass and every option it lists says what it is."""
 import dataclasses
 from pathlib import Path
 
+from helpers import assert_generated_doc_current
+
 from spyre_mlir.pipeline import Optimizations
 from spyre_mlir.tools.gen_passes_doc import COMMAND, attribute_docs, registered_passes, render
 
@@ -11,17 +13,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "passes.md"
 
 
 def test_passes_doc_is_up_to_date():
-    expected = render()
-    actual = DOC.read_text() if DOC.exists() else ""
-    if actual != expected:
-        old, new = actual.splitlines(), expected.splitlines()
-        first = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
-        raise AssertionError(
-            f"docs/passes.md is stale (first difference at line {first + 1}:\n"
-            f"  file:      {old[first] if first < len(old) else '<end of file>'}\n"
-            f"  generated: {new[first] if first < len(new) else '<end of output>'})\n"
-            f"regenerate it from the repository root with:\n    {COMMAND}"
-        )
+    assert_generated_doc_current(DOC, render(), COMMAND)
 
 
 def test_every_pass_and_option_is_documented():
