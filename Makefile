@@ -2,8 +2,8 @@
 #   make quick   lit and the pytest tests not marked slow: the inner loop (about 2 minutes)
 #   make test    lit and all of pytest
 #   make lint    ruff (lint and format) over the tree, mypy over spyre_mlir (pyproject.toml)
-# quick and test run lit and pytest side by side (lit's last, longest tests leave a core idle),
-# each one's output printed whole when it ends.
+# quick and test run lit and pytest side by side, one core each (pytest is one process; lit on
+# both cores would share them three ways), each one's output printed whole when it ends.
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
@@ -22,8 +22,9 @@ $(STAMP): pyproject.toml constraints.txt
 demo: $(STAMP)
 	$(BIN)/python -m spyre_mlir.demo
 
+LIT_JOBS ?=
 lit: $(STAMP)
-	$(BIN)/lit -sv test/
+	$(BIN)/lit -sv $(if $(LIT_JOBS),-j$(LIT_JOBS)) test/
 
 pytest: $(STAMP)
 	$(BIN)/python -m pytest -q test/python
@@ -32,7 +33,7 @@ pytest-quick: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow" test/python
 
 # the set-up is this make's prerequisite: the inner one only runs the tests
-SIDE_BY_SIDE := $(MAKE) --no-print-directory -j2 --output-sync=target -o $(STAMP)
+SIDE_BY_SIDE := $(MAKE) --no-print-directory -j2 --output-sync=target -o $(STAMP) LIT_JOBS=1
 
 test: $(STAMP)
 	$(SIDE_BY_SIDE) lit pytest
