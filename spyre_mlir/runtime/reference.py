@@ -8,7 +8,8 @@ device store rounds) and the f32 unit roundoff u32 = 2^-24 of PT sums and SFP in
     host -> device           e = u|x| + tiny                    (tiny: flush below the smallest normal)
     every op's result         + u|r| + tiny (the store) + 8 u32 |r| (f32 intermediates)
     matmul  C = A @ B         e_C = 6 sqrt(A^2 @ e_B^2 + e_A^2 @ B^2) + e_A @ e_B + K u32 (|A| @ |B|)
-    softmax y                 e_y = y (e + max(e) + 4u)                       (along the dim)
+    softmax y                 e_y = min(1, y expm1(D) + 4u y e^D),  D = e + max(e)  (along the dim;
+                              y e^-D <= y' <= y e^D exactly, ~ y (e + max e + 4u) for small D)
     layer norm z = (x-m) r    e_z = r (e + mean e) + |z| r^2 mean(|x-m| (e + mean e)),
                               y = z w + b: e_y = |w| e_z + |z| e_w + e_b + 5u |w z|
     gelu                      e = 1.13 e_x                       (sup |gelu'| = 1.1289, both forms)
@@ -16,7 +17,9 @@ device store rounds) and the f32 unit roundoff u32 = 2^-24 of PT sums and SFP in
                                                                   wider than a period miss its swings)
     any other op f            the largest deviation of f at the corners X +- E of the inputs'
                               error boxes (exact for monotone element-wise ops, sums, views)
-    integer / boolean ops     exact (they run on the host)
+    integer / boolean ops     exact (they run on the host); a comparison with a Scalar compares
+                              with it in the tensor's dtype, as PyTorch does (x_bf16 > 0.3 is
+                              x > bf16(0.3))
 
 Inside one dot product the K rounding errors are independent and zero-mean (round to nearest
 even), so they add in quadrature: e_k is an upper bound of a uniform error, i.e. at least
@@ -158,7 +161,10 @@ def evaluate(
         u_op = max(
             [u] + [_HOST_U.get(_element(r.type), 0.0) for r in op.results]
         )  # a bf16 op rounds more than the device
-        results = _eval(op, fn_aten, [env[v] for v in op.operands], u_op, tiny)
+        args = [env[v] for v in op.operands]
+        if op.name in _SCALAR_COMPARISONS and isinstance(args[1], float):
+            args[1] = _in_dtype_of(op.operands[0].type, args[1])
+        results = _eval(op, fn_aten, args, u_op, tiny)
         watch(f"'{op.name}'", results, [r.type for r in op.results])
         env.update(zip(op.results, results))
     raise ReferenceError(f"@{entry} has no return")
@@ -188,6 +194,17 @@ _SCALAR_TYPES = {
     11: torch.bool,
     15: torch.float64,
 }
+
+
+_SCALAR_COMPARISONS = frozenset(f"torch.aten.{c}.Scalar" for c in ("eq", "ne", "lt", "le", "gt", "ge"))
+_FLOAT_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64}
+
+
+def _in_dtype_of(rt: Any, scalar: float) -> float:
+    """`scalar` rounded to the element type of the tensor type `rt` (unchanged for others): the
+    value PyTorch compares a tensor of that type with."""
+    dtype = _FLOAT_DTYPES.get(_element(rt))
+    return scalar if dtype is None else float(torch.tensor(scalar, dtype=torch.float64).to(dtype))
 
 
 _HOST_U = {"bf16": 2.0**-8}
@@ -289,8 +306,10 @@ def _eval(op: Operation, fn_aten: Any, args: list[Any], u: float, tiny: float) -
         (x,) = floats
         dim = args[1]
         y = exact[0]
-        e = y * (x.bound + x.bound.max(axis=dim, keepdims=True) + 4 * u)
-        return [_Tensor(y, e + tiny)]
+        spread = x.bound + x.bound.max(axis=dim, keepdims=True)
+        with np.errstate(over="ignore", invalid="ignore"):  # e^D overflows where D is large: the bound is then 1
+            e = np.minimum(y * np.expm1(spread) + 4 * u * y * np.exp(spread), 1.0)
+        return [_Tensor(y, np.nan_to_num(e, nan=1.0) + tiny)]
     if name == "torch.aten.native_layer_norm":
         return _layer_norm_bound(args, exact, u, tiny)
     if name in ("torch.aten.sin", "torch.aten.cos"):

@@ -461,6 +461,27 @@ def test_softmax_family():
     check_one_tensor_family("softmax", ["softmax"], lambda x: torch.softmax(x, -1))
 
 
+def test_knife_edge_draws_are_judged_as_the_device_computes_them():
+    """Two draws where the device is right and a first-order or float64-only reference was not:
+    a bf16 element equal to bf16(0.3) compared with 0.3 (PyTorch compares in bf16: not greater),
+    and a softmax row whose two largest f32 inputs, 7 apart near 1e4, store as one DL16 value
+    (a tie: 0.5 each, where the exact answers are 0.9991 and 0.0009; the bound must hold beyond
+    first order in the inputs' errors)."""
+    x = torch.linspace(-1, 1, 63, dtype=torch.bfloat16)
+    x[33] = 0.3
+    assert x[33].item() == 0.30078125
+    binary = Family("binary", list(BINARY))
+    binary.check(((63,), (), torch.bfloat16), _binary_all, [x, torch.tensor(0.125, dtype=torch.bfloat16)])
+    assert binary.examples == 1
+    x = torch.full((2, 63), -1e4)
+    x[1, 36], x[1, 37] = 1e4, 1e4 + 7
+    y = torch.compile(lambda v: torch.softmax(v, -1), backend="spyre")(x)
+    assert y[1, 36].item() == y[1, 37].item() == 0.5  # the tie the draw is about
+    softmax = Family("softmax", ["softmax"])
+    softmax.check(((2, 63), torch.float32), lambda v: torch.softmax(v, -1), [x])
+    assert softmax.examples == 1
+
+
 LN_EPS = 1e-5
 
 
