@@ -702,6 +702,9 @@ def draw_recipes(n: int, seed: int = 0) -> list[dict[str, Any]]:
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hseed
 
+    from spyre_mlir.testing.hypothesis import load_every_module
+
+    load_every_module()  # the same recipes whatever the caller has imported
     out: list[dict[str, Any]] = []
 
     @hseed(seed)

@@ -1,0 +1,23 @@
+"""Hypothesis draws that do not depend on what else the process has loaded.
+
+Hypothesis draws part of its values from the literal constants of the local (not installed,
+not test) modules in `sys.modules` at the time of each draw (`hypothesis.internal.constants_ast`).
+A property's examples, and a fuzz recipe drawn from a seed, would then change with the modules
+a test run or a script happened to import before. `load_every_module()` loads all of
+spyre_mlir first, so the pool of constants is the same in every process.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import spyre_mlir
+
+__all__ = ["load_every_module"]
+
+
+def load_every_module() -> None:
+    """Import every module of the spyre_mlir package (each once; later calls cost a lookup each)."""
+    for module in pkgutil.walk_packages(spyre_mlir.__path__, "spyre_mlir."):
+        importlib.import_module(module.name)
