@@ -1,6 +1,6 @@
 """LX buffers of a kernel's chunk: the sticks each of its tiles, temporaries and accumulators
-needs for a chunk of a given extent (spyre-plan-scratchpad places them; analysis/cost.py and
-spyre-divide-work size chunks by them)."""
+needs for a chunk of a given extent (spyre-plan-scratchpad places them, convert-spyre-to-isa
+checks a plan against them; analysis/cost.py and spyre-divide-work size chunks by them)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,66 @@ from xdsl.ir import Operation
 
 from spyre_mlir.analysis.sfp import pointwise_program
 from spyre_mlir.dialects import spyre
-from spyre_mlir.dialects.spyre import Epilogue, RowGroup, pointwise_loops
-from spyre_mlir.dialects.spyre_iteration import lane_gather_dim, transpose_row_dim
+from spyre_mlir.dialects.spyre import (
+    Epilogue,
+    RowGroup,
+    epilogue,
+    kernel_iteration_dims,
+    kernel_ops,
+    pointwise_loops,
+    row_group,
+)
+from spyre_mlir.dialects.spyre_iteration import Box, lane_gather_dim, max_chunk, transpose_row_dim
 from spyre_mlir.target.constants import F16_LANES, TRANSPOSE_BLOCK
+
+MULTICAST_BUFFERS = 2
+"""B tile buffers of a multicast kernel (spyre-plan-scratchpad). Measured on the MLP of
+bench/ablation.py: 4 buffers gave the same time as 2 (docs/optimizations.md), so 2."""
+
+
+def planned_buffers(
+    kernel: spyre.KernelOp, boxes: Sequence[Box | None], chunks: dict[str, int], double: bool
+) -> dict[str, int]:
+    """LX sticks of every buffer spyre-plan-scratchpad places for `kernel` chunked by `chunks`
+    over the cores' `boxes`, in placement order:
+
+        the compute op's buffers (kernel_buffers, or row_group_buffers for a row group)
+        + an epilogue's (epilogue_buffers)
+        + acc_in = acc             a matmul split along k: the next k part's partial sums
+        + rhs_1 .. = rhs           multicast: B tiles arrive from heads at different distances
+        + name_1 = name            `double`: the tiles DMA streams (lhs, rhs but multicast,
+                                   out, res, a row group's inputs and result, a pointwise's inputs)
+    """
+    ops = kernel_ops(kernel)
+    ep = epilogue(ops) if len(ops) == 2 and isinstance(ops[0], spyre.MatmulOp) else None
+    compute = ops[0] if len(ops) == 1 or ep is not None else None
+    assert kernel.split is not None, "a kernel's buffers follow from its split"
+    split = kernel.split.as_dict()
+    multicast = kernel.multicast.chain.data if kernel.multicast is not None else 1
+    ext = max_chunk(kernel_iteration_dims(kernel), boxes, chunks)
+    if compute is None:
+        bufs = row_group_buffers(row_group(ops), ext, list(kernel.body.block.args))
+    else:
+        # spyre-resident-chains: a matmul whose A an earlier launch left in LX loads no A tiles
+        # (the kernel verifies that a matmul's resident_in names its A)
+        a_resident = isinstance(compute, spyre.MatmulOp) and kernel.resident_in is not None
+        bufs = kernel_buffers(compute, ext, a_resident, ep is not None)
+    if ep is not None:
+        bufs.update(epilogue_buffers(ep, ext["m"], ext["n"]))
+    if isinstance(compute, spyre.MatmulOp) and split.get("k", 1) > 1:
+        bufs["acc_in"] = bufs["acc"]
+    if multicast > 1:
+        for i in range(1, MULTICAST_BUFFERS):
+            bufs[f"rhs_{i}"] = bufs["rhs"]
+    if double:
+        last = f"v{len(ops) - 1}"
+        for name in list(bufs):
+            if name == "rhs" and multicast > 1:
+                continue
+            streamed_input = name[:1] == "a" and name[1:].isdigit() or name[:2] == "in" and name[2:].isdigit()
+            if name in ("lhs", "rhs", "out", "res", last) or streamed_input:
+                bufs[f"{name}_1"] = bufs[name]
+    return bufs
 
 
 def matmul_tiles(m: int, n: int, k: int, a_resident: bool = False, epilogue: bool = False) -> dict[str, int]:

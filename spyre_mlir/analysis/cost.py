@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from spyre_mlir.analysis.buffers import matmul_tiles
+from spyre_mlir.analysis.buffers import MULTICAST_BUFFERS, matmul_tiles
 from spyre_mlir.dialects.spyre_iteration import IterDim, core_boxes, parts
 from spyre_mlir.layout import Layout
 from spyre_mlir.target.config import DeviceConfig
@@ -54,11 +54,6 @@ as soon as it has landed, so the chain fills in (g - 1) piece hops, not (g - 1) 
 def piece_rows(n_sticks: int) -> int:
     """Rows of a B tile ([n stick][row]) one multicast ring send carries."""
     return max(1, MULTICAST_PIECE // max(1, n_sticks))
-
-
-MULTICAST_BUFFERS = 2
-"""B tile buffers of a multicast kernel (spyre-plan-scratchpad). Measured on the MLP of
-bench/ablation.py: 4 buffers gave the same time as 2 (docs/optimizations.md), so 2."""
 
 
 @dataclass(frozen=True)
@@ -334,9 +329,9 @@ def matmul_buffers(
 ) -> dict[str, int]:
     """LX sticks of each buffer for a chunk of extent `ext`; with double buffering the tiles
     DMA streams through (A, B, the output) get a second copy, suffix `_1`. An epilogue
-    (work.epilogue_sticks) adds its tiles as one buffer `epilogue` (the planner splits it),
+    (buffers.epilogue_sticks) adds its tiles as one buffer `epilogue` (the planner splits it),
     its result tile (double buffered there) in place of the output tile.
-    A resident A (`a_resident`) needs no buffer (both rules: work.matmul_tiles)."""
+    A resident A (`a_resident`) needs no buffer (both rules: buffers.matmul_tiles)."""
     m, n, k = ext["m"], ext["n"], ext["k"]
     bufs = matmul_tiles(m, n, k, a_resident, epilogue is not None)
     if double_buffer:

@@ -32,10 +32,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from spyre_mlir.analysis.buffers import epilogue_buffers, epilogue_sticks, kernel_buffers, row_group_buffers
-from spyre_mlir.analysis.cost import MULTICAST_BUFFERS, best_chunks, matmul_shape
+from spyre_mlir.analysis.buffers import epilogue_sticks, planned_buffers
+from spyre_mlir.analysis.cost import best_chunks, matmul_shape
 from spyre_mlir.dialects import spyre
-from spyre_mlir.dialects.spyre import epilogue, kernel_iteration_dims, kernel_ops, row_group
+from spyre_mlir.dialects.spyre import epilogue, kernel_iteration_dims, kernel_ops
 from spyre_mlir.dialects.spyre_iteration import core_boxes, max_chunk
 from spyre_mlir.target.config import DEFAULT_CONFIG
 from spyre_mlir.target.constants import STICK_BYTES
@@ -79,7 +79,6 @@ class SpyrePlanScratchpadPass(ModulePass):
         ops = kernel_ops(kernel)
         ep = epilogue(ops) if len(ops) == 2 and isinstance(ops[0], spyre.MatmulOp) else None
         compute = ops[0] if len(ops) == 1 or ep is not None else None
-        group = None if compute is not None else row_group(ops)
         dims = kernel_iteration_dims(kernel)
         assert kernel.split is not None, "plan() refuses a kernel without a split"
         split = kernel.split.as_dict()
@@ -88,38 +87,15 @@ class SpyrePlanScratchpadPass(ModulePass):
         except ValueError as e:  # a split (hand-written) with more boxes than the device has cores
             raise PassFailedException(f"kernel {kernel.sym_name.data}: {e}") from None
         chunks = {d.name: 1 for d in dims}
-        last = f"v{len(ops) - 1}"
         multicast = kernel.multicast.chain.data if kernel.multicast is not None else 1
         budget_bytes = self.budget_bytes  # LX above a kernel's lx_budget is held by resident buffers
         if kernel.lx_budget is not None:
             budget_bytes = min(budget_bytes, kernel.lx_budget.bytes.data)
-        # spyre-resident-chains: a matmul whose A an earlier launch left in LX loads no A tiles
-        # (the kernel verifies that a matmul's resident_in names its A)
         a_resident = isinstance(compute, spyre.MatmulOp) and kernel.resident_in is not None
         out_resident = isinstance(compute, spyre.MatmulOp) and kernel.resident_out is not None
 
         def buffers(ch: dict[str, int]) -> dict[str, int]:
-            ext = max_chunk(dims, boxes, ch)
-            if group is not None:
-                bufs = row_group_buffers(group, ext, list(kernel.body.block.args))
-            else:
-                assert compute is not None
-                bufs = kernel_buffers(compute, ext, a_resident, ep is not None)
-            if ep is not None:
-                bufs.update(epilogue_buffers(ep, ext["m"], ext["n"]))
-            if compute is not None and isinstance(compute, spyre.MatmulOp) and split.get("k", 1) > 1:
-                bufs["acc_in"] = bufs["acc"]  # the next k part's partial sums
-            if multicast > 1:  # B tiles arrive from heads at different distances: deeper buffering
-                for i in range(1, MULTICAST_BUFFERS):
-                    bufs[f"rhs_{i}"] = bufs["rhs"]
-            if double:
-                for name in list(bufs):
-                    if name == "rhs" and multicast > 1:
-                        continue
-                    streamed_input = name[:1] == "a" and name[1:].isdigit() or name[:2] == "in" and name[2:].isdigit()
-                    if name in ("lhs", "rhs", "out", "res", last) or streamed_input:
-                        bufs[f"{name}_1"] = bufs[name]
-            return bufs
+            return planned_buffers(kernel, boxes, ch, double)
 
         def footprint(ch: dict[str, int]) -> int:
             return sum(buffers(ch).values()) * STICK_BYTES

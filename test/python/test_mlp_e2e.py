@@ -3,6 +3,7 @@ device model and matches PyTorch within the DL16 bound (criterion:
 spyre_mlir.testing.criteria)."""
 
 import gc
+import weakref
 
 import numpy as np
 import pytest
@@ -152,16 +153,18 @@ def test_a_new_parameter_in_a_freed_ones_place_is_sent_and_the_old_copy_freed(fr
         f(x)
         used = memory.ddr_used
         for _ in range(3):
-            old = id(model.weight)
+            old = weakref.ref(model.weight)
+            where = id(model.weight)
             w = torch.randn(64, 64)
+            gc.collect()  # before, not after, the parameter dies: a collection frees other blocks
             model.weight = None  # the old parameter dies here
-            gc.collect()
+            assert old() is None, "the old parameter outlived its last reference"
             # new parameters, each kept alive, until one sits in the freed one's place (the
             # allocator hands the freed block out again among the first few; the bound is slack)
             candidates = []
-            while len(candidates) < 10_000 and (not candidates or id(candidates[-1]) != old):
+            while len(candidates) < 10_000 and (not candidates or id(candidates[-1]) != where):
                 candidates.append(torch.nn.Parameter(w))
-            assert id(candidates[-1]) == old, "no new parameter took the freed one's id"
+            assert id(candidates[-1]) == where, f"no new parameter took the freed one's id in {len(candidates)}"
             model.weight = candidates.pop()
             del candidates
             y = f(x)

@@ -68,7 +68,7 @@ class ConvertSpyreToIsaPass(ModulePass):
     """Cores of the device (must match spyre-divide-work)."""
 
     lx_bytes: int = DEFAULT_CONFIG.lx_bytes
-    """LX bytes per core of the device (an `onchip` mark's areas must lie inside)."""
+    """LX bytes per core of the device (a kernel's buffers and an `onchip` mark's areas must lie inside)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernels = [k for k in op.walk() if isinstance(k, spyre.KernelOp)]
@@ -83,7 +83,7 @@ class ConvertSpyreToIsaPass(ModulePass):
             key = kernel_key(kernel)
             prog = done.get(key)
             if prog is None:
-                gen = KernelCodegen(kernel, self.cores, onchip.get(kernel))
+                gen = KernelCodegen(kernel, self.cores, self.lx_bytes, onchip.get(kernel))
                 arg_types = [v.type for v in kernel.inputs] + [r.type for r in kernel.outputs]
                 block = Block(arg_types=arg_types)
                 for a, arg_name in zip(block.args, [f"in{i}" for i in range(len(kernel.inputs))] + ["out"]):

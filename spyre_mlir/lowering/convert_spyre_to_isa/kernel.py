@@ -1,14 +1,21 @@
 """One kernel's code generation: its plan read once (boxes per core, chunks, LX offsets in
 sticks, resident values), then each core's instructions from the lowering of its compute op.
+
+The LX plan is checked against the buffers the kernel's chunks need (analysis/buffers.py,
+`planned_buffers`): every placed buffer lies inside LX and apart from every other, and the LX
+ranges the program keeps for, or takes from, another launch (resident values) apart from all of
+them. A hand-written plan that breaks one is refused naming both buffers: two buffers sharing
+sticks would compute a wrong answer without a sign.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
+from spyre_mlir.analysis.buffers import planned_buffers
 from spyre_mlir.analysis.sticks import matmul_reads
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import epilogue, kernel_core_boxes, kernel_iteration_dims, kernel_ops, row_group
@@ -40,7 +47,7 @@ class LxSticks(dict[str, int]):
 class KernelCodegen:
     """Instructions of one kernel for each core."""
 
-    def __init__(self, kernel: spyre.KernelOp, cores: int, onchip: spyre.OnchipAttr | None = None):
+    def __init__(self, kernel: spyre.KernelOp, cores: int, lx_bytes: int, onchip: spyre.OnchipAttr | None = None):
         self.kernel = kernel
         self.name = kernel.sym_name.data
         if kernel.split is None or kernel.chunks is None or kernel.lx is None:
@@ -63,6 +70,9 @@ class KernelCodegen:
         self.cores = cores
         self.chunks = kernel.chunks.as_dict()
         self.lx = LxSticks(self.name, {k: v // STICK_BYTES for k, v in kernel.lx.as_dict().items()})
+        self.lx_sticks = lx_bytes // STICK_BYTES
+        self.placed = self._placed_buffers()
+        """The plan's buffers as (first stick, end stick, name), by first stick."""
         args = list(kernel.body.block.args)
         self.arg_index: dict[SSAValue, int] = {a: i for i, a in enumerate(args)}
         self.n_inputs = len(args)
@@ -118,6 +128,7 @@ class KernelCodegen:
                 out.append(None if box is None else lower(self, box))
             except ValueError as e:  # a layout the generator cannot address (analysis.sticks)
                 raise PassFailedException(f"kernel {self.name}: {e}") from None
+        self.check_resident_ranges()
         return out
 
     def _check_layouts(self) -> None:
@@ -143,6 +154,47 @@ class KernelCodegen:
                 raise PassFailedException(
                     f"kernel {self.name}: 'spyre.gather' result {res.describe()}: the gather stores a row's sticks by one "
                     "stride, so its sticks must hold the generic layout's"
+                )
+
+    def _placed_buffers(self) -> list[tuple[int, int, str]]:
+        """The plan's buffers with the sticks `planned_buffers` gives them (a name it does not
+        know is not read by the code: no extent), each checked inside LX and apart from the rest."""
+        sizes = planned_buffers(self.kernel, self.boxes, self.chunks, double=True)
+        placed = sorted((lo, lo + sizes[name], name) for name, lo in self.lx.items() if sizes.get(name, 0) > 0)
+        for lo, hi, name in placed:
+            if hi > self.lx_sticks:
+                raise PassFailedException(
+                    f"kernel {self.name}: its lx plan places '{name}' at {lo * STICK_BYTES} for {(hi - lo) * STICK_BYTES} "
+                    f"bytes, past the end of LX ({self.lx_sticks * STICK_BYTES} bytes per core)"
+                )
+        self._check_apart(
+            placed,
+            "its lx plan",
+            "each buffer needs sticks of its own (spyre-plan-scratchpad places them one after another)",
+        )
+        return placed
+
+    def _check_apart(self, ranges: Iterable[tuple[int, int, str]], what: str, why: str) -> None:
+        """Refuse two of `ranges` (first stick, end stick, name) that share a stick."""
+        widest: tuple[int, int, str] | None = None  # of the ranges so far, the one reaching furthest
+        for lo, hi, name in sorted(ranges):
+            if widest is not None and lo < widest[1]:
+                raise PassFailedException(
+                    f"kernel {self.name}: {what} overlaps '{widest[2]}' (LX bytes {widest[0] * STICK_BYTES} to "
+                    f"{widest[1] * STICK_BYTES}) and '{name}' ({lo * STICK_BYTES} to {hi * STICK_BYTES}): {why}"
+                )
+            if widest is None or hi > widest[1]:
+                widest = (lo, hi, name)
+
+    def check_resident_ranges(self) -> None:
+        """Refuse a resident value (`resident_in`, `resident_out`) whose LX range shares a
+        stick with a buffer of the plan."""
+        for which, (lo, hi) in self.resident_ranges.items():
+            if hi > lo:
+                self._check_apart(
+                    [*self.placed, (lo, hi, which)],
+                    f"the LX range of its {which}",
+                    "a value kept in LX between launches lies apart from the kernel's buffers (above its lx_budget)",
                 )
 
     def resident(self, which: str, lo: int, sticks: int) -> None:

@@ -80,3 +80,16 @@
 // RUN: not spyre-opt %S/../inputs/k-split-without-acc-in.mlir -p convert-spyre-to-isa 2>&1 | filecheck %s --check-prefix=ACCIN
 // ACCIN:     kernel g2_k0: its lx plan places no buffer 'acc_in', which its split and layouts need
 // ACCIN-NOT: Traceback
+
+// An LX plan edited after planning (unchecked: a wrong answer without a sign, as two buffers
+// share sticks): buffers that overlap, one past the end of LX, a resident value over a buffer.
+// RUN: sed 's/rhs = 8192,/rhs = 7936,/' %S/../inputs/planned-matmul.mlir | not spyre-opt -p convert-spyre-to-isa 2>&1 | filecheck %s --check-prefix=OVERLAP
+// OVERLAP:     kernel k0: its lx plan overlaps 'lhs' (LX bytes 0 to 8192) and 'rhs' (7936 to 40704): each buffer needs sticks of its own
+// OVERLAP-NOT: Traceback
+// RUN: sed 's/res_1 = 88192>/res_1 = 2096128>/' %S/../inputs/planned-matmul.mlir | not spyre-opt -p convert-spyre-to-isa 2>&1 | filecheck %s --check-prefix=PASTLX
+// PASTLX:      kernel k0: its lx plan places 'res_1' at 2096128 for 2048 bytes, past the end of LX (2097152 bytes per core)
+// RUN: sed 's/multicast <chain = 8>/multicast <chain = 8> resident_out <offset = 88192> lx_budget <bytes = 88192>/' %S/../inputs/planned-matmul.mlir | not spyre-opt -p convert-spyre-to-isa 2>&1 | filecheck %s --check-prefix=RESIDENT
+// RESIDENT:    kernel k0: the LX range of its spyre.resident_out overlaps 'res_1' (LX bytes 88192 to 90240) and 'spyre.resident_out' (88192 to 104576): a value kept in LX between launches lies apart from the kernel's buffers
+// The plan as spyre-plan-scratchpad wrote it lowers.
+// RUN: spyre-opt %S/../inputs/planned-matmul.mlir -p convert-spyre-to-isa | filecheck %s --check-prefix=PLANNED
+// PLANNED:     spyre_isa.program @k0
