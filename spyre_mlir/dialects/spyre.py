@@ -225,7 +225,9 @@ class SplitAttr(_NamedIntsAttr):
 @irdl_attr_definition
 class LxPlanAttr(_NamedIntsAttr):
     """`#spyre.lx<in0 = 0, in1 = 12800, out0 = 25600>`: byte offset of each buffer in every
-    core's LX scratchpad (128-byte aligned)."""
+    core's LX scratchpad (128-byte aligned). Each buffer holds its own sticks for the kernel's
+    whole run: the sizes follow from the kernel's split and chunks, so convert-spyre-to-isa,
+    not this verifier, checks that buffers lie apart and inside LX."""
 
     name = "spyre.lx"
 
