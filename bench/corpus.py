@@ -35,6 +35,8 @@ import torch
 
 from spyre_mlir.testing.weights import randomize_weights
 
+os.environ.setdefault("SPYRE_CACHE", "0")  # compile times and counts are of compiles, not cache loads
+
 VOCAB = 1000
 HIDDEN = 64
 LAYERS = 2

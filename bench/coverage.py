@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import time
@@ -40,6 +41,8 @@ from corpus import CORPUS, LAYERS, build  # bench/corpus.py, beside this script
 import spyre_mlir
 from spyre_mlir.frontend.backend import STATS
 from spyre_mlir.testing.criteria import compare_model_outputs, model_tolerance
+
+os.environ.setdefault("SPYRE_CACHE", "0")  # compile times and counts are of compiles, not cache loads
 
 
 @dataclass

@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.utils.exceptions import DiagnosticException
 
+from spyre_mlir.frontend.compile_cache import CachedGraph, CompileCache, cache_dir, cache_enabled, graph_key
 from spyre_mlir.frontend.fx_importer import UnsupportedGraphError, import_fx_graph
 from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.lowering.convert_torch_to_spyre import host_ops
@@ -75,6 +76,8 @@ class GraphReport:
 class CompileStats:
     compiles: int = 0
     """Graphs compiled by the spyre backend (a cached call adds nothing)."""
+    cache_loads: int = 0
+    """Graphs loaded from the compile cache on disk instead of compiled."""
     fallbacks: int = 0
     """Graphs with ops that ran on the CPU because the device path could not take them."""
     graphs: list[GraphReport] = dataclasses.field(default_factory=list)
@@ -102,16 +105,34 @@ def get_device(config: DeviceConfig | None = None) -> DeviceModel:
     return _DEVICES[config]
 
 
-def _parse_options(options: dict[str, Any] | None) -> tuple[DeviceConfig, bool, str | None, Optimizations]:
+@dataclasses.dataclass(frozen=True)
+class BackendOptions:
+    """The spyre backend's options (torch.compile(..., options={...})) besides DeviceConfig's fields."""
+
+    strict: bool = False
+    """Refuse a graph with any op on the CPU (SpyreCompileError) instead of running it there."""
+    dump_ir: str | None = None
+    """A directory for every pass's IR (as SPYRE_DUMP_IR)."""
+    optimizations: Optimizations = Optimizations()
+    """`disable`: a list of Optimizations switches to turn off, or "all"."""
+    cache: bool = True
+    """Keep compiled graphs in the compile cache on disk, and load them (frontend/compile_cache.py;
+    SPYRE_CACHE=0 turns it off for the process)."""
+
+
+def _parse_options(options: dict[str, Any] | None) -> tuple[DeviceConfig, BackendOptions]:
     opts = dict(options or {})
     strict = bool(opts.pop("strict", False))
     dump_ir = opts.pop("dump_ir", None)
     disable = opts.pop("disable", ())
+    cache = opts.pop("cache", True)
+    if not isinstance(cache, bool):
+        raise SpyreCompileError(f"spyre backend option cache: True or False, got {cache!r}")
     fields = {f.name for f in dataclasses.fields(DeviceConfig)}
     unknown = sorted(set(opts) - fields)
     if unknown:
         raise SpyreCompileError(
-            f"unknown spyre backend option(s) {unknown}; known: strict, dump_ir, disable, {', '.join(sorted(fields))}"
+            f"unknown spyre backend option(s) {unknown}; known: strict, dump_ir, disable, cache, {', '.join(sorted(fields))}"
         )
     config = DeviceConfig().replace(**opts)
     config.validate()
@@ -119,7 +140,7 @@ def _parse_options(options: dict[str, Any] | None) -> tuple[DeviceConfig, bool, 
         optimizations = Optimizations.none() if disable == "all" else Optimizations().without(*disable)
     except ValueError as e:
         raise SpyreCompileError(f"spyre backend option disable: {e}") from None
-    return config, strict, dump_ir, optimizations
+    return config, BackendOptions(strict, dump_ir, optimizations, cache)
 
 
 PARAM_SAMPLE_RUNS, PARAM_SAMPLE_RUN = 4, 64
@@ -178,12 +199,10 @@ def compile_graph(
     gm: torch.fx.GraphModule,
     example_inputs: Sequence[Any],
     config: DeviceConfig,
-    strict: bool,
-    dump_ir: str | None,
-    opts: Optimizations = Optimizations(),
+    options: BackendOptions = BackendOptions(),
 ) -> Callable[..., Any]:
-    """Compile one aot_autograd inference graph for the device model."""
-    STATS.compiles += 1
+    """Compile one aot_autograd inference graph for the device model (or load it from the
+    compile cache: STATS.cache_loads counts those, STATS.compiles the others)."""
     eager = gm.forward
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     keep = [i for i, n in enumerate(placeholders) if n.users or isinstance(n.meta.get("val"), torch.Tensor)]
@@ -193,31 +212,22 @@ def compile_graph(
             if i not in keep:
                 gm.graph.erase_node(n)
         gm.recompile()
-    try:
-        # aot_autograd calls the compiler under its fake mode; the graph's constants are real
-        with torch._subclasses.fake_tensor.unset_fake_temporarily():
-            module, info = import_fx_graph(gm)
-        torch_ops = _distinct_compute_ops(module)
-        dump = dump_ir or os.environ.get("SPYRE_DUMP_IR")
-        graph = f"g{STATS.compiles}"
-        run_pipeline(
-            info.ctx,
-            module,
-            config,
-            dump and os.path.join(dump, graph),
-            kernel_prefix=f"{graph}_k",
-            strict=strict,
-            opts=opts,
-        )
-    except (UnsupportedGraphError, DiagnosticException) as e:
-        if strict:
-            raise SpyreCompileError(f"spyre (strict): {e}") from None
-        STATS.fallbacks += 1
-        warnings.warn(f"spyre: this graph runs on the CPU instead of the device: {e}", stacklevel=2)
-        return eager
+    dumping = options.dump_ir or os.environ.get("SPYRE_DUMP_IR")  # a dump shows every pass: compiled, never loaded
+    cache = CompileCache(cache_dir()) if options.cache and cache_enabled() and not dumping else None
+    key = graph_key(gm, config, options.strict, options.optimizations) if cache is not None else ""
+    entry = cache.load(key) if cache is not None else None
+    if entry is not None:
+        STATS.cache_loads += 1
+    else:
+        entry = _compile(gm, config, options)
+        if entry is None:
+            return eager
+        if cache is not None:
+            cache.store(key, entry)
+    module, ctx, graph = entry.module, entry.ctx, entry.graph
     placed = host_ops(module.walk())
     on_cpu = Counter(op.name for op, _, by_design in placed if not by_design)
-    STATS.graphs.append(GraphReport(graph, torch_ops, Counter(op.name for op, _, d in placed if d), on_cpu))
+    STATS.graphs.append(GraphReport(graph, entry.torch_ops, Counter(op.name for op, _, d in placed if d), on_cpu))
     if on_cpu:
         STATS.fallbacks += 1
         listed = ", ".join(f"{name} x{n}" for name, n in sorted(on_cpu.items()))
@@ -232,8 +242,8 @@ def compile_graph(
                 f"spyre: {sum(on_cpu.values())} op(s) of this graph run on the CPU (no device lowering yet): {listed}",
                 stacklevel=2,
             )
-    exe = Executable(module, info.ctx, get_device(config))
-    out_dtypes = [o.dtype for o in info.outputs]
+    exe = Executable(module, ctx, get_device(config))
+    out_dtypes = entry.out_dtypes
 
     def run(*all_args: Any) -> tuple[torch.Tensor, ...]:
         args = [all_args[i] for i in keep]
@@ -251,6 +261,34 @@ def compile_graph(
     return run
 
 
+def _compile(gm: torch.fx.GraphModule, config: DeviceConfig, options: BackendOptions) -> CachedGraph | None:
+    """The graph imported and through the pipeline (None: it runs on the CPU instead, warned)."""
+    STATS.compiles += 1
+    try:
+        # aot_autograd calls the compiler under its fake mode; the graph's constants are real
+        with torch._subclasses.fake_tensor.unset_fake_temporarily():
+            module, info = import_fx_graph(gm)
+        torch_ops = _distinct_compute_ops(module)
+        dump = options.dump_ir or os.environ.get("SPYRE_DUMP_IR")
+        graph = f"g{STATS.compiles}"
+        run_pipeline(
+            info.ctx,
+            module,
+            config,
+            dump and os.path.join(dump, graph),
+            kernel_prefix=f"{graph}_k",
+            strict=options.strict,
+            opts=options.optimizations,
+        )
+    except (UnsupportedGraphError, DiagnosticException) as e:
+        if options.strict:
+            raise SpyreCompileError(f"spyre (strict): {e}") from None
+        STATS.fallbacks += 1
+        warnings.warn(f"spyre: this graph runs on the CPU instead of the device: {e}", stacklevel=3)
+        return None
+    return CachedGraph(module, info.ctx, [o.dtype for o in info.outputs], torch_ops, graph)
+
+
 def _training_unsupported(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
     raise SpyreCompileError("the spyre backend compiles inference only: call the model under torch.no_grad()")
 
@@ -262,10 +300,10 @@ def spyre_backend(
     from torch._decomp import core_aten_decompositions
     from torch._dynamo.backends.common import aot_autograd
 
-    config, strict, dump_ir, optimizations = _parse_options(options)
+    config, backend_options = _parse_options(options)
 
     def fw_compiler(fx: torch.fx.GraphModule, inputs: Sequence[Any]) -> Callable[..., Any]:
-        return compile_graph(fx, inputs, config, strict, dump_ir, optimizations)
+        return compile_graph(fx, inputs, config, backend_options)
 
     def compile_for(inputs: Sequence[Any]) -> Callable[..., Any]:
         with gc_paused():  # aot_autograd's tracing and our compile (spyre_mlir/gc_pause.py)

@@ -59,7 +59,7 @@ def compile_captured(fn: Any, inputs: list[torch.Tensor] | tuple[torch.Tensor, .
         if not device:
             return gm.forward
         before = len(STATS.graphs)
-        run = compile_graph(gm, example_inputs, DeviceConfig(), False, None)
+        run = compile_graph(gm, example_inputs, DeviceConfig())
         captured["report"] = STATS.graphs[-1] if len(STATS.graphs) == before + 1 else None
         return run
 
