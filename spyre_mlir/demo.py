@@ -38,6 +38,7 @@ import torch.nn.functional as F
 
 import spyre_mlir
 from spyre_mlir.frontend.backend import STATS
+from spyre_mlir.frontend.compile_cache import cache_where
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -143,7 +144,7 @@ def main() -> None:
 
     torch._dynamo.reset()
     compiled = torch.compile(model, backend="spyre")
-    graphs_before, compiles_before = len(STATS.graphs), STATS.compiles
+    graphs_before, compiles_before, loads_before = len(STATS.graphs), STATS.compiles, STATS.cache_loads
     with torch.no_grad():
         eager = embed(model, batch, n)
         with warnings.catch_warnings(record=True) as caught:
@@ -158,7 +159,8 @@ def main() -> None:
     calls = -(-n // per_call)
     print(
         f"compile:   {t1 - t0:.1f} s (first call); {(t2 - t1) / calls:.2f} s per later call on the device model; "
-        f"graphs compiled: {STATS.compiles - compiles_before}"
+        f"graphs compiled: {STATS.compiles - compiles_before}, "
+        f"loaded from the compile cache: {STATS.cache_loads - loads_before} ({cache_where()})"
     )
     print()
 

@@ -48,7 +48,7 @@ FORMAT = 1
 
 _UNWRITABLE: set[Path] = set()
 
-__all__ = ["CachedGraph", "CompileCache", "cache_dir", "cache_enabled", "graph_key"]
+__all__ = ["CachedGraph", "CompileCache", "cache_dir", "cache_enabled", "cache_where", "graph_key"]
 
 
 def cache_enabled() -> bool:
@@ -63,6 +63,11 @@ def cache_dir() -> Path:
         return Path(given)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "spyre-mlir"
+
+
+def cache_where() -> str:
+    """Where compiled graphs are kept, for a reader: the directory, or why none."""
+    return str(cache_dir()) if cache_enabled() else "off: SPYRE_CACHE=0"
 
 
 def graph_key(
