@@ -139,6 +139,17 @@ def fresh_replay(executable_calls):
     return replay
 
 
+def parameter_in_a_pool_of_its_own(w: torch.Tensor) -> tuple[torch.nn.Parameter, list[torch.nn.Parameter]]:
+    """(p, keep): a Parameter of `w` whose memory block sits in a CPython allocator pool that only
+    the Parameters `keep` (to be kept alive) share, filled to its last block. When p dies, the
+    pool moves to the front of its size class's list with one free block, p's, which is the next
+    one handed out (Objects/obmalloc.c): a new Parameter then takes p's id."""
+    before = [torch.nn.Parameter(w) for _ in range(20_000)]  # the partly used pools' free blocks
+    p = torch.nn.Parameter(w)
+    after = [torch.nn.Parameter(w) for _ in range(1_000)]  # the rest of p's pool
+    return p, before + after
+
+
 def test_a_new_parameter_in_a_freed_ones_place_is_sent_and_the_old_copy_freed(fresh_replay):
     # CPython gives a new object the address of a freed one: a new Parameter often has the id
     # of the one it replaced, at the same version (0). Keyed by (id, version), it got the old
@@ -146,6 +157,7 @@ def test_a_new_parameter_in_a_freed_ones_place_is_sent_and_the_old_copy_freed(fr
     # bit for bit with a fresh executable of the same program on the same inputs.
     torch.manual_seed(0)
     model = torch.nn.Linear(64, 64, bias=False)
+    model.weight, keep = parameter_in_a_pool_of_its_own(torch.randn(64, 64))
     f = torch.compile(model, backend="spyre")
     x = torch.randn(8, 64)
     memory = get_device().memory
@@ -156,21 +168,20 @@ def test_a_new_parameter_in_a_freed_ones_place_is_sent_and_the_old_copy_freed(fr
             old = weakref.ref(model.weight)
             where = id(model.weight)
             w = torch.randn(64, 64)
-            gc.collect()  # before, not after, the parameter dies: a collection frees other blocks
+            gc.collect()  # before the parameter dies: nothing else is freed or made in between
             model.weight = None  # the old parameter dies here
             assert old() is None, "the old parameter outlived its last reference"
-            # new parameters, each kept alive, until one sits in the freed one's place (the
-            # allocator hands the freed block out again among the first few; the bound is slack)
-            candidates = []
-            while len(candidates) < 10_000 and (not candidates or id(candidates[-1]) != where):
+            candidates = [torch.nn.Parameter(w)]  # the first takes the freed block, unless another object did
+            while len(candidates) < 1_000 and id(candidates[-1]) != where:
                 candidates.append(torch.nn.Parameter(w))
             assert id(candidates[-1]) == where, f"no new parameter took the freed one's id in {len(candidates)}"
-            model.weight = candidates.pop()
+            model.weight = candidates.pop()  # in the freed block: its pool is full again
             del candidates
             y = f(x)
             (fresh,) = fresh_replay()
             assert np.array_equal(y.numpy(), fresh)
             assert memory.ddr_used == used  # the replaced copy was freed, not kept
+    del keep
 
 
 def test_writes_through_data_are_seen(fresh_replay):
