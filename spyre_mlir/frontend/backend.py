@@ -38,7 +38,14 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.utils.exceptions import DiagnosticException
 
-from spyre_mlir.frontend.compile_cache import CachedGraph, CompileCache, cache_dir, cache_enabled, graph_key
+from spyre_mlir.frontend.compile_cache import (
+    CachedGraph,
+    CompileCache,
+    cache_dir,
+    cache_enabled,
+    graph_key,
+    rename_graph,
+)
 from spyre_mlir.frontend.fx_importer import UnsupportedGraphError, import_fx_graph
 from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.lowering.convert_torch_to_spyre import host_ops
@@ -218,6 +225,7 @@ def compile_graph(
     entry = cache.load(key) if cache is not None else None
     if entry is not None:
         STATS.cache_loads += 1
+        rename_graph(entry, f"g{STATS.compiles + STATS.cache_loads}")
     else:
         entry = _compile(gm, config, options)
         if entry is None:
@@ -270,7 +278,7 @@ def _compile(gm: torch.fx.GraphModule, config: DeviceConfig, options: BackendOpt
             module, info = import_fx_graph(gm)
         torch_ops = _distinct_compute_ops(module)
         dump = options.dump_ir or os.environ.get("SPYRE_DUMP_IR")
-        graph = f"g{STATS.compiles}"
+        graph = f"g{STATS.compiles + STATS.cache_loads}"  # graphs are numbered in the order they come
         run_pipeline(
             info.ctx,
             module,

@@ -35,10 +35,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
+from spyre_mlir.dialects import spyre_isa
 from spyre_mlir.dialects.torch import TorchContext, make_context
 from spyre_mlir.pipeline import Optimizations
 from spyre_mlir.target.config import DeviceConfig
@@ -48,7 +49,7 @@ FORMAT = 1
 
 _UNWRITABLE: set[Path] = set()
 
-__all__ = ["CachedGraph", "CompileCache", "cache_dir", "cache_enabled", "cache_where", "graph_key"]
+__all__ = ["CachedGraph", "CompileCache", "cache_dir", "cache_enabled", "cache_where", "graph_key", "rename_graph"]
 
 
 def cache_enabled() -> bool:
@@ -120,6 +121,25 @@ class CachedGraph:
     """The graph's torch compute ops before compiling (its GraphReport's denominator)."""
     graph: str
     """The name the graph was compiled under (its kernels' prefix)."""
+
+
+def rename_graph(entry: CachedGraph, graph: str) -> None:
+    """Give a loaded entry's programs and launches the names of graph `graph` (its kernels are
+    `<graph>_k<i>`): the graph names of the process that compiled it may be another graph's here,
+    and profiles name launches by kernel."""
+    old, new = f"{entry.graph}_", f"{graph}_"
+
+    def renamed(name: str) -> str:
+        return new + name.removeprefix(old) if name.startswith(old) else name
+
+    for op in entry.module.walk():
+        if isinstance(op, spyre_isa.ProgramOp):
+            op.sym_name = StringAttr(renamed(op.sym_name.data))
+        elif isinstance(op, spyre_isa.LaunchOp):
+            op.program = SymbolRefAttr(renamed(op.program.root_reference.data))
+            if isinstance(op.kernel, StringAttr):
+                op.attributes["kernel"] = StringAttr(renamed(op.kernel.data))
+    entry.graph = graph
 
 
 class CompileCache:

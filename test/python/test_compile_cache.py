@@ -1,6 +1,7 @@
-"""The compile cache on disk (spyre_mlir/frontend/compile_cache.py), across processes: a second
-process compiles nothing and computes the same bits; a damaged entry is one warning, compiled
-again, the same bits; the switches turn it off."""
+"""The compile cache on disk (spyre_mlir/frontend/compile_cache.py): another process compiles
+nothing and computes the same bits; a damaged entry is one warning, compiled again, the same
+bits; the switches turn it off. The suite runs with the cache off (conftest.py); each test here
+turns it on in a temporary directory."""
 
 from __future__ import annotations
 
@@ -10,63 +11,88 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import pytest
+import torch
 
-pytestmark = pytest.mark.slow  # each case starts Python processes that import torch
+from spyre_mlir.frontend.backend import STATS, get_device
 
-PROGRAM = textwrap.dedent(
-    """
-    import hashlib, json, warnings, sys
-    import torch
-    from spyre_mlir.frontend.backend import STATS
+MODEL = """
+import torch
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.Linear(128, 64)).eval()
+x = torch.randn(8, 64)
+"""
 
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.Linear(128, 64)).eval()
-    x = torch.randn(8, 64)
-    options = json.loads(sys.argv[1])
+
+def compile_and_run(options: dict | None = None) -> dict:
+    """One fresh torch.compile of MODEL (Dynamo's caches reset) and a call: what it compiled,
+    what it loaded, the output's digest, the spyre warnings."""
+    env: dict = {}
+    exec(MODEL, env)
+    torch._dynamo.reset()
+    compiles, loads = STATS.compiles, STATS.cache_loads
     with warnings.catch_warnings(record=True) as caught, torch.no_grad():
         warnings.simplefilter("always")
-        y = torch.compile(model, backend="spyre", options=options)(x)
-    print(json.dumps({
-        "compiles": STATS.compiles,
-        "loads": STATS.cache_loads,
+        y = torch.compile(env["model"], backend="spyre", options=options or {})(env["x"])
+    return {
+        "compiles": STATS.compiles - compiles,
+        "loads": STATS.cache_loads - loads,
         "digest": hashlib.sha256(y.numpy().tobytes()).hexdigest(),
         "warnings": [str(w.message) for w in caught if str(w.message).startswith("spyre")],
-    }))
-    """
-)
+        "graph": STATS.graphs[-1].name,
+    }
 
 
-def run(cache: Path | str, options: dict | None = None, enabled: str = "1") -> dict:
-    env = dict(os.environ, SPYRE_CACHE=enabled, SPYRE_CACHE_DIR=str(cache))
-    out = subprocess.run(
-        [sys.executable, "-c", PROGRAM, json.dumps(options or {})],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SPYRE_CACHE", "1")
+    monkeypatch.setenv("SPYRE_CACHE_DIR", str(tmp_path))
+    return tmp_path
 
 
 def entries(cache: Path) -> list[Path]:
     return sorted(cache.glob("*.mlir"))
 
 
-def test_a_second_process_loads_what_the_first_compiled(tmp_path: Path) -> None:
-    first = run(tmp_path)
+@pytest.mark.slow  # a Python process that imports torch
+def test_another_process_loads_what_this_one_compiled(cache: Path) -> None:
+    first = compile_and_run()
     assert first["compiles"] == 1 and first["loads"] == 0 and not first["warnings"]
-    (entry,) = entries(tmp_path)
+    (entry,) = entries(cache)
     assert entry.read_text().startswith("// spyre-mlir compile cache: {")
-    second = run(tmp_path)
-    assert second["compiles"] == 0 and second["loads"] == 1 and not second["warnings"]
-    assert second["digest"] == first["digest"]
-    # other options are another key: compiled, and kept beside the first entry
-    other = run(tmp_path, {"disable": ["epilogues"]})
-    assert other["compiles"] == 1 and len(entries(tmp_path)) == 2
+    program = MODEL + textwrap.dedent(
+        """
+        import hashlib, json, warnings
+        from spyre_mlir.frontend.backend import STATS, get_device
+        with warnings.catch_warnings(record=True) as caught, torch.no_grad():
+            warnings.simplefilter("always")
+            y = torch.compile(model, backend="spyre")(x)
+        print(json.dumps({"compiles": STATS.compiles, "loads": STATS.cache_loads,
+                          "digest": hashlib.sha256(y.numpy().tobytes()).hexdigest(),
+                          "warnings": [str(w.message) for w in caught if str(w.message).startswith("spyre")]}))
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", program], env=dict(os.environ), capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    second = json.loads(out.stdout.strip().splitlines()[-1])
+    assert second == {"compiles": 0, "loads": 1, "digest": first["digest"], "warnings": []}
+
+
+def test_the_same_graph_loads_and_other_options_are_another_entry(cache: Path) -> None:
+    first = compile_and_run()
+    again = compile_and_run()
+    assert (again["compiles"], again["loads"], again["digest"]) == (0, 1, first["digest"])
+    # the loaded programs take this graph's name (the entry keeps the first one's)
+    graph = STATS.graphs[-1].name
+    assert graph != first["graph"]
+    assert get_device().profile.kernels[-1].name.startswith(f"{graph}_k")
+    other = compile_and_run({"disable": ["epilogues"]})
+    assert other["compiles"] == 1 and len(entries(cache)) == 2
 
 
 def _unparsable_with_a_good_checksum(data: bytes) -> bytes:
@@ -88,28 +114,32 @@ DAMAGES = {
 }
 
 
-def test_a_damaged_entry_is_one_warning_and_compiled_again(tmp_path: Path) -> None:
-    first = run(tmp_path)
-    (entry,) = entries(tmp_path)
+def test_a_damaged_entry_is_one_warning_and_compiled_again(cache: Path) -> None:
+    first = compile_and_run()
+    (entry,) = entries(cache)
     pristine = entry.read_bytes()
     for name, (damage, why) in DAMAGES.items():
         entry.write_bytes(damage(pristine))
-        again = run(tmp_path)
-        assert again["compiles"] == 1 and again["loads"] == 0, name
-        assert again["digest"] == first["digest"], name
+        again = compile_and_run()
+        assert (again["compiles"], again["loads"], again["digest"]) == (1, 0, first["digest"]), name
         assert len(again["warnings"]) == 1 and f"compile cache entry {entry} is ignored" in again["warnings"][0], name
         assert why in again["warnings"][0], (name, again["warnings"])
-        assert entry.read_bytes() == pristine, f"{name}: the entry was not written anew"
-    assert run(tmp_path)["loads"] == 1
+        head, _, body = entry.read_bytes().partition(b"\n")
+        meta = json.loads(head.decode().removeprefix("// spyre-mlir compile cache: "))
+        assert meta["sha256"] == hashlib.sha256(body).hexdigest(), f"{name}: the entry was not written anew"
+    assert compile_and_run()["loads"] == 1
 
 
-def test_the_switches_turn_it_off(tmp_path: Path) -> None:
-    assert run(tmp_path, {"cache": False})["compiles"] == 1 and not entries(tmp_path)
-    assert run(tmp_path, enabled="0")["compiles"] == 1 and not entries(tmp_path)
+def test_the_switches_turn_it_off(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert compile_and_run({"cache": False})["compiles"] == 1 and not entries(cache)
+    monkeypatch.setenv("SPYRE_CACHE", "0")
+    assert compile_and_run()["compiles"] == 1 and not entries(cache)
     # a cache directory that cannot be created (a file is in its place): one warning, the
     # graph compiled and run all the same
-    blocker = tmp_path / "file"
+    monkeypatch.setenv("SPYRE_CACHE", "1")
+    blocker = cache / "file"
     blocker.write_text("")
-    out = run(blocker / "cache")
+    monkeypatch.setenv("SPYRE_CACHE_DIR", str(blocker / "cache"))
+    out = compile_and_run()
     assert out["compiles"] == 1 and len(out["warnings"]) == 1
     assert "the compile cache cannot write" in out["warnings"][0]
