@@ -605,6 +605,9 @@ CREATION_OPS = frozenset(
 """Ops that make constants from shapes and numbers: the host builds them (the real stack
 constant-folds them at compile time)."""
 
+DTYPE_CONVERSIONS = frozenset({"torch.aten._to_copy", "torch.aten.to.dtype", "torch.prims.convert_element_type"})
+"""Ops that only change a tensor's element type."""
+
 ELEMENTWISE_UNARY: tuple[str, ...] = tuple(
     f"torch.aten.{name}"
     for name in (

@@ -1007,7 +1007,9 @@ def _is_int(v: SSAValue[t.ValueTensorType]) -> bool:
 
 def _host_by_design(op: Operation) -> tuple[bool, str]:
     """Ops the host runs by design, as the real stack does: index and mask arithmetic on
-    integer/boolean tensors, comparisons producing masks, and constant creation."""
+    integer/boolean tensors, comparisons producing masks, constant creation, and the float copy
+    of an integer/boolean tensor (positions for rotary tables: integer data lives on the host,
+    the copy is where it crosses to floats)."""
     if op.name in t.CREATION_OPS:
         return True, "a constant made from shapes and numbers (host-built)"
     if op.results and not any(is_vtensor(v) for v in op.results):
@@ -1020,6 +1022,8 @@ def _host_by_design(op: Operation) -> tuple[bool, str]:
         return True, "integer/boolean tensors stay on the host"
     if outs and all(_is_int(v) for v in outs):
         return True, "computes an integer/boolean mask (host)"
+    if op.name in t.DTYPE_CONVERSIONS and ins and all(_is_int(v) for v in ins):
+        return True, "a float copy of an integer/boolean tensor (integer data lives on the host)"
     return False, ""
 
 

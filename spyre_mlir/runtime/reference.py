@@ -17,6 +17,7 @@ device store rounds) and the f32 unit roundoff u32 = 2^-24 of PT sums and SFP in
                                                                   wider than a period miss its swings)
     any other op f            the largest deviation of f at the corners X +- E of the inputs'
                               error boxes (exact for monotone element-wise ops, sums, views)
+    a float copy of integers  u|r| + tiny (exact on the host; rounded once where it crosses to the device)
     integer / boolean ops     exact (they run on the host); a comparison with a Scalar compares
                               with it in the tensor's dtype, as PyTorch does (x_bf16 > 0.3 is
                               x > bf16(0.3))
@@ -293,8 +294,15 @@ def _eval(op: Operation, fn_aten: Any, args: list[Any], u: float, tiny: float) -
         if isinstance(rt, t.ValueTensorType) and rt.has_dtype and _kind(str(rt.get_dtype())) not in (None, _kind_of(r)):
             raise ReferenceError(f"'{op.name}': PyTorch computes a result of dtype {r.dtype}, the op declares {rt}")
     floats = [a for a in tensors if a.is_float]
-    if not floats:
-        return [_Tensor(r, np.zeros(r.shape)) for r in exact]
+    if not floats:  # floats made from integers (and constants) are exact, in float64 as all floats here;
+        # a float copy of integers may cross to the device, which rounds it once
+        crossing = u if op.name in t.DTYPE_CONVERSIONS else 0.0
+        return [
+            _Tensor(r.astype(np.float64), crossing * np.abs(r) + (tiny if crossing else 0.0))
+            if r.dtype.kind == "f"
+            else _Tensor(r, np.zeros(r.shape))
+            for r in exact
+        ]
 
     def stored(r: np.ndarray, e: np.ndarray) -> _Tensor:
         return _Tensor(r, e + u * np.abs(r) + tiny + 8 * U32 * np.abs(r))

@@ -184,6 +184,17 @@ def test_slices_and_select():
     check(lambda x: x[:, 0] + 1.0, randn(2, 10, 200, seed=20))
 
 
+def test_a_float_copy_of_integers_is_the_border_not_a_fallback():
+    """Positions made floats (a rotary table's inv_freq @ positions.float()): the integer tensor
+    lives on the host, its float copy is where it crosses to the device, by design; a float to
+    float copy is not excused."""
+    positions = torch.arange(64).reshape(1, 1, 64)
+    inv_freq = randn(1, 32, 1, seed=31)
+    check(lambda p, f: f @ p.float(), positions, inv_freq)
+    report = STATS.graphs[-1]
+    assert report.host_by_design.get("torch.aten._to_copy") == 1, report
+
+
 def test_zero_dim_output_keeps_its_shape():
     torch._dynamo.reset()
     x = randn(4, 64, seed=30)
