@@ -15,7 +15,7 @@ module) and is written to a temporary file and renamed, so a reader sees a whole
 An entry that is truncated, altered, unparsable or from another format is ignored with one
 warning naming the file and why, and compiled again (the new entry replaces it): never a crash,
 never a program that is not the one compiled for the key. A cache directory that cannot be
-written is a warning, not an error.
+written is a warning, not an error. Entries are never evicted (delete the directory to clear it).
 
     SPYRE_CACHE_DIR   the directory (default: $XDG_CACHE_HOME/spyre-mlir, else ~/.cache/spyre-mlir)
     SPYRE_CACHE=0     no cache in this process (the backend option cache=False: for one compile)
