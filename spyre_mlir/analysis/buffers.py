@@ -1,6 +1,6 @@
 """LX buffers of a kernel's chunk: the sticks each of its tiles, temporaries and accumulators
 needs for a chunk of a given extent (spyre-plan-scratchpad places them, convert-spyre-to-isa
-checks a plan against them; analysis/cost.py and spyre-divide-work size chunks by them)."""
+checks a plan against them (`KernelBuffers`); analysis/cost.py and spyre-divide-work size chunks by them)."""
 
 from __future__ import annotations
 
@@ -28,11 +28,30 @@ MULTICAST_BUFFERS = 2
 bench/ablation.py: 4 buffers gave the same time as 2 (docs/optimizations.md), so 2."""
 
 
-def planned_buffers(
-    kernel: spyre.KernelOp, boxes: Sequence[Box | None], chunks: dict[str, int], double: bool
-) -> dict[str, int]:
-    """LX sticks of every buffer spyre-plan-scratchpad places for `kernel` chunked by `chunks`
-    over the cores' `boxes`, in placement order:
+class KernelBuffers:
+    """A kernel's LX buffers, what they follow from read off the kernel once (its ops, epilogue
+    or row group, iteration dims, the cores' `boxes`, multicast, resident A, k split), so that
+    `sizes` can be asked for many chunkings (spyre-plan-scratchpad's search)."""
+
+    def __init__(self, kernel: spyre.KernelOp, boxes: Sequence[Box | None]):
+        assert kernel.split is not None, "a kernel's buffers follow from its split"
+        self.ops = kernel_ops(kernel)
+        self.epilogue = epilogue(self.ops) if len(self.ops) == 2 and isinstance(self.ops[0], spyre.MatmulOp) else None
+        self.compute = self.ops[0] if len(self.ops) == 1 or self.epilogue is not None else None
+        """The compute op (a matmul with its epilogue), or None for a row group."""
+        self.group = row_group(self.ops) if self.compute is None else None
+        self.dims = kernel_iteration_dims(kernel)
+        self.boxes = boxes
+        self.args = list(kernel.body.block.args)
+        is_matmul = isinstance(self.compute, spyre.MatmulOp)
+        self.k_split = is_matmul and kernel.split.as_dict().get("k", 1) > 1
+        self.multicast = kernel.multicast.chain.data if kernel.multicast is not None else 1
+        # spyre-resident-chains: a matmul whose A an earlier launch left in LX loads no A tiles
+        # (the kernel verifies that a matmul's resident_in names its A)
+        self.a_resident = is_matmul and kernel.resident_in is not None
+
+    def sizes(self, chunks: dict[str, int], double: bool) -> dict[str, int]:
+        """LX sticks of every buffer spyre-plan-scratchpad places for a chunking, in placement order:
 
         the compute op's buffers (kernel_buffers, or row_group_buffers for a row group)
         + an epilogue's (epilogue_buffers)
@@ -40,37 +59,29 @@ def planned_buffers(
         + rhs_1 .. = rhs           multicast: B tiles arrive from heads at different distances
         + name_1 = name            `double`: the tiles DMA streams (lhs, rhs but multicast,
                                    out, res, a row group's inputs and result, a pointwise's inputs)
-    """
-    ops = kernel_ops(kernel)
-    ep = epilogue(ops) if len(ops) == 2 and isinstance(ops[0], spyre.MatmulOp) else None
-    compute = ops[0] if len(ops) == 1 or ep is not None else None
-    assert kernel.split is not None, "a kernel's buffers follow from its split"
-    split = kernel.split.as_dict()
-    multicast = kernel.multicast.chain.data if kernel.multicast is not None else 1
-    ext = max_chunk(kernel_iteration_dims(kernel), boxes, chunks)
-    if compute is None:
-        bufs = row_group_buffers(row_group(ops), ext, list(kernel.body.block.args))
-    else:
-        # spyre-resident-chains: a matmul whose A an earlier launch left in LX loads no A tiles
-        # (the kernel verifies that a matmul's resident_in names its A)
-        a_resident = isinstance(compute, spyre.MatmulOp) and kernel.resident_in is not None
-        bufs = kernel_buffers(compute, ext, a_resident, ep is not None)
-    if ep is not None:
-        bufs.update(epilogue_buffers(ep, ext["m"], ext["n"]))
-    if isinstance(compute, spyre.MatmulOp) and split.get("k", 1) > 1:
-        bufs["acc_in"] = bufs["acc"]
-    if multicast > 1:
-        for i in range(1, MULTICAST_BUFFERS):
-            bufs[f"rhs_{i}"] = bufs["rhs"]
-    if double:
-        last = f"v{len(ops) - 1}"
-        for name in list(bufs):
-            if name == "rhs" and multicast > 1:
-                continue
-            streamed_input = name[:1] == "a" and name[1:].isdigit() or name[:2] == "in" and name[2:].isdigit()
-            if name in ("lhs", "rhs", "out", "res", last) or streamed_input:
-                bufs[f"{name}_1"] = bufs[name]
-    return bufs
+        """
+        ext = max_chunk(self.dims, self.boxes, chunks)
+        if self.group is not None:
+            bufs = row_group_buffers(self.group, ext, self.args)
+        else:
+            assert self.compute is not None
+            bufs = kernel_buffers(self.compute, ext, self.a_resident, self.epilogue is not None)
+        if self.epilogue is not None:
+            bufs.update(epilogue_buffers(self.epilogue, ext["m"], ext["n"]))
+        if self.k_split:
+            bufs["acc_in"] = bufs["acc"]
+        if self.multicast > 1:
+            for i in range(1, MULTICAST_BUFFERS):
+                bufs[f"rhs_{i}"] = bufs["rhs"]
+        if double:
+            last = f"v{len(self.ops) - 1}"
+            for name in list(bufs):
+                if name == "rhs" and self.multicast > 1:
+                    continue
+                streamed_input = name[:1] == "a" and name[1:].isdigit() or name[:2] == "in" and name[2:].isdigit()
+                if name in ("lhs", "rhs", "out", "res", last) or streamed_input:
+                    bufs[f"{name}_1"] = bufs[name]
+        return bufs
 
 
 def matmul_tiles(m: int, n: int, k: int, a_resident: bool = False, epilogue: bool = False) -> dict[str, int]:

@@ -32,10 +32,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from spyre_mlir.analysis.buffers import epilogue_sticks, planned_buffers
+from spyre_mlir.analysis.buffers import KernelBuffers, epilogue_sticks
 from spyre_mlir.analysis.cost import best_chunks, matmul_shape
 from spyre_mlir.dialects import spyre
-from spyre_mlir.dialects.spyre import epilogue, kernel_iteration_dims, kernel_ops
+from spyre_mlir.dialects.spyre import kernel_iteration_dims, kernel_ops
 from spyre_mlir.dialects.spyre_iteration import core_boxes, max_chunk
 from spyre_mlir.target.config import DEFAULT_CONFIG
 from spyre_mlir.target.constants import STICK_BYTES
@@ -76,9 +76,6 @@ class SpyrePlanScratchpadPass(ModulePass):
 
     def _plan(self, kernel: spyre.KernelOp, double: bool) -> bool:
         """Chunks and offsets for the kernel (False: with `double`, nothing fits)."""
-        ops = kernel_ops(kernel)
-        ep = epilogue(ops) if len(ops) == 2 and isinstance(ops[0], spyre.MatmulOp) else None
-        compute = ops[0] if len(ops) == 1 or ep is not None else None
         dims = kernel_iteration_dims(kernel)
         assert kernel.split is not None, "plan() refuses a kernel without a split"
         split = kernel.split.as_dict()
@@ -86,16 +83,16 @@ class SpyrePlanScratchpadPass(ModulePass):
             boxes = core_boxes(dims, split, self.cores)
         except ValueError as e:  # a split (hand-written) with more boxes than the device has cores
             raise PassFailedException(f"kernel {kernel.sym_name.data}: {e}") from None
+        model = KernelBuffers(kernel, boxes)
+        ops, ep, compute = model.ops, model.epilogue, model.compute
         chunks = {d.name: 1 for d in dims}
-        multicast = kernel.multicast.chain.data if kernel.multicast is not None else 1
         budget_bytes = self.budget_bytes  # LX above a kernel's lx_budget is held by resident buffers
         if kernel.lx_budget is not None:
             budget_bytes = min(budget_bytes, kernel.lx_budget.bytes.data)
-        a_resident = isinstance(compute, spyre.MatmulOp) and kernel.resident_in is not None
         out_resident = isinstance(compute, spyre.MatmulOp) and kernel.resident_out is not None
 
         def buffers(ch: dict[str, int]) -> dict[str, int]:
-            return planned_buffers(kernel, boxes, ch, double)
+            return model.sizes(ch, double)
 
         def footprint(ch: dict[str, int]) -> int:
             return sum(buffers(ch).values()) * STICK_BYTES
@@ -109,9 +106,9 @@ class SpyrePlanScratchpadPass(ModulePass):
                 config,
                 budget_bytes // STICK_BYTES,
                 double,
-                multicast,
+                model.multicast,
                 epilogue_sticks(ep) if ep else None,
-                a_resident,
+                model.a_resident,
                 out_resident,
             )
             if found is not None:

@@ -2,7 +2,7 @@
 sticks, resident values), then each core's instructions from the lowering of its compute op.
 
 The LX plan is checked against the buffers the kernel's chunks need (analysis/buffers.py,
-`planned_buffers`): every placed buffer lies inside LX and apart from every other, and the LX
+`KernelBuffers`): every placed buffer lies inside LX and apart from every other, and the LX
 ranges the program keeps for, or takes from, another launch (resident values) apart from all of
 them. A hand-written plan that breaks one is refused naming both buffers: two buffers sharing
 sticks would compute a wrong answer without a sign.
@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
-from spyre_mlir.analysis.buffers import planned_buffers
+from spyre_mlir.analysis.buffers import KernelBuffers
 from spyre_mlir.analysis.sticks import matmul_reads
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import epilogue, kernel_core_boxes, kernel_iteration_dims, kernel_ops, row_group
@@ -157,9 +157,9 @@ class KernelCodegen:
                 )
 
     def _placed_buffers(self) -> list[tuple[int, int, str]]:
-        """The plan's buffers with the sticks `planned_buffers` gives them (a name it does not
+        """The plan's buffers with the sticks `KernelBuffers` gives them (a name it does not
         know is not read by the code: no extent), each checked inside LX and apart from the rest."""
-        sizes = planned_buffers(self.kernel, self.boxes, self.chunks, double=True)
+        sizes = KernelBuffers(self.kernel, self.boxes).sizes(self.chunks, double=True)
         placed = sorted((lo, lo + sizes[name], name) for name, lo in self.lx.items() if sizes.get(name, 0) > 0)
         for lo, hi, name in placed:
             if hi > self.lx_sticks:
