@@ -126,6 +126,11 @@ class BackendOptions:
     """Keep compiled graphs in the compile cache on disk, and load them (frontend/compile_cache.py;
     SPYRE_CACHE=0 turns it off for the process)."""
 
+    @property
+    def dump_dir(self) -> str | None:
+        """Where every pass's IR goes: `dump_ir`, else SPYRE_DUMP_IR, else nowhere."""
+        return self.dump_ir or os.environ.get("SPYRE_DUMP_IR") or None
+
 
 def _parse_options(options: dict[str, Any] | None) -> tuple[DeviceConfig, BackendOptions]:
     opts = dict(options or {})
@@ -219,8 +224,8 @@ def compile_graph(
             if i not in keep:
                 gm.graph.erase_node(n)
         gm.recompile()
-    dumping = options.dump_ir or os.environ.get("SPYRE_DUMP_IR")  # a dump shows every pass: compiled, never loaded
-    cache = CompileCache(cache_dir()) if options.cache and cache_enabled() and not dumping else None
+    # a dump shows every pass: a graph dumped is compiled, never loaded
+    cache = CompileCache(cache_dir()) if options.cache and cache_enabled() and not options.dump_dir else None
     key = graph_key(gm, config, options.strict, options.optimizations) if cache is not None else ""
     entry = cache.load(key) if cache is not None else None
     if entry is not None:
@@ -277,7 +282,7 @@ def _compile(gm: torch.fx.GraphModule, config: DeviceConfig, options: BackendOpt
         with torch._subclasses.fake_tensor.unset_fake_temporarily():
             module, info = import_fx_graph(gm)
         torch_ops = _distinct_compute_ops(module)
-        dump = options.dump_ir or os.environ.get("SPYRE_DUMP_IR")
+        dump = options.dump_dir
         graph = f"g{STATS.compiles + STATS.cache_loads}"  # graphs are numbered in the order they come
         run_pipeline(
             info.ctx,

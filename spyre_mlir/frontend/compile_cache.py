@@ -41,6 +41,7 @@ from xdsl.printer import Printer
 
 from spyre_mlir.dialects import spyre_isa
 from spyre_mlir.dialects.torch import TorchContext, make_context
+from spyre_mlir.frontend.fx_importer import graph_attribute
 from spyre_mlir.pipeline import Optimizations
 from spyre_mlir.target.config import DeviceConfig
 
@@ -71,11 +72,8 @@ def cache_where() -> str:
     return str(cache_dir()) if cache_enabled() else "off: SPYRE_CACHE=0"
 
 
-def graph_key(
-    gm: torch.fx.GraphModule, config: DeviceConfig, strict: bool, opts: Optimizations, extra: tuple = ()
-) -> str:
-    """The cache key of compiling `gm` (see the module docstring); `extra`: anything else the
-    caller's compile depends on."""
+def graph_key(gm: torch.fx.GraphModule, config: DeviceConfig, strict: bool, opts: Optimizations) -> str:
+    """The cache key of compiling `gm` (see the module docstring)."""
     h = hashlib.sha256()
 
     def put(*parts: Any) -> None:
@@ -83,7 +81,7 @@ def graph_key(
             h.update(p if isinstance(p, bytes) else repr(p).encode())
             h.update(b"\0")
 
-    put(FORMAT, version("spyre-mlir"), torch.__version__, version("xdsl"), config, strict, opts, extra, gm.code)
+    put(FORMAT, version("spyre-mlir"), torch.__version__, version("xdsl"), config, strict, opts, gm.code)
     for node in gm.graph.nodes:
         if node.op == "placeholder":
             val = node.meta.get("val")
@@ -92,20 +90,13 @@ def graph_key(
             else:
                 put(node.name, type(val).__name__, val if isinstance(val, int | float | bool) else None)
         elif node.op == "get_attr":
-            value = _attr(gm, str(node.target))
+            value = graph_attribute(gm, str(node.target))
             if isinstance(value, torch.Tensor):
                 t = value.detach().cpu().contiguous()
                 put(node.target, tuple(t.shape), t.dtype, t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
             else:
                 put(node.target, type(value).__name__)
     return h.hexdigest()
-
-
-def _attr(gm: torch.nn.Module, target: str) -> Any:
-    obj: Any = gm
-    for part in target.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 @dataclass

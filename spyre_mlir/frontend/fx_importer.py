@@ -232,9 +232,7 @@ class _GraphImporter:
         self.values[node] = arg
 
     def import_get_attr(self, node: torch.fx.Node) -> None:
-        value = self.gm
-        for attr in str(node.target).split("."):
-            value = getattr(value, attr)
+        value = graph_attribute(self.gm, str(node.target))
         if not isinstance(value, torch.Tensor):
             raise _unsupported(node, f"attribute is a {type(value).__name__}, not a tensor")
         self.values[node] = self.tensor_literal(node, value)
@@ -455,6 +453,14 @@ def _meta_val(node: torch.fx.Node) -> Any:
 
 def _unsupported(node: torch.fx.Node, reason: str) -> UnsupportedGraphError:
     return UnsupportedGraphError(f"cannot import node '{node.name}' ({node.format_node()}): {reason}")
+
+
+def graph_attribute(gm: torch.nn.Module, target: str) -> Any:
+    """The attribute a `get_attr` node's dotted `target` names in `gm`."""
+    value: Any = gm
+    for attr in target.split("."):
+        value = getattr(value, attr)
+    return value
 
 
 def import_fx_graph(

@@ -6,6 +6,7 @@
                                                memory-format arguments, as torch objects
     check_enum_arguments                       refuse a code PyTorch does not know (it would
                                                crash the process)
+    ELEMENT_DTYPES, torch_dtype                torch-mlir element types (f32, si64, i1 ...) as torch dtypes
 """
 
 from __future__ import annotations
@@ -73,3 +74,22 @@ def _enum_arguments(fn: Any) -> tuple[tuple[int, str, str, dict[int, Any]], ...]
         for name, codes in codes_of
         if name in str(a.real_type)
     )
+
+
+ELEMENT_DTYPES = {
+    "f32": torch.float32,
+    "f16": torch.float16,
+    "bf16": torch.bfloat16,
+    "f64": torch.float64,
+    "si64": torch.int64,
+    "si32": torch.int32,
+    "si16": torch.int16,
+    "si8": torch.int8,
+    "ui8": torch.uint8,
+    "i1": torch.bool,
+}
+
+
+def torch_dtype(element_type: Any) -> torch.dtype:
+    """The torch dtype of a torch-mlir element type (float32 for one it does not name)."""
+    return ELEMENT_DTYPES.get(str(element_type), torch.float32)

@@ -46,27 +46,17 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue, Use
 from spyre_mlir.dialects import spyre, spyre_isa
 from spyre_mlir.dialects import torch as t
 from spyre_mlir.gc_pause import gc_paused
-from spyre_mlir.runtime.aten import LAYOUTS, MEMORY_FORMATS, SCALAR_TYPES, aten_overload, check_enum_arguments
+from spyre_mlir.runtime.aten import (
+    LAYOUTS,
+    MEMORY_FORMATS,
+    SCALAR_TYPES,
+    aten_overload,
+    check_enum_arguments,
+    torch_dtype,
+)
 from spyre_mlir.runtime.interpreter import DeviceModel, host_threads
 from spyre_mlir.runtime.memory import DdrTensor, DeviceError
 from spyre_mlir.runtime.profile import record_transfer
-
-_TORCH_DTYPES = {
-    "f32": torch.float32,
-    "f16": torch.float16,
-    "bf16": torch.bfloat16,
-    "f64": torch.float64,
-    "si64": torch.int64,
-    "si32": torch.int32,
-    "si16": torch.int16,
-    "si8": torch.int8,
-    "ui8": torch.uint8,
-    "i1": torch.bool,
-}
-
-
-def torch_dtype(element_type: Any) -> torch.dtype:
-    return _TORCH_DTYPES.get(str(element_type), torch.float32)
 
 
 def to_numpy(x: torch.Tensor) -> np.ndarray:

@@ -46,7 +46,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr, M
 from xdsl.ir import Operation, SSAValue
 
 from spyre_mlir.dialects import torch as t
-from spyre_mlir.runtime.aten import aten_overload, check_enum_arguments
+from spyre_mlir.runtime.aten import aten_overload, check_enum_arguments, torch_dtype
 from spyre_mlir.runtime.numerics import Numerics
 
 U32 = 2.0**-24
@@ -198,14 +198,15 @@ _SCALAR_TYPES = {
 
 
 _SCALAR_COMPARISONS = frozenset(f"torch.aten.{c}.Scalar" for c in ("eq", "ne", "lt", "le", "gt", "ge"))
-_FLOAT_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64}
 
 
 def _in_dtype_of(rt: Any, scalar: float) -> float:
-    """`scalar` rounded to the element type of the tensor type `rt` (unchanged for others): the
-    value PyTorch compares a tensor of that type with."""
-    dtype = _FLOAT_DTYPES.get(_element(rt))
-    return scalar if dtype is None else float(torch.tensor(scalar, dtype=torch.float64).to(dtype))
+    """`scalar` rounded to the float element type of the tensor type `rt` (unchanged for
+    others): the value PyTorch compares a tensor of that type with."""
+    element = _element(rt)
+    if _kind(element) != "float":
+        return scalar
+    return float(torch.tensor(scalar, dtype=torch.float64).to(torch_dtype(element)))
 
 
 _HOST_U = {"bf16": 2.0**-8}

@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 import warnings
 from pathlib import Path
 
@@ -19,24 +18,18 @@ import torch
 
 from spyre_mlir.frontend.backend import STATS, get_device
 
-MODEL = """
-import torch
-torch.manual_seed(0)
-model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.Linear(128, 64)).eval()
-x = torch.randn(8, 64)
-"""
-
 
 def compile_and_run(options: dict | None = None) -> dict:
-    """One fresh torch.compile of MODEL (Dynamo's caches reset) and a call: what it compiled,
-    what it loaded, the output's digest, the spyre warnings."""
-    env: dict = {}
-    exec(MODEL, env)
+    """One fresh torch.compile of a small MLP (Dynamo's caches reset) and a call: what it
+    compiled, what it loaded, the output's digest, the spyre warnings, the graph's name."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.Linear(128, 64)).eval()
+    x = torch.randn(8, 64)
     torch._dynamo.reset()
     compiles, loads = STATS.compiles, STATS.cache_loads
     with warnings.catch_warnings(record=True) as caught, torch.no_grad():
         warnings.simplefilter("always")
-        y = torch.compile(env["model"], backend="spyre", options=options or {})(env["x"])
+        y = torch.compile(model, backend="spyre", options=options or {})(x)
     return {
         "compiles": STATS.compiles - compiles,
         "loads": STATS.cache_loads - loads,
@@ -63,24 +56,13 @@ def test_another_process_loads_what_this_one_compiled(cache: Path) -> None:
     assert first["compiles"] == 1 and first["loads"] == 0 and not first["warnings"]
     (entry,) = entries(cache)
     assert entry.read_text().startswith("// spyre-mlir compile cache: {")
-    program = MODEL + textwrap.dedent(
-        """
-        import hashlib, json, warnings
-        from spyre_mlir.frontend.backend import STATS, get_device
-        with warnings.catch_warnings(record=True) as caught, torch.no_grad():
-            warnings.simplefilter("always")
-            y = torch.compile(model, backend="spyre")(x)
-        print(json.dumps({"compiles": STATS.compiles, "loads": STATS.cache_loads,
-                          "digest": hashlib.sha256(y.numpy().tobytes()).hexdigest(),
-                          "warnings": [str(w.message) for w in caught if str(w.message).startswith("spyre")]}))
-        """
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", program], env=dict(os.environ), capture_output=True, text=True, timeout=300
-    )
+    # the same function in a fresh process (this module imported from its folder)
+    program = "import json; from test_compile_cache import compile_and_run; print(json.dumps(compile_and_run()))"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     second = json.loads(out.stdout.strip().splitlines()[-1])
-    assert second == {"compiles": 0, "loads": 1, "digest": first["digest"], "warnings": []}
+    assert (second["compiles"], second["loads"], second["digest"], second["warnings"]) == (0, 1, first["digest"], [])
 
 
 def test_the_same_graph_loads_and_other_options_are_another_entry(cache: Path) -> None:
