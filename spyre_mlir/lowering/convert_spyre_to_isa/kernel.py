@@ -128,7 +128,7 @@ class KernelCodegen:
                 out.append(None if box is None else lower(self, box))
             except ValueError as e:  # a layout the generator cannot address (analysis.sticks)
                 raise PassFailedException(f"kernel {self.name}: {e}") from None
-        self.check_resident_ranges()
+        self._check_resident_ranges()
         return out
 
     def _check_layouts(self) -> None:
@@ -186,7 +186,7 @@ class KernelCodegen:
             if widest is None or hi > widest[1]:
                 widest = (lo, hi, name)
 
-    def check_resident_ranges(self) -> None:
+    def _check_resident_ranges(self) -> None:
         """Refuse a resident value (`resident_in`, `resident_out`) whose LX range shares a
         stick with a buffer of the plan."""
         for which, (lo, hi) in self.resident_ranges.items():
