@@ -3,7 +3,9 @@
 An entry is the compiled module (torch-level host ops and spyre_isa programs and launches, as
 MLIR text with its dense_resource blobs) under a key that names everything the compile reads:
 
-    key = sha256(format, spyre_mlir / torch / xdsl versions, the device config, the backend's
+    key = sha256(format, spyre_mlir / torch / xdsl versions, the sha256 of spyre_mlir's own
+                 source files (an edited checkout of one version is another compiler), the
+                 device config, the backend's
                  options (strict, optimizations), the aot_autograd graph's code, each
                  placeholder's shape, stride and dtype, and each constant tensor's bytes)
 
@@ -23,6 +25,7 @@ written is a warning, not an error. Entries are never evicted (delete the direct
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -72,6 +75,16 @@ def cache_where() -> str:
     return str(cache_dir()) if cache_enabled() else "off: SPYRE_CACHE=0"
 
 
+@functools.lru_cache(maxsize=1)
+def compiler_digest() -> str:
+    """The sha256 of the spyre_mlir package's Python sources (paths and bytes, in path order)."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
 def graph_key(gm: torch.fx.GraphModule, config: DeviceConfig, strict: bool, opts: Optimizations) -> str:
     """The cache key of compiling `gm` (see the module docstring)."""
     h = hashlib.sha256()
@@ -81,7 +94,8 @@ def graph_key(gm: torch.fx.GraphModule, config: DeviceConfig, strict: bool, opts
             h.update(p if isinstance(p, bytes) else repr(p).encode())
             h.update(b"\0")
 
-    put(FORMAT, version("spyre-mlir"), torch.__version__, version("xdsl"), config, strict, opts, gm.code)
+    put(FORMAT, version("spyre-mlir"), compiler_digest(), torch.__version__, version("xdsl"), config, strict, opts)
+    put(gm.code)
     for node in gm.graph.nodes:
         if node.op == "placeholder":
             val = node.meta.get("val")

@@ -77,6 +77,19 @@ def test_the_same_graph_loads_and_other_options_are_another_entry(cache: Path) -
     assert other["compiles"] == 1 and len(entries(cache)) == 2
 
 
+def test_an_edited_compiler_is_another_entry(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key holds the digest of spyre_mlir's sources: a checkout edited without a new
+    version number compiles again instead of loading what the old code compiled."""
+    from spyre_mlir.frontend import compile_cache
+
+    first = compile_and_run()
+    assert first["compiles"] == 1
+    monkeypatch.setattr(compile_cache, "compiler_digest", lambda: "an edited checkout")
+    edited = compile_and_run()
+    assert (edited["compiles"], edited["loads"], edited["digest"]) == (1, 0, first["digest"])
+    assert len(entries(cache)) == 2
+
+
 def _unparsable_with_a_good_checksum(data: bytes) -> bytes:
     """A well-formed header and checksum over a body that is not a module (a hand edit with the
     checksum recomputed)."""
