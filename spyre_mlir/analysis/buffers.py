@@ -118,7 +118,7 @@ def kernel_buffers(
         return bufs
     if isinstance(op, spyre.GatherOp):
         return {"rows": ext["n"] * spyre.device_layout(op.table.type).device_size[0]}
-    if isinstance(op, spyre.SliceOp):
+    if isinstance(op, spyre.SliceOp | spyre.ConcatOp):
         return {"tile": math.prod(ext.values())}
     if isinstance(op, spyre.ReduceOp):
         vectors = math.prod(v for k, v in ext.items() if k != "r")

@@ -768,6 +768,67 @@ class SliceOp(IRDLOperation):
 
 
 @irdl_op_definition
+class ConcatOp(IRDLOperation):
+    """Tensors joined along one dim, copied (torch.cat):
+
+        r[..., o_k + i, ...] = inputs[k][..., i, ...]     o_k = the extents of inputs[:k] along dim
+
+    The result is in the generic layout, and so are the inputs when it is lowered
+    (spyre-propagate-layouts restickifies them); along the stick dim every input but
+    the last holds whole sticks (an extent that is a multiple of 64), so that each copy moves
+    whole sticks to a stick boundary (a cat of smaller pieces of the stick dim is transposed to
+    another dim first)."""
+
+    name = "spyre.concat"
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    traits = traits_def(Pure())
+    assembly_format = "$inputs `dim` $dim attr-dict `:` `(` type($inputs) `)` `->` type($result)"
+
+    def __init__(self, inputs: Sequence[SSAValue], dim: int, result_type: Attribute):
+        super().__init__(operands=[list(inputs)], result_types=[result_type], properties={"dim": IntegerAttr(dim, 64)})
+
+    def offsets(self) -> list[int]:
+        """Where each input starts along `dim` in the result."""
+        d, out, at = self.dim.value.data, [], 0
+        for v in self.inputs:
+            out.append(at)
+            at += device_layout(v.type).shape[d]
+        return out
+
+    def verify_(self) -> None:
+        res = device_layout(self.result.type, "'spyre.concat': result")
+        srcs = [device_layout(v.type, f"'spyre.concat': input {i}") for i, v in enumerate(self.inputs)]
+        d = self.dim.value.data
+        if not srcs:
+            raise VerifyException("'spyre.concat': needs at least one input")
+        if not 0 <= d < len(res.shape):
+            raise VerifyException(f"'spyre.concat': dim {d} is out of range for the result {res.shape}")
+        for i, src in enumerate(srcs):
+            if len(src.shape) != len(res.shape) or any(
+                a != b for j, (a, b) in enumerate(zip(src.shape, res.shape)) if j != d
+            ):
+                raise VerifyException(
+                    f"'spyre.concat': input {i} {src.shape} differs from the result {res.shape} along a dim other than {d}"
+                )
+        if sum(src.shape[d] for src in srcs) != res.shape[d]:
+            raise VerifyException(
+                f"'spyre.concat': the inputs' extents {[src.shape[d] for src in srcs]} along dim {d} do not sum to "
+                f"the result's {res.shape[d]}"
+            )
+        if res.canonical() != Layout.generic(res.shape, res.element_bytes).canonical():
+            raise VerifyException(f"'spyre.concat': the result must be in the generic layout, got {res.describe()}")
+        if d == len(res.shape) - 1:
+            for i, src in enumerate(srcs[:-1]):
+                if src.shape[d] % res.lanes:
+                    raise VerifyException(
+                        f"'spyre.concat': input {i} holds {src.shape[d]} elements of the stick dim {d}, not whole sticks "
+                        f"of {res.lanes}: the next input would start inside a stick"
+                    )
+
+
+@irdl_op_definition
 class RestickifyOp(IRDLOperation):
     """Move a tensor into another layout (data moves: DDR -> LX -> shuffle -> DDR).
 
@@ -876,20 +937,29 @@ class KernelOp(IRDLOperation):
         compute = [
             op
             for op in block.ops
-            if isinstance(op, MatmulOp | PointwiseOp | ReduceOp | GatherOp | SliceOp | RestickifyOp)
+            if isinstance(op, MatmulOp | PointwiseOp | ReduceOp | GatherOp | SliceOp | ConcatOp | RestickifyOp)
         ]
         other = [
             op.name
             for op in block.ops
             if not isinstance(
                 op,
-                MatmulOp | PointwiseOp | ReduceOp | GatherOp | SliceOp | RestickifyOp | PermuteOp | ReshapeOp | YieldOp,
+                MatmulOp
+                | PointwiseOp
+                | ReduceOp
+                | GatherOp
+                | SliceOp
+                | ConcatOp
+                | RestickifyOp
+                | PermuteOp
+                | ReshapeOp
+                | YieldOp,
             )
         ]
         if other or not compute:
             raise VerifyException(
                 f"'spyre.kernel' @{self.sym_name.data}: holds one compute op (spyre.matmul, spyre.pointwise, "
-                f"spyre.reduce, spyre.gather, spyre.slice or spyre.restickify), a matmul and its pointwise "
+                f"spyre.reduce, spyre.gather, spyre.slice, spyre.concat or spyre.restickify), a matmul and its pointwise "
                 f"epilogue, or a row group of reductions and pointwise ops, and views; found {len(compute)} compute op(s)"
                 + (f" and {', '.join(other)}" if other else "")
             )
@@ -1102,6 +1172,8 @@ def iteration_dims(op: Operation) -> list[IterDim]:
         return [IterDim("n", device_layout(op.result.type).shape[0])]
     if isinstance(op, SliceOp):
         return [IterDim(d.name, d.size) for d in slice_loops(op)]
+    if isinstance(op, ConcatOp):
+        return [IterDim(d.name, d.size) for d in loop_dims(device_layout(op.result.type))]
     if isinstance(op, ReduceOp):
         src = device_layout(op.input.type)
         tile = reduce_tile_dim(op)
@@ -1305,6 +1377,7 @@ Spyre = Dialect(
         ReduceOp,
         GatherOp,
         SliceOp,
+        ConcatOp,
         YieldOp,
         PermuteOp,
         ReshapeOp,
@@ -1333,6 +1406,7 @@ __all__ = [
     "ReduceOp",
     "GatherOp",
     "SliceOp",
+    "ConcatOp",
     "YieldOp",
     "PermuteOp",
     "ReshapeOp",

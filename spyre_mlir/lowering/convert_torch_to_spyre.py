@@ -17,6 +17,7 @@ Lowerings (one pattern per op family; each op's entry in `DEVICE_OPS` says what 
     t, permute, transpose         spyre.permute (a free view: same bytes, permuted layout)
     view, reshape, _unsafe_view   spyre.reshape (a free view; restickify first if needed)
     clone                         its input (value semantics)
+    cat                           spyre.concat (transposed off the stick dim when pieces end inside a stick)
     element-wise ops              spyre.pointwise with a body of arith/math scalar ops
 
 Values cross between `!torch.vtensor` and builtin tensors through
@@ -722,6 +723,37 @@ class LowerClamp(Lowering):
         return [pw], pw.result
 
 
+def _swap_first_last(rank: int) -> list[int]:
+    perm = list(range(rank))
+    perm[0], perm[-1] = rank - 1, 0
+    return perm
+
+
+def _as_column(ops: list[Operation], x: SSAValue) -> SSAValue:
+    """A tensor whose dims are all 1 but the stick dim (n), as two columns of n rows,
+    (n, 1, ..., 1, 2): x broadcast to two rows (a pointwise copy) and viewed with the first and
+    last dims swapped (the slice or concat that reads it restickifies it, a block transpose).
+    Along the rows the stick dim's elements can be sliced and joined at any index."""
+    shape = _shape(x)
+    two = pointwise_append(ops, [x], (2, *shape), lambda a: a)
+    col = _permute(ops, two, _swap_first_last(len(shape) + 1))
+    r = spyre.RestickifyOp(col, spyre.device_tensor_type(_shape(col)))
+    ops.append(r)
+    return r.result
+
+
+def _from_column(ops: list[Operation], col: SSAValue) -> SSAValue:
+    """The first column of `_as_column`'s (n, 1, ..., 1, 2), in the generic layout, as a row
+    (1, ..., 1, n) of the original rank: lane 0 of each stick (a slice at a stick boundary),
+    viewed back; a reader that needs the row's elements side by side restickifies it (a lane
+    gather)."""
+    shape = _shape(col)
+    first = spyre.SliceOp(col, [0] * len(shape), spyre.device_tensor_type((*shape[:-1], 1)))
+    ops.append(first)
+    row = _permute(ops, first.result, _swap_first_last(len(shape)))
+    return _reshape(ops, row, _shape(row)[1:], by_cost=False)
+
+
 class LowerSlice(Lowering):
     """slice.Tensor and select.int: spyre.slice of the box (+ a view dropping the dim); a step
     along a dim other than the stick dim strides the copy."""
@@ -751,29 +783,41 @@ class LowerSlice(Lowering):
             end = shape[dim] if end_v is None else min(max(end_v + shape[dim] if end_v < 0 else end_v, 0), shape[dim])
         if step < 1:
             raise InconsistentResult(f"step {step} must be positive")
+        select_lanes = op.name == "torch.aten.select.int" and len(shape) > 1  # the kept elements sit one per stick
+        ops: list[Operation] = []
+        out = self._box(ops, op, x, dim, begin, end, step, select_lanes)
+        return ops, self.reshape(ops, out, _result_shape(op))
+
+    def _box(
+        self,
+        ops: list[Operation],
+        op: Operation,
+        x: SSAValue,
+        dim: int,
+        begin: int,
+        end: int,
+        step: int,
+        select_lanes: bool,
+    ) -> SSAValue:
+        """x's box [begin, end) by step along dim (the dim kept, extent count)."""
+        shape = _shape(x)
         count = len(range(begin, end, step))
         if count <= 1:
             step = 1  # one element (or none: an empty result stays on the host)
         last = len(shape) - 1
-        select_lanes = op.name == "torch.aten.select.int" and len(shape) > 1  # the kept elements sit one per stick
-        ops: list[Operation] = []
         perm: list[int] | None = None
         if dim == last and shape[dim] > 1 and (step != 1 or begin % F16_LANES or select_lanes):
             # the kept elements change lanes: transpose the stick dim with another dim (a device
             # block transpose), take the rows there with a strided copy, and transpose back
             partner = next((d for d in range(last - 1, -1, -1) if shape[d] > 1), None)
-            if partner is None:
-                what = (
-                    f"select of index {begin}"
-                    if op.name == "torch.aten.select.int"
-                    else f"step {step}"
-                    if step != 1
-                    else f"start {begin}"
+            if partner is None:  # one row: sliced as a column (`_as_column`)
+                col = _as_column(ops, x)
+                box = (count, *_shape(col)[1:])
+                sl = spyre.SliceOp(
+                    col, [begin] + [0] * len(shape), spyre.device_tensor_type(box), [step] + [1] * len(shape)
                 )
-                raise NotOnDevice(
-                    f"a slice of the stick dim ({what}) of {shape}, whose other dims are all 1: its elements change "
-                    f"lanes, and there is no other dim to transpose the stick dim to"
-                )
+                ops.append(sl)
+                return _from_column(ops, sl.result)
             if count == 1 and op.name == "torch.aten.slice.Tensor":
                 raise NotOnDevice(
                     f"a slice of one element of the stick dim at {begin} of {shape}, not at a stick boundary: the "
@@ -785,7 +829,7 @@ class LowerSlice(Lowering):
             shape, dim = _shape(x), partner
         box = tuple(count if i == dim else n for i, n in enumerate(shape))
         if box == shape:  # select of an extent-1 dim still drops it (never after the transpose: extent > 1)
-            return ops, self.reshape(ops, x, _result_shape(op))
+            return x
         if _layout(x).canonical() != Layout.generic(shape, 2):
             # a slice reads its input in the generic layout (its starts are checked against it):
             # e.g. a transposed view is restickified first (spyre-propagate-layouts would anyway)
@@ -796,8 +840,63 @@ class LowerSlice(Lowering):
         steps = [step if i == dim else 1 for i in range(len(shape))]
         sl = spyre.SliceOp(x, start, spyre.device_tensor_type(box), steps)
         ops.append(sl)
-        out = sl.result if perm is None else _permute(ops, sl.result, perm)  # a swap undoes itself
-        return ops, self.reshape(ops, out, _result_shape(op))
+        return sl.result if perm is None else _permute(ops, sl.result, perm)  # a swap undoes itself
+
+
+class LowerCat(Lowering):
+    """cat: spyre.concat of the non-empty pieces. Along the stick dim, when a piece other than
+    the last does not end at a stick boundary, the pieces are transposed to another dim (a
+    device block transpose each), joined there and transposed back, as a slice of the stick
+    dim is (rotary embeddings' halves of a head)."""
+
+    names = ("torch.aten.cat",)
+
+    def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
+        listed = op.operands[0].owner
+        if not isinstance(listed, t.PrimListConstructOp):
+            raise NotOnDevice("the tensors are not a list built in the graph")
+        dim_v = t.constant_int_value(op.operands[1]) if len(op.operands) > 1 else 0
+        if dim_v is None:
+            raise NotOnDevice("dim is not constant")
+        shape = _result_shape(op)
+        dim = _dim(dim_v, shape)
+        pieces = [
+            v
+            for v in listed.elements
+            if not (isinstance(v.type, t.ValueTensorType) and v.type.has_sizes and 0 in v.type.get_shape())
+        ]  # PyTorch skips empty pieces (a 1-d empty tensor of any length among them too)
+        if not pieces:
+            raise NotOnDevice("every piece is empty")
+        xs = [self.dev(v, op) for v in pieces]
+        for x in xs:
+            if len(_shape(x)) != len(shape) or any(
+                a != b for j, (a, b) in enumerate(zip(_shape(x), shape)) if j != dim
+            ):
+                raise InconsistentResult(
+                    f"a piece of shape {_shape(x)} does not fit the result {shape} along dim {dim}"
+                )
+        if sum(_shape(x)[dim] for x in xs) != shape[dim]:
+            raise InconsistentResult(f"the pieces' extents along dim {dim} do not sum to the result's {shape[dim]}")
+        ops: list[Operation] = []
+        if len(xs) == 1:
+            return ops, xs[0]
+        last = len(shape) - 1
+        perm: list[int] | None = None
+        if dim == last and any(_shape(x)[dim] % F16_LANES for x in xs[:-1]):
+            partner = next((d for d in range(last - 1, -1, -1) if shape[d] > 1), None)
+            if partner is None:  # one row (a decode step's): joined as columns (`_as_column`)
+                cat = spyre.ConcatOp(
+                    [_as_column(ops, x) for x in xs], 0, spyre.device_tensor_type((shape[-1], *shape[:-1], 2))
+                )
+                ops.append(cat)
+                return ops, self.reshape(ops, _from_column(ops, cat.result), shape)
+            perm = list(range(len(shape)))
+            perm[partner], perm[last] = last, partner
+            xs = [_permute(ops, x, perm) for x in xs]
+            dim, shape = partner, tuple(shape[p] for p in perm)
+        cat = spyre.ConcatOp(xs, dim, spyre.device_tensor_type(shape))
+        ops.append(cat)
+        return ops, cat.result if perm is None else _permute(ops, cat.result, perm)
 
 
 class LowerEmbedding(Lowering):
@@ -944,6 +1043,7 @@ LOWERINGS: tuple[type[Lowering], ...] = (
     LowerExpand,
     LowerEmbedding,
     LowerSlice,
+    LowerCat,
     LowerMatmul,
     LowerUnary,
     LowerBinary,
@@ -975,6 +1075,7 @@ DEVICE_OPS: dict[str, str] = {
     "torch.aten.embedding": "spyre.gather: row DMAs at indices the host hands over at launch",
     "torch.aten.slice.Tensor": "spyre.slice (a step strides the copy); along the stick dim with a step or off a stick boundary: transposed to another dim, sliced there and transposed back",
     "torch.aten.select.int": "spyre.slice of one row + spyre.reshape dropping the dim; along the stick dim: transposed to another dim first",
+    "torch.aten.cat": "spyre.concat (DMA copies of each piece to its offset); along the stick dim with a piece ending inside a stick: transposed to another dim, joined there and transposed back",
     "torch.aten.gelu": "spyre.pointwise: erf form (none) or tanh form (tanh)",
     "torch.aten.pow.Tensor_Scalar": "spyre.pointwise exp(c log x) for non-integer c; torch-adapt makes x*x..., sqrt, rsqrt",
     "torch.aten.clamp": "spyre.pointwise: maximumf / minimumf with constants",

@@ -294,6 +294,11 @@ def _eval(op: Operation, fn_aten: Any, args: list[Any], u: float, tiny: float) -
             )
         if isinstance(rt, t.ValueTensorType) and rt.has_dtype and _kind(str(rt.get_dtype())) not in (None, _kind_of(r)):
             raise ReferenceError(f"'{op.name}': PyTorch computes a result of dtype {r.dtype}, the op declares {rt}")
+    if op.name == "torch.aten.cat":  # a copy: each element keeps its piece's bound
+        pieces = [x for x in args[0] if isinstance(x, _Tensor)]
+        dim = args[1] if len(args) > 1 else 0
+        bound = torch.cat([_torch(x.bound) for x in pieces], dim=dim).numpy()
+        return [_Tensor(exact[0].astype(np.float64) if exact[0].dtype.kind == "f" else exact[0], bound)]
     floats = [a for a in tensors if a.is_float]
     if not floats:  # floats made from integers (and constants) are exact, in float64 as all floats here;
         # a float copy of integers may cross to the device, which rounds it once

@@ -45,7 +45,15 @@ from xdsl.utils.exceptions import PassFailedException
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import epilogue, pointwise_loops, row_group
 
-KERNEL_OPS = (spyre.MatmulOp, spyre.PointwiseOp, spyre.ReduceOp, spyre.GatherOp, spyre.SliceOp, spyre.RestickifyOp)
+KERNEL_OPS = (
+    spyre.MatmulOp,
+    spyre.PointwiseOp,
+    spyre.ReduceOp,
+    spyre.GatherOp,
+    spyre.SliceOp,
+    spyre.ConcatOp,
+    spyre.RestickifyOp,
+)
 """Ops that compute on the device (one launch each until fusion groups them)."""
 
 

@@ -10,6 +10,7 @@ explicit `spyre.restickify` where it is not, then move what can be moved to the 
                 generic layout, or to a splat when it broadcasts along the stick dim)
     reduce      the input in the generic layout (the result is its splat)
     slice       the input in the generic layout
+    concat      every input in the generic layout
     fold        restickify(views(to_device(x))) -> to_device(x) straight into the wanted
                 layout: the host transposes/reshapes for free on the way in
     drop        restickify to the layout it already has; restickify of a restickify;
@@ -171,6 +172,19 @@ class SliceInputShareSticks(RewritePattern):
             _restickify_operand(op, 0, _generic(op.input), rewriter)
 
 
+class ConcatInputsGeneric(RewritePattern):
+    """A concat copies whole sticks of each input to an offset of the result: it reads its
+    inputs in the generic layout."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: spyre.ConcatOp, rewriter: PatternRewriter):
+        if _in_kernel(op):
+            return
+        for i, v in enumerate(op.inputs):
+            if spyre.device_layout(v.type).canonical() != _generic(v):
+                _restickify_operand(op, i, _generic(v), rewriter)
+
+
 class DropNeedlessRestickify(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: spyre.RestickifyOp, rewriter: PatternRewriter):
@@ -301,6 +315,7 @@ class SpyrePropagateLayoutsPass(ModulePass):
                     PointwiseOperandsShareSticks(),
                     ReduceInputGeneric(),
                     SliceInputShareSticks(),
+                    ConcatInputsGeneric(),
                 ]
             ),
             apply_recursively=False,

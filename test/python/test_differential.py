@@ -642,11 +642,11 @@ def test_data_movement_family():
 def test_select_along_the_stick_dim():
     """x[..., 0] leaves one element per stick where the result needs them side by side: the
     device transposes the stick dim with the rows (a block transpose), copies one row and
-    transposes back. A tensor whose other dims are all 1 has no dim to transpose with: there
-    the select alone runs on the CPU, with one warning naming it, the rest of the graph on the
-    device. The values are right either way."""
+    transposes back. A tensor whose other dims are all 1 (a decode step's row) is first
+    broadcast to two rows, so that there is a dim to transpose with, and one is kept: the whole
+    graph runs on the device either way."""
     fn = lambda v: (v * 2.0)[..., 0] + 1.0  # noqa: E731
-    for shape, on_device in (((3, 65), True), ((1, 65), False)):
+    for shape in ((3, 65), (1, 65), (65,)):
         x = torch.randn(*shape, generator=torch.Generator().manual_seed(0))
         torch._dynamo.reset()
         before = len(STATS.graphs)
@@ -654,16 +654,38 @@ def test_select_along_the_stick_dim():
             warnings.simplefilter("always")
             y = torch.compile(fn, backend="spyre")(x)
         spyre_warnings = [str(w.message) for w in caught if str(w.message).startswith("spyre")]
-        if on_device:
-            assert not spyre_warnings and STATS.graphs[before].device_fraction == 1
-        else:
-            assert len(spyre_warnings) == 1 and re.search(
-                r"run on the CPU: torch.aten.select.int x1; 'torch.aten.select.int': a slice of the stick dim \(select of index 0\) of \(1, 65\)",
-                spyre_warnings[0],
-            ), spyre_warnings
-            assert 0 < STATS.graphs[before].device_fraction < 1
+        assert not spyre_warnings and STATS.graphs[before].device_fraction == 1, spyre_warnings
         (exact,), (bound,) = reference(Fn(fn), x, numerics=DL16)
         assert_device_result(y, exact, bound, f"select along the stick dim of {shape}")
+
+
+def _cats(*pieces: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """The pieces joined along each dim they can join on, and rotary's rotate_half of the
+    first piece (halves of its last dim, the second negated, swapped)."""
+    x = pieces[0]
+    half = x.shape[-1] // 2
+    outs = [torch.cat(pieces, dim=-1) * 2.0, torch.cat((x, x * 0.5), dim=0) * 2.0]
+    outs.append(torch.cat((-x[..., half:], x[..., :half]), dim=-1) * 2.0)
+    return tuple(outs)
+
+
+def test_cat_family():
+    """torch.cat along the stick dim (pieces of any width: off a stick boundary the device
+    transposes them to another dim), along a leading dim, and rotary's rotate_half."""
+    fam = Family("cat", ["cat_last", "cat_first", "rotate_half"])
+
+    @SETTINGS
+    @given(st.data())
+    def run(data: Any) -> None:
+        lead = data.draw(st.sampled_from(((1,), (3,), (1, 1), (2, 5), (65,), (1, 7))))
+        first = data.draw(st.sampled_from((4, 32, 63, 64, 65, 100)))  # rotate_half's halves hold 2 or more
+        widths = [first, *data.draw(st.lists(st.sampled_from((1, 2, 32, 63, 64, 65, 100)), min_size=1, max_size=2))]
+        dtype = data.draw(st.sampled_from(DTYPES))
+        pieces = [data.draw(values((*lead, w), dtype=dtype)) for w in widths]
+        fam.check((lead, tuple(widths), dtype), _cats, pieces)
+
+    run()
+    fam.finish()
 
 
 def test_embedding_family():

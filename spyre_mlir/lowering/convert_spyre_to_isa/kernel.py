@@ -23,7 +23,7 @@ from spyre_mlir.dialects.spyre_iteration import Box
 from spyre_mlir.layout import Layout
 from spyre_mlir.lowering.convert_spyre_to_isa.instructions import Ins
 from spyre_mlir.lowering.convert_spyre_to_isa.matmul import lower_matmul, multicast_groups
-from spyre_mlir.lowering.convert_spyre_to_isa.movement import lower_gather, lower_restickify, lower_slice
+from spyre_mlir.lowering.convert_spyre_to_isa.movement import lower_concat, lower_gather, lower_restickify, lower_slice
 from spyre_mlir.lowering.convert_spyre_to_isa.onchip import lower_onchip_transpose
 from spyre_mlir.lowering.convert_spyre_to_isa.pointwise import lower_pointwise, lower_reduce, lower_row_group
 from spyre_mlir.target.constants import STICK_BYTES
@@ -209,6 +209,7 @@ LOWERINGS: dict[type[Operation], Callable[[KernelCodegen, Box], list[Ins]]] = {
     spyre.ReduceOp: lower_reduce,
     spyre.GatherOp: lower_gather,
     spyre.SliceOp: lower_slice,
+    spyre.ConcatOp: lower_concat,
     spyre.RestickifyOp: lower_restickify,
 }
 """The instructions of a kernel of one compute op (a matmul with its epilogue), by its class."""

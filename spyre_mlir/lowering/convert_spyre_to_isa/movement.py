@@ -1,5 +1,5 @@
 """The data movement kernels' instructions per core: gathers of rows at host indices, slices,
-and restickifies (stick permutations, 64 x 64 block transposes, lane gathers, splats).
+concats, and restickifies (stick permutations, 64 x 64 block transposes, lane gathers, splats).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from spyre_mlir.analysis.sticks import slice_strides
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import slice_loops
 from spyre_mlir.dialects.spyre_iteration import Box, chunk_boxes, lane_gather_dim, restickify_loops, transpose_row_dim
-from spyre_mlir.layout import Layout, LoopDim, digit_stride, operand_strides
+from spyre_mlir.layout import Layout, LoopDim, digit_stride, loop_dims, loop_strides, operand_strides
 from spyre_mlir.lowering.convert_spyre_to_isa.instructions import (
     Ins,
     compact,
@@ -63,18 +63,72 @@ def lower_slice(gen: KernelCodegen, box: Box) -> list[Ins]:
     for ch in chunk_boxes(box, gen.dims, gen.chunks):
         lo = [ch[d.name][0] for d in dims]
         ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
-        tile = compact(ext)
-        out.append(load(gen.arg(op.input), origin + sum(l * x for l, x in zip(lo, s)), s, gen.lx["tile"], tile, ext))
-        out.append(
-            store(
-                gen.arg(op.result),
-                gen.lx["tile"],
-                tile,
-                sum(l * d.stick_stride for l, d in zip(lo, dims)),
-                [d.stick_stride for d in dims],
-                ext,
+        out += _copy_box(gen, gen.arg(op.input), origin + sum(l * x for l, x in zip(lo, s)), s, lo, ext, dims)
+    return out
+
+
+def _copy_box(
+    gen: KernelCodegen,
+    arg: int,
+    base: int,
+    strides: Sequence[int],
+    lo: Sequence[int],
+    ext: Sequence[int],
+    dims: Sequence[LoopDim],
+) -> list[Ins]:
+    """A box of `ext` units per loop DMAed into LX from argument `arg` (at stick `base`, by
+    `strides`) and out to the kernel's result at its loop coordinates `lo`."""
+    tile = compact(ext)
+    return [
+        load(arg, base, strides, gen.lx["tile"], tile, ext),
+        store(
+            gen.arg(gen.compute.results[0]),
+            gen.lx["tile"],
+            tile,
+            sum(x * d.stick_stride for x, d in zip(lo, dims)),
+            [d.stick_stride for d in dims],
+            ext,
+        ),
+    ]
+
+
+def lower_concat(gen: KernelCodegen, box: Box) -> list[Ins]:
+    """Each input's part of the chunk: DMA in from the input (its coordinate along the cat
+    dim shifted back by the input's offset), DMA out at the result's coordinate. Along the
+    stick dim the loop counts sticks, and every offset is a whole number of them."""
+    op = gen.compute
+    assert isinstance(op, spyre.ConcatOp)
+    dst = spyre.device_layout(op.result.type)
+    srcs = [spyre.device_layout(v.type) for v in op.inputs]
+    for i, src in enumerate(srcs):
+        if src.canonical() != Layout.generic(src.shape, src.element_bytes).canonical():
+            raise PassFailedException(
+                f"kernel {gen.name}: 'spyre.concat' input {i} {src.describe()}: the concat copies whole sticks of the "
+                "generic layout (run spyre-propagate-layouts first)"
             )
-        )
+    dims = loop_dims(dst)
+    cat = op.dim.value.data
+    at = next((j for j, d in enumerate(dims) if d.host_dim == cat), None)
+    unit = 1 if at is None else dims[at].weight
+    parts = []  # (argument, strides per loop, first unit, end unit along the cat loop)
+    for v, src, o in zip(op.inputs, srcs, op.offsets()):
+        if src.shape[cat]:
+            parts.append((gen.arg(v), loop_strides(src, dims), o // unit, o // unit + -(-src.shape[cat] // unit)))
+    out: list[Ins] = []
+    for ch in chunk_boxes(box, gen.dims, gen.chunks):
+        lo = [ch[d.name][0] for d in dims]
+        ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
+        for arg, s, first, end in parts:
+            plo, pext = list(lo), list(ext)
+            if at is not None:
+                a, b = max(lo[at], first), min(lo[at] + ext[at], end)
+                if a >= b:
+                    continue
+                plo[at], pext[at] = a, b - a
+            src_lo = list(plo)
+            if at is not None:
+                src_lo[at] -= first
+            out += _copy_box(gen, arg, sum(x * y for x, y in zip(src_lo, s)), s, plo, pext, dims)
     return out
 
 

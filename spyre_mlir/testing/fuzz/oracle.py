@@ -151,6 +151,8 @@ def _run_ops(ops: Sequence[Operation], env: dict[SSAValue, Any]) -> list[np.ndar
         elif isinstance(op, spyre.SliceOp):
             box = tuple(slice(s, s + n) for s, n in zip(op.start.as_tuple(), _shape(op.result)))
             r = a[0][box]
+        elif isinstance(op, spyre.ConcatOp):
+            r = np.concatenate(a, axis=op.dim.value.data)
         elif isinstance(op, spyre.PermuteOp):
             r = np.transpose(a[0], op.permutation.as_tuple())
         elif isinstance(op, spyre.ReshapeOp):

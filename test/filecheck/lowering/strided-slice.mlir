@@ -3,7 +3,8 @@
 // Slices with a step. Along a dim other than the stick dim the step strides the copy's DMA
 // (stick stride x step). Along the stick dim the kept elements change lanes: the stick dim is
 // transposed with the next dim of extent > 1 (a device block transpose), the rows are taken
-// there, and the result is transposed back; with no such dim the slice stays on the host.
+// there, and the result is transposed back; with no such dim (one row) the row is broadcast to
+// two, sliced as a column and its first column kept.
 
 // CHECK-LABEL: func.func @rows_step2
 // CHECK:         %[[X:.*]] = spyre.to_device %x
@@ -24,7 +25,11 @@
 // ISA:         spyre_isa.dma_load %in0[[1 step 6 x 21], strides = [0, 3]]
 
 // CHECK-LABEL: func.func @lanes_alone
-// CHECK:         torch.aten.slice.Tensor {{.*}} {spyre.host = "a slice of the stick dim (step 2) of (130,), whose other dims are all 1: its elements change lanes, and there is no other dim to transpose the stick dim to"}
+// CHECK:         %[[TWO:.*]] = spyre.pointwise %{{.*}} -> tensor<2x130xf16
+// CHECK:         %[[COL:.*]] = spyre.restickify %{{.*}} -> tensor<130x2xf16, #spyre.layout<device_size = [1, 130, 64], stride_map = [64, 2, 1]>>
+// CHECK-NEXT:    %[[S:.*]] = spyre.slice %[[COL]] start [0, 0] step [2, 1] : {{.*}} -> tensor<65x2xf16
+// CHECK-NEXT:    spyre.slice %[[S]] start [0, 0] : {{.*}} -> tensor<65x1xf16
+// CHECK-NOT:     torch.aten.slice.Tensor
 
 func.func @rows_step2(%x: !torch.vtensor<[5,100],f32>) -> !torch.vtensor<[2,100],f32> {
   %int0 = torch.constant.int 0

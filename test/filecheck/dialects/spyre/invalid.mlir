@@ -417,7 +417,7 @@ spyre.yield %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], strid
   "test.op"() : () -> ()
   spyre.yield %y : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
 }
-// CHECK: {{^}}'spyre.kernel' @k: holds one compute op (spyre.matmul, spyre.pointwise, spyre.reduce, spyre.gather, spyre.slice or spyre.restickify), a matmul and its pointwise epilogue, or a row group of reductions and pointwise ops, and views; found 1 compute op(s) and test.op{{$}}
+// CHECK: {{^}}'spyre.kernel' @k: holds one compute op (spyre.matmul, spyre.pointwise, spyre.reduce, spyre.gather, spyre.slice, spyre.concat or spyre.restickify), a matmul and its pointwise epilogue, or a row group of reductions and pointwise ops, and views; found 1 compute op(s) and test.op{{$}}
 
 // -----
 
@@ -811,3 +811,28 @@ spyre.yield %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], strid
   spyre.yield %kr : tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
 }
 // CHECK: {{^}}'spyre.kernel' @t_k1: onchip: dst_boxes of core 3, sticks [3, 5) x rows [0, 100), is not a box of the result's 4 x 100{{$}}
+
+// -----
+
+// Along the stick dim each input but the last holds whole sticks.
+%a, %b = "test.op"() : () -> (tensor<3x36xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 36, 1]>>, tensor<3x64xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 64, 1]>>)
+%c = spyre.concat %a, %b dim 1 : (tensor<3x36xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 36, 1]>>, tensor<3x64xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 64, 1]>>) -> tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>>
+// CHECK: {{^}}'spyre.concat': input 0 holds 36 elements of the stick dim 1, not whole sticks of 64: the next input would start inside a stick{{$}}
+
+// -----
+
+%a, %b = "test.op"() : () -> (tensor<3x64xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 64, 1]>>, tensor<3x36xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 36, 1]>>)
+%c = spyre.concat %a, %b dim 1 : (tensor<3x64xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 64, 1]>>, tensor<3x36xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 36, 1]>>) -> tensor<3x128xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 128, 1]>>
+// CHECK: {{^}}'spyre.concat': the inputs' extents [64, 36] along dim 1 do not sum to the result's 128{{$}}
+
+// -----
+
+%a, %b = "test.op"() : () -> (tensor<3x64xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 64, 1]>>, tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>>)
+%c = spyre.concat %a, %b dim 0 : (tensor<3x64xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 64, 1]>>, tensor<3x100xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 100, 1]>>) -> tensor<3x128xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 128, 1]>>
+// CHECK: {{^}}'spyre.concat': input 0 (3, 64) differs from the result (3, 128) along a dim other than 0{{$}}
+
+// -----
+
+%a, %b = "test.op"() : () -> (tensor<3x64xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 64, 1]>>, tensor<3x64xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 64, 1]>>)
+%c = spyre.concat %a, %b dim 2 : (tensor<3x64xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 64, 1]>>, tensor<3x64xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 64, 1]>>) -> tensor<3x128xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 128, 1]>>
+// CHECK: {{^}}'spyre.concat': dim 2 is out of range for the result (3, 128){{$}}

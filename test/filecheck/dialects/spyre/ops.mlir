@@ -210,6 +210,10 @@
 %s2 = spyre.slice %e start [0, 1, 0] step [1, 2, 1] : tensor<2x5x64xf16, #spyre.layout<device_size = [5, 1, 2, 64], stride_map = [64, 64, 320, 1]>> -> tensor<2x2x64xf16, #spyre.layout<device_size = [2, 1, 2, 64], stride_map = [64, 64, 128, 1]>>
 // CHECK:         %s2 = spyre.slice %e start [0, 1, 0] step [1, 2, 1] : tensor<2x5x64xf16, #spyre.layout<device_size = [5, 1, 2, 64], stride_map = [64, 64, 320, 1]>> -> tensor<2x2x64xf16, #spyre.layout<device_size = [2, 1, 2, 64], stride_map = [64, 64, 128, 1]>>
 // CHECK-GENERIC: %s2 = "spyre.slice"(%e) <{start = #spyre.ints[0, 1, 0], step = #spyre.ints[1, 2, 1]}> : (tensor<2x5x64xf16, #spyre.layout<device_size = [5, 1, 2, 64], stride_map = [64, 64, 320, 1]>>) -> tensor<2x2x64xf16, #spyre.layout<device_size = [2, 1, 2, 64], stride_map = [64, 64, 128, 1]>>
+%s3 = "test.op"() : () -> tensor<2x3x64xf16, #spyre.layout<device_size = [3, 1, 2, 64], stride_map = [64, 64, 192, 1]>>
+%c = spyre.concat %e, %s3 dim 1 : (tensor<2x5x64xf16, #spyre.layout<device_size = [5, 1, 2, 64], stride_map = [64, 64, 320, 1]>>, tensor<2x3x64xf16, #spyre.layout<device_size = [3, 1, 2, 64], stride_map = [64, 64, 192, 1]>>) -> tensor<2x8x64xf16, #spyre.layout<device_size = [8, 1, 2, 64], stride_map = [64, 64, 512, 1]>>
+// CHECK:         %c = spyre.concat %e, %s3 dim 1 : (tensor<2x5x64xf16, #spyre.layout<device_size = [5, 1, 2, 64], stride_map = [64, 64, 320, 1]>>, tensor<2x3x64xf16, #spyre.layout<device_size = [3, 1, 2, 64], stride_map = [64, 64, 192, 1]>>) -> tensor<2x8x64xf16, #spyre.layout<device_size = [8, 1, 2, 64], stride_map = [64, 64, 512, 1]>>
+// CHECK-GENERIC: %c = "spyre.concat"(%e, %s3) <{dim = 1 : i64}> : (tensor<2x5x64xf16, #spyre.layout<device_size = [5, 1, 2, 64], stride_map = [64, 64, 320, 1]>>, tensor<2x3x64xf16, #spyre.layout<device_size = [3, 1, 2, 64], stride_map = [64, 64, 192, 1]>>) -> tensor<2x8x64xf16, #spyre.layout<device_size = [8, 1, 2, 64], stride_map = [64, 64, 512, 1]>>
 
 // -----
 
