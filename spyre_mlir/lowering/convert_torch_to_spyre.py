@@ -723,20 +723,26 @@ class LowerClamp(Lowering):
         return [pw], pw.result
 
 
-def _swap_first_last(rank: int) -> list[int]:
+def _swap(rank: int, i: int, j: int) -> list[int]:
+    """The permutation of `rank` dims that swaps dims i and j."""
     perm = list(range(rank))
-    perm[0], perm[-1] = rank - 1, 0
+    perm[i], perm[j] = j, i
     return perm
+
+
+def _stick_partner(shape: Sequence[int]) -> int | None:
+    """The dim a stick dim's elements are transposed to when they must change lanes: the last
+    other dim of extent > 1 (None: a single row, see `_as_column`)."""
+    return next((d for d in range(len(shape) - 2, -1, -1) if shape[d] > 1), None)
 
 
 def _as_column(ops: list[Operation], x: SSAValue) -> SSAValue:
     """A tensor whose dims are all 1 but the stick dim (n), as two columns of n rows,
-    (n, 1, ..., 1, 2): x broadcast to two rows (a pointwise copy) and viewed with the first and
-    last dims swapped (the slice or concat that reads it restickifies it, a block transpose).
-    Along the rows the stick dim's elements can be sliced and joined at any index."""
+    (n, 1, ..., 1, 2): x broadcast to two rows (a pointwise copy), viewed with the first and last
+    dims swapped, and restickified to the generic layout (a block transpose). Along the rows the stick dim's elements can be sliced and joined at any index."""
     shape = _shape(x)
     two = pointwise_append(ops, [x], (2, *shape), lambda a: a)
-    col = _permute(ops, two, _swap_first_last(len(shape) + 1))
+    col = _permute(ops, two, _swap(len(shape) + 1, 0, len(shape)))
     r = spyre.RestickifyOp(col, spyre.device_tensor_type(_shape(col)))
     ops.append(r)
     return r.result
@@ -750,7 +756,7 @@ def _from_column(ops: list[Operation], col: SSAValue) -> SSAValue:
     shape = _shape(col)
     first = spyre.SliceOp(col, [0] * len(shape), spyre.device_tensor_type((*shape[:-1], 1)))
     ops.append(first)
-    row = _permute(ops, first.result, _swap_first_last(len(shape)))
+    row = _permute(ops, first.result, _swap(len(shape), 0, len(shape) - 1))
     return _reshape(ops, row, _shape(row)[1:], by_cost=False)
 
 
@@ -809,7 +815,7 @@ class LowerSlice(Lowering):
         if dim == last and shape[dim] > 1 and (step != 1 or begin % F16_LANES or select_lanes):
             # the kept elements change lanes: transpose the stick dim with another dim (a device
             # block transpose), take the rows there with a strided copy, and transpose back
-            partner = next((d for d in range(last - 1, -1, -1) if shape[d] > 1), None)
+            partner = _stick_partner(shape)
             if partner is None:  # one row: sliced as a column (`_as_column`)
                 col = _as_column(ops, x)
                 box = (count, *_shape(col)[1:])
@@ -823,8 +829,7 @@ class LowerSlice(Lowering):
                     f"a slice of one element of the stick dim at {begin} of {shape}, not at a stick boundary: the "
                     f"elements would sit one per stick, and no device relayout moves them from their lanes there yet"
                 )
-            perm = list(range(len(shape)))
-            perm[partner], perm[last] = last, partner
+            perm = _swap(len(shape), partner, last)
             x = _permute(ops, x, perm)
             shape, dim = _shape(x), partner
         box = tuple(count if i == dim else n for i, n in enumerate(shape))
@@ -883,15 +888,14 @@ class LowerCat(Lowering):
         last = len(shape) - 1
         perm: list[int] | None = None
         if dim == last and any(_shape(x)[dim] % F16_LANES for x in xs[:-1]):
-            partner = next((d for d in range(last - 1, -1, -1) if shape[d] > 1), None)
+            partner = _stick_partner(shape)
             if partner is None:  # one row (a decode step's): joined as columns (`_as_column`)
                 cat = spyre.ConcatOp(
                     [_as_column(ops, x) for x in xs], 0, spyre.device_tensor_type((shape[-1], *shape[:-1], 2))
                 )
                 ops.append(cat)
                 return ops, self.reshape(ops, _from_column(ops, cat.result), shape)
-            perm = list(range(len(shape)))
-            perm[partner], perm[last] = last, partner
+            perm = _swap(len(shape), partner, last)
             xs = [_permute(ops, x, perm) for x in xs]
             dim, shape = partner, tuple(shape[p] for p in perm)
         cat = spyre.ConcatOp(xs, dim, spyre.device_tensor_type(shape))

@@ -83,6 +83,13 @@ def _restickify_operand(op: Operation, index: int, target: Layout, rewriter: Pat
     op.operands[index] = r.result
 
 
+def _operand_generic(op: Operation, index: int, rewriter: PatternRewriter) -> None:
+    """Restickify operand `index` of `op` to the generic layout unless it is in it."""
+    v = op.operands[index]
+    if spyre.device_layout(v.type).canonical() != _generic(v):
+        _restickify_operand(op, index, _generic(v), rewriter)
+
+
 class MatmulOperandsReadable(RewritePattern):
     """The result generic; an operand the matmul cannot read as it is (`matmul_reads`) is
     restickified to the generic layout."""
@@ -156,8 +163,7 @@ class ReduceInputGeneric(RewritePattern):
                 f"'spyre.reduce': along dim {op.dim.value.data} of {spyre.device_layout(op.input.type).shape}: "
                 f"the device reduces along the stick dim (the last, of extent > 1) only"
             )
-        if spyre.device_layout(op.input.type).canonical() != _generic(op.input):
-            _restickify_operand(op, 0, _generic(op.input), rewriter)
+        _operand_generic(op, 0, rewriter)
 
 
 class SliceInputShareSticks(RewritePattern):
@@ -168,8 +174,7 @@ class SliceInputShareSticks(RewritePattern):
     def match_and_rewrite(self, op: spyre.SliceOp, rewriter: PatternRewriter):
         if _in_kernel(op):
             return
-        if spyre.device_layout(op.input.type).canonical() != _generic(op.input):
-            _restickify_operand(op, 0, _generic(op.input), rewriter)
+        _operand_generic(op, 0, rewriter)
 
 
 class ConcatInputsGeneric(RewritePattern):
@@ -180,9 +185,8 @@ class ConcatInputsGeneric(RewritePattern):
     def match_and_rewrite(self, op: spyre.ConcatOp, rewriter: PatternRewriter):
         if _in_kernel(op):
             return
-        for i, v in enumerate(op.inputs):
-            if spyre.device_layout(v.type).canonical() != _generic(v):
-                _restickify_operand(op, i, _generic(v), rewriter)
+        for i in range(len(op.inputs)):
+            _operand_generic(op, i, rewriter)
 
 
 class DropNeedlessRestickify(RewritePattern):

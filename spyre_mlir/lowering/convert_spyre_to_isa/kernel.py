@@ -132,7 +132,7 @@ class KernelCodegen:
         return out
 
     def _check_layouts(self) -> None:
-        """Refuse, once per kernel, the layouts a matmul or a gather program cannot address
+        """Refuse, once per kernel, the layouts a matmul, gather or concat program cannot address
         (docs/layouts.md, "What the lowering assumes")."""
         op = self.compute
         if isinstance(op, spyre.MatmulOp):
@@ -155,6 +155,14 @@ class KernelCodegen:
                     f"kernel {self.name}: 'spyre.gather' result {res.describe()}: the gather stores a row's sticks by one "
                     "stride, so its sticks must hold the generic layout's"
                 )
+        elif isinstance(op, spyre.ConcatOp):
+            for i, v in enumerate(op.inputs):
+                src = spyre.device_layout(v.type)
+                if src.canonical() != Layout.generic(src.shape, src.element_bytes).canonical():
+                    raise PassFailedException(
+                        f"kernel {self.name}: 'spyre.concat' input {i} {src.describe()}: the concat copies whole sticks "
+                        "of the generic layout (run spyre-propagate-layouts first)"
+                    )
 
     def _placed_buffers(self) -> list[tuple[int, int, str]]:
         """The plan's buffers with the sticks `KernelBuffers` gives them (a name it does not

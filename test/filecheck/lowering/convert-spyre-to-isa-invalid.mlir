@@ -149,3 +149,23 @@ builtin.module {
   }
 }
 // CHECK: kernel k0: 'spyre.slice' of (130, 64) in device_size [130, 64], stride_map [64, 1] from [30, 0] into (100, 64) in device_size [2, 64, 64], stride_map [4096, 64, 1]: the input's sticks do not hold the result's by one stride per loop from the start on (run spyre-propagate-layouts first)
+
+// -----
+
+// A concat input sticked along its rows (a transpose): its sticks would be copied as if they
+// held the rows' elements.
+builtin.module {
+  func.func @f(%a: tensor<4x64xf32>, %b: tensor<4x64xf32>) -> tensor<8x64xf32> {
+    %0 = spyre.to_device %a : tensor<4x64xf32> -> tensor<4x64xf16, #spyre.layout<device_size = [1, 64, 64], stride_map = [64, 1, 64]>>
+    %1 = spyre.to_device %b : tensor<4x64xf32> -> tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
+    %2 = spyre.kernel "k0"(%0, %1) split <d0 = 1, d1 = 8> chunks <d0 = 1, d1 = 1> lx <tile = 0> : (tensor<4x64xf16, #spyre.layout<device_size = [1, 64, 64], stride_map = [64, 1, 64]>>, tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>) -> tensor<8x64xf16, #spyre.layout<device_size = [1, 8, 64], stride_map = [64, 64, 1]>> {
+    ^bb0(%3: tensor<4x64xf16, #spyre.layout<device_size = [1, 64, 64], stride_map = [64, 1, 64]>>, %4: tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>):
+      %5 = spyre.concat %3, %4 dim 0 : (tensor<4x64xf16, #spyre.layout<device_size = [1, 64, 64], stride_map = [64, 1, 64]>>, tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>) -> tensor<8x64xf16, #spyre.layout<device_size = [1, 8, 64], stride_map = [64, 64, 1]>>
+      spyre.yield %5 : tensor<8x64xf16, #spyre.layout<device_size = [1, 8, 64], stride_map = [64, 64, 1]>>
+    }
+    %3 = spyre.from_device %2 : tensor<8x64xf16, #spyre.layout<device_size = [1, 8, 64], stride_map = [64, 64, 1]>> -> tensor<8x64xf32>
+    func.return %3 : tensor<8x64xf32>
+  }
+}
+
+// CHECK: kernel k0: 'spyre.concat' input 0 (4, 64) in device_size [1, 64, 64], stride_map [64, 1, 64]: the concat copies whole sticks of the generic layout (run spyre-propagate-layouts first)
