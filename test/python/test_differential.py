@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
