@@ -129,6 +129,42 @@ class Layout:
     def nbytes(self) -> int:
         return self.num_sticks * STICK_BYTES
 
+    def dim_stick_steps(self) -> tuple[int, ...] | None:
+        """Per host dim, the stick offset of one step along it (along the stick dim, of one
+        stick), when every element's stick is the sum of its coordinates' steps: each dim's
+        digits one mixed-radix run, every digit's stick stride the run's step times its weight.
+        None otherwise (a dim's digits interleave with another's, or the layout is sparse)."""
+        lane = len(self.device_size) - 1
+        strides = self.stick_strides
+        steps = []
+        for h, digits in enumerate(self.digits if self.shape else ((),)):
+            unit = self.lanes if h == self.stick_dim else 1
+            outer = [d for d in digits if d.device_dim != lane]
+            if h == self.stick_dim and any(
+                d.device_dim == lane and (d.weight != 1 or d.size != self.lanes) for d in digits
+            ):
+                return None
+            step = strides[outer[0].device_dim] if outer else 0
+            weight = unit
+            for d in outer:
+                if d.weight != weight or strides[d.device_dim] != step * (d.weight // unit):
+                    return None
+                weight *= d.size
+            steps.append(step)
+        return tuple(steps)
+
+    def element_stick(self, coords: Sequence[int]) -> int:
+        """The stick holding the element at logical `coords` (lane 0 of it: coords along the
+        stick dim are multiples of the stick), counted from the first stick."""
+        stick = 0
+        strides = self.stick_strides
+        lane = len(self.device_size) - 1
+        for h, x in enumerate(coords if self.shape else (0,)):
+            for d in self.digits[h]:
+                if d.device_dim != lane:
+                    stick += ((x // d.weight) % d.size) * strides[d.device_dim]
+        return stick
+
     @property
     def stick_strides(self) -> tuple[int, ...]:
         """Row-major stride, in sticks, of each device dim except the lane dim."""

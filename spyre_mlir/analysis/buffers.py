@@ -118,6 +118,9 @@ def kernel_buffers(
         return bufs
     if isinstance(op, spyre.GatherOp):
         return {"rows": ext["n"] * spyre.device_layout(op.table.type).device_size[0]}
+    if isinstance(op, spyre.ScatterOp):
+        values = spyre.device_layout(op.values.type)
+        return {"rows": ext["o"] * ext["n"] * -(-values.shape[2] // values.lanes)}
     if isinstance(op, spyre.SliceOp | spyre.ConcatOp):
         return {"tile": math.prod(ext.values())}
     if isinstance(op, spyre.ReduceOp):

@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import (
     NoneAttr,
     StringAttr,
     TensorType,
+    UnitAttr,
 )
 from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
@@ -331,6 +332,26 @@ def check_kernel_operand(t: Attribute, where: str) -> None:
         device_layout(t, where)
 
 
+ALIASING_OUTPUT = "spyre.aliasing_output"
+"""A function argument's attribute, an i64 k: result k is the argument's new contents (the
+graph wrote the argument in place, as `copy_` into a graph input): the caller writes result k
+back into the argument, and the device may keep the argument's copy, updated, between calls.
+(As MLIR's `tf.aliasing_output`, where the argument's buffer may hold result k.)"""
+
+
+def aliased_arguments(fn: Operation) -> dict[int, int]:
+    """A `func.func`'s mutated arguments: {argument index: result index} (ALIASING_OUTPUT)."""
+    arg_attrs = getattr(fn, "arg_attrs", None)
+    if arg_attrs is None:
+        return {}
+    found = {}
+    for j, attrs in enumerate(arg_attrs.data):
+        k = attrs.data.get(ALIASING_OUTPUT)
+        if isinstance(k, IntegerAttr):
+            found[j] = k.value.data
+    return found
+
+
 def device_tensor_type(shape: Sequence[int], layout: Layout | None = None) -> TensorType:
     """tensor<shape x f16, #spyre.layout<...>> (generic stick layout unless given)."""
     layout = layout or Layout.generic(tuple(shape), 2)
@@ -399,11 +420,17 @@ class FromDeviceOp(IRDLOperation):
     name = "spyre.from_device"
     input = operand_def(TensorType)
     result = result_def(TensorType)
+    mirror = opt_prop_def(UnitAttr)
+    """The new contents of a function argument the device keeps (a KV cache written in place):
+    the host copy that keeps the caller's tensor equal to the device's, which the card would not
+    make (the tensor would live on the device alone). Not a transfer: no link time is charged."""
     traits = traits_def(Pure())
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    assembly_format = "(`mirror` $mirror^)? $input attr-dict `:` type($input) `->` type($result)"
 
-    def __init__(self, input: SSAValue, result_type: TensorType):
-        super().__init__(operands=[input], result_types=[result_type])
+    def __init__(self, input: SSAValue, result_type: TensorType, mirror: bool = False):
+        super().__init__(
+            operands=[input], result_types=[result_type], properties={"mirror": UnitAttr()} if mirror else {}
+        )
 
     def verify_(self) -> None:
         device_layout(self.input.type, "'spyre.from_device': the input")
@@ -707,6 +734,67 @@ class ReshapeOp(IRDLOperation):
 
 
 @irdl_op_definition
+class ScatterOp(IRDLOperation):
+    """Rows of a device tensor replaced, at host indices, by the rows of another (the inverse
+    of spyre.gather: a KV-cache update), by DMA:
+
+        r = dest;  r[o, indices.flat[i], :] = values[o, i, :]     (dest (O, L, C), values (O, n, C))
+
+    An index may be negative (it counts from the end, as PyTorch's); one out of [-L, L) is
+    refused at launch. The lowering writes the rows into dest's DDR buffer in place (the
+    program's output is dest's buffer, `spyre_isa.program ... in_place`): the other rows are
+    neither read nor copied, so nothing may read dest after the scatter. Repeated indices: one
+    of their rows is written, the same one on every run (PyTorch leaves which undefined)."""
+
+    name = "spyre.scatter"
+    dest = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    values = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$dest `[` $indices `]` `=` $values attr-dict `:` `(` type($dest) `,` type($indices) `,` type($values) `)` "
+        "`->` type($result)"
+    )
+
+    def __init__(self, dest: SSAValue, indices: SSAValue, values: SSAValue):
+        super().__init__(operands=[dest, indices, values], result_types=[dest.type])
+
+    def verify_(self) -> None:
+        dst = device_layout(self.dest.type, "'spyre.scatter': dest")
+        val = device_layout(self.values.type, "'spyre.scatter': values")
+        if self.result.type != self.dest.type:
+            raise VerifyException(
+                f"'spyre.scatter': the result is dest's buffer, so its type must be dest's {self.dest.type}, "
+                f"got {self.result.type}"
+            )
+        if not is_index_tensor(self.indices.type):
+            raise VerifyException(f"'spyre.scatter': indices must be a host integer tensor, got {self.indices.type}")
+        assert isinstance(self.indices.type, TensorType)  # is_index_tensor
+        n = math.prod(self.indices.type.get_shape())
+        if len(dst.shape) != 3 or val.shape != (dst.shape[0], n, dst.shape[2]):
+            raise VerifyException(
+                f"'spyre.scatter': dest (O, L, C) {dst.shape} and {n} indices take values "
+                f"{(dst.shape[0], n, dst.shape[2]) if len(dst.shape) == 3 else '(O, n, C)'}, got {val.shape}"
+            )
+        if not rows_by_strides(dst):
+            raise VerifyException(
+                f"'spyre.scatter': dest {dst.describe()}: the scatter writes the rows in place, so each of "
+                "O, L and C's sticks must step by one stick stride, with C along the sticks"
+            )
+
+
+def rows_by_strides(layout: Layout) -> bool:
+    """Whether a 3-D (O, L, C) layout holds C along its sticks and steps each dim (C by sticks)
+    by one stick stride, as a scatter reads and writes rows (Layout.dim_stick_steps)."""
+    return (
+        len(layout.shape) == 3
+        and layout.stick_dim in (2, None if layout.shape[2] == 1 else 2)
+        and (layout.dim_stick_steps() is not None)
+    )
+
+
+@irdl_op_definition
 class SliceOp(IRDLOperation):
     """A box of a tensor, copied, with an optional step (>= 1) per dim:
 
@@ -937,7 +1025,9 @@ class KernelOp(IRDLOperation):
         compute = [
             op
             for op in block.ops
-            if isinstance(op, MatmulOp | PointwiseOp | ReduceOp | GatherOp | SliceOp | ConcatOp | RestickifyOp)
+            if isinstance(
+                op, MatmulOp | PointwiseOp | ReduceOp | GatherOp | ScatterOp | SliceOp | ConcatOp | RestickifyOp
+            )
         ]
         other = [
             op.name
@@ -948,6 +1038,7 @@ class KernelOp(IRDLOperation):
                 | PointwiseOp
                 | ReduceOp
                 | GatherOp
+                | ScatterOp
                 | SliceOp
                 | ConcatOp
                 | RestickifyOp
@@ -959,7 +1050,7 @@ class KernelOp(IRDLOperation):
         if other or not compute:
             raise VerifyException(
                 f"'spyre.kernel' @{self.sym_name.data}: holds one compute op (spyre.matmul, spyre.pointwise, "
-                f"spyre.reduce, spyre.gather, spyre.slice, spyre.concat or spyre.restickify), a matmul and its pointwise "
+                f"spyre.reduce, spyre.gather, spyre.scatter, spyre.slice, spyre.concat or spyre.restickify), a matmul and its pointwise "
                 f"epilogue, or a row group of reductions and pointwise ops, and views; found {len(compute)} compute op(s)"
                 + (f" and {', '.join(other)}" if other else "")
             )
@@ -1170,6 +1261,9 @@ def iteration_dims(op: Operation) -> list[IterDim]:
         return [IterDim(d.name, d.size) for d in pointwise_loops(op)[0]]
     if isinstance(op, GatherOp):
         return [IterDim("n", device_layout(op.result.type).shape[0])]
+    if isinstance(op, ScatterOp):
+        o, n, _ = device_layout(op.values.type).shape
+        return [IterDim("o", o), IterDim("n", n)]
     if isinstance(op, SliceOp):
         return [IterDim(d.name, d.size) for d in slice_loops(op)]
     if isinstance(op, ConcatOp):
@@ -1376,6 +1470,7 @@ Spyre = Dialect(
         PointwiseOp,
         ReduceOp,
         GatherOp,
+        ScatterOp,
         SliceOp,
         ConcatOp,
         YieldOp,
@@ -1405,6 +1500,7 @@ __all__ = [
     "PointwiseOp",
     "ReduceOp",
     "GatherOp",
+    "ScatterOp",
     "SliceOp",
     "ConcatOp",
     "YieldOp",
@@ -1415,6 +1511,9 @@ __all__ = [
     "POINTWISE_BODY_OPS",
     "device_layout",
     "device_tensor_type",
+    "rows_by_strides",
+    "aliased_arguments",
+    "ALIASING_OUTPUT",
     "is_device_tensor",
     "element_bytes",
     "kernel_ops",

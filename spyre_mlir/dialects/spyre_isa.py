@@ -275,6 +275,10 @@ class CoreSetAttr(ParametrizedAttribute):
 # region Program structure
 
 
+IN_PLACE_ATTR = "spyre.in_place"
+"""A program's attribute: the input whose DDR buffer its one output is (ProgramOp.in_place)."""
+
+
 @irdl_op_definition
 class ProgramOp(IRDLOperation):
     """One device program (a kernel launch): its DDR tensors are the block arguments,
@@ -298,6 +302,13 @@ class ProgramOp(IRDLOperation):
     @property
     def args(self):
         return self.body.block.args
+
+    @property
+    def in_place(self) -> int | None:
+        """The input whose DDR buffer the output is (`spyre.in_place`: the program writes only part
+        of it, such as a scatter's rows; the input is not read after the launch), or None."""
+        attr = self.attributes.get(IN_PLACE_ATTR)
+        return attr.value.data if isinstance(attr, IntegerAttr) else None
 
     @property
     def streams(self) -> list[StreamOp]:
@@ -345,6 +356,19 @@ class ProgramOp(IRDLOperation):
             if values is None or len(values) != 2 or not 0 <= values[0] < values[1]:
                 raise VerifyException(
                     f"'spyre_isa.program' @{self.sym_name.data}: {name} must be array<i64: lo, hi> with 0 <= lo < hi (LX sticks), got {attr}"
+                )
+        in_place = self.in_place
+        if IN_PLACE_ATTR in self.attributes:
+            outs = n_args - self.num_inputs.data
+            if in_place is None or outs != 1 or not 0 <= in_place < self.num_inputs.data:
+                raise VerifyException(
+                    f"'spyre_isa.program' @{self.sym_name.data}: {IN_PLACE_ATTR} must be an i64 input index of a "
+                    f"program with one output, got {self.attributes[IN_PLACE_ATTR]}"
+                )
+            if self.args[in_place].type != self.args[-1].type:
+                raise VerifyException(
+                    f"'spyre_isa.program' @{self.sym_name.data}: its output is written in input {in_place}'s buffer "
+                    f"({IN_PLACE_ATTR}), so their types must be equal: {self.args[in_place].type} != {self.args[-1].type}"
                 )
         seen: set[int] = set()
         for op in self.body.block.ops:
@@ -726,6 +750,80 @@ class DmaGatherOp(IsaInstruction):
                 raise VerifyException(
                     f"'{self.name}': indices {base}..{base + self.count.value.data - 1} past the {n} given"
                 )
+
+
+@irdl_op_definition
+class DmaScatterOp(IsaInstruction):
+    """Store LX rows into a 3-D DDR tensor (O, L, C) at rows chosen at run time by host indices
+    (patched at launch), whole sticks: the inverse of dma_gather, a KV-cache update.
+
+    for r in range(count):
+        v = indices.flat[index_base[core] + r]                 # -L <= v < L (negative: v + L)
+        for j in range(row_sticks):
+            stick of out holding out[outer[core], v, 64j..64j+63] = lx[lx.base + r*lx.s0 + j*lx.s1]
+    """
+
+    name = "spyre_isa.dma_scatter"
+    ENGINE: ClassVar[str] = "dma"
+    out = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    index_base = prop_def(PerCoreAttr)
+    outer = prop_def(PerCoreAttr)
+    count = prop_def(IntegerAttr[I64])
+    row_sticks = prop_def(IntegerAttr[I64])
+    lx_access = prop_def(AccessAttr)
+    assembly_format = (
+        "`lx` $lx_access `->` $out `[` $outer `,` $indices `[` $index_base `]` `count` $count `row_sticks` $row_sticks `]` "
+        "attr-dict `:` type($out) `,` type($indices)"
+    )
+
+    def __init__(
+        self,
+        out: SSAValue,
+        indices: SSAValue,
+        index_base: PerCoreAttr,
+        outer: PerCoreAttr,
+        count: int,
+        row_sticks: int,
+        lx: AccessAttr,
+    ):
+        self._build(
+            operands=[out, indices],
+            properties={
+                "index_base": index_base,
+                "outer": outer,
+                "count": i64_attr(count),
+                "row_sticks": i64_attr(row_sticks),
+                "lx_access": lx,
+            },
+        )
+
+    def verify_(self) -> None:
+        layout = device_layout(self.out.type, f"'{self.name}': the destination")
+        if len(layout.shape) != 3:
+            raise VerifyException(f"'{self.name}': the destination must be 3-D (O, L, C), got {layout.shape}")
+        indices = self.indices.type
+        if not is_index_tensor(indices) or not isinstance(indices, TensorType):
+            raise VerifyException(f"'{self.name}': indices must be a host integer tensor, got {indices}")
+        self._check_table("index base", self.index_base)
+        self._check_table("outer", self.outer)
+        count, row_sticks = self.count.value.data, self.row_sticks.value.data
+        if count < 1 or row_sticks < 1:
+            raise VerifyException(f"'{self.name}': count and row_sticks must be >= 1")
+        if row_sticks != -(-layout.shape[2] // layout.lanes):
+            raise VerifyException(
+                f"'{self.name}': row_sticks {row_sticks}, but a row of {layout.shape[2]} holds {-(-layout.shape[2] // layout.lanes)}"
+            )
+        self._check_count(self, f"count {count}", count)
+        self._check_access("the LX access", self.lx_access, [count, row_sticks])
+        n = math.prod(indices.get_shape())
+        cores = 1 if self.index_base.is_uniform else self.n_cores()
+        for base in self.index_base.table(cores):
+            if base + count > n:
+                raise VerifyException(f"'{self.name}': indices {base}..{base + count - 1} past the {n} given")
+        for o in self.outer.table(1 if self.outer.is_uniform else self.n_cores()):
+            if not 0 <= o < layout.shape[0]:
+                raise VerifyException(f"'{self.name}': outer {o} out of range for {layout.shape[0]} rows of (O, L, C)")
 
 
 # endregion
@@ -1264,6 +1362,7 @@ SpyreISA = Dialect(
         DmaLoadOp,
         DmaStoreOp,
         DmaGatherOp,
+        DmaScatterOp,
         PtMatmulOp,
         *SFP_UNARY.values(),
         *SFP_BINARY.values(),

@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.utils.exceptions import DiagnosticException
 
+from spyre_mlir.dialects import spyre
 from spyre_mlir.frontend.compile_cache import (
     CachedGraph,
     CompileCache,
@@ -189,9 +190,11 @@ class ParamKey:
 
     __slots__ = ("ref", "version", "data_ptr", "sample")
 
-    def __init__(self, p: torch.nn.Parameter, host: np.ndarray):
+    def __init__(self, p: torch.Tensor, host: np.ndarray, bumps: int = 0):
+        """The key of `p` as it is, or as it will be after `bumps` more version bumps that
+        change nothing (aot_autograd's, for an input the graph wrote and we wrote back)."""
         self.ref = weakref.ref(p)
-        self.version = p._version
+        self.version = p._version + bumps
         self.data_ptr = p.data_ptr()
         flat = host.reshape(-1)
         self.sample = flat.take(_sample_positions(flat.size)).tobytes()
@@ -257,21 +260,44 @@ def compile_graph(
             )
     exe = Executable(module, ctx, get_device(config))
     out_dtypes = entry.out_dtypes
+    mutated = spyre.aliased_arguments(exe.function)
+    """Graph inputs the graph writes in place ({argument: the result with their new contents})."""
+    bumped = _version_bumped_after(keep)
 
     def run(*all_args: Any) -> tuple[torch.Tensor, ...]:
         args = [all_args[i] for i in keep]
-        host = [
-            # bf16 has no numpy type: widened to f32 (exact); f64 stays f64 for the host ops that take it
-            np.asarray((a.detach().float() if a.dtype == torch.bfloat16 else a.detach()).cpu().numpy(), order="C")
-            for a in args
+        host = [_host_array(a) for a in args]
+        keys = [
+            ParamKey(a, h) if (isinstance(a, torch.nn.Parameter) or i in mutated) and not a.is_inference() else None
+            for i, (a, h) in enumerate(zip(args, host))
         ]
-        keys = [ParamKey(a, h) if isinstance(a, torch.nn.Parameter) else None for a, h in zip(args, host)]
         outs = exe(*host, arg_keys=keys)
+        for j, k in mutated.items():  # the new contents into the caller's tensor, then its device copy rekeyed
+            a, new = args[j], torch.from_numpy(np.asarray(outs[k]))
+            with torch.no_grad():  # one version bump for the write: aot_autograd's where it makes one, else ours
+                (a.data if j in bumped else a).copy_(new)
+            exe.written_back(j, None if a.is_inference() else ParamKey(a, _host_array(a), bumps=int(j in bumped)))
         # np.asarray keeps 0-d outputs 0-d (ascontiguousarray would make them 1-d)
         return tuple(torch.from_numpy(np.array(o, order="C")).to(dt) for o, dt in zip(outs, out_dtypes))
 
     run.module = module  # type: ignore[attr-defined]  # the compiled IR, for inspection
     return run
+
+
+def _version_bumped_after(keep: Sequence[int]) -> set[int]:
+    """The graph inputs (as indices into the kept ones) whose version counter aot_autograd's
+    runtime wrapper bumps after each call, because the graph writes them (its metadata, read
+    while it compiles the graph: a graph compiled outside aot_autograd has none)."""
+    tracing = torch._guards.TracingContext.try_get()
+    meta = tracing.fw_metadata if tracing is not None else None
+    seen = set(meta.mutated_graph_handled_indices_seen_by_autograd) if meta is not None else set()
+    return {j for j, i in enumerate(keep) if i in seen}
+
+
+def _host_array(a: torch.Tensor) -> np.ndarray:
+    """A graph input as the Executable takes it: bf16 has no numpy type, so it is widened to f32
+    (exact); f64 stays f64 for the host ops that take it."""
+    return np.asarray((a.detach().float() if a.dtype == torch.bfloat16 else a.detach()).cpu().numpy(), order="C")
 
 
 def _compile(gm: torch.fx.GraphModule, config: DeviceConfig, options: BackendOptions) -> CachedGraph | None:
@@ -324,6 +350,9 @@ def spyre_backend(
                 fw_compiler=fw_compiler,
                 bw_compiler=_training_unsupported,
                 decompositions=core_aten_decompositions(),
+                # a graph input written in place stays a `copy_` in the graph: the compiled graph
+                # writes it back itself, and may keep its device copy (a KV cache) between calls
+                keep_inference_input_mutations=True,
             )(gm, list(inputs))
 
     if not any(_is_symbolic(x) for x in example_inputs):

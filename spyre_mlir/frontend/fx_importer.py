@@ -26,6 +26,12 @@ It follows `torch_mlir/extras/fx_importer.py`:
   returning `Tensor[]` yields a `!torch.list<vtensor>`, and getitem reads it through one
   `torch.prim.ListUnpack`.
 
+- A graph input written in place (`copy_(input, value)`, as aot_autograd keeps inference input
+  mutations) becomes a function result after the graph's outputs, and the argument's
+  `spyre.aliasing_output` names it (torch-mlir writes `torch.overwrite.tensor.contents` into a
+  non-value `!torch.tensor` instead; a value-semantics function with an aliasing result keeps
+  the whole pipeline on `!torch.vtensor`).
+
 Anything outside this (symbolic shapes, a target that is not an `OpOverload`, a dtype with no
 torch-mlir spelling, a non-tensor graph input or output) raises `UnsupportedGraphError`, whose
 message names the node and the reason.
@@ -45,8 +51,11 @@ import torch.fx
 from xdsl.builder import Builder
 from xdsl.dialects.builtin import (
     AnyFloat,
+    ArrayAttr,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
+    DictionaryAttr,
+    IntegerAttr,
     IntegerType,
     ModuleOp,
     Signedness,
@@ -61,6 +70,7 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from spyre_mlir.dialects.spyre import ALIASING_OUTPUT
 from spyre_mlir.dialects.torch import (
     BoolType,
     ConstantBoolOp,
@@ -106,7 +116,10 @@ class ImportInfo:
     inputs: tuple[TensorInfo, ...]
     """One per function argument, in order (the graph's placeholders)."""
     outputs: tuple[TensorInfo, ...]
-    """One per function result, in order."""
+    """One per graph output, in order: the function's first results."""
+    mutations: tuple[int, ...]
+    """The graph inputs written in place, by argument index: the function's results after the
+    outputs, in this order, are their new contents (`spyre.aliasing_output`)."""
     ctx: TorchContext = field(repr=False, compare=False)
     """The context that holds the module's `dense_resource` blobs."""
 
@@ -197,6 +210,9 @@ class _GraphImporter:
         self.inputs: list[TensorInfo] = []
         self.outputs: list[TensorInfo] = []
         self.results: list[SSAValue] = []
+        self.mutations: dict[int, SSAValue] = {}
+        """Graph inputs written in place (`copy_` into a placeholder): argument index -> new contents."""
+        self.placeholders: dict[torch.fx.Node, int] = {}
 
     # region Nodes
 
@@ -216,9 +232,16 @@ class _GraphImporter:
                 self.import_output(node)
             else:
                 raise _unsupported(node, f"'{node.op}' nodes are not supported")
+        arg_attrs: list[dict[str, Attribute]] = [{} for _ in self.block.args]
+        for j, value in sorted(self.mutations.items()):
+            arg_attrs[j][ALIASING_OUTPUT] = IntegerAttr(len(self.results), 64)
+            self.results.append(value)
         self.builder.insert(ReturnOp(*self.results))
         function_type = ([a.type for a in self.block.args], [r.type for r in self.results])
-        return FuncOp(func_name, function_type, Region(self.block))
+        fn = FuncOp(func_name, function_type, Region(self.block))
+        if self.mutations:
+            fn.arg_attrs = ArrayAttr([DictionaryAttr(a) for a in arg_attrs])
+        return fn
 
     def import_placeholder(self, node: torch.fx.Node) -> None:
         val = _meta_val(node)
@@ -228,6 +251,7 @@ class _GraphImporter:
             raise _unsupported(node, f"graph input is a {type(val).__name__}, not a tensor")
         arg = self.block.insert_arg(self.tensor_type(node, val), len(self.block.args))
         arg.name_hint = f"arg{len(self.inputs)}"
+        self.placeholders[node] = len(self.inputs)
         self.inputs.append(TensorInfo(node.name, val.dtype, tuple(val.shape)))
         self.values[node] = arg
 
@@ -256,6 +280,9 @@ class _GraphImporter:
         target, args, kwargs = node.target, node.args, node.kwargs
         assert isinstance(target, torch._ops.OpOverload)
         if target is torch.ops.aten._assert_async.msg:
+            return
+        if target is torch.ops.aten.copy_.default and args and args[0] in self.placeholders:
+            self.import_input_mutation(node)
             return
         if target is torch.ops.aten.lift_fresh_copy.default:
             target, args, kwargs = torch.ops.aten.clone.default, args[:1], {"memory_format": None}
@@ -288,6 +315,26 @@ class _GraphImporter:
             for i, (result, ret) in enumerate(zip(op.results, schema.returns)):
                 result.name_hint = ret.name or f"result{i}"  # torch-mlir's result names
             self.values[node] = tuple(op.results)
+
+    def import_input_mutation(self, node: torch.fx.Node) -> None:
+        """`copy_(input, value)`, as aot_autograd writes a graph input's new contents
+        (keep_inference_input_mutations): `value` becomes a function result, and the argument's
+        `spyre.aliasing_output` names it, and so does the copy's own value (the input, written). The
+        input must not be read after."""
+        dest, value = node.args[0], node.args[1]
+        assert isinstance(dest, torch.fx.Node)
+        if not isinstance(value, torch.fx.Node):
+            raise _unsupported(node, f"copies {value!r} into graph input '{dest.name}', not a graph value")
+        new, old = _meta_val(value), _meta_val(dest)
+        if not isinstance(new, torch.Tensor) or new.dtype != old.dtype or tuple(new.shape) != tuple(old.shape):
+            raise _unsupported(
+                node,
+                f"writes graph input '{dest.name}' ({old.dtype}, {tuple(old.shape)}) with a value of another dtype or shape",
+            )
+        later = [u for u in dest.users if u is not node and _after(u, node)]
+        if later:
+            raise _unsupported(node, f"graph input '{dest.name}' is read by '{later[0].name}' after it is written")
+        self.mutations[self.placeholders[dest]] = self.values[node] = self.node_value(node, value)
 
     def import_output(self, node: torch.fx.Node) -> None:
         outputs = node.args[0]
@@ -445,6 +492,16 @@ class _GraphImporter:
     # endregion
 
 
+def _after(a: torch.fx.Node, b: torch.fx.Node) -> bool:
+    """Whether node a comes after node b in their graph."""
+    node = b.next
+    while node.op != "root":
+        if node is a:
+            return True
+        node = node.next
+    return False
+
+
 def _meta_val(node: torch.fx.Node) -> Any:
     if "val" not in node.meta:
         raise _unsupported(node, "no meta['val'] (run the graph through aot_autograd/fake tensors)")
@@ -475,4 +532,4 @@ def import_fx_graph(
     importer = _GraphImporter(gm, ctx)
     module = ModuleOp([importer.run(func_name)])
     module.verify()
-    return module, ImportInfo(tuple(importer.inputs), tuple(importer.outputs), ctx)
+    return module, ImportInfo(tuple(importer.inputs), tuple(importer.outputs), tuple(sorted(importer.mutations)), ctx)

@@ -254,6 +254,22 @@ class Border:
         self.on_device[v] = transfer.result
         return transfer.result
 
+    def fresh_device(self, v: SSAValue, before: Operation) -> SSAValue:
+        """A transfer of a host value of its own, shared with no other reader (a destination
+        written in place)."""
+        reason = device_reason(v.type)
+        if reason is not None:
+            raise NotOnDevice(reason)
+        owner = v.owner
+        new_ops: list[Operation] = []
+        if isinstance(owner, UnrealizedConversionCastOp):
+            host = owner.inputs[0]
+        else:
+            host, new_ops = self._builtin(v, before)
+        transfer = spyre.ToDeviceOp(host, spyre.device_tensor_type(_shape(host)))
+        Rewriter.insert_op([*new_ops, transfer], InsertPoint.before(before))
+        return transfer.result
+
     def host_tensor(self, v: SSAValue, before: Operation) -> SSAValue:
         """The builtin host tensor of a `!torch.vtensor` that lives on the host (indices)."""
         owner = v.owner
@@ -923,6 +939,71 @@ class LowerEmbedding(Lowering):
         return ops, self.reshape(ops, g.result, _result_shape(op))
 
 
+class LowerIndexPut(Lowering):
+    """index_put(x, [None, ..., idx], v) with one 1-D host integer index tensor at dim d, without
+    accumulation (a KV-cache update: HF's `index_copy_` at `cache_position`): x seen as
+    (O, L, C) (the dims before d, d, the dims after; a free view) and v as (O, n, C), a
+    spyre.scatter of v's rows into x's buffer in place. Only where nothing else reads x: the
+    scatter writes its buffer."""
+
+    names = ("torch.aten.index_put",)
+
+    def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
+        x, index_list, v, accumulate = op.operands
+        if not (isinstance(accumulate.owner, t.ConstantBoolOp) and not accumulate.owner.value.value.data):
+            raise NotOnDevice("index_put with accumulate (a scatter-add) has no device lowering yet")
+        if not isinstance(index_list.owner, t.PrimListConstructOp):
+            raise NotOnDevice("its indices are not a list built in the graph")
+        indexed = [i for i, e in enumerate(index_list.owner.elements) if not isinstance(e.owner, t.ConstantNoneOp)]
+        shape = tuple(t.vtensor_type(x).get_shape())
+        if len(indexed) != 1 or not shape:
+            raise NotOnDevice("the device scatters rows along one dim (one index tensor, the others None)")
+        d = indexed[0]
+        index = index_list.owner.elements[d]
+        if not is_vtensor(index) or not _is_int(index) or len(index.type.get_shape()) != 1:
+            raise NotOnDevice("the index is not a 1-D integer tensor")
+        n = index.type.get_shape()[0]
+        if d == len(shape) - 1:
+            raise NotOnDevice("rows along the stick dim (the last) are single elements; the device scatters whole rows")
+        if tuple(t.vtensor_type(v).get_shape()) != (*shape[:d], n, *shape[d + 1 :]):
+            raise NotOnDevice(
+                f"values {tuple(t.vtensor_type(v).get_shape())} broadcast to the rows {(*shape[:d], n, *shape[d + 1 :])}"
+            )
+        dest = self._written_in_place(x, op)
+        o, length, c = math.prod(shape[:d]), shape[d], math.prod(shape[d + 1 :])
+        view = _layout(dest).reshaped((o, length, c))
+        if view is None or not spyre.rows_by_strides(view):
+            raise NotOnDevice(
+                f"{shape} seen as (O, L, C) = {(o, length, c)} is not a free view of its layout with rows by strides"
+            )
+        ops: list[Operation] = []
+        dest3 = spyre.ReshapeOp(dest, spyre.device_tensor_type((o, length, c), view))
+        ops.append(dest3)
+        values = self.reshape(ops, self.dev(v, op), (o, n, c))
+        sc = spyre.ScatterOp(dest3.result, self.border.host_tensor(index, op), values)
+        back = spyre.ReshapeOp(sc.result, dest.type)
+        ops += [sc, back]
+        return ops, back.result
+
+    def _written_in_place(self, x: SSAValue, op: Operation) -> SSAValue:
+        """x's device value, for a write in place: x read by `op` alone, and that value by nothing
+        else, nor a view of another value; or x a host-made constant (zeros of a new cache,
+        which cse may have made one value for several), transferred for `op` alone."""
+        owner = x.owner
+        if isinstance(owner, Operation) and owner.name in t.CREATION_OPS:  # zeros made on the host (a new cache)
+            return self.border.fresh_device(x, op)  # each write in place into a copy of its own
+        if x.uses.get_length() != 1:
+            raise NotOnDevice("its destination is read elsewhere too (the device scatter writes it in place)")
+        if isinstance(owner, UnrealizedConversionCastOp) and spyre.is_device_tensor(owner.inputs[0].type):
+            dest = owner.inputs[0]
+            if dest.uses.get_length() != 1 or isinstance(dest.owner, spyre.PermuteOp | spyre.ReshapeOp):
+                raise NotOnDevice("its destination is a view of, or read with, another value (written in place)")
+            return dest
+        if x in self.border.on_device:
+            raise NotOnDevice("its destination is read on the device too (the scatter writes it in place)")
+        return self.dev(x, op)
+
+
 # endregion
 # region Reductions and normalisations
 
@@ -1046,6 +1127,7 @@ LOWERINGS: tuple[type[Lowering], ...] = (
     LowerViews,
     LowerExpand,
     LowerEmbedding,
+    LowerIndexPut,
     LowerSlice,
     LowerCat,
     LowerMatmul,
@@ -1077,6 +1159,7 @@ DEVICE_OPS: dict[str, str] = {
     "torch.aten.squeeze.dim": "spyre.reshape (free view)",
     "torch.aten.expand": "spyre.pointwise copy (the broadcast is materialised)",
     "torch.aten.embedding": "spyre.gather: row DMAs at indices the host hands over at launch",
+    "torch.aten.index_put": "spyre.scatter: rows at host indices along one dim, written in place into the destination (a KV-cache update); the destination read by nothing else",
     "torch.aten.slice.Tensor": "spyre.slice (a step strides the copy); along the stick dim with a step or off a stick boundary: transposed to another dim, sliced there and transposed back",
     "torch.aten.select.int": "spyre.slice of one row + spyre.reshape dropping the dim; along the stick dim: transposed to another dim first",
     "torch.aten.cat": "spyre.concat (DMA copies of each piece to its offset); along the stick dim with a piece ending inside a stick: transposed to another dim, joined there and transposed back",
@@ -1203,15 +1286,35 @@ class ConvertTorchToSpyrePass(ModulePass):
         ret = block.last_op
         assert isinstance(ret, func.ReturnOp)
         results = []
+        mutated = {k: j for j, k in spyre.aliased_arguments(fn).items()}
         for i, v in enumerate(list(ret.arguments)):
             if is_vtensor(v):
-                host_v = border.host(v, ret)
+                host_v = _mirror(v, block.args[mutated[i]], ret) if i in mutated else None
+                host_v = host_v or border.host(v, ret)
                 cast = UnrealizedConversionCastOp.get([host_v], [host_tensor_type(v.type, ret)])
                 Rewriter.insert_op(cast, InsertPoint.before(ret))
                 ret.operands[i] = cast.results[0]
             results.append(ret.operands[i].type)
         fn.function_type = FunctionType.from_lists([a.type for a in block.args], results)
         _fold_casts(block)
+
+
+def _mirror(v: SSAValue, arg: SSAValue, ret: Operation) -> SSAValue | None:
+    """The host copy of a mutated argument's new contents `v` when they are the argument's
+    device copy written in place (through views and scatters): a `spyre.from_device mirror`,
+    which keeps the caller's tensor equal to the device's without a transfer. None otherwise."""
+    owner = v.owner
+    if not (isinstance(owner, UnrealizedConversionCastOp) and spyre.is_device_tensor(owner.inputs[0].type)):
+        return None
+    dev = root = owner.inputs[0]
+    while isinstance(root.owner, spyre.PermuteOp | spyre.ReshapeOp | spyre.ScatterOp):
+        root = root.owner.dest if isinstance(root.owner, spyre.ScatterOp) else root.owner.input
+    if not (isinstance(root.owner, spyre.ToDeviceOp) and root.owner.input is arg):
+        return None
+    back = spyre.FromDeviceOp(dev, host_tensor_type(v.type, ret), mirror=True)
+    cast = UnrealizedConversionCastOp.get([back.result], [v.type])
+    Rewriter.insert_op([back, cast], InsertPoint.before(ret))
+    return cast.results[0]
 
 
 def _types(op: Operation) -> str:

@@ -56,7 +56,7 @@ from spyre_mlir.runtime.aten import (
 )
 from spyre_mlir.runtime.interpreter import DeviceModel, host_threads
 from spyre_mlir.runtime.memory import DdrTensor, DeviceError
-from spyre_mlir.runtime.profile import record_transfer
+from spyre_mlir.runtime.profile import KernelRecord, record_launch, record_transfer
 
 
 def to_numpy(x: torch.Tensor) -> np.ndarray:
@@ -152,7 +152,20 @@ class Executable:
         self.function = fn
         self.programs = {op.sym_name.data: op for op in module.ops if isinstance(op, spyre_isa.ProgramOp)}
         self.steps = [self._prepare(op) for op in fn.body.block.ops]
+        self.in_place: dict[Operation, int] = {
+            op: prog.in_place
+            for op, prepared in self.steps
+            if isinstance(op, spyre_isa.LaunchOp) and (prog := prepared[0]).in_place is not None
+        }
+        """Launches whose program writes into the buffer of one of its inputs (the input's index)."""
+        self.copy_first = self._shared_destinations()
+        """The launches in place whose destination a later step still reads (cse made one value
+        of equal ones, such as the zeros of two new caches): they write into a copy."""
         self.dead_after = self._lifetimes()
+        self.written_in_place = self._written_in_place()
+        """The transfers of a mutated argument whose device copy this function writes in place
+        into what it returns as the argument's new contents (a KV cache), by argument index:
+        after the call that copy holds the new contents (`written_back`)."""
         self.gather_tables = self._gather_tables()
         self.resident: dict[Operation, tuple[Any, DdrTensor]] = {}
         """Device copies kept between calls, by `spyre.to_device`: (residency key, copy)."""
@@ -206,6 +219,105 @@ class Executable:
                 folded.add(op)
         return folded
 
+    def _shared_destinations(self) -> set[Operation]:
+        """The launches in place whose destination, or a tensor it is a view of, or another
+        view of that, a later step reads:
+
+            views(r) = {r} + the views (permute, reshape, cast) of views(r), recursively
+            shared(L) = a step after L reads views(root of L's destination)"""
+        ops = [op for op, _ in self.steps]
+        shared: set[Operation] = set()
+        views_of = (spyre.PermuteOp, spyre.ReshapeOp, UnrealizedConversionCastOp)
+        for i, op in enumerate(ops):
+            if op not in self.in_place:
+                continue
+            root = op.operands[self.in_place[op]]
+            while isinstance(root.owner, views_of):
+                root = root.owner.operands[0]
+            views, todo = {root}, [root]
+            while todo:
+                for use in todo.pop().uses:
+                    if isinstance(use.operation, views_of):
+                        new = [r for r in use.operation.results if r not in views]
+                        views.update(new)
+                        todo.extend(new)
+            if any(v in views for later in ops[i + 1 :] for v in later.operands):
+                shared.add(op)
+        return shared
+
+    def _copy_destination(self, op: spyre_isa.LaunchOp, env: dict[SSAValue, Any]) -> DdrTensor:
+        """A copy of a launch in place's destination for it to write into, charged as a DDR
+        copy (read and write at `ddr_bytes_per_s`; an assumption: the runtime's copy kernel)."""
+        src = env[op.inputs[self.in_place[op]]]
+        root = src.owner or src
+        name = op.kernel_name
+        new = self.model.memory.allocate(root.layout, f"{name}.copy")
+        new.data[...] = root.data
+        cfg = self.model.config
+        seconds = cfg.launch_overhead_s + 2 * root.nbytes / cfg.ddr_bytes_per_s
+        record = KernelRecord(
+            f"{name}.copy", seconds, seconds * cfg.clock_hz, cfg.cores, 0, root.nbytes, root.nbytes, 0, config=cfg
+        )
+        self.model.profile.add(record)
+        record_launch(record)
+        return new if src is root else new.view_as(src.layout)
+
+    def _written_in_place(self) -> dict[int, spyre.ToDeviceOp]:
+        """Per mutated argument j (its `spyre.aliasing_output` is result k): the transfer of
+        argument j, when result k is a `spyre.from_device mirror` of that transfer's buffer,
+        through views and launches in place:
+
+            buffer(v) = buffer(x) if v is a view of x or a launch's output in place into x, else v
+            kept[j]   = to_device(arg j) if buffer(returned k's device value) is it"""
+        ret = self.function.body.block.last_op
+        if not isinstance(ret, func.ReturnOp):
+            return {}
+        kept: dict[int, spyre.ToDeviceOp] = {}
+        for j, k in spyre.aliased_arguments(self.function).items():
+            if k >= len(ret.arguments):
+                continue
+            v: SSAValue = ret.arguments[k]
+            while isinstance(v.owner, UnrealizedConversionCastOp):
+                v = v.owner.inputs[0]
+            if not (isinstance(v.owner, spyre.FromDeviceOp) and v.owner.mirror is not None):
+                continue
+            v = v.owner.input
+            while True:
+                owner = v.owner
+                if isinstance(owner, spyre.PermuteOp | spyre.ReshapeOp):
+                    v = owner.input
+                elif isinstance(owner, spyre_isa.LaunchOp) and owner in self.in_place:
+                    v = owner.inputs[self.in_place[owner]]
+                else:
+                    break
+            src = v.owner.input if isinstance(v.owner, spyre.ToDeviceOp) else None
+            while src is not None and isinstance(src.owner, UnrealizedConversionCastOp):
+                src = src.owner.inputs[0]
+            if isinstance(v.owner, spyre.ToDeviceOp) and isinstance(src, BlockArgument) and src.index == j:
+                kept[j] = v.owner
+        return kept
+
+    def written_back(self, arg: int, key: Any) -> None:
+        """The caller has written this call's new contents of argument `arg` (the result its
+        `spyre.aliasing_output` names) into its tensor, which `key` now names. The device copy
+        this call wrote in place (`written_in_place`) holds those contents: it stays, under
+        `key`; any other copy of the argument is stale and goes (as that one does with no key:
+        a tensor that cannot be named between calls, such as an inference tensor)."""
+        kept = self.written_in_place.get(arg)
+        for op in list(self.resident):
+            assert isinstance(op, spyre.ToDeviceOp)  # resident copies are uploads
+            src: SSAValue = op.input
+            while isinstance(src.owner, UnrealizedConversionCastOp):
+                src = src.owner.inputs[0]
+            if not (isinstance(src, BlockArgument) and src.index == arg):
+                continue
+            held = self.resident[op]
+            if op is kept and key is not None:
+                self.resident[op] = (key, held[1])
+            else:
+                del self.resident[op]
+                self.model.memory.free(held[1])
+
     def _gather_tables(self) -> set[Operation]:
         """The spyre.to_device ops whose result only gathers read (every use is a launch
         input that its program reads only as a spyre_isa.dma_gather table): uploaded row by
@@ -234,7 +346,8 @@ class Executable:
         """Per step: the values no later step reads (dropped from the environment), and the
         DDR tensors no later step reads through any view (freed, if this call allocated them):
 
-            root(v) = root(x) if v is a view of x (spyre.permute/reshape, a cast), else v
+            root(v) = root(x) if v is a view of x (spyre.permute/reshape, a cast) or the output
+                      of a launch in place into x, else v
             a root dies after the last step that reads it or any of its views
             (one that goes into a list lives to the end: lists are not followed)"""
         ops = [op for op, _ in self.steps]
@@ -251,6 +364,9 @@ class Executable:
             if isinstance(op, spyre.PermuteOp | spyre.ReshapeOp | UnrealizedConversionCastOp):
                 for r, v in zip(op.results, op.operands):
                     root[r] = root.get(v, v)
+            elif op in self.in_place and op not in self.copy_first:  # the output is the input's buffer
+                v = op.operands[self.in_place[op]]
+                root[op.results[0]] = root.get(v, v)
         root_last: dict[SSAValue, int] = {}
         for v, i in last.items():
             r = root.get(v, v)
@@ -350,6 +466,19 @@ class Executable:
                 memory.free(dev)
         raise DeviceError(f"@{self.function.sym_name.data} has no func.return")
 
+    def _writes_in_place(
+        self, op: spyre_isa.LaunchOp, env: dict[SSAValue, Any], owned: dict[SSAValue, DdrTensor]
+    ) -> None:
+        """Before a launch in place into a resident copy: the copy stops standing for its
+        value unless it is a mutated argument's that this call returns (`written_in_place`);
+        then this call owns it (freed once unread, as any buffer it made)."""
+        buffer = env[op.inputs[self.in_place[op]]]
+        buffer = buffer.owner or buffer
+        for to_dev, (_, dev) in list(self.resident.items()):
+            if dev is buffer and to_dev not in self.written_in_place.values():
+                del self.resident[to_dev]
+                owned[to_dev.results[0]] = dev
+
     def _transferred(self, nbytes: int) -> None:
         self.model.profile.add_transfer(nbytes, self.model.config)
         record_transfer(nbytes, self.model.config)
@@ -363,8 +492,16 @@ class Executable:
             return tuple(memory.from_device(env[v]) if isinstance(env[v], DdrTensor) else env[v] for v in op.arguments)
         if isinstance(op, spyre_isa.LaunchOp):
             prog, inputs, outputs, name = prepared
-            outs = self.model.launch(prog, [env[v] for v in inputs], name)
-            owned.update(zip(outputs, outs))
+            args = [env[v] for v in inputs]
+            if op in self.copy_first:
+                args[self.in_place[op]] = self._copy_destination(op, env)
+            elif op in self.in_place:
+                self._writes_in_place(op, env, owned)
+            outs = self.model.launch(prog, args, name)
+            if (
+                op not in self.in_place or op in self.copy_first
+            ):  # an output in place is its input's buffer, owned as it is
+                owned.update(zip(outputs, (o.owner or o for o in outs)))
             env.update(zip(outputs, outs))
         elif isinstance(prepared, _HostOp):
             results = self.folded_values.get(op)
@@ -396,7 +533,8 @@ class Executable:
             env[op.result] = dev
         elif isinstance(op, spyre.FromDeviceOp):
             dev = env[op.input]
-            self._transferred(dev.nbytes)
+            if op.mirror is None:  # a mirror keeps the caller's tensor in step: no transfer (FromDeviceOp.mirror)
+                self._transferred(dev.nbytes)
             res = op.result.type
             assert isinstance(res, TensorType)
             env[op.result] = memory.from_device(dev).astype(_host_numpy_dtype(res))

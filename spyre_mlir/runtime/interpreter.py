@@ -323,9 +323,12 @@ class DeviceModel:
         self, prog: spyre_isa.ProgramOp, inputs: Sequence[DdrTensor], name: str | None = None
     ) -> list[DdrTensor]:
         """Run `prog` on `inputs`; its outputs. `name`: the kernel the profile names the launch
-        by (a launch of a program shared by identical kernels); default the program's."""
+        by (a launch of a program shared by identical kernels); default the program's. A program
+        `in_place` writes into the buffer of that input, which it returns as its output."""
         name = name or prog.sym_name.data
-        if prog not in self._plans:  # outputs the DDR cannot hold: refused before the plan's host arrays
+        if (
+            prog not in self._plans and prog.in_place is None
+        ):  # outputs the DDR cannot hold: refused before the plan's host arrays
             for i, a in enumerate(prog.args[prog.num_inputs.data :]):
                 self.memory.check_room(spyre.device_layout(a.type), f"{name}.out{i}")
         with host_threads():
@@ -347,7 +350,10 @@ class DeviceModel:
                 f"left there, but no earlier launch did (or a later one overwrote it); left: "
                 f"{', '.join(f'[{a * STICK_BYTES}, {b * STICK_BYTES}) by {k}' for (a, b), k in self.resident.items()) or 'nothing'}"
             )
-        outputs = [self.memory.allocate(lay, f"{name}.out{i}") for i, lay in enumerate(plan.output_layouts)]
+        if prog.in_place is not None:  # the output is the input's buffer (a scatter's destination)
+            outputs = [inputs[prog.in_place]]
+        else:
+            outputs = [self.memory.allocate(lay, f"{name}.out{i}") for i, lay in enumerate(plan.output_layouts)]
         record = plan.run(self, [*inputs, *outputs], name)
         if self.resident:  # what this launch overwrote is gone
             writes = plan.lx_writes()

@@ -533,6 +533,63 @@ class GatherPlan(Plan):
         return [], self.lx_idx
 
 
+@executes(spyre_isa.DmaScatterOp)
+class ScatterPlan(Plan):
+    """DMA of LX rows into DDR rows picked at run time by the host indices handed over at launch."""
+
+    engine = "dma_out"
+    PER_CORE = ("index_base", "outer", "lx_pos", "lx_idx")
+    DATA_DEPENDENT = True
+
+    def __init__(self, op: spyre_isa.DmaScatterOp, kernel: str, index: int, n: int, config: DeviceConfig):
+        super().__init__(op, kernel, index, n, config)
+        assert isinstance(op.out, BlockArgument) and isinstance(op.indices, BlockArgument)
+        self.out_arg, self.index_arg = op.out.index, op.indices.index
+        self.out_layout = spyre.device_layout(op.out.type)
+        self.count, self.row_sticks = op.count.value.data, op.row_sticks.value.data
+        self.index_base = np.asarray(op.index_base.table(n), dtype=np.int64)
+        self.outer = np.asarray(op.outer.table(n), dtype=np.int64)
+        self.lx_pos = (
+            _bases(op.lx_access, n)[:, None]
+            + loop_offsets([self.count, self.row_sticks], op.lx_access.strides.as_tuple())[None]
+        )
+        lay = self.out_layout
+        steps = lay.dim_stick_steps()
+        assert steps is not None  # a verified scatter's destination has rows by strides
+        self.s_o, self.s_row, self.s_stick = steps
+        nbytes = self.count * self.row_sticks * STICK_BYTES
+        self.ddr_write = n * nbytes
+        self._works(n, latency=config.ddr_latency_cycles, port=nbytes, ddr=nbytes, reads=[self.lx_pos])
+        whole = (self.out_arg << 40, (self.out_arg << 40) + lay.num_sticks)
+        for w in self.works:
+            w.ddr_writes = (whole,)
+
+    def bind(self, cores: np.ndarray, lx_sticks: int) -> None:
+        self.lx_idx = _flat(cores, self.lx_pos, lx_sticks)
+
+    def run(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
+        out = args[self.out_arg]
+        idx = np.asarray(args[self.index_arg]).reshape(-1)
+        rows = idx[self.index_base[:, None] + np.arange(self.count)[None]]  # (n, count)
+        length = self.out_layout.shape[1]
+        if rows.size and (rows.min() < -length or rows.max() >= length):
+            bad = int(rows[(rows < -length) | (rows >= length)][0])
+            raise DeviceError(f"{self.where}: index {bad} is out of range for {length} rows")
+        rows = np.where(rows < 0, rows + length, rows)
+        pos = (self.outer[:, None] * self.s_o + rows * self.s_row)[:, :, None] + (
+            np.arange(self.row_sticks) * self.s_stick
+        )[None, None, :]
+        pos = pos.reshape(len(cores), -1)
+        if check:
+            self._read(model, cores, self.lx_pos, "scatter")
+        if model.sanitizer and check:
+            model.sanitizer.ddr_access(self.where, cores, self.out_arg, out, pos, write=True)
+        StickRows(out.data)[pos] = model.memory.lx_rows[self.lx_idx]
+
+    def accesses(self) -> tuple[list[np.ndarray], np.ndarray | None]:
+        return [self.lx_idx], None
+
+
 # endregion
 # region PT
 

@@ -50,6 +50,7 @@ KERNEL_OPS = (
     spyre.PointwiseOp,
     spyre.ReduceOp,
     spyre.GatherOp,
+    spyre.ScatterOp,
     spyre.SliceOp,
     spyre.ConcatOp,
     spyre.RestickifyOp,

@@ -189,6 +189,18 @@ class ConcatInputsGeneric(RewritePattern):
             _operand_generic(op, i, rewriter)
 
 
+class ScatterValuesByRows(RewritePattern):
+    """A scatter reads its values a row at a time, each dim by one stick stride: values in
+    another layout are restickified to the generic one. (The destination, written in place,
+    keeps its layout: the op's verifier requires rows of it.)"""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: spyre.ScatterOp, rewriter: PatternRewriter):
+        if _in_kernel(op) or spyre.rows_by_strides(spyre.device_layout(op.values.type)):
+            return
+        _restickify_operand(op, 2, _generic(op.values), rewriter)
+
+
 class DropNeedlessRestickify(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: spyre.RestickifyOp, rewriter: PatternRewriter):
@@ -320,6 +332,7 @@ class SpyrePropagateLayoutsPass(ModulePass):
                     ReduceInputGeneric(),
                     SliceInputShareSticks(),
                     ConcatInputsGeneric(),
+                    ScatterValuesByRows(),
                 ]
             ),
             apply_recursively=False,

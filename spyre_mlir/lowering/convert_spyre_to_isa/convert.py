@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -92,6 +92,8 @@ class ConvertSpyreToIsaPass(ModulePass):
                 for s in streams:
                     block.add_op(s)
                 prog = spyre_isa.ProgramOp(gen.name, arg_types, len(kernel.inputs), Region(block))
+                if gen.in_place is not None:
+                    prog.attributes[spyre_isa.IN_PLACE_ATTR] = IntegerAttr(gen.in_place, 64)
                 for attr_name, (lo, hi) in sorted(gen.resident_ranges.items()):
                     prog.attributes[attr_name] = DenseArrayBase.from_list(i64, [lo, hi])
                 done[key] = prog

@@ -74,6 +74,19 @@ def gather_rows(
     return Ins(("gather", table, indices, count, row_sticks, tuple(lx_strides)), (index_base, lx_base))
 
 
+def scatter_rows(
+    out: int,
+    indices: int,
+    index_base: int,
+    outer: int,
+    count: int,
+    row_sticks: int,
+    lx_base: int,
+    lx_strides: Sequence[int],
+) -> Ins:
+    return Ins(("scatter", out, indices, count, row_sticks, tuple(lx_strides)), (index_base, outer, lx_base))
+
+
 def pt(
     lhs: tuple[int, Sequence[int]],
     rhs: tuple[int, Sequence[int]],
@@ -139,6 +152,11 @@ def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue
         _, table, indices, count, row_sticks, lx_s = ins.key
         return spyre_isa.DmaGatherOp(
             args[table], args[indices], tables[0], count, row_sticks, spyre_isa.access(tables[1], lx_s)
+        )
+    if kind == "scatter":
+        _, out, indices, count, row_sticks, lx_s = ins.key
+        return spyre_isa.DmaScatterOp(
+            args[out], args[indices], tables[0], tables[1], count, row_sticks, spyre_isa.access(tables[2], lx_s)
         )
     if kind == "reduce":
         _, fn, (ss, sf), (ds, df), sizes, tail = ins.key

@@ -23,7 +23,13 @@ from spyre_mlir.dialects.spyre_iteration import Box
 from spyre_mlir.layout import Layout
 from spyre_mlir.lowering.convert_spyre_to_isa.instructions import Ins
 from spyre_mlir.lowering.convert_spyre_to_isa.matmul import lower_matmul, multicast_groups
-from spyre_mlir.lowering.convert_spyre_to_isa.movement import lower_concat, lower_gather, lower_restickify, lower_slice
+from spyre_mlir.lowering.convert_spyre_to_isa.movement import (
+    lower_concat,
+    lower_gather,
+    lower_restickify,
+    lower_scatter,
+    lower_slice,
+)
 from spyre_mlir.lowering.convert_spyre_to_isa.onchip import lower_onchip_transpose
 from spyre_mlir.lowering.convert_spyre_to_isa.pointwise import lower_pointwise, lower_reduce, lower_row_group
 from spyre_mlir.target.constants import STICK_BYTES
@@ -97,6 +103,11 @@ class KernelCodegen:
             return self.arg_index[v]
         return self.n_inputs  # the kernel's single result
 
+    @property
+    def in_place(self) -> int | None:
+        """The input whose DDR buffer the program's output is (a scatter's destination), or None."""
+        return self.arg(self.compute.dest) if isinstance(self.compute, spyre.ScatterOp) else None
+
     def buf(self, name: str, count: int) -> int:
         """LX offset (sticks) of buffer `name` for its `count`-th use (1-based): planned copies
         `name_1`, `name_2`, ... (double or deeper buffering) take the uses in turn."""
@@ -132,7 +143,7 @@ class KernelCodegen:
         return out
 
     def _check_layouts(self) -> None:
-        """Refuse, once per kernel, the layouts a matmul, gather or concat program cannot address
+        """Refuse, once per kernel, the layouts a matmul, gather, scatter or concat program cannot address
         (docs/layouts.md, "What the lowering assumes")."""
         op = self.compute
         if isinstance(op, spyre.MatmulOp):
@@ -155,6 +166,14 @@ class KernelCodegen:
                     f"kernel {self.name}: 'spyre.gather' result {res.describe()}: the gather stores a row's sticks by one "
                     "stride, so its sticks must hold the generic layout's"
                 )
+        elif isinstance(op, spyre.ScatterOp):
+            for role, v in (("destination", op.dest), ("values", op.values)):
+                lay = spyre.device_layout(v.type)
+                if not spyre.rows_by_strides(lay):
+                    raise PassFailedException(
+                        f"kernel {self.name}: 'spyre.scatter' {role} {lay.describe()}: the scatter moves rows by "
+                        "one stick stride per dim (run spyre-propagate-layouts first)"
+                    )
         elif isinstance(op, spyre.ConcatOp):
             for i, v in enumerate(op.inputs):
                 src = spyre.device_layout(v.type)
@@ -216,6 +235,7 @@ LOWERINGS: dict[type[Operation], Callable[[KernelCodegen, Box], list[Ins]]] = {
     spyre.PointwiseOp: lower_pointwise,
     spyre.ReduceOp: lower_reduce,
     spyre.GatherOp: lower_gather,
+    spyre.ScatterOp: lower_scatter,
     spyre.SliceOp: lower_slice,
     spyre.ConcatOp: lower_concat,
     spyre.RestickifyOp: lower_restickify,

@@ -1,4 +1,4 @@
-"""The data movement kernels' instructions per core: gathers of rows at host indices, slices,
+"""The data movement kernels' instructions per core: gathers and scatters of rows at host indices, slices,
 concats, and restickifies (stick permutations, 64 x 64 block transposes, lane gathers, splats).
 """
 
@@ -21,6 +21,7 @@ from spyre_mlir.lowering.convert_spyre_to_isa.instructions import (
     gather_rows,
     load,
     reduce,
+    scatter_rows,
     store,
     transpose,
 )
@@ -46,6 +47,28 @@ def lower_gather(gen: KernelCodegen, box: Box) -> list[Ins]:
     return out
 
 
+def lower_scatter(gen: KernelCodegen, box: Box) -> list[Ins]:
+    """Each core DMAs its rows of values into LX, then out into the destination at the host's
+    row indices. The program's output is the destination's buffer (`spyre.in_place`): the
+    other rows stay as they are, unread and uncopied."""
+    op = gen.compute
+    assert isinstance(op, spyre.ScatterOp)
+    vals = spyre.device_layout(op.values.type)  # generic (KernelCodegen._check_layouts)
+    sticks = -(-vals.shape[2] // vals.lanes)
+    steps = vals.dim_stick_steps()
+    assert steps is not None  # rows_by_strides (KernelCodegen._check_layouts)
+    s_o, s_n, s_c = steps
+    out: list[Ins] = []
+    for ch in chunk_boxes(box, gen.dims, gen.chunks):
+        (o0, o1), (n0, n1) = ch["o"], ch["n"]
+        rows = n1 - n0
+        for o in range(o0, o1):
+            lx = gen.lx["rows"] + (o - o0) * rows * sticks
+            out.append(load(gen.arg(op.values), o * s_o + n0 * s_n, [s_n, s_c], lx, [sticks, 1], [rows, sticks]))
+            out.append(scatter_rows(gen.arg(op.result), gen.arg(op.indices), n0, o, rows, sticks, lx, [sticks, 1]))
+    return out
+
+
 def lower_slice(gen: KernelCodegen, box: Box) -> list[Ins]:
     """Copy the box: DMA in through the input's layout from the start, DMA out."""
     op = gen.compute
@@ -58,7 +81,7 @@ def lower_slice(gen: KernelCodegen, box: Box) -> list[Ins]:
             f"kernel {gen.name}: 'spyre.slice' of {src.describe()} from {list(op.start.as_tuple())} into {dst.describe()}: "
             "the input's sticks do not hold the result's by one stride per loop from the start on (run spyre-propagate-layouts first)"
         )
-    origin = _element_stick(src, op.start.as_tuple())
+    origin = src.element_stick(op.start.as_tuple())
     out: list[Ins] = []
     for ch in chunk_boxes(box, gen.dims, gen.chunks):
         lo = [ch[d.name][0] for d in dims]
@@ -345,20 +368,6 @@ def _block_transpose(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> 
                     )
                 )
     return out
-
-
-def _element_stick(layout: Layout, coords: Sequence[int]) -> int:
-    """The stick holding the element at logical `coords` (lane 0 of it: coords along the
-    stick dim are multiples of the stick)."""
-    stick = 0
-    strides = layout.stick_strides
-    lane = len(layout.device_size) - 1
-    for h, x in enumerate(coords if layout.shape else (0,)):
-        for d in layout.digits[h]:
-            c = (x // d.weight) % d.size
-            if d.device_dim != lane:
-                stick += c * strides[d.device_dim]
-    return stick
 
 
 def _source_strides(src: Layout, loops: Sequence[LoopDim], ragged: int | None = None) -> list[int] | None:

@@ -417,7 +417,7 @@ spyre.yield %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], strid
   "test.op"() : () -> ()
   spyre.yield %y : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
 }
-// CHECK: {{^}}'spyre.kernel' @k: holds one compute op (spyre.matmul, spyre.pointwise, spyre.reduce, spyre.gather, spyre.slice, spyre.concat or spyre.restickify), a matmul and its pointwise epilogue, or a row group of reductions and pointwise ops, and views; found 1 compute op(s) and test.op{{$}}
+// CHECK: {{^}}'spyre.kernel' @k: holds one compute op (spyre.matmul, spyre.pointwise, spyre.reduce, spyre.gather, spyre.scatter, spyre.slice, spyre.concat or spyre.restickify), a matmul and its pointwise epilogue, or a row group of reductions and pointwise ops, and views; found 1 compute op(s) and test.op{{$}}
 
 // -----
 
@@ -836,3 +836,19 @@ spyre.yield %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], strid
 %a, %b = "test.op"() : () -> (tensor<3x64xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 64, 1]>>, tensor<3x64xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 64, 1]>>)
 %c = spyre.concat %a, %b dim 2 : (tensor<3x64xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 64, 1]>>, tensor<3x64xf16, #spyre.layout<device_size = [1, 3, 64], stride_map = [64, 64, 1]>>) -> tensor<3x128xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 128, 1]>>
 // CHECK: {{^}}'spyre.concat': dim 2 is out of range for the result (3, 128){{$}}
+
+// -----
+
+func.func @scatter_result(%d: tensor<2x8x64xf16, #spyre.layout<device_size = [2, 8, 1, 1, 64], stride_map = [512, 64, 64, 1024, 1]>>, %i: tensor<1xsi64>, %v: tensor<2x1x64xf16, #spyre.layout<device_size = [2, 1, 1, 1, 64], stride_map = [64, 64, 64, 128, 1]>>) {
+  %r = spyre.scatter %d[%i] = %v : (tensor<2x8x64xf16, #spyre.layout<device_size = [2, 8, 1, 1, 64], stride_map = [512, 64, 64, 1024, 1]>>, tensor<1xsi64>, tensor<2x1x64xf16, #spyre.layout<device_size = [2, 1, 1, 1, 64], stride_map = [64, 64, 64, 128, 1]>>) -> tensor<2x8x64xf16, #spyre.layout<device_size = [8, 1, 2, 64], stride_map = [64, 64, 512, 1]>>
+  func.return
+}
+// CHECK: {{^}}'spyre.scatter': the result is dest's buffer, so its type must be dest's {{.*}}
+
+// -----
+
+func.func @scatter_values(%d: tensor<2x8x64xf16, #spyre.layout<device_size = [2, 8, 1, 1, 64], stride_map = [512, 64, 64, 1024, 1]>>, %i: tensor<2xsi64>, %v: tensor<2x1x64xf16, #spyre.layout<device_size = [2, 1, 1, 1, 64], stride_map = [64, 64, 64, 128, 1]>>) {
+  %r = spyre.scatter %d[%i] = %v : (tensor<2x8x64xf16, #spyre.layout<device_size = [2, 8, 1, 1, 64], stride_map = [512, 64, 64, 1024, 1]>>, tensor<2xsi64>, tensor<2x1x64xf16, #spyre.layout<device_size = [2, 1, 1, 1, 64], stride_map = [64, 64, 64, 128, 1]>>) -> tensor<2x8x64xf16, #spyre.layout<device_size = [2, 8, 1, 1, 64], stride_map = [512, 64, 64, 1024, 1]>>
+  func.return
+}
+// CHECK: {{^}}'spyre.scatter': dest (O, L, C) (2, 8, 64) and 2 indices take values (2, 2, 64), got (2, 1, 64){{$}}

@@ -535,3 +535,18 @@ spyre_isa.program @g(%tab: tensor<50x64xf16, #spyre.layout<device_size = [1, 50,
   }
 }
 // CHECK: {{^}}'spyre_isa.dma_gather': indices 6..10 past the 10 given{{$}}
+
+// -----
+
+spyre_isa.program @sc(%cache: tensor<2x8x64xf16, #spyre.layout<device_size = [2, 8, 1, 1, 64], stride_map = [512, 64, 64, 1024, 1]>>, %pos: tensor<1xsi64>, %out: tensor<2x8x64xf16, #spyre.layout<device_size = [2, 8, 1, 1, 64], stride_map = [512, 64, 64, 1024, 1]>>) inputs 2 {
+  spyre_isa.stream cores [0 to 1] {
+    spyre_isa.dma_scatter lx [0, strides = [1, 1]] -> %out[[0, 2], %pos[[0]] count 1 row_sticks 1] : tensor<2x8x64xf16, #spyre.layout<device_size = [2, 8, 1, 1, 64], stride_map = [512, 64, 64, 1024, 1]>>, tensor<1xsi64>
+  }
+}
+// CHECK: {{^}}'spyre_isa.dma_scatter': outer 2 out of range for 2 rows of (O, L, C){{$}}
+
+// -----
+
+spyre_isa.program @sc(%cache: tensor<2x8x64xf16, #spyre.layout<device_size = [2, 8, 1, 1, 64], stride_map = [512, 64, 64, 1024, 1]>>, %pos: tensor<1xsi64>, %out: tensor<2x1x64xf16, #spyre.layout<device_size = [2, 1, 1, 1, 64], stride_map = [64, 64, 64, 128, 1]>>) inputs 2 attributes {spyre.in_place = 0 : i64} {
+}
+// CHECK: {{^}}'spyre_isa.program' @sc: its output is written in input 0's buffer (spyre.in_place), so their types must be equal: {{.*}}

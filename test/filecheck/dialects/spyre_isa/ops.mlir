@@ -264,3 +264,28 @@ spyre_isa.program @g(%tab: tensor<50x64xf16, #spyre.layout<device_size = [1, 50,
 // CHECK-GENERIC-NEXT: }) : () -> ()
 // CHECK-GENERIC-NEXT: }) : () -> ()
 // CHECK-GENERIC-NEXT: }) : () -> ()
+
+// -----
+
+// A scatter of rows at launch-time indices, into the buffer of the program's input 0 (in place).
+spyre_isa.program @sc(%cache: tensor<2x8x64xf16, #spyre.layout<device_size = [2, 8, 1, 1, 64], stride_map = [512, 64, 64, 1024, 1]>>, %pos: tensor<1xsi64>, %k: tensor<2x1x64xf16, #spyre.layout<device_size = [2, 1, 1, 1, 64], stride_map = [64, 64, 64, 128, 1]>>, %out: tensor<2x8x64xf16, #spyre.layout<device_size = [2, 8, 1, 1, 64], stride_map = [512, 64, 64, 1024, 1]>>) inputs 3 attributes {spyre.in_place = 0 : i64} {
+  spyre_isa.stream cores [0 to 1] {
+    spyre_isa.dma_load %k[[0, 1], strides = [1, 1]] -> lx [0, strides = [1, 1]] sizes [1, 1] : tensor<2x1x64xf16, #spyre.layout<device_size = [2, 1, 1, 1, 64], stride_map = [64, 64, 64, 128, 1]>>
+    spyre_isa.dma_scatter lx [0, strides = [1, 1]] -> %out[[0, 1], %pos[[0]] count 1 row_sticks 1] : tensor<2x8x64xf16, #spyre.layout<device_size = [2, 8, 1, 1, 64], stride_map = [512, 64, 64, 1024, 1]>>, tensor<1xsi64>
+  }
+}
+// CHECK:              spyre_isa.program @sc(%cache: tensor<2x8x64xf16, #spyre.layout<device_size = [2, 8, 1, 1, 64], stride_map = [512, 64, 64, 1024, 1]>>, %pos: tensor<1xsi64>, %k: tensor<2x1x64xf16, #spyre.layout<device_size = [2, 1, 1, 1, 64], stride_map = [64, 64, 64, 128, 1]>>, %out: tensor<2x8x64xf16, #spyre.layout<device_size = [2, 8, 1, 1, 64], stride_map = [512, 64, 64, 1024, 1]>>) inputs 3 attributes {spyre.in_place = 0 : i64} {
+// CHECK-NEXT:         spyre_isa.stream cores [0 to 1] {
+// CHECK-NEXT:         spyre_isa.dma_load %k[[0, 1], strides = [1, 1]] -> lx [0, strides = [1, 1]] sizes [1, 1] : tensor<2x1x64xf16, #spyre.layout<device_size = [2, 1, 1, 1, 64], stride_map = [64, 64, 64, 128, 1]>>
+// CHECK-NEXT:         spyre_isa.dma_scatter lx [0, strides = [1, 1]] -> %out[[0, 1], %pos[[0]] count 1 row_sticks 1] : tensor<2x8x64xf16, #spyre.layout<device_size = [2, 8, 1, 1, 64], stride_map = [512, 64, 64, 1024, 1]>>, tensor<1xsi64>
+// CHECK-NEXT:         }
+// CHECK-NEXT:         }
+// CHECK-NEXT:         }
+// CHECK-GENERIC:      "spyre_isa.program"() <{sym_name = "sc", num_inputs = #builtin.int<3>}> ({
+// CHECK-GENERIC-NEXT: ^bb0(%cache: tensor<2x8x64xf16, #spyre.layout<device_size = [2, 8, 1, 1, 64], stride_map = [512, 64, 64, 1024, 1]>>, %pos: tensor<1xsi64>, %k: tensor<2x1x64xf16, #spyre.layout<device_size = [2, 1, 1, 1, 64], stride_map = [64, 64, 64, 128, 1]>>, %out: tensor<2x8x64xf16, #spyre.layout<device_size = [2, 8, 1, 1, 64], stride_map = [512, 64, 64, 1024, 1]>>):
+// CHECK-GENERIC-NEXT: "spyre_isa.stream"() <{cores = #spyre_isa.cores[0 to 1]}> ({
+// CHECK-GENERIC-NEXT: "spyre_isa.dma_load"(%k) <{ddr_access = #spyre_isa.access[[0, 1], strides = [1, 1]], lx_access = #spyre_isa.access[0, strides = [1, 1]], sizes = #spyre.ints[1, 1]}> : (tensor<2x1x64xf16, #spyre.layout<device_size = [2, 1, 1, 1, 64], stride_map = [64, 64, 64, 128, 1]>>) -> ()
+// CHECK-GENERIC-NEXT: "spyre_isa.dma_scatter"(%out, %pos) <{lx_access = #spyre_isa.access[0, strides = [1, 1]], outer = #spyre_isa.per_core[0, 1], index_base = #spyre_isa.per_core[0], count = 1 : i64, row_sticks = 1 : i64}> : (tensor<2x8x64xf16, #spyre.layout<device_size = [2, 8, 1, 1, 64], stride_map = [512, 64, 64, 1024, 1]>>, tensor<1xsi64>) -> ()
+// CHECK-GENERIC-NEXT: }) : () -> ()
+// CHECK-GENERIC-NEXT: }) {spyre.in_place = 0 : i64} : () -> ()
+// CHECK-GENERIC-NEXT: }) : () -> ()

@@ -1,0 +1,123 @@
+"""A graph input written in place (a static KV cache, updated at `cache_position`) is a device
+write of the new rows into the input's resident device copy: written back into the caller's
+tensor after each call, never sent again while nothing else writes it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from spyre_mlir.frontend.backend import STATS, get_device
+from spyre_mlir.runtime.memory import DeviceError
+from spyre_mlir.runtime.numerics import DL16
+
+CACHE = (1, 2, 8, 64)
+"""(batch, kv heads, max length, head dim): 2 x 8 rows of one stick each."""
+CACHE_BYTES = 2 * 8 * 128
+
+
+def update(cache: torch.Tensor, pos: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """HF's static-cache update, then a read of the whole updated cache."""
+    cache.index_copy_(2, pos, k * 2)
+    return cache.sum(-1)
+
+
+def _rounded(x: torch.Tensor) -> np.ndarray:
+    return DL16.round(x.numpy().astype(np.float32))
+
+
+def _steps(fn, cache, positions, seed=0):
+    """Run fn over the positions, with the same k as eager on a copy; the transfers per call."""
+    gen = torch.Generator().manual_seed(seed)
+    eager = cache.clone()
+    sent = []
+    prof = get_device().profile
+    for p in positions:
+        k = _rounded(torch.randn(1, 2, 1, 64, generator=gen))
+        k = torch.from_numpy(k)
+        before = prof.transfers_bytes
+        fn(cache, torch.tensor([p]), k)
+        sent.append(prof.transfers_bytes - before)
+        update(eager, torch.tensor([p]), k)
+        # the rows are DL16 values times 2: exact on the device, so the caches agree bit for bit
+        np.testing.assert_array_equal(cache.numpy(), eager.numpy())
+    return sent
+
+
+def test_a_cache_written_in_place_stays_on_the_device():
+    compiled = torch.compile(update, backend="spyre")
+    n = len(STATS.graphs)
+    cache = torch.zeros(CACHE)
+    with torch.no_grad():
+        sent = _steps(compiled, cache, [0, 1, 2, 5, 7])
+    (graph,) = STATS.graphs[n:]
+    assert not graph.cpu_fallback, graph.cpu_fallback
+    # the first call sends the cache; the later ones only k (2 sticks) and bring back the sums
+    assert sent[0] - sent[1] == CACHE_BYTES, sent
+    assert len(set(sent[1:])) == 1, sent
+
+
+def test_a_cache_written_elsewhere_is_sent_again():
+    compiled = torch.compile(update, backend="spyre")
+    cache = torch.zeros(CACHE)
+    with torch.no_grad():
+        first = _steps(compiled, cache, [0, 1])
+        cache.zero_()  # a reset between generations, as StaticCache.reset does
+        again = _steps(compiled, cache, [3], seed=1)
+        cache[0, 1, 4] = 7.0  # a write of one row
+        third = _steps(compiled, cache, [2], seed=2)
+    assert again[0] == first[0] and third[0] == first[0], (first, again, third)
+
+
+def test_an_index_out_of_range_is_refused():
+    compiled = torch.compile(update, backend="spyre")
+    with torch.no_grad(), pytest.raises(DeviceError, match="index 8 is out of range for 8 rows"):
+        compiled(torch.zeros(CACHE), torch.tensor([8]), torch.ones(1, 2, 1, 64))
+
+
+def test_a_cache_the_graph_reads_before_the_update_stays_correct():
+    """The old contents read too: the update cannot write in place, and runs on the host."""
+
+    def read_then_update(cache, pos, k):
+        old = cache.sum(-1)
+        cache.index_copy_(2, pos, k)
+        return old, cache.sum(-1)
+
+    compiled = torch.compile(read_then_update, backend="spyre")
+    cache, eager = torch.ones(CACHE), torch.ones(CACHE)
+    k = torch.from_numpy(_rounded(torch.randn(1, 2, 1, 64)))
+    with torch.no_grad(), pytest.warns(UserWarning, match="index_put"):
+        got = compiled(cache, torch.tensor([3]), k)
+    want = read_then_update(eager, torch.tensor([3]), k)
+    np.testing.assert_array_equal(cache.numpy(), eager.numpy())
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=2 * DL16.unit_roundoff * 64)
+
+
+@pytest.mark.slow
+def test_a_static_cache_llama_generates_with_no_cpu_op():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(
+        vocab_size=256,
+        hidden_size=256,
+        intermediate_size=512,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+    )
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(cfg).eval()
+    ids = torch.randint(0, 256, (1, 7))
+    with torch.no_grad():
+        want = model.generate(ids, max_new_tokens=6, do_sample=False, cache_implementation="static")
+        model.forward = torch.compile(model.forward, backend="spyre")
+        n = len(STATS.graphs)
+        got = model.generate(ids, max_new_tokens=6, do_sample=False, cache_implementation="static")
+    graphs = STATS.graphs[n:]
+    assert len(graphs) == 2  # prefill and decode
+    for g in graphs:
+        assert not g.cpu_fallback, (g.name, g.cpu_fallback)
+    assert got.tolist() == want.tolist()
