@@ -1,0 +1,79 @@
+"""The decoder families of the corpus generate on the device model with a static KV cache:
+no CPU op in prefill or decode, and each decode step's logits, teacher forced on the device's
+own tokens, as eager PyTorch's (cosine >= 0.999).
+
+Sliding-window families (Mistral, Gemma 2 and 3) are not here: HF's sliding-window static cache
+keeps a Python int that every step returns, so every step is a new graph (docs/llm.md)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import transformers
+
+from spyre_mlir.frontend.backend import STATS
+
+FAMILIES = {
+    "llama": "Llama",
+    "qwen2": "Qwen2",
+    "qwen3": "Qwen3",
+    "phi3": "Phi3",
+    "gemma": "Gemma",
+    "granite": "Granite",
+    "olmo2": "Olmo2",
+    "stablelm": "StableLm",
+    "starcoder2": "Starcoder2",
+    "gpt_neox": "GPTNeoX",
+}
+PROMPT, STEPS = 7, 10
+
+
+def _model(prefix: str) -> torch.nn.Module:
+    """Two layers, hidden 256, 4 heads of 64 (2 KV heads where the family has GQA), vocab 256."""
+    kw = dict(
+        vocab_size=256,
+        hidden_size=256,
+        intermediate_size=512,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        max_position_embeddings=128,
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=None,
+    )
+    if prefix != "GPTNeoX":
+        kw["num_key_value_heads"] = 2
+    cfg = getattr(transformers, f"{prefix}Config")(**kw)
+    torch.manual_seed(0)
+    return getattr(transformers, f"{prefix}ForCausalLM")(cfg).eval()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_a_decoder_family_decodes_on_the_device(family):
+    torch._dynamo.reset()  # the families share transformers' code: one's shapes must not make another's dynamic
+    model = _model(FAMILIES[family])
+    ids = torch.randint(2, 256, (1, PROMPT), generator=torch.Generator().manual_seed(1))
+    eager_forward = model.forward
+    with torch.no_grad():
+        model.forward = torch.compile(model.forward, backend="spyre")
+        first = len(STATS.graphs)
+        out = model.generate(
+            ids,
+            max_new_tokens=STEPS + 1,
+            do_sample=False,
+            cache_implementation="static",
+            output_logits=True,
+            return_dict_in_generate=True,
+        )
+        graphs = STATS.graphs[first:]
+        model.forward = eager_forward
+        seq = out.sequences
+        for g in graphs:
+            assert not g.cpu_fallback, (g.name, g.cpu_fallback)
+        assert len(graphs) == 2, [g.name for g in graphs]  # prefill and decode
+        for step in range(1, STEPS + 1):  # the decode steps: logits after PROMPT + step tokens
+            want = model(seq[:, : PROMPT + step]).logits[0, -1]
+            got = out.logits[step][0]
+            cos = torch.nn.functional.cosine_similarity(got.double(), want.double(), dim=0)
+            assert cos >= 0.999, (family, step, float(cos))
