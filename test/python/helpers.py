@@ -5,6 +5,7 @@ are in spyre_mlir.testing.criteria."""
 from __future__ import annotations
 
 import functools
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,3 +90,13 @@ def assert_generated_doc_current(doc: Path, expected: str, command: str) -> None
             f"  generated: {new[first] if first < len(new) else '<end of output>'})\n"
             f"regenerate it from the repository root with:\n    {command}"
         )
+
+
+def load_bench(name: str) -> Any:
+    """bench/<name>.py as a module (bench/ holds scripts, not a package)."""
+    path = Path(__file__).parents[2] / "bench" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

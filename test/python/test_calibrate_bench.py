@@ -1,23 +1,17 @@
 """bench/calibrate.py runs and its figures keep the relations the device model promises
 (simulated time, deterministic: not a wall-clock assertion)."""
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
-
-BENCH = Path(__file__).parents[2] / "bench" / "calibrate.py"
+from helpers import load_bench
 
 pytestmark = pytest.mark.slow  # the whole bench: make test, not make quick
 
 
 def test_calibration_figures(capsys):
     """`bench/calibrate.py --json`, run in this process (its main, from the script's file)."""
-    spec = importlib.util.spec_from_file_location("bench_calibrate", BENCH)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_bench("calibrate")
     assert bench.main(["--json"]) == 0
     r = json.loads(capsys.readouterr().out)
     assert r["published_softmax_ddr_us"] == 32.51 and r["published_softmax_lx_us"] == 23.67

@@ -8,7 +8,6 @@
 - bench/host_floor.py (`--seq 32`) records every product the device does.
 """
 
-import importlib.util
 import json
 import math
 import statistics
@@ -19,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from helpers import load_bench
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -326,15 +326,6 @@ def test_waves_are_cut_into_parts_that_touch_nothing_in_common(which, disable):
 # region bench
 
 
-def _bench_host():
-    """bench/host.py as a module (bench/ holds scripts, not a package)."""
-    spec = importlib.util.spec_from_file_location("bench_host", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def tiny_bert_of_the_bench(layers: int) -> torch.nn.Module:
     """BERT of bench/host.py's vocabulary (its workers draw token ids from it), otherwise tiny."""
     import transformers
@@ -366,7 +357,7 @@ def test_bench_host_quick_reports_numbers(monkeypatch, tmp_path):
 
     import torch._inductor.config as inductor_config
 
-    host = _bench_host()
+    host = load_bench("host")
 
     def minilm(seq: int) -> tuple[torch.nn.Module, dict[str, torch.Tensor]]:
         ids = torch.randint(0, 30522, (1, seq), generator=torch.Generator().manual_seed(0))

@@ -1,19 +1,7 @@
 """bench/llm.py's roofline arithmetic: the bytes a decode step must move."""
 
-import importlib.util
-from pathlib import Path
-
+from helpers import load_bench
 from transformers import LlamaConfig, LlamaForCausalLM
-
-BENCH = Path(__file__).parents[2] / "bench" / "llm.py"
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_llm", BENCH)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    return bench
 
 
 def _llama(tied: bool) -> LlamaForCausalLM:
@@ -30,7 +18,7 @@ def _llama(tied: bool) -> LlamaForCausalLM:
 
 
 def test_a_decode_step_reads_each_weight_once_and_one_embedding_row():
-    bench = _bench()
+    bench = load_bench("llm")
     layers = 2 * (2 * 64 * 64 + 2 * 64 * 32 + 3 * 64 * 128 + 2 * 64)  # q, o; k, v (2 of 4 heads); mlp; norms
     head, table = 300 * 64, 300 * 64
     tied, untied = _llama(True), _llama(False)

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from helpers import load_bench
 from xdsl.parser import Parser
 
 from spyre_mlir.dialects import spyre_isa
@@ -119,12 +120,7 @@ def test_bench_relayout_all_to_all_path_on_a_small_graph():
     """bench/relayout.py's all-to-all path re-plans the pipeline's dump after spyre-divide-work
     (found by its stage name, whatever its number) with align_consumer=false: on a small graph
     the relayout crosses the ring and the result equals eager's, bit for bit."""
-    import importlib.util
-
-    path = Path(__file__).parents[2] / "bench" / "relayout.py"
-    spec = importlib.util.spec_from_file_location("bench_relayout", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_bench("relayout")
     x = exact_values((256, 128), 2)
     w = exact_values((256, 64), 3)
     torch._dynamo.reset()
