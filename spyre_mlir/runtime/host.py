@@ -166,6 +166,14 @@ class Executable:
         """The transfers of a mutated argument whose device copy this function writes in place
         into what it returns as the argument's new contents (a KV cache), by argument index:
         after the call that copy holds the new contents (`written_back`)."""
+        self.consumes = self._consumed_transfers()
+        """The launches in place whose buffer is a transfer's copy that stops standing for its
+        value when they write it (not a `written_in_place` one): taken out of `resident`."""
+        self.transfers_of: dict[int, list[spyre.ToDeviceOp]] = {}
+        """The transfers of each argument, by its index."""
+        for op, _ in self.steps:
+            if isinstance(op, spyre.ToDeviceOp) and (j := _argument_of(op)) is not None:
+                self.transfers_of.setdefault(j, []).append(op)
         self.gather_tables = self._gather_tables()
         self.resident: dict[Operation, tuple[Any, DdrTensor]] = {}
         """Device copies kept between calls, by `spyre.to_device`: (residency key, copy)."""
@@ -227,17 +235,14 @@ class Executable:
             shared(L) = a step after L reads views(root of L's destination)"""
         ops = [op for op, _ in self.steps]
         shared: set[Operation] = set()
-        views_of = (spyre.PermuteOp, spyre.ReshapeOp, UnrealizedConversionCastOp)
         for i, op in enumerate(ops):
             if op not in self.in_place:
                 continue
-            root = op.operands[self.in_place[op]]
-            while isinstance(root.owner, views_of):
-                root = root.owner.operands[0]
+            root = _view_root(op.operands[self.in_place[op]])
             views, todo = {root}, [root]
             while todo:
                 for use in todo.pop().uses:
-                    if isinstance(use.operation, views_of):
+                    if isinstance(use.operation, _VIEWS):
                         new = [r for r in use.operation.results if r not in views]
                         views.update(new)
                         todo.extend(new)
@@ -256,19 +261,35 @@ class Executable:
         cfg = self.model.config
         seconds = cfg.launch_overhead_s + 2 * root.nbytes / cfg.ddr_bytes_per_s
         record = KernelRecord(
-            f"{name}.copy", seconds, seconds * cfg.clock_hz, cfg.cores, 0, root.nbytes, root.nbytes, 0, config=cfg
+            name=f"{name}.copy",
+            time_s=seconds,
+            cycles=seconds * cfg.clock_hz,
+            cores=cfg.cores,
+            instructions=0,
+            ddr_read_bytes=root.nbytes,
+            ddr_write_bytes=root.nbytes,
+            macs=0,
+            config=cfg,
         )
         self.model.profile.add(record)
         record_launch(record)
         return new if src is root else new.view_as(src.layout)
 
+    def _buffer_root(self, v: SSAValue) -> SSAValue:
+        """The value whose DDR buffer `v` is: back through views and launches in place (each
+        writes into its input's buffer, unless it writes into a copy: `copy_first`)."""
+        while True:
+            v = _view_root(v)
+            owner = v.owner
+            if not (isinstance(owner, spyre_isa.LaunchOp) and owner in self.in_place and owner not in self.copy_first):
+                return v
+            v = owner.inputs[self.in_place[owner]]
+
     def _written_in_place(self) -> dict[int, spyre.ToDeviceOp]:
         """Per mutated argument j (its `spyre.aliasing_output` is result k): the transfer of
-        argument j, when result k is a `spyre.from_device mirror` of that transfer's buffer,
-        through views and launches in place:
+        argument j, when result k is a `spyre.from_device mirror` of that transfer's buffer:
 
-            buffer(v) = buffer(x) if v is a view of x or a launch's output in place into x, else v
-            kept[j]   = to_device(arg j) if buffer(returned k's device value) is it"""
+            kept[j] = to_device(arg j) if _buffer_root(returned k's device value) is its result"""
         ret = self.function.body.block.last_op
         if not isinstance(ret, func.ReturnOp):
             return {}
@@ -276,26 +297,26 @@ class Executable:
         for j, k in spyre.aliased_arguments(self.function).items():
             if k >= len(ret.arguments):
                 continue
-            v: SSAValue = ret.arguments[k]
-            while isinstance(v.owner, UnrealizedConversionCastOp):
-                v = v.owner.inputs[0]
-            if not (isinstance(v.owner, spyre.FromDeviceOp) and v.owner.mirror is not None):
+            back = _view_root(ret.arguments[k]).owner
+            if not (isinstance(back, spyre.FromDeviceOp) and back.mirror is not None):
                 continue
-            v = v.owner.input
-            while True:
-                owner = v.owner
-                if isinstance(owner, spyre.PermuteOp | spyre.ReshapeOp):
-                    v = owner.input
-                elif isinstance(owner, spyre_isa.LaunchOp) and owner in self.in_place:
-                    v = owner.inputs[self.in_place[owner]]
-                else:
-                    break
-            src = v.owner.input if isinstance(v.owner, spyre.ToDeviceOp) else None
-            while src is not None and isinstance(src.owner, UnrealizedConversionCastOp):
-                src = src.owner.inputs[0]
-            if isinstance(v.owner, spyre.ToDeviceOp) and isinstance(src, BlockArgument) and src.index == j:
-                kept[j] = v.owner
+            to_dev = self._buffer_root(back.input).owner
+            if isinstance(to_dev, spyre.ToDeviceOp) and _argument_of(to_dev) == j:
+                kept[j] = to_dev
         return kept
+
+    def _consumed_transfers(self) -> dict[Operation, spyre.ToDeviceOp]:
+        """The launches in place (not into a copy) whose buffer is a transfer's, other than the
+        `written_in_place` ones: a resident copy of it no longer holds its value once written."""
+        kept = set(self.written_in_place.values())
+        found: dict[Operation, spyre.ToDeviceOp] = {}
+        for op in self.in_place:
+            if op in self.copy_first:
+                continue
+            to_dev = self._buffer_root(op.operands[self.in_place[op]]).owner
+            if isinstance(to_dev, spyre.ToDeviceOp) and to_dev not in kept:
+                found[op] = to_dev
+        return found
 
     def written_back(self, arg: int, key: Any) -> None:
         """The caller has written this call's new contents of argument `arg` (the result its
@@ -304,14 +325,10 @@ class Executable:
         `key`; any other copy of the argument is stale and goes (as that one does with no key:
         a tensor that cannot be named between calls, such as an inference tensor)."""
         kept = self.written_in_place.get(arg)
-        for op in list(self.resident):
-            assert isinstance(op, spyre.ToDeviceOp)  # resident copies are uploads
-            src: SSAValue = op.input
-            while isinstance(src.owner, UnrealizedConversionCastOp):
-                src = src.owner.inputs[0]
-            if not (isinstance(src, BlockArgument) and src.index == arg):
+        for op in self.transfers_of.get(arg, ()):
+            held = self.resident.get(op)
+            if held is None:
                 continue
-            held = self.resident[op]
             if op is kept and key is not None:
                 self.resident[op] = (key, held[1])
             else:
@@ -418,11 +435,10 @@ class Executable:
         An argument's key is the caller's (`arg_keys`: it must tell apart values that share an
         id, such as a new tensor where a freed one was); a constant's, a literal's or a folded
         op's result's, is "constant" (the value never changes)."""
-        src: SSAValue = op.input
-        while isinstance(src.owner, UnrealizedConversionCastOp):
-            src = src.owner.inputs[0]
-        if isinstance(src, BlockArgument):
-            return arg_keys[src.index] if src.index < len(arg_keys) else None
+        j = _argument_of(op)
+        if j is not None:
+            return arg_keys[j] if j < len(arg_keys) else None
+        src = _view_root(op.input)
         if isinstance(src.owner, arith.ConstantOp | t.ValueTensorLiteralOp) or src.owner in self.folded:
             return "constant"
         return None
@@ -466,19 +482,6 @@ class Executable:
                 memory.free(dev)
         raise DeviceError(f"@{self.function.sym_name.data} has no func.return")
 
-    def _writes_in_place(
-        self, op: spyre_isa.LaunchOp, env: dict[SSAValue, Any], owned: dict[SSAValue, DdrTensor]
-    ) -> None:
-        """Before a launch in place into a resident copy: the copy stops standing for its
-        value unless it is a mutated argument's that this call returns (`written_in_place`);
-        then this call owns it (freed once unread, as any buffer it made)."""
-        buffer = env[op.inputs[self.in_place[op]]]
-        buffer = buffer.owner or buffer
-        for to_dev, (_, dev) in list(self.resident.items()):
-            if dev is buffer and to_dev not in self.written_in_place.values():
-                del self.resident[to_dev]
-                owned[to_dev.results[0]] = dev
-
     def _transferred(self, nbytes: int) -> None:
         self.model.profile.add_transfer(nbytes, self.model.config)
         record_transfer(nbytes, self.model.config)
@@ -495,8 +498,8 @@ class Executable:
             args = [env[v] for v in inputs]
             if op in self.copy_first:
                 args[self.in_place[op]] = self._copy_destination(op, env)
-            elif op in self.in_place:
-                self._writes_in_place(op, env, owned)
+            elif op in self.consumes and (held := self.resident.pop(self.consumes[op], None)) is not None:
+                owned[self.consumes[op].result] = held[1]  # this call's now: freed once unread
             outs = self.model.launch(prog, args, name)
             if (
                 op not in self.in_place or op in self.copy_first
@@ -549,6 +552,23 @@ class Executable:
         else:
             env[op.results[0]] = self._constant(op)
         return None
+
+
+_VIEWS = (spyre.PermuteOp, spyre.ReshapeOp, UnrealizedConversionCastOp)
+"""Ops whose result is their operand seen another way (the same host array or DDR buffer)."""
+
+
+def _view_root(v: SSAValue) -> SSAValue:
+    """The value `v` is a view of (back through permutes, reshapes and casts), or v."""
+    while isinstance(v.owner, _VIEWS):
+        v = v.owner.operands[0]
+    return v
+
+
+def _argument_of(op: spyre.ToDeviceOp) -> int | None:
+    """The index of the function argument a transfer uploads (seen through casts), or None."""
+    src = _view_root(op.input)
+    return src.index if isinstance(src, BlockArgument) else None
 
 
 def _returned(v: SSAValue) -> bool:
