@@ -497,6 +497,32 @@ class IsaInstruction(IRDLOperation, ABC):
         for i, s in enumerate(sizes):
             IsaInstruction._check_count(op, f"loop size {s} (dim {i} of {list(sizes)})", s)
 
+    def _check_indexed_rows(
+        self,
+        indices: SSAValue,
+        index_base: PerCoreAttr,
+        count: IntegerAttr,
+        row_sticks: IntegerAttr,
+        lx_access: AccessAttr,
+    ) -> None:
+        """The checks of a DMA of `count` rows of `row_sticks` sticks each at host indices
+        (dma_gather, dma_scatter): the indices a host integer tensor, each core's `count` of them
+        from its `index_base` inside it, the LX access in bounds."""
+        ty = indices.type
+        if not is_index_tensor(ty) or not isinstance(ty, TensorType):
+            raise VerifyException(f"'{self.name}': indices must be a host integer tensor, got {ty}")
+        self._check_table("index base", index_base)
+        n_rows, sticks = count.value.data, row_sticks.value.data
+        if n_rows < 1 or sticks < 1:
+            raise VerifyException(f"'{self.name}': count and row_sticks must be >= 1")
+        self._check_count(self, f"count {n_rows}", n_rows)
+        self._check_count(self, f"row_sticks {sticks}", sticks)
+        self._check_access("the LX access", lx_access, [n_rows, sticks])
+        n = math.prod(ty.get_shape())
+        for base in index_base.table(1 if index_base.is_uniform else self.n_cores()):
+            if base + n_rows > n:
+                raise VerifyException(f"'{self.name}': indices {base}..{base + n_rows - 1} past the {n} given")
+
     @staticmethod
     def _check_count(op: Operation, what: str, value: int) -> None:
         if value > MAX_LOOP_COUNT:
@@ -735,21 +761,7 @@ class DmaGatherOp(IsaInstruction):
         layout = device_layout(self.table.type, f"'{self.name}': the table")
         if len(layout.shape) != 2:
             raise VerifyException(f"'{self.name}': the table must be 2-D, got {layout.shape}")
-        indices = self.indices.type
-        if not is_index_tensor(indices) or not isinstance(indices, TensorType):
-            raise VerifyException(f"'{self.name}': indices must be a host integer tensor, got {indices}")
-        self._check_table("index base", self.index_base)
-        if self.count.value.data < 1 or self.row_sticks.value.data < 1:
-            raise VerifyException(f"'{self.name}': count and row_sticks must be >= 1")
-        self._check_count(self, f"count {self.count.value.data}", self.count.value.data)
-        self._check_count(self, f"row_sticks {self.row_sticks.value.data}", self.row_sticks.value.data)
-        self._check_access("the LX access", self.lx_access, [self.count.value.data, self.row_sticks.value.data])
-        n = math.prod(indices.get_shape())
-        for base in self.index_base.table(1 if self.index_base.is_uniform else self.n_cores()):
-            if base + self.count.value.data > n:
-                raise VerifyException(
-                    f"'{self.name}': indices {base}..{base + self.count.value.data - 1} past the {n} given"
-                )
+        self._check_indexed_rows(self.indices, self.index_base, self.count, self.row_sticks, self.lx_access)
 
 
 @irdl_op_definition
@@ -802,25 +814,13 @@ class DmaScatterOp(IsaInstruction):
         layout = device_layout(self.out.type, f"'{self.name}': the destination")
         if len(layout.shape) != 3:
             raise VerifyException(f"'{self.name}': the destination must be 3-D (O, L, C), got {layout.shape}")
-        indices = self.indices.type
-        if not is_index_tensor(indices) or not isinstance(indices, TensorType):
-            raise VerifyException(f"'{self.name}': indices must be a host integer tensor, got {indices}")
-        self._check_table("index base", self.index_base)
+        self._check_indexed_rows(self.indices, self.index_base, self.count, self.row_sticks, self.lx_access)
         self._check_table("outer", self.outer)
-        count, row_sticks = self.count.value.data, self.row_sticks.value.data
-        if count < 1 or row_sticks < 1:
-            raise VerifyException(f"'{self.name}': count and row_sticks must be >= 1")
-        if row_sticks != -(-layout.shape[2] // layout.lanes):
+        row_sticks, sticks = self.row_sticks.value.data, -(-layout.shape[2] // layout.lanes)
+        if row_sticks != sticks:
             raise VerifyException(
-                f"'{self.name}': row_sticks {row_sticks}, but a row of {layout.shape[2]} holds {-(-layout.shape[2] // layout.lanes)}"
+                f"'{self.name}': row_sticks {row_sticks}, but a row of {layout.shape[2]} holds {sticks}"
             )
-        self._check_count(self, f"count {count}", count)
-        self._check_access("the LX access", self.lx_access, [count, row_sticks])
-        n = math.prod(indices.get_shape())
-        cores = 1 if self.index_base.is_uniform else self.n_cores()
-        for base in self.index_base.table(cores):
-            if base + count > n:
-                raise VerifyException(f"'{self.name}': indices {base}..{base + count - 1} past the {n} given")
         for o in self.outer.table(1 if self.outer.is_uniform else self.n_cores()):
             if not 0 <= o < layout.shape[0]:
                 raise VerifyException(f"'{self.name}': outer {o} out of range for {layout.shape[0]} rows of (O, L, C)")

@@ -103,9 +103,14 @@ def _spans(pos: np.ndarray) -> list[tuple[tuple[int, int], ...]]:
     return [((lo, hi),) for lo, hi in zip(flat.min(axis=1).tolist(), (flat.max(axis=1) + 1).tolist())]
 
 
+def _positions(acc: spyre_isa.AccessAttr, sizes: Sequence[int], n: int) -> np.ndarray:
+    """Stick positions of an access over a loop nest of `sizes`, a row per core: (n, prod(sizes))."""
+    return _bases(acc, n)[:, None] + loop_offsets(sizes, acc.strides.as_tuple())[None]
+
+
 def _vector_pos(acc: spyre_isa.AccessAttr, sizes: Sequence[int], n: int) -> np.ndarray:
     """Stick positions of an SFP access: (n, vectors), or (n, vectors, 2) for f32."""
-    pos = _bases(acc, n)[:, None] + loop_offsets(sizes, acc.strides.as_tuple())[None]
+    pos = _positions(acc, sizes, n)
     if acc.is_f32:  # one 64-lane vector = two consecutive f32 sticks
         pos = np.stack([pos + s for s in range(F32_STICKS)], axis=-1)
     return pos
@@ -402,8 +407,8 @@ class DmaPlan(Plan):
         self.arg = op.ddr.index
         self.load = isinstance(op, spyre_isa.DmaLoadOp)
         self.engine = "dma_in" if self.load else "dma_out"
-        self.ddr_pos = _bases(op.ddr_access, n)[:, None] + loop_offsets(sizes, op.ddr_access.strides.as_tuple())[None]
-        self.lx_pos = _bases(op.lx_access, n)[:, None] + loop_offsets(sizes, op.lx_access.strides.as_tuple())[None]
+        self.ddr_pos = _positions(op.ddr_access, sizes, n)
+        self.lx_pos = _positions(op.lx_access, sizes, n)
         nbytes = self.ddr_pos.shape[1] * STICK_BYTES
         self.ddr_read, self.ddr_write = (n * nbytes, 0) if self.load else (0, n * nbytes)
         latency = config.ddr_latency_cycles
@@ -480,51 +485,85 @@ class DmaPlan(Plan):
             labels.load(when, self.arg, self.lx_idx, self.ddr_pos)
 
 
-@executes(spyre_isa.DmaGatherOp)
-class GatherPlan(Plan):
-    """DMA of table rows picked at run time by the host indices handed over at launch."""
+class _IndexedRowsPlan(Plan):
+    """A DMA of `count` rows of `row_sticks` sticks per core between LX (`lx_access`) and the
+    DDR rows that host indices handed over at launch pick (dma_gather in, dma_scatter out)."""
 
-    engine = "dma_in"
-    PER_CORE = ("index_base", "lx_pos", "lx_idx")
     DATA_DEPENDENT = True
 
-    def __init__(self, op: spyre_isa.DmaGatherOp, kernel: str, index: int, n: int, config: DeviceConfig):
+    def __init__(
+        self,
+        op: spyre_isa.DmaGatherOp | spyre_isa.DmaScatterOp,
+        kernel: str,
+        index: int,
+        n: int,
+        config: DeviceConfig,
+        ddr: BlockArgument,
+    ):
         super().__init__(op, kernel, index, n, config)
-        assert isinstance(op.table, BlockArgument) and isinstance(op.indices, BlockArgument)
-        self.table_arg, self.index_arg = op.table.index, op.indices.index
-        self.table_layout = spyre.device_layout(op.table.type)
+        assert isinstance(op.indices, BlockArgument)
+        self.ddr_arg, self.index_arg = ddr.index, op.indices.index
+        self.ddr_layout = spyre.device_layout(ddr.type)
         self.count, self.row_sticks = op.count.value.data, op.row_sticks.value.data
         self.index_base = np.asarray(op.index_base.table(n), dtype=np.int64)
-        self.lx_pos = (
-            _bases(op.lx_access, n)[:, None]
-            + loop_offsets([self.count, self.row_sticks], op.lx_access.strides.as_tuple())[None]
-        )
-        strides = self.table_layout.stick_strides
-        digits = self.table_layout.digits
-        self.s_row = strides[digits[0][0].device_dim] if digits[0] else 0
-        self.s_stick = strides[digits[1][-1].device_dim] if len(digits[1]) > 1 else 0
+        self.lx_pos = _positions(op.lx_access, [self.count, self.row_sticks], n)
         nbytes = self.count * self.row_sticks * STICK_BYTES
-        self.ddr_read = n * nbytes
-        self._works(n, latency=config.ddr_latency_cycles, port=nbytes, ddr=nbytes, writes=[self.lx_pos])
-        whole = (self.table_arg << 40, (self.table_arg << 40) + self.table_layout.num_sticks)
+        load = self.engine == "dma_in"
+        lx = [self.lx_pos]
+        self._works(
+            n,
+            latency=config.ddr_latency_cycles,
+            port=nbytes,
+            ddr=nbytes,
+            reads=() if load else lx,
+            writes=lx if load else (),
+        )
+        whole = ((self.ddr_arg << 40, (self.ddr_arg << 40) + self.ddr_layout.num_sticks),)
         for w in self.works:
-            w.ddr_reads = (whole,)
+            if load:
+                w.ddr_reads = whole
+            else:
+                w.ddr_writes = whole
+        if load:
+            self.ddr_read = n * nbytes
+        else:
+            self.ddr_write = n * nbytes
 
     def bind(self, cores: np.ndarray, lx_sticks: int) -> None:
         self.lx_idx = _flat(cores, self.lx_pos, lx_sticks)
 
-    def run(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
-        table = args[self.table_arg]
+    def picked(self, args: Sequence[Any]) -> np.ndarray:
+        """The host indices each core's rows take: (cores, count)."""
         idx = np.asarray(args[self.index_arg]).reshape(-1)
-        rows = idx[self.index_base[:, None] + np.arange(self.count)[None]]  # (n, count)
-        vocab = self.table_layout.shape[0]
+        return idx[self.index_base[:, None] + np.arange(self.count)[None]]
+
+
+@executes(spyre_isa.DmaGatherOp)
+class GatherPlan(_IndexedRowsPlan):
+    """DMA of table rows picked at run time by the host indices handed over at launch."""
+
+    engine = "dma_in"
+    PER_CORE = ("index_base", "lx_pos", "lx_idx")
+
+    def __init__(self, op: spyre_isa.DmaGatherOp, kernel: str, index: int, n: int, config: DeviceConfig):
+        assert isinstance(op.table, BlockArgument)
+        super().__init__(op, kernel, index, n, config, op.table)
+        strides = self.ddr_layout.stick_strides
+        digits = self.ddr_layout.digits
+        self.s_row = strides[digits[0][0].device_dim] if digits[0] else 0
+        self.s_stick = strides[digits[1][-1].device_dim] if len(digits[1]) > 1 else 0
+
+    def run(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
+        table = args[self.ddr_arg]
+        rows = self.picked(args)
+        vocab = self.ddr_layout.shape[0]
         if rows.size and (rows.min() < 0 or rows.max() >= vocab):
             bad = int(rows[(rows < 0) | (rows >= vocab)][0])
             raise DeviceError(f"{self.where}: index {bad} is out of range for a table of {vocab} rows")
         pos = (rows * self.s_row)[:, :, None] + (np.arange(self.row_sticks) * self.s_stick)[None, None, :]
         pos = pos.reshape(len(cores), -1)
         if model.sanitizer and check:
-            model.sanitizer.ddr_access(self.where, cores, self.table_arg, table, pos, write=False)
+            model.sanitizer.ddr_access(self.where, cores, self.ddr_arg, table, pos, write=False)
         if check:
             self._write(model, cores, self.lx_pos, "gather")
         model.memory.lx_rows[self.lx_idx] = table.read_rows(rows, pos)
@@ -534,44 +573,24 @@ class GatherPlan(Plan):
 
 
 @executes(spyre_isa.DmaScatterOp)
-class ScatterPlan(Plan):
+class ScatterPlan(_IndexedRowsPlan):
     """DMA of LX rows into DDR rows picked at run time by the host indices handed over at launch."""
 
     engine = "dma_out"
     PER_CORE = ("index_base", "outer", "lx_pos", "lx_idx")
-    DATA_DEPENDENT = True
 
     def __init__(self, op: spyre_isa.DmaScatterOp, kernel: str, index: int, n: int, config: DeviceConfig):
-        super().__init__(op, kernel, index, n, config)
-        assert isinstance(op.out, BlockArgument) and isinstance(op.indices, BlockArgument)
-        self.out_arg, self.index_arg = op.out.index, op.indices.index
-        self.out_layout = spyre.device_layout(op.out.type)
-        self.count, self.row_sticks = op.count.value.data, op.row_sticks.value.data
-        self.index_base = np.asarray(op.index_base.table(n), dtype=np.int64)
+        assert isinstance(op.out, BlockArgument)
+        super().__init__(op, kernel, index, n, config, op.out)
         self.outer = np.asarray(op.outer.table(n), dtype=np.int64)
-        self.lx_pos = (
-            _bases(op.lx_access, n)[:, None]
-            + loop_offsets([self.count, self.row_sticks], op.lx_access.strides.as_tuple())[None]
-        )
-        lay = self.out_layout
-        steps = lay.dim_stick_steps()
+        steps = self.ddr_layout.dim_stick_steps()
         assert steps is not None  # a verified scatter's destination has rows by strides
         self.s_o, self.s_row, self.s_stick = steps
-        nbytes = self.count * self.row_sticks * STICK_BYTES
-        self.ddr_write = n * nbytes
-        self._works(n, latency=config.ddr_latency_cycles, port=nbytes, ddr=nbytes, reads=[self.lx_pos])
-        whole = (self.out_arg << 40, (self.out_arg << 40) + lay.num_sticks)
-        for w in self.works:
-            w.ddr_writes = (whole,)
-
-    def bind(self, cores: np.ndarray, lx_sticks: int) -> None:
-        self.lx_idx = _flat(cores, self.lx_pos, lx_sticks)
 
     def run(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
-        out = args[self.out_arg]
-        idx = np.asarray(args[self.index_arg]).reshape(-1)
-        rows = idx[self.index_base[:, None] + np.arange(self.count)[None]]  # (n, count)
-        length = self.out_layout.shape[1]
+        out = args[self.ddr_arg]
+        rows = self.picked(args)
+        length = self.ddr_layout.shape[1]
         if rows.size and (rows.min() < -length or rows.max() >= length):
             bad = int(rows[(rows < -length) | (rows >= length)][0])
             raise DeviceError(f"{self.where}: index {bad} is out of range for {length} rows")
@@ -583,7 +602,7 @@ class ScatterPlan(Plan):
         if check:
             self._read(model, cores, self.lx_pos, "scatter")
         if model.sanitizer and check:
-            model.sanitizer.ddr_access(self.where, cores, self.out_arg, out, pos, write=True)
+            model.sanitizer.ddr_access(self.where, cores, self.ddr_arg, out, pos, write=True)
         StickRows(out.data)[pos] = model.memory.lx_rows[self.lx_idx]
 
     def accesses(self) -> tuple[list[np.ndarray], np.ndarray | None]:
