@@ -646,10 +646,7 @@ class GatherOp(IRDLOperation):
     def verify_(self) -> None:
         tab = device_layout(self.table.type, "'spyre.gather': table")
         res = device_layout(self.result.type, "'spyre.gather': result")
-        if not is_index_tensor(self.indices.type):
-            raise VerifyException(f"'spyre.gather': indices must be a host integer tensor, got {self.indices.type}")
-        assert isinstance(self.indices.type, TensorType)  # is_index_tensor
-        n = math.prod(self.indices.type.get_shape())
+        n = _index_count(self, self.indices)
         if len(tab.shape) != 2 or res.shape != (n, tab.shape[1]):
             raise VerifyException(
                 f"'spyre.gather': table {tab.shape} and {n} indices give ({n}, {tab.shape[-1]}), not {res.shape}"
@@ -768,10 +765,7 @@ class ScatterOp(IRDLOperation):
                 f"'spyre.scatter': the result is dest's buffer, so its type must be dest's {self.dest.type}, "
                 f"got {self.result.type}"
             )
-        if not is_index_tensor(self.indices.type):
-            raise VerifyException(f"'spyre.scatter': indices must be a host integer tensor, got {self.indices.type}")
-        assert isinstance(self.indices.type, TensorType)  # is_index_tensor
-        n = math.prod(self.indices.type.get_shape())
+        n = _index_count(self, self.indices)
         if len(dst.shape) != 3 or val.shape != (dst.shape[0], n, dst.shape[2]):
             raise VerifyException(
                 f"'spyre.scatter': dest (O, L, C) {dst.shape} and {n} indices take values "
@@ -785,13 +779,20 @@ class ScatterOp(IRDLOperation):
 
 
 def rows_by_strides(layout: Layout) -> bool:
-    """Whether a 3-D (O, L, C) layout holds C along its sticks and steps each dim (C by sticks)
-    by one stick stride, as a scatter reads and writes rows (Layout.dim_stick_steps)."""
-    return (
-        len(layout.shape) == 3
-        and layout.stick_dim in (2, None if layout.shape[2] == 1 else 2)
-        and (layout.dim_stick_steps() is not None)
-    )
+    """Whether a 3-D (O, L, C) layout holds C along its sticks (C of one element: any stick
+    dim, or none) and steps each dim (C by sticks) by one stick stride, as a scatter reads and
+    writes rows (Layout.dim_stick_steps)."""
+    if len(layout.shape) != 3 or not (layout.stick_dim == 2 or (layout.shape[2] == 1 and layout.stick_dim is None)):
+        return False
+    return layout.dim_stick_steps() is not None
+
+
+def _index_count(op: Operation, indices: SSAValue) -> int:
+    """The number of indices of a gather or scatter, whose indices must be a host integer tensor."""
+    if not is_index_tensor(indices.type):
+        raise VerifyException(f"'{op.name}': indices must be a host integer tensor, got {indices.type}")
+    assert isinstance(indices.type, TensorType)  # is_index_tensor
+    return math.prod(indices.type.get_shape())
 
 
 @irdl_op_definition

@@ -213,6 +213,8 @@ class _GraphImporter:
         self.mutations: dict[int, SSAValue] = {}
         """Graph inputs written in place (`copy_` into a placeholder): argument index -> new contents."""
         self.placeholders: dict[torch.fx.Node, int] = {}
+        self.order = {node: i for i, node in enumerate(gm.graph.nodes)}
+        """Each node's place in the graph."""
 
     # region Nodes
 
@@ -331,7 +333,7 @@ class _GraphImporter:
                 node,
                 f"writes graph input '{dest.name}' ({old.dtype}, {tuple(old.shape)}) with a value of another dtype or shape",
             )
-        later = [u for u in dest.users if u is not node and _after(u, node)]
+        later = [u for u in dest.users if self.order[u] > self.order[node]]
         if later:
             raise _unsupported(node, f"graph input '{dest.name}' is read by '{later[0].name}' after it is written")
         self.mutations[self.placeholders[dest]] = self.values[node] = self.node_value(node, value)
@@ -490,16 +492,6 @@ class _GraphImporter:
         return self.insert(ValueTensorLiteralOp(value, result_type)).results[0]
 
     # endregion
-
-
-def _after(a: torch.fx.Node, b: torch.fx.Node) -> bool:
-    """Whether node a comes after node b in their graph."""
-    node = b.next
-    while node.op != "root":
-        if node is a:
-            return True
-        node = node.next
-    return False
 
 
 def _meta_val(node: torch.fx.Node) -> Any:

@@ -254,22 +254,6 @@ class Border:
         self.on_device[v] = transfer.result
         return transfer.result
 
-    def fresh_device(self, v: SSAValue, before: Operation) -> SSAValue:
-        """A transfer of a host value of its own, shared with no other reader (a destination
-        written in place)."""
-        reason = device_reason(v.type)
-        if reason is not None:
-            raise NotOnDevice(reason)
-        owner = v.owner
-        new_ops: list[Operation] = []
-        if isinstance(owner, UnrealizedConversionCastOp):
-            host = owner.inputs[0]
-        else:
-            host, new_ops = self._builtin(v, before)
-        transfer = spyre.ToDeviceOp(host, spyre.device_tensor_type(_shape(host)))
-        Rewriter.insert_op([*new_ops, transfer], InsertPoint.before(before))
-        return transfer.result
-
     def host_tensor(self, v: SSAValue, before: Operation) -> SSAValue:
         """The builtin host tensor of a `!torch.vtensor` that lives on the host (indices)."""
         owner = v.owner
@@ -987,11 +971,12 @@ class LowerIndexPut(Lowering):
 
     def _written_in_place(self, x: SSAValue, op: Operation) -> SSAValue:
         """x's device value, for a write in place: x read by `op` alone, and that value by nothing
-        else, nor a view of another value; or x a host-made constant (zeros of a new cache,
-        which cse may have made one value for several), transferred for `op` alone."""
+        else, nor a view of another value; or x a host-made constant (zeros of a new cache, which
+        cse may have made one value for several: the host executor copies a destination a later
+        step reads before writing it, `Executable.copy_first`)."""
         owner = x.owner
-        if isinstance(owner, Operation) and owner.name in t.CREATION_OPS:  # zeros made on the host (a new cache)
-            return self.border.fresh_device(x, op)  # each write in place into a copy of its own
+        if isinstance(owner, Operation) and owner.name in t.CREATION_OPS:
+            return self.dev(x, op)
         if x.uses.get_length() != 1:
             raise NotOnDevice("its destination is read elsewhere too (the device scatter writes it in place)")
         if isinstance(owner, UnrealizedConversionCastOp) and spyre.is_device_tensor(owner.inputs[0].type):

@@ -53,7 +53,7 @@ def lower_scatter(gen: KernelCodegen, box: Box) -> list[Ins]:
     other rows stay as they are, unread and uncopied."""
     op = gen.compute
     assert isinstance(op, spyre.ScatterOp)
-    vals = spyre.device_layout(op.values.type)  # generic (KernelCodegen._check_layouts)
+    vals = spyre.device_layout(op.values.type)
     sticks = -(-vals.shape[2] // vals.lanes)
     steps = vals.dim_stick_steps()
     assert steps is not None  # rows_by_strides (KernelCodegen._check_layouts)
