@@ -241,7 +241,7 @@ def matmul_estimate(
     stream_rate = min(ddr_rate, port_rate)
     lat = config.ddr_latency_cycles
     total_bytes = 0
-    busy = port = serial = fill = drain = pt_max = sfp_max = drain_extra = 0.0
+    busy = port = serial = fill = drain = pt_max = sfp_max = drain_extra = waits = 0.0
     first_sticks = last_sticks = 0
     hop, ring_rate = config.ring_hop_latency_cycles, config.ring_bytes_per_cycle
     k_split = split.get("k", 1) > 1
@@ -309,7 +309,10 @@ def matmul_estimate(
         first_sticks += count * (first_load_sticks - (first_b_sticks if group > 1 and role > 0 else 0))
         last_sticks += count * last_store_sticks
         serial = max(serial, dma_in + pt + sfp + dma_out)
-    ddr = total_bytes / ddr_rate
+        waits = max(waits, loads * lat, stores * lat)
+    # a DMA's latency holds its engine and moves no bytes: the cores' programs run in step, so
+    # their latencies coincide and the DDR idles through them (runtime/timing.py)
+    ddr = total_bytes / ddr_rate + waits
     fill = max(fill, lat + first_sticks * STICK_BYTES / ddr_rate)
     drain = (
         (lat if last_sticks else 0) + last_sticks * STICK_BYTES / ddr_rate + drain_extra
