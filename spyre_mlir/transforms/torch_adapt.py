@@ -40,6 +40,13 @@ is (fp32 on the host; the device then computes in DL16 either way).
                                                             fp32 rounding apart on the host), for heads D
                                                             that are no whole sticks: the heads are then a
                                                             view of the result sticked along the sequence
+    bmm(A, view(f(view(clone(expand(unsqueeze(kv, 2), [B, G, R, L, D])), [B, G * R, L, D]))))
+                       -> view(bmm(view(A, [B * G, R * M, K]), view(f(kv))), [B * G * R, M, N])
+                                                            the same products and sums, for GQA's repeat_kv
+                                                            (f: a permute of the last two dims, a scaling):
+                                                            the R query heads of a group are rows of one
+                                                            product with their shared K or V, instead of
+                                                            the cache copied R times
 
 The pass runs first in spyre-pipeline; `convert-torch-to-spyre` without it stays correct (it
 refuses what it cannot lower exactly, e.g. integer exponents, and the op runs on the CPU).
@@ -496,6 +503,108 @@ class HeadsFromTransposedLinear(RewritePattern):
         _erase_dead(rewriter, [view, mm, wp])
 
 
+def _repeated_kv(v: SSAValue) -> tuple[SSAValue, int, list[Operation]] | None:
+    """(kv, R, ops) when v = f(view(clone(expand(unsqueeze(kv, 2), [B, G, R, L, D])), [B, G * R,
+    L, D])): ops are the matched ops from the view of the clone on, then those of f in order (a
+    permute fixing dims 0 and 1, a scaling by a number, an expand to the same shape, and last a
+    view to [B * G * R, X, Y]), each read by nothing else; else None."""
+    chain: list[Operation] = []
+    while True:
+        owner = v.owner
+        if not isinstance(owner, Operation) or not v.has_one_use():
+            return None
+        if owner.name in VIEWS and not chain and len(t.sizes_of(v) or ()) == 3:
+            chain.append(owner)
+        elif owner.name == t.AtenPermuteOp.name and (t.constant_list_ints(owner.operands[1]) or [])[:2] == [0, 1]:
+            chain.append(owner)
+        elif (
+            owner.name in (t.AtenMulScalarOp.name, "torch.aten.div.Scalar")
+            and t.constant_float_value(owner.operands[1]) is not None
+        ):
+            chain.append(owner)
+        elif owner.name == "torch.aten.expand" and t.sizes_of(owner.operands[0]) == t.sizes_of(v):
+            chain.append(owner)
+        elif owner.name in VIEWS and chain:
+            break
+        else:
+            return None
+        v = owner.operands[0]
+    heads = t.sizes_of(owner.results[0])
+    clone = owner.operands[0].owner
+    if not (isinstance(clone, Operation) and clone.name == t.AtenCloneOp.name and clone.results[0].has_one_use()):
+        return None
+    expand = clone.operands[0].owner
+    if not (isinstance(expand, Operation) and expand.name == "torch.aten.expand" and expand.results[0].has_one_use()):
+        return None
+    unsqueeze = expand.operands[0].owner
+    if not (
+        isinstance(unsqueeze, Operation)
+        and unsqueeze.name == "torch.aten.unsqueeze"
+        and t.constant_int_value(unsqueeze.operands[1]) == 2
+        and unsqueeze.results[0].has_one_use()
+    ):
+        return None
+    kv, wide, last = unsqueeze.operands[0], t.sizes_of(expand.results[0]), t.sizes_of(chain[0].results[0])
+    ks = t.sizes_of(kv)
+    if heads is None or wide is None or ks is None or last is None or len(ks) != 4 or len(wide) != 5:
+        return None
+    b, g, r, length, d = wide
+    if (b, g, length, d) != ks or heads != (b, g * r, length, d) or last[0] != b * g * r:
+        return None
+    return kv, r, [owner, clone, expand, unsqueeze, *reversed(chain)]
+
+
+class GroupedHeadsInRows(RewritePattern):
+    """GQA's repeat_kv folded into the rows of the attention's products:
+
+        bmm(A, view(f(view(clone(expand(unsqueeze(kv, 2), [B, G, R, L, D])), [B, G * R, L, D]))))
+          -> view(bmm(view(A, [B * G, R * M, K]), view(f(kv), [B * G, X, Y])), [B * G * R, M, N])
+
+    (A: (B * G * R, M, K), the query heads of a group consecutive; f a permute of the last two
+    dims and a scaling by a number, applied to the G heads of kv instead of their R copies.)
+    Each result element is the same products and sums as before, so the result is the same on
+    the device and on the host; the copies of the cache (R x its bytes, written and read every
+    step) and their launches are gone."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.name != t.AtenBmmOp.name:
+            return
+        a, rhs = op.operands
+        found = _repeated_kv(rhs)
+        shapes = t.sizes_of(a), t.sizes_of(op.results[0])
+        if found is None or shapes[0] is None or shapes[1] is None:
+            return
+        kv, r, matched = found
+        (batch, m, k), n = shapes[0], shapes[1][2]
+        kv_heads = t.sizes_of(kv)
+        if batch % r or kv_heads is None:
+            return
+        groups = batch // r
+        dtype = t.vtensor_type(op.results[0]).get_dtype()
+        ops: list[Operation] = []
+        v = kv
+        for f in matched[4:]:  # f, applied to kv's G heads
+            shape = list(t.sizes_of(f.results[0]) or ())
+            if f.name == "torch.aten.expand":
+                continue
+            if f.name in VIEWS:
+                size_ops, sizes = _ints([groups, *shape[1:]])
+                new = _new(t.AtenViewOp.name, [v, sizes], t.ValueTensorType([groups, *shape[1:]], dtype))
+                ops += [*size_ops, new]
+            else:
+                shape[1] = kv_heads[1]
+                new = _new(f.name, [v, *f.operands[1:]], t.ValueTensorType(shape, dtype))
+                ops.append(new)
+            v = new.results[0]
+        rows_ops, rows = _ints([groups, r * m, k])
+        lhs = _new(t.AtenViewOp.name, [a, rows], t.ValueTensorType([groups, r * m, k], dtype))
+        prod = _new(t.AtenBmmOp.name, [lhs.results[0], v], t.ValueTensorType([groups, r * m, n], dtype))
+        back_ops, back = _ints([batch, m, n])
+        out = _new(t.AtenViewOp.name, [prod.results[0], back], op.results[0].type)
+        rewriter.replace(op, [*ops, *rows_ops, lhs, prod, *back_ops, out], [out.results[0]])
+        _erase_dead(rewriter, list(reversed(matched)))
+
+
 ADAPTATIONS: tuple[type[RewritePattern], ...] = (
     TanhGeluForm,
     PowToMultiplications,
@@ -505,6 +614,7 @@ ADAPTATIONS: tuple[type[RewritePattern], ...] = (
     ElementwiseBeforeView,
     ViewOfView,
     HeadsFromTransposedLinear,
+    GroupedHeadsInRows,
 )
 """The rewrites, in the order they are tried on each op (the gelu form is matched before its
 pow(x, 3) is rewritten)."""
@@ -518,5 +628,6 @@ class TorchAdaptPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([cls() for cls in ADAPTATIONS]), walk_reverse=True
+            GreedyRewritePatternApplier([cls() for cls in ADAPTATIONS]),
+            walk_reverse=True,
         ).rewrite_module(op)

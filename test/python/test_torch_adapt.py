@@ -146,3 +146,37 @@ def test_heads_from_a_transposed_linear_give_the_same_bits_in_fewer_launches(mon
     launches_without, without = _launches(attention, x)
     assert torch.equal(with_it, without)
     assert len(launches_with) < len(launches_without), (launches_with, launches_without)
+
+
+def test_grouped_query_attention_gives_the_same_bits_without_the_cache_copies(monkeypatch):
+    """GQA's repeat_kv (K and V expanded from 2 to 6 heads, as transformers writes it) folded
+    into the rows of the attention's products (GroupedHeadsInRows): the same products and
+    sums, so the same bits, and the expanded copies are neither written nor read."""
+    from spyre_mlir.frontend import backend
+    from spyre_mlir.transforms import torch_adapt
+
+    def repeat_kv(x, rep):
+        b, g, length, d = x.shape
+        return x[:, :, None, :, :].expand(b, g, rep, length, d).reshape(b, g * rep, length, d)
+
+    def attention(q, k, v):
+        k, v = repeat_kv(k, 3), repeat_kv(v, 3)
+        scores = torch.softmax(q @ k.transpose(-1, -2) * 0.125, dim=-1)
+        return scores @ v
+
+    q, k, v = randn(1, 6, 8, 64, seed=13), randn(1, 2, 40, 64, seed=14), randn(1, 2, 40, 64, seed=15)
+    device = backend.get_device(backend.DeviceConfig())
+
+    def ddr_bytes():
+        before = len(device.profile.kernels)
+        names, y = _launches(attention, q, k, v)
+        kernels = device.profile.kernels[before:]
+        return sum(x.ddr_read_bytes + x.ddr_write_bytes for x in kernels), y
+
+    grouped, with_it = ddr_bytes()
+    kept = tuple(a for a in torch_adapt.ADAPTATIONS if a is not torch_adapt.GroupedHeadsInRows)
+    monkeypatch.setattr(torch_adapt, "ADAPTATIONS", kept)
+    copied, without = ddr_bytes()
+    assert torch.equal(with_it, without)
+    copies = 2 * 6 * 40 * 64 * 2  # the expanded K and V in DL16
+    assert grouped <= copied - 2 * copies, (grouped, copied)  # written once and read once (75.8 vs 299.0 KB)

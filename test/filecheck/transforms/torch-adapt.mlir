@@ -399,3 +399,41 @@ func.func @scale_after_product(%x: !torch.vtensor<[64,128],f32>, %y: !torch.vten
   %d = torch.aten.div.Scalar %v, %float : !torch.vtensor<[1,64,64],f32>, !torch.float -> !torch.vtensor<[1,64,64],f32>
   return %d : !torch.vtensor<[1,64,64],f32>
 }
+
+// -----
+
+// GQA's repeat_kv: 2 KV heads expanded to 6 for the scores' product. The 3 query heads of a
+// group become rows of one product with their shared K, scaled and transposed on its 2 heads.
+// CHECK-LABEL: func.func @grouped_heads
+// CHECK-NOT:     torch.aten.expand
+// CHECK:         %[[T:.*]] = torch.aten.permute %k, %{{.*}} -> !torch.vtensor<[1,2,64,40],f32>
+// CHECK-NEXT:    %[[S:.*]] = torch.aten.mul.Scalar %[[T]], %{{.*}} -> !torch.vtensor<[1,2,64,40],f32>
+// CHECK:         %[[K:.*]] = torch.aten.view %[[S]], %{{.*}} -> !torch.vtensor<[2,64,40],f32>
+// CHECK:         %[[Q:.*]] = torch.aten.view %q, %{{.*}} -> !torch.vtensor<[2,24,64],f32>
+// CHECK-NEXT:    %[[P:.*]] = torch.aten.bmm %[[Q]], %[[K]] : {{.*}} -> !torch.vtensor<[2,24,40],f32>
+// CHECK:         %[[R:.*]] = torch.aten.view %[[P]], %{{.*}} -> !torch.vtensor<[6,8,40],f32>
+// CHECK-NEXT:    func.return %[[R]]
+func.func @grouped_heads(%q: !torch.vtensor<[6,8,64],f32>, %k: !torch.vtensor<[1,2,40,64],f32>) -> !torch.vtensor<[6,8,40],f32> {
+  %false = torch.constant.bool false
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int3 = torch.constant.int 3
+  %int6 = torch.constant.int 6
+  %int40 = torch.constant.int 40
+  %int64 = torch.constant.int 64
+  %scale = torch.constant.float 3.535534e-01
+  %u = torch.aten.unsqueeze %k, %int2 : !torch.vtensor<[1,2,40,64],f32>, !torch.int -> !torch.vtensor<[1,2,1,40,64],f32>
+  %wide = torch.prim.ListConstruct %int1, %int2, %int3, %int40, %int64 : (!torch.int, !torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %e = torch.aten.expand %u, %wide, %false : !torch.vtensor<[1,2,1,40,64],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[1,2,3,40,64],f32>
+  %c = torch.aten.clone %e, %int0 : !torch.vtensor<[1,2,3,40,64],f32>, !torch.int -> !torch.vtensor<[1,2,3,40,64],f32>
+  %heads = torch.prim.ListConstruct %int1, %int6, %int40, %int64 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %h = torch.aten.view %c, %heads : !torch.vtensor<[1,2,3,40,64],f32>, !torch.list<int> -> !torch.vtensor<[1,6,40,64],f32>
+  %swap = torch.prim.ListConstruct %int0, %int1, %int3, %int2 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %t = torch.aten.permute %h, %swap : !torch.vtensor<[1,6,40,64],f32>, !torch.list<int> -> !torch.vtensor<[1,6,64,40],f32>
+  %s = torch.aten.mul.Scalar %t, %scale : !torch.vtensor<[1,6,64,40],f32>, !torch.float -> !torch.vtensor<[1,6,64,40],f32>
+  %flat = torch.prim.ListConstruct %int6, %int64, %int40 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %b = torch.aten.view %s, %flat : !torch.vtensor<[1,6,64,40],f32>, !torch.list<int> -> !torch.vtensor<[6,64,40],f32>
+  %r = torch.aten.bmm %q, %b : !torch.vtensor<[6,8,64],f32>, !torch.vtensor<[6,64,40],f32> -> !torch.vtensor<[6,8,40],f32>
+  return %r : !torch.vtensor<[6,8,40],f32>
+}
