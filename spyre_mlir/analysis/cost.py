@@ -433,6 +433,8 @@ def _plan_matmul(
     is not chunked at all: every estimate is at least its busiest core's PT time and its DDR
     bytes' time, and no chunking has fewer PT passes or DDR bytes than one chunk per dim."""
     splits = candidate_splits(shape.dims, config.cores, split_k)
+    # what one core may address (none within the limit: the sanitizer names the overrun at launch)
+    splits = [split for split in splits if widest_span(shape, split, config) <= config.per_core_span_bytes] or splits
     bounds = [
         max(_pt_bound(shape, split, config), _ddr_bound(shape, split, config, allow_multicast)) for split in splits
     ]
@@ -453,6 +455,29 @@ def _plan_matmul(
             ):
                 best, best_at = (split, multicast, found[1]), (at, ci)
     return best
+
+
+def widest_span(shape: MatmulShape, split: dict[str, int], config: DeviceConfig) -> int:
+    """The most bytes any core of `split` spans in one operand (from the first byte it reads or
+    writes to the last), in the generic layouts the lowering gives a matmul: A (M, K) and the
+    output (M, N) rows of sticks along K and N, B (K, N) as stick columns of K rows, batches
+    outermost. A k split spans nearly all of B on each core: B's stick columns are its outer
+    dim, a k range its rows within every column."""
+    kt, nt = math.ceil(shape.k / F16_LANES), math.ceil(shape.n / F16_LANES)
+    widest = 0
+    for box in core_boxes(shape.dims, split, config.cores):
+        if box is None:
+            continue
+        (b0, b1), (n0, n1), (m0, m1), (k0, k1) = box.get("b", (0, 1)), box["n"], box["m"], box["k"]
+        rows0, rows1 = k0 * F16_LANES, min(shape.k, k1 * F16_LANES)
+        spans = (  # (sticks per batch, first stick, last stick) of A, B and the output
+            (kt * shape.m, k0 * shape.m + m0, (k1 - 1) * shape.m + m1 - 1),
+            (nt * shape.k, n0 * shape.k + rows0, (n1 - 1) * shape.k + rows1 - 1),
+            (nt * shape.m, n0 * shape.m + m0, (n1 - 1) * shape.m + m1 - 1),
+        )
+        for per_batch, first, last in spans:
+            widest = max(widest, ((b1 - 1 - b0) * per_batch + last - first + 1) * STICK_BYTES)
+    return widest
 
 
 def multicast_chains(m_parts: int, allowed: bool = True) -> list[int]:

@@ -29,7 +29,9 @@ def _exhaustive(shape, config, budget, double_buffer, multicast, split_k):
     """plan_matmul without pruning: the least estimate over every (split, chain), the first in
     enumeration order among equals."""
     best = None
-    for split in cost.candidate_splits(shape.dims, config.cores, split_k):
+    splits = cost.candidate_splits(shape.dims, config.cores, split_k)
+    within = [s for s in splits if cost.widest_span(shape, s, config) <= config.per_core_span_bytes]
+    for split in within or splits:
         for chain in cost.multicast_chains(split.get("m", 1), multicast):
             found = cost.best_chunks(shape, split, config, budget, double_buffer, chain)
             if found is not None and (best is None or found[1].seconds < best[2].seconds):
@@ -69,3 +71,17 @@ def test_a_split_bound_never_exceeds_an_estimate_of_the_split(batch, m, k, n, co
     est = cost.matmul_estimate(shape, split, chunks, config, double_buffer, chain)
     assert cost._pt_bound(shape, split, config) <= est.seconds
     assert cost._ddr_bound(shape, split, config, allow_multicast=True) <= est.seconds * (1 + 1e-12)
+
+
+def test_no_core_spans_more_than_the_limit_in_a_tensor():
+    """An LM head's weight (4096 x 49159, 403 MB in DL16): a k split spans nearly all of it on
+    each core (B's stick columns are its outer dim), over the 256 MB one core may address in one
+    tensor; the plan keeps every core within the limit, and its time near the weight's DDR time."""
+    config = DEFAULT_CONFIG
+    shape = cost.MatmulShape(1, 1, 4096, 49159)
+    weight = 4096 * 769 * 64 * 2
+    assert cost.widest_span(shape, {"n": 1, "m": 1, "k": 2}, config) >= weight - 4096 * 128
+    assert cost.widest_span(shape, {"n": 2, "m": 1, "k": 1}, config) >= weight // 2
+    split, _, estimate = cost.plan_matmul(shape, config, config.planner_lx_bytes // 128, True, True, None, True)
+    assert cost.widest_span(shape, split, config) <= config.per_core_span_bytes
+    assert estimate.seconds < 1.1 * weight / config.ddr_bytes_per_s
