@@ -562,8 +562,9 @@ class GroupedHeadsInRows(RewritePattern):
 
     (A: (B * G * R, M, K), the query heads of a group consecutive; f a permute of the last two
     dims and a scaling by a number, applied to the G heads of kv instead of their R copies.)
-    Each result element is the same products and sums as before, so the result is the same on
-    the device and on the host; the copies of the cache (R x its bytes, written and read every
+    Each result element is the same products and sums as before: the same result on the device
+    (f64 sums rounded once), within fp32 rounding on the host (BLAS may group the sums of
+    another shape differently). The copies of the cache (R x its bytes, written and read every
     step) and their launches are gone."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
