@@ -505,9 +505,9 @@ class HeadsFromTransposedLinear(RewritePattern):
 
 def _repeated_kv(v: SSAValue) -> tuple[SSAValue, int, list[Operation]] | None:
     """(kv, R, ops) when v = f(view(clone(expand(unsqueeze(kv, 2), [B, G, R, L, D])), [B, G * R,
-    L, D])): ops are the matched ops from the view of the clone on, then those of f in order (a
-    permute fixing dims 0 and 1, a scaling by a number, an expand to the same shape, and last a
-    view to [B * G * R, X, Y]), each read by nothing else; else None."""
+    L, D])), f a permute fixing dims 0 and 1, a scaling by a number, an expand to the same shape
+    and last a view to [B * G * R, X, Y], each op read by nothing else; ops are the matched
+    ops, readers first (f's last view first, the unsqueeze last); else None."""
     chain: list[Operation] = []
     while True:
         owner = v.owner
@@ -551,7 +551,7 @@ def _repeated_kv(v: SSAValue) -> tuple[SSAValue, int, list[Operation]] | None:
     b, g, r, length, d = wide
     if (b, g, length, d) != ks or heads != (b, g * r, length, d) or last[0] != b * g * r:
         return None
-    return kv, r, [owner, clone, expand, unsqueeze, *reversed(chain)]
+    return kv, r, [*chain, owner, clone, expand, unsqueeze]
 
 
 class GroupedHeadsInRows(RewritePattern):
@@ -584,7 +584,7 @@ class GroupedHeadsInRows(RewritePattern):
         dtype = t.vtensor_type(op.results[0]).get_dtype()
         ops: list[Operation] = []
         v = kv
-        for f in matched[4:]:  # f, applied to kv's G heads
+        for f in reversed(matched[:-4]):  # f, applied to kv's G heads
             shape = list(t.sizes_of(f.results[0]) or ())
             if f.name == "torch.aten.expand":
                 continue
@@ -603,7 +603,7 @@ class GroupedHeadsInRows(RewritePattern):
         back_ops, back = _ints([batch, m, n])
         out = _new(t.AtenViewOp.name, [prod.results[0], back], op.results[0].type)
         rewriter.replace(op, [*ops, *rows_ops, lhs, prod, *back_ops, out], [out.results[0]])
-        _erase_dead(rewriter, list(reversed(matched)))
+        _erase_dead(rewriter, matched)
 
 
 ADAPTATIONS: tuple[type[RewritePattern], ...] = (

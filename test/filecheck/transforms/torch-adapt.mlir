@@ -405,7 +405,9 @@ func.func @scale_after_product(%x: !torch.vtensor<[64,128],f32>, %y: !torch.vten
 // GQA's repeat_kv: 2 KV heads expanded to 6 for the scores' product. The 3 query heads of a
 // group become rows of one product with their shared K, scaled and transposed on its 2 heads.
 // CHECK-LABEL: func.func @grouped_heads
+// CHECK-NOT:     torch.aten.unsqueeze
 // CHECK-NOT:     torch.aten.expand
+// CHECK-NOT:     torch.aten.clone
 // CHECK:         %[[T:.*]] = torch.aten.permute %k, %{{.*}} -> !torch.vtensor<[1,2,64,40],f32>
 // CHECK-NEXT:    %[[S:.*]] = torch.aten.mul.Scalar %[[T]], %{{.*}} -> !torch.vtensor<[1,2,64,40],f32>
 // CHECK:         %[[K:.*]] = torch.aten.view %[[S]], %{{.*}} -> !torch.vtensor<[2,64,40],f32>
