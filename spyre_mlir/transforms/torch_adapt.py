@@ -40,6 +40,14 @@ is (fp32 on the host; the device then computes in DL16 either way).
                                                             fp32 rounding apart on the host), for heads D
                                                             that are no whole sticks: the heads are then a
                                                             view of the result sticked along the sequence
+    cat([±x[..., a1:b1], ±x[..., a2:b2], ...], -1)
+                       -> transpose(cat([±t[a1:b1], ±t[a2:b2], ...], p), p, -1),  t = transpose(x, p, -1)
+                                                            exact (the same elements moved, the same
+                                                            negations), when a piece ends inside a stick
+                                                            (a rotary embedding's rotate_half): one swap of
+                                                            the stick dim with dim p for the whole cat,
+                                                            where the lowering would swap every piece and
+                                                            the result apart
     bmm(A, view(f(view(clone(expand(unsqueeze(kv, 2), [B, G, R, L, D])), [B, G * R, L, D]))))
                        -> view(bmm(view(A, [B * G, R * M, K]), view(f(kv))), [B * G * R, M, N])
                                                             the same products and sums, for GQA's repeat_kv
@@ -503,6 +511,96 @@ class HeadsFromTransposedLinear(RewritePattern):
         _erase_dead(rewriter, [view, mm, wp])
 
 
+def _lane_piece(v: SSAValue) -> tuple[SSAValue, int, int, bool, list[Operation]] | None:
+    """(x, start, end, negated, ops) when v is x[..., start:end] (a step-1 slice of the last dim
+    with constant bounds), negated or not, each op read by nothing else; else None."""
+    ops: list[Operation] = []
+    owner = v.owner
+    negated = isinstance(owner, Operation) and owner.name == "torch.aten.neg"
+    if negated:
+        assert isinstance(owner, Operation)
+        if not v.has_one_use():
+            return None
+        ops.append(owner)
+        v = owner.operands[0]
+        owner = v.owner
+    if not (isinstance(owner, Operation) and owner.name == "torch.aten.slice.Tensor" and v.has_one_use()):
+        return None
+    x = owner.operands[0]
+    xs = t.sizes_of(x)
+    dim, start, end, step = (t.constant_int_value(o) for o in owner.operands[1:5])
+    if not xs or dim is None or start is None or end is None or step != 1 or dim % len(xs) != len(xs) - 1:
+        return None
+    size = xs[-1]
+    start, end = (max(0, min(size, i + size if i < 0 else i)) for i in (start, end))
+    return (x, start, end, negated, [*ops, owner]) if start < end else None
+
+
+class LaneMovesInOneSwap(RewritePattern):
+    """cat([±x[..., a1:b1], ±x[..., a2:b2], ...], -1) with a piece that starts or ends inside a
+    stick (a rotary embedding's rotate_half, cat(-x[..., h:], x[..., :h])):
+
+        -> transpose(cat([±t[.., a1:b1, ..], ±t[.., a2:b2, ..], ...], p), p, -1), t = transpose(x, p, -1)
+
+    with p the last other dim of extent > 1 (none: left as it is). The lowering would swap the
+    stick dim with p for each slice, the negation and the cat (a block transpose there and
+    back for each); here x is swapped once, its pieces are boxes of whole sticks along p, and
+    the result is swapped back. Exact: the same elements, moved, the same negations."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.name != "torch.aten.cat" or not isinstance(op.operands[0].owner, t.PrimListConstructOp):
+            return
+        listed = op.operands[0].owner
+        rs, dim = t.sizes_of(op.results[0]), t.constant_int_value(op.operands[1])
+        if not rs or dim is None or dim % len(rs) != len(rs) - 1 or not listed.results[0].has_one_use():
+            return
+        pieces = [_lane_piece(e) for e in listed.elements]
+        if any(p is None for p in pieces) or len({id(p[0]) for p in pieces if p is not None}) != 1:
+            return
+        found = [p for p in pieces if p is not None]
+        x, offset, inside = found[0][0], 0, False
+        for _, start, end, _, _ in found:
+            inside |= start % F16_LANES != 0 or end % F16_LANES != 0 or offset % F16_LANES != 0
+            offset += end - start
+        xs = t.sizes_of(x)
+        partner = next((d for d in range(len(rs) - 2, -1, -1) if rs[d] > 1), None)
+        if not inside or partner is None or xs is None or xs[:-1] != rs[:-1]:
+            return
+        dtype = t.vtensor_type(op.results[0]).get_dtype()
+        last = len(rs) - 1
+
+        def swapped(shape: Sequence[int]) -> t.ValueTensorType:
+            out = list(shape)
+            out[partner], out[last] = out[last], out[partner]
+            return t.ValueTensorType(out, dtype)
+
+        p_c, last_c = t.ConstantIntOp(partner), t.ConstantIntOp(last)
+        one = t.ConstantIntOp(1)
+        xt = _new(t.AtenTransposeIntOp.name, [x, p_c.result, last_c.result], swapped(xs))
+        ops: list[Operation] = [p_c, last_c, one, xt]
+        parts: list[SSAValue] = []
+        for _, start, end, negated, _ in found:
+            bounds = t.ConstantIntOp(start), t.ConstantIntOp(end)
+            shape = [*xs[:-1], end - start]
+            box = _new(
+                "torch.aten.slice.Tensor",
+                [xt.results[0], p_c.result, bounds[0].result, bounds[1].result, one.result],
+                swapped(shape),
+            )
+            ops += [*bounds, box]
+            if negated:
+                box = _new("torch.aten.neg", [box.results[0]], swapped(shape))
+                ops.append(box)
+            parts.append(box.results[0])
+        list_type = listed.results[0].type
+        assert isinstance(list_type, t.ListType)
+        joined_list = t.PrimListConstructOp(parts, list_type)
+        joined = _new("torch.aten.cat", [joined_list.result, p_c.result], swapped(rs))
+        back = _new(t.AtenTransposeIntOp.name, [joined.results[0], p_c.result, last_c.result], op.results[0].type)
+        rewriter.replace(op, [*ops, joined_list, joined, back], [back.results[0]])
+        _erase_dead(rewriter, [listed, *(o for p in found for o in p[4])])
+
+
 def _repeated_kv(v: SSAValue) -> tuple[SSAValue, int, list[Operation]] | None:
     """(kv, R, ops) when v = f(view(clone(expand(unsqueeze(kv, 2), [B, G, R, L, D])), [B, G * R,
     L, D])), f a permute fixing dims 0 and 1, a scaling by a number, an expand to the same shape
@@ -615,6 +713,7 @@ ADAPTATIONS: tuple[type[RewritePattern], ...] = (
     ElementwiseBeforeView,
     ViewOfView,
     HeadsFromTransposedLinear,
+    LaneMovesInOneSwap,
     GroupedHeadsInRows,
 )
 """The rewrites, in the order they are tried on each op (the gelu form is matched before its

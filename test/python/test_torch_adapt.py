@@ -180,3 +180,36 @@ def test_grouped_query_attention_gives_the_same_bits_without_the_cache_copies(mo
     assert torch.equal(with_it, without)
     copies = 2 * 6 * 40 * 64 * 2  # the expanded K and V in DL16
     assert grouped <= copied - 2 * copies, (grouped, copied)  # written once and read once (75.8 vs 299.0 KB)
+
+
+def test_a_rotary_embedding_gives_the_same_bits_in_fewer_launches(monkeypatch):
+    """HF's apply_rotary_pos_emb at head dim 64: rotate_half's cat of half sticks swaps the
+    stick dim once for the whole cat (LaneMovesInOneSwap) instead of once per piece; the same
+    elements move, so the same bits, a NaN in a lane included (it stays in its two lanes)."""
+    from spyre_mlir.transforms import torch_adapt
+
+    def rotate_half(x):
+        return torch.cat((-x[..., x.shape[-1] // 2 :], x[..., : x.shape[-1] // 2]), dim=-1)
+
+    def rotary(q, cos, sin):
+        return q * cos + rotate_half(q) * sin
+
+    q, angles = randn(1, 4, 16, 64, seed=11), randn(1, 1, 16, 64, seed=12)
+    nan_q = q.clone()
+    nan_q[0, 1, 3, 5] = float("nan")
+
+    def run():
+        launches, y = _launches(rotary, q, angles.cos(), angles.sin())
+        torch._dynamo.reset()
+        with torch.no_grad():
+            y_nan = torch.compile(Fn(rotary), backend="spyre")(nan_q, angles.cos(), angles.sin())
+        return launches, y, y_nan
+
+    launches_with, with_it, nan_with = run()
+    kept = tuple(a for a in torch_adapt.ADAPTATIONS if a is not torch_adapt.LaneMovesInOneSwap)
+    monkeypatch.setattr(torch_adapt, "ADAPTATIONS", kept)
+    launches_without, without, nan_without = run()
+    assert torch.equal(with_it, without)
+    assert len(launches_with) <= len(launches_without) - 3, (launches_with, launches_without)  # 6 vs 9
+    assert torch.equal(nan_with.isnan(), nan_without.isnan()) and int(nan_with.isnan().sum()) == 2
+    assert torch.equal(nan_with.nan_to_num(), nan_without.nan_to_num())

@@ -439,3 +439,57 @@ func.func @grouped_heads(%q: !torch.vtensor<[6,8,64],f32>, %k: !torch.vtensor<[1
   %r = torch.aten.bmm %q, %b : !torch.vtensor<[6,8,64],f32>, !torch.vtensor<[6,64,40],f32> -> !torch.vtensor<[6,8,40],f32>
   return %r : !torch.vtensor<[6,8,40],f32>
 }
+
+// -----
+
+// A rotary embedding's rotate_half, cat(-x[..., 32:], x[..., :32]) on 8 heads of 64: the
+// pieces end inside a stick, so x is swapped once with the heads' dim (the last other dim of
+// extent > 1), its halves are boxes of whole sticks there, and the result is swapped back.
+// CHECK-LABEL: func.func @rotate_half
+// CHECK:         %[[T:.*]] = torch.aten.transpose.int %x, %[[P:.*]], %[[L:.*]] : {{.*}} -> !torch.vtensor<[1,64,1,8],f32>
+// CHECK:         %[[HI:.*]] = torch.aten.slice.Tensor %[[T]], %[[P]], %{{.*}} -> !torch.vtensor<[1,32,1,8],f32>
+// CHECK-NEXT:    %[[N:.*]] = torch.aten.neg %[[HI]] : {{.*}} -> !torch.vtensor<[1,32,1,8],f32>
+// CHECK:         %[[LO:.*]] = torch.aten.slice.Tensor %[[T]], %[[P]], %{{.*}} -> !torch.vtensor<[1,32,1,8],f32>
+// CHECK-NEXT:    %[[LIST:.*]] = torch.prim.ListConstruct %[[N]], %[[LO]]
+// CHECK-NEXT:    %[[C:.*]] = torch.aten.cat %[[LIST]], %[[P]] : {{.*}} -> !torch.vtensor<[1,64,1,8],f32>
+// CHECK-NEXT:    %[[R:.*]] = torch.aten.transpose.int %[[C]], %[[P]], %[[L]] : {{.*}} -> !torch.vtensor<[1,8,1,64],f32>
+// CHECK-NEXT:    func.return %[[R]]
+func.func @rotate_half(%x: !torch.vtensor<[1,8,1,64],f32>) -> !torch.vtensor<[1,8,1,64],f32> {
+  %int-1 = torch.constant.int -1
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int3 = torch.constant.int 3
+  %int32 = torch.constant.int 32
+  %end = torch.constant.int 9223372036854775807
+  %lo = torch.aten.slice.Tensor %x, %int3, %int0, %int32, %int1 : !torch.vtensor<[1,8,1,64],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[1,8,1,32],f32>
+  %hi = torch.aten.slice.Tensor %x, %int3, %int32, %end, %int1 : !torch.vtensor<[1,8,1,64],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[1,8,1,32],f32>
+  %neg = torch.aten.neg %hi : !torch.vtensor<[1,8,1,32],f32> -> !torch.vtensor<[1,8,1,32],f32>
+  %l = torch.prim.ListConstruct %neg, %lo : (!torch.vtensor<[1,8,1,32],f32>, !torch.vtensor<[1,8,1,32],f32>) -> !torch.list<vtensor>
+  %r = torch.aten.cat %l, %int-1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[1,8,1,64],f32>
+  return %r : !torch.vtensor<[1,8,1,64],f32>
+}
+
+// -----
+
+// Halves of whole sticks are DMA copies as they are, and a row with no other dim of extent > 1
+// has nothing to swap with: both left alone.
+// CHECK-LABEL: func.func @nothing_to_swap
+// CHECK-NOT:     torch.aten.transpose.int
+func.func @nothing_to_swap(%x: !torch.vtensor<[4,128],f32>, %y: !torch.vtensor<[1,1,64],f32>) -> (!torch.vtensor<[4,128],f32>, !torch.vtensor<[1,1,64],f32>) {
+  %int-1 = torch.constant.int -1
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int32 = torch.constant.int 32
+  %int64 = torch.constant.int 64
+  %end = torch.constant.int 9223372036854775807
+  %lo = torch.aten.slice.Tensor %x, %int-1, %int0, %int64, %int1 : !torch.vtensor<[4,128],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[4,64],f32>
+  %hi = torch.aten.slice.Tensor %x, %int-1, %int64, %end, %int1 : !torch.vtensor<[4,128],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[4,64],f32>
+  %neg = torch.aten.neg %hi : !torch.vtensor<[4,64],f32> -> !torch.vtensor<[4,64],f32>
+  %l = torch.prim.ListConstruct %neg, %lo : (!torch.vtensor<[4,64],f32>, !torch.vtensor<[4,64],f32>) -> !torch.list<vtensor>
+  %r = torch.aten.cat %l, %int-1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[4,128],f32>
+  %ylo = torch.aten.slice.Tensor %y, %int-1, %int0, %int32, %int1 : !torch.vtensor<[1,1,64],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[1,1,32],f32>
+  %yhi = torch.aten.slice.Tensor %y, %int-1, %int32, %end, %int1 : !torch.vtensor<[1,1,64],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[1,1,32],f32>
+  %m = torch.prim.ListConstruct %yhi, %ylo : (!torch.vtensor<[1,1,32],f32>, !torch.vtensor<[1,1,32],f32>) -> !torch.list<vtensor>
+  %s = torch.aten.cat %m, %int-1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[1,1,64],f32>
+  return %r, %s : !torch.vtensor<[4,128],f32>, !torch.vtensor<[1,1,64],f32>
+}
