@@ -51,11 +51,11 @@ _blas_depth = 0
 @contextlib.contextmanager
 def host_threads() -> Iterator[None]:
     """While the device model runs (re-entrant): torch on one thread, numpy's BLAS on the
-    threads torch had. torch is idle then, and the PT steps' f64 products are the largest
+    threads torch had. torch is idle then, and the PT steps' products are the largest
     part of a forward; OpenBLAS threads a product only above its own size threshold (~1 M
     multiply-adds: a core's 128 x 64 x 64 tile stays on one thread). torch's OpenMP threads
     must rest meanwhile: with both pools at two threads, a product after a torch op waits on
-    threads still spinning (a 128 x 384 x 1152 f64 product: 2.4 ms on one BLAS thread, 1.3
+    threads still spinning (a 128 x 384 x 1152 float64 product: 2.4 ms on one BLAS thread, 1.3
     ms on two, 10 ms on two beside torch's two; docs/performance.md)."""
     global _BLAS, _blas_depth
     if _blas_depth == 0:

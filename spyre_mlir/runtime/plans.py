@@ -116,14 +116,28 @@ def _vector_pos(acc: spyre_isa.AccessAttr, sizes: Sequence[int], n: int) -> np.n
     return pos
 
 
-def f64_matrix(num: Numerics, sticks: np.ndarray, rows: int, cols: int) -> np.ndarray:
-    """The first `cols` lanes of `rows` rows of 16-bit sticks as a contiguous f64 matrix."""
+def operand_matrix(num: Numerics, sticks: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """The first `cols` lanes of `rows` rows of 16-bit sticks as a contiguous f32 matrix."""
     x = num.decode(sticks.view(np.uint16)).reshape(rows, -1)
     if x.shape[1] == cols:
-        return x.astype(np.float64)
-    out = np.empty((rows, cols), dtype=np.float64)
-    out[...] = x[:, :cols]  # one strided pass (astype of the slice is slower)
-    return out
+        return x
+    return np.ascontiguousarray(x[:, :cols])
+
+
+def tile_products(a: np.ndarray, b: np.ndarray, accumulation: str) -> np.ndarray:
+    """The PT's products of tiles: a (..., m, k) @ b (..., k, n), broadcast over the leading
+    dims, as fp32 sums (..., m, n). Every (m, k) @ (k, n) tile is one product of that shape on
+    its own, whatever else is stacked beside it: numpy's matmul runs one BLAS call per tile, and
+    BLAS's sums for an element depend on the shapes of the call (OpenBLAS and MKL pick kernels,
+    blockings and threads by them), so a tile's bits follow from the instruction alone, never
+    from how an executor groups cores or tiles (docs/numerics.md).
+
+        fp32   the sums in fp32, in the order BLAS takes for a product of the tile's shape
+        f64    the reference mode: the exact products summed in float64, rounded once to fp32
+    """
+    if accumulation == "f64":
+        return np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+    return np.matmul(np.ascontiguousarray(a, dtype=np.float32), np.ascontiguousarray(b, dtype=np.float32))
 
 
 def _load_vectors(model: DeviceModel, idx: np.ndarray, is_f32: bool) -> np.ndarray:
@@ -662,32 +676,24 @@ class PtPlan(Plan):
     def run(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
         if check:
             self.checks(model, args, cores)
-        lx, num = model.memory.lx_rows, model.memory.numerics
+        lx, num, acc = model.memory.lx_rows, model.memory.numerics, model.config.accumulation
         nc, m, k, n = len(cores), self.m, self.k, self.n
-        # DL16 x DL16 products are exact; the pass's sums are taken in f64 and rounded to the fp32
-        # accumulator once, so a result does not depend on how BLAS blocks a tile (i.e. on the
-        # work division): the PT's fixed-order fp32 sums are modelled to within their rounding.
-        # Operands are decoded straight to f64 (the values of decode(...).astype(np.float64)),
-        # contiguous as BLAS takes them.
-        if self.shared == "rhs":  # (nc * m, k) @ (k, n)
-            a = f64_matrix(num, lx[self.a_idx], nc * m, k)
-            b = f64_matrix(num, lx[self.b_idx[0]], k, n)
-            prod = np.matmul(a, b).astype(np.float32).reshape(nc, m, n)
-        elif self.b_groups is not None:  # per group: (rows * m, k) @ (k, n)
-            a = f64_matrix(num, lx[self.a_idx], nc * m, k).reshape(nc, m, k)
+        # one product per core's tile (tile_products): the bits do not depend on which cores
+        # share an operand, only the decoding does (a shared operand is decoded once)
+        if self.shared == "rhs":  # (nc, m, k) @ (k, n)
+            a = operand_matrix(num, lx[self.a_idx], nc * m, k).reshape(nc, m, k)
+            prod = tile_products(a, operand_matrix(num, lx[self.b_idx[0]], k, n), acc)
+        elif self.b_groups is not None:  # per group: (rows, m, k) @ (k, n)
+            a = operand_matrix(num, lx[self.a_idx], nc * m, k).reshape(nc, m, k)
             prod = np.empty((nc, m, n), dtype=np.float32)
             for rows in self.b_groups:
-                b = f64_matrix(num, lx[self.b_idx[rows[0]]], k, n)
-                prod[rows] = np.matmul(a[rows].reshape(-1, k), b).astype(np.float32).reshape(len(rows), m, n)
-        elif self.shared == "lhs":  # (m, k) @ (k, nc * n), B's columns core by core
-            a = f64_matrix(num, lx[self.a_idx[0]], m, k)
-            b = num.decode_f64(lx[self.b_idx.transpose(1, 0, 2)].view(np.uint16)).reshape(k, nc, -1)
-            b = np.ascontiguousarray(b[:, :, :n]).reshape(k, nc * n)
-            prod = np.ascontiguousarray(np.matmul(a, b).astype(np.float32).reshape(m, nc, n).transpose(1, 0, 2))
+                prod[rows] = tile_products(a[rows], operand_matrix(num, lx[self.b_idx[rows[0]]], k, n), acc)
+        elif self.shared == "lhs":  # (m, k) @ (nc, k, n)
+            a = operand_matrix(num, lx[self.a_idx[0]], m, k)
+            prod = tile_products(a, operand_matrix(num, lx[self.b_idx], nc * k, n).reshape(nc, k, n), acc)
         else:
-            a = f64_matrix(num, lx[self.a_idx], nc * m, k).reshape(nc, m, k)
-            b = f64_matrix(num, lx[self.b_idx], nc * k, n).reshape(nc, k, n)
-            prod = np.matmul(a, b).astype(np.float32)
+            a = operand_matrix(num, lx[self.a_idx], nc * m, k).reshape(nc, m, k)
+            prod = tile_products(a, operand_matrix(num, lx[self.b_idx], nc * k, n).reshape(nc, k, n), acc)
         width = self.c_pos.shape[2] * F32_LANES
         if self.accumulate:
             old = lx[self.c_idx].view(np.float32).reshape(nc, m, -1)

@@ -24,8 +24,8 @@ them) and rewritten:
 A PT step's rows become matrix products: rows reading the same B rows are one product of
 their A stacked on that B, and products whose A stacks are the same rows one product of
 that stack on their B side by side ((m * rows, k) @ (k, n * tiles): a matmul's column tiles
-are one product). The sums are f64 and rounded to f32 once, as plans.py's PtPlan does, so
-the way products are grouped does not change a result.
+are one product). Each of a product's tiles is summed on its own, by plans.py's
+`tile_products` as PtPlan sums it, so the way products are grouped does not change a result.
 
 DDR order is kept where it matters (exact sticks): a load or a store after a store of the
 same stick, and a store after a load of it, stay after it.
@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spyre_mlir.runtime.plans import Plan, PtPlan, Step, f64_matrix
+from spyre_mlir.runtime.plans import Plan, PtPlan, Step, operand_matrix, tile_products
 from spyre_mlir.target.constants import F32_LANES, STICK_BYTES
 
 if TYPE_CHECKING:
@@ -348,25 +348,18 @@ class GemmStep:
         self.old = None if old is None else old[order]
 
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = False) -> None:
-        lx, num = model.memory.lx_rows, model.memory.numerics
+        lx, num, acc = model.memory.lx_rows, model.memory.numerics, model.config.accumulation
         m, n, k = self.m, self.n, self.k
         parts = []
-        for a_rows, b_rows in self.blocks:
-            # (strided copies by assignment into the result: numpy's astype of a transposed
-            # view is several times slower)
-            a = f64_matrix(num, lx[a_rows], len(a_rows) * m, k)
-            tiles = len(b_rows)
-            b = np.empty((k, tiles, n), dtype=np.float64)
-            b[...] = num.decode(lx[b_rows].view(np.uint16)).reshape(tiles, k, -1)[:, :, :n].transpose(1, 0, 2)
-            prod = np.matmul(a, b.reshape(k, tiles * n))
-            out = np.empty((tiles, len(a_rows), m, n), dtype=np.float32)
-            out[...] = prod.reshape(len(a_rows), m, tiles, n).transpose(2, 0, 1, 3)
-            parts.append(out.reshape(-1, m, n))
+        for a_rows, b_rows in self.blocks:  # every (tile, row) pair: A[row] @ B[tile]
+            a = operand_matrix(num, lx[a_rows], len(a_rows) * m, k).reshape(len(a_rows), m, k)
+            b = operand_matrix(num, lx[b_rows], len(b_rows) * k, n).reshape(len(b_rows), k, n)
+            parts.append(tile_products(a[None], b[:, None], acc).reshape(-1, m, n))
         if self.singles is not None:
             a_rows, b_rows = self.singles
-            a = f64_matrix(num, lx[a_rows], len(a_rows) * m, k).reshape(len(a_rows), m, k)
-            b = f64_matrix(num, lx[b_rows], len(b_rows) * k, n).reshape(len(b_rows), k, n)
-            parts.append(np.matmul(a, b).astype(np.float32))
+            a = operand_matrix(num, lx[a_rows], len(a_rows) * m, k).reshape(len(a_rows), m, k)
+            b = operand_matrix(num, lx[b_rows], len(b_rows) * k, n).reshape(len(b_rows), k, n)
+            parts.append(tile_products(a, b, acc))
         prod = parts[0] if len(parts) == 1 else np.concatenate(parts)
         width = self.out.shape[2] * F32_LANES
         if self.accumulate:

@@ -87,6 +87,11 @@ class DeviceConfig:
     numerics: str = "dl16"
     """Device 16-bit format: "dl16" (IBM DLFloat16, the hardware's) or "ieee-fp16"."""
 
+    accumulation: str = "fp32"
+    """How the device model sums a PT pass's products: "fp32" (the hardware keeps its partial
+    sums in fp32; each core's tile is one fp32 matrix product, docs/numerics.md) or "f64" (a
+    reference mode: the sums in float64, rounded once to fp32)."""
+
     sanitize: bool = True
     """Check every launch for what the hardware forbids (runtime/sanitizer.py); not hardware."""
 
@@ -116,6 +121,8 @@ class DeviceConfig:
     def validate(self) -> None:
         if self.numerics not in ("dl16", "ieee-fp16"):
             raise ValueError(f"numerics must be 'dl16' or 'ieee-fp16', got {self.numerics!r}")
+        if self.accumulation not in ("fp32", "f64"):
+            raise ValueError(f"accumulation must be 'fp32' or 'f64', got {self.accumulation!r}")
         if self.cores < 1 or self.lx_bytes < self.stick_bytes:
             raise ValueError(f"a device needs >= 1 core and >= 1 stick of LX, got {self.cores}, {self.lx_bytes}")
         if self.lx_sticks > MAX_LOOP_COUNT + 1:

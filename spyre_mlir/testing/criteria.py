@@ -32,6 +32,7 @@ __all__ = [
     "ROUNDINGS_PER_LAYER",
     "U_DL16",
     "ModelComparison",
+    "accumulation_bound",
     "assert_within_device_bound",
     "compare_model_outputs",
     "model_tolerance",
@@ -49,6 +50,23 @@ def assert_within_device_bound(y: torch.Tensor, exact: np.ndarray, bound: np.nda
     )
     scale = np.max(np.abs(exact))
     assert err.max() > numerics.unit_roundoff / 8 * scale, "the result shows no device rounding at all"
+
+
+U32 = 2.0**-24
+"""fp32's unit roundoff: the PT's partial sums are fp32."""
+
+
+def accumulation_bound(a: np.ndarray, b: np.ndarray, r1: np.ndarray, r2: np.ndarray, numerics: Numerics) -> np.ndarray:
+    """How far two device results r1, r2 of one matmul a @ b (DL16-exact operands, results
+    stored in `numerics`) may be apart when they differ only in the order of their fp32 sums
+    (work division, tile shapes, a k split): docs/numerics.md derives
+
+        |r1 - r2| <= 2 gamma(K - 1) (|a| @ |b|) + 2u max(|r1|, |r2|),   gamma(n) = n u32 / (1 - n u32)
+    """
+    k = a.shape[-1]
+    gamma = (k - 1) * U32 / (1 - (k - 1) * U32)
+    spread = 2 * gamma * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)))
+    return spread + 2 * numerics.unit_roundoff * np.maximum(np.abs(r1), np.abs(r2)).astype(np.float64)
 
 
 # region Whole models: compiled vs eager

@@ -450,8 +450,8 @@ class HeadsFromTransposedLinear(RewritePattern):
     corpus's 23 tokens would fill 23 of 64 lanes); the heads go only, through views and
     scalings, to batched matmuls: element-wise work on them, e.g. a rotary embedding, would
     read them sticked along the sequence and cost relayouts of its own.) The same products and
-    sums, so the same result on the device (f64 sums rounded once) and within fp32 rounding on
-    the host.
+    sums in other tile shapes: the same result in the device model's f64 reference mode, within
+    the fp32 accumulation-order bound otherwise (docs/numerics.md).
     In the generic layout the result (H * D, B * S) is sticked along the sequence, so the
     heads are a view: no relayout for the split, none for K^T (the scores' B operand), one
     for Q and one for V (to be sticked along D), and one for x^T, shared by the three, in
@@ -660,9 +660,9 @@ class GroupedHeadsInRows(RewritePattern):
 
     (A: (B * G * R, M, K), the query heads of a group consecutive; f a permute of the last two
     dims and a scaling by a number, applied to the G heads of kv instead of their R copies.)
-    Each result element is the same products and sums as before: the same result on the device
-    (f64 sums rounded once), within fp32 rounding on the host (BLAS may group the sums of
-    another shape differently). The copies of the cache (R x its bytes, written and read every
+    Each result element is the same products and sums as before, in other tile shapes: the
+    same result in the device model's f64 reference mode, within the fp32 accumulation-order
+    bound otherwise (docs/numerics.md). The copies of the cache (R x its bytes, written and read every
     step) and their launches are gone."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:

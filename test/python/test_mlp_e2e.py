@@ -15,7 +15,7 @@ from spyre_mlir.runtime.interpreter import DeviceModel
 from spyre_mlir.runtime.numerics import DL16, IEEE_FP16
 from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.target.constants import F16_LANES, STICK_BYTES
-from spyre_mlir.testing.criteria import assert_within_device_bound, reference
+from spyre_mlir.testing.criteria import accumulation_bound, assert_within_device_bound, reference
 
 ACTIVATIONS = {"gelu": torch.nn.GELU(), "relu": torch.nn.ReLU(), "gelu_tanh": torch.nn.GELU(approximate="tanh")}
 
@@ -289,12 +289,36 @@ def test_unknown_option_is_rejected():
         torch.compile(mlp("relu"), backend="spyre", options={"cores_please": 3})(torch.randn(2, 256))
 
 
+def _on_cores(model, x, cores: int, **options) -> torch.Tensor:
+    torch._dynamo.reset()
+    with torch.no_grad():
+        return torch.compile(model, backend="spyre", options={"cores": cores, **options})(x)
+
+
 def test_fewer_cores_same_answer():
+    """4 cores give each core a larger tile than 32: BLAS sums it in another order, so the fp32
+    results agree within the bound (both within the reference's); the f64 reference mode's sums
+    do not depend on tile shapes, and there the two give the same bits."""
     model = mlp("gelu")
     x = torch.randn(32, 256)
-    with torch.no_grad():
-        y32 = torch.compile(model, backend="spyre")(x)
-        torch._dynamo.reset()
-        y4 = torch.compile(model, backend="spyre", options={"cores": 4})(x)
-    assert torch.equal(y32, y4)
+    (exact,), (bound,) = reference(model, x, numerics=DL16)
+    y32, y4 = _on_cores(model, x, 32), _on_cores(model, x, 4)
+    assert_within_device_bound(y32, exact, bound, DL16)
+    assert_within_device_bound(y4, exact, bound, DL16)
+    assert torch.equal(_on_cores(model, x, 32, accumulation="f64"), _on_cores(model, x, 4, accumulation="f64"))
     assert get_device(DeviceConfig(cores=4)).profile.kernels
+
+
+def test_work_divisions_agree_within_the_accumulation_bound():
+    """One matmul on 32, 4 and 1 cores: the results differ only in the order of their fp32 sums
+    and stay within criteria.accumulation_bound of each other; each run repeats its own bits."""
+    torch.manual_seed(3)
+    lin = torch.nn.Linear(1024, 256, bias=False).eval()
+    x = torch.randn(64, 1024)
+    a = DL16.round(x.numpy())
+    b = DL16.round(lin.weight.detach().numpy().T)
+    runs = {c: _on_cores(lin, x, c).numpy() for c in (32, 4, 1)}
+    for c, y in runs.items():
+        assert np.array_equal(_on_cores(lin, x, c).numpy().view(np.uint32), y.view(np.uint32)), c
+        spread = np.abs(y.astype(np.float64) - runs[32])
+        assert np.all(spread <= accumulation_bound(a, b, y, runs[32], DL16)), (c, spread.max())
