@@ -17,7 +17,8 @@ device and the CPU computes exactly what PyTorch would on the CPU part.
 arguments the caller marks with a residency key (model parameters). One copy per
 `spyre.to_device`: a call whose key differs from the held copy's (another tensor, or the same
 one updated in place) frees that copy and uploads anew, so stale copies neither answer nor
-accumulate. A table that only gathers
+accumulate. A resident copy that no launch writes is frozen (read-only bytes), and the device
+model may keep its values decoded beside it (memory.DeviceMemory.decoded). A table that only gathers
 read (an embedding) is uploaded row by row as the gathers first read its rows
 (memory.LazyRowsTensor): the device holds the same bits, and a forward that reads 128 rows of
 a 30522-row table does not read the rest of it from the host.
@@ -175,6 +176,9 @@ class Executable:
             if isinstance(op, spyre.ToDeviceOp) and (j := _argument_of(op)) is not None:
                 self.transfers_of.setdefault(j, []).append(op)
         self.gather_tables = self._gather_tables()
+        self.written_transfers = {self._buffer_root(op.operands[j]).owner for op, j in self.in_place.items()}
+        """The transfers whose copy some launch in place has for its destination: the others'
+        resident copies are frozen (`DdrTensor.freeze`: no launch writes them)."""
         self.resident: dict[Operation, tuple[Any, DdrTensor]] = {}
         """Device copies kept between calls, by `spyre.to_device`: (residency key, copy)."""
         self.constants: dict[Operation, Any] = {}
@@ -531,6 +535,8 @@ class Executable:
             self._transferred(dev.nbytes)
             if key is not None:
                 self.resident[op] = (key, dev)
+                if op not in self.written_transfers and op not in self.gather_tables:
+                    dev.freeze()
             else:
                 owned[op.result] = dev
             env[op.result] = dev

@@ -3,7 +3,9 @@
     LX:   one (cores, lx_sticks, 128) uint8 array — every core's 2 MiB scratchpad
     DDR:  sparse by allocation; each DdrTensor owns (num_sticks, 128) uint8 bytes at a
           virtual address, and the allocator refuses what the device's usable DDR cannot hold;
-          a gather-only table (LazyRowsTensor) gets its rows rounded in when first read
+          a gather-only table (LazyRowsTensor) gets its rows rounded in when first read;
+          an immutable tensor (`DdrTensor.freeze`) may have an fp32 copy of its values beside
+          its bits (`DeviceMemory.decoded`), which products read instead of decoding
 
 16-bit device values are stored as the numerics mode's bit patterns (DL16 by default), so
 what is in memory is exactly what the hardware would hold; every store rounds.
@@ -12,6 +14,7 @@ what is in memory is exactly what the hardware would hold; every store rounds.
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -121,6 +124,16 @@ class DdrTensor:
         """The sticks at `pos` (any shape), which hold the table rows `rows`: a gather's read."""
         return self.data.take(pos, axis=0)
 
+    def freeze(self) -> None:
+        """Make the bytes read-only, for this tensor and its views: the host does so for a copy
+        no launch writes (a parameter, a constant). A write to it then fails where it is
+        attempted, so a decoded copy of it (`DeviceMemory.decoded`) can never go stale."""
+        self.data.flags.writeable = False
+
+    @property
+    def frozen(self) -> bool:
+        return not self.data.flags.writeable
+
 
 class LazyRowsTensor(DdrTensor):
     """A 2-D table in the generic layout that only gathers read (an embedding table): DDR
@@ -207,6 +220,9 @@ class DeviceMemory:
         cores' LX are scratch (`reserve_scratch`)."""
         self.ddr_used = 0
         self._next_address = 0x1000_0000
+        self._decoded: weakref.WeakKeyDictionary[DdrTensor, np.ndarray] = weakref.WeakKeyDictionary()
+        """fp32 copies of frozen tensors, by the tensor that owns the bytes (`decoded`)."""
+        self.decoded_bytes = 0
 
     def reserve_scratch(self, rows: int) -> None:
         """Make `lx_rows` reach `rows` rows past the cores' LX: scratch that the regrouped
@@ -242,6 +258,30 @@ class DeviceMemory:
     def free(self, t: DdrTensor) -> None:
         if t.owner is None:
             self.ddr_used -= t.nbytes
+            copy = self._decoded.pop(t, None)
+            if copy is not None:
+                self.decoded_bytes -= copy.nbytes
+
+    def decoded(self, t: DdrTensor) -> np.ndarray | None:
+        """The values of a frozen tensor's sticks as fp32, (num_sticks, 64): numerics.decode of
+        its bits, made on first use and kept while the tensor lives, within the config's
+        `decoded_copy_bytes` (None for a tensor that is not frozen, or past the budget: the
+        caller decodes the bits, which gives the same values)."""
+        if not t.frozen or isinstance(t, LazyRowsTensor):
+            return None
+        root = t.owner or t
+        copy = self._decoded.get(root)
+        if copy is None:
+            nbytes = root.data.shape[0] * F16_LANES * 4
+            # what the budget holds: the copies still alive (a tensor dropped unfreed lets its go)
+            self.decoded_bytes = sum(c.nbytes for c in self._decoded.values())
+            if self.decoded_bytes + nbytes > self.config.decoded_copy_bytes:
+                return None
+            copy = self.numerics.decode(root.data.view(np.uint16)).reshape(-1, F16_LANES)
+            copy.flags.writeable = False
+            self._decoded[root] = copy
+            self.decoded_bytes += nbytes
+        return copy
 
     # ------------------------------------------------------------------ host transfers
     def to_device_rows(self, host: np.ndarray, layout: Layout, name: str = "") -> DdrTensor:

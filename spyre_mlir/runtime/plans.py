@@ -137,7 +137,17 @@ def tile_products(a: np.ndarray, b: np.ndarray, accumulation: str) -> np.ndarray
     """
     if accumulation == "f64":
         return np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
-    return np.matmul(np.ascontiguousarray(a, dtype=np.float32), np.ascontiguousarray(b, dtype=np.float32))
+    return np.matmul(_blas_operand(a), _blas_operand(b))
+
+
+def _blas_operand(x: np.ndarray) -> np.ndarray:
+    """x as float32 whose every matrix BLAS takes as it is (unit lane stride, rows at least a
+    row apart): a strided view of a decoded copy is not copied (the bits are those of the
+    contiguous matrix: BLAS packs its operands); anything else is made contiguous, since numpy
+    multiplies matrices BLAS cannot take by a loop of its own (other sums)."""
+    if x.dtype == np.float32 and x.strides[-1] == 4 and x.strides[-2] >= 4 * x.shape[-1]:
+        return x
+    return np.ascontiguousarray(x, dtype=np.float32)
 
 
 def _load_vectors(model: DeviceModel, idx: np.ndarray, is_f32: bool) -> np.ndarray:

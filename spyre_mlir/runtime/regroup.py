@@ -39,12 +39,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
-from spyre_mlir.runtime.plans import Plan, PtPlan, Step, operand_matrix, tile_products
-from spyre_mlir.target.constants import F32_LANES, STICK_BYTES
+from spyre_mlir.runtime.plans import DmaPlan, Plan, PtPlan, Step, operand_matrix, tile_products
+from spyre_mlir.target.constants import F16_LANES, F32_LANES, STICK_BYTES
 
 if TYPE_CHECKING:
     from spyre_mlir.runtime.interpreter import DeviceModel
@@ -58,7 +59,19 @@ class Unbatchable(Exception):
 class _Node:
     """One batched step as reads and writes of LX rows (arrays with a row per core)."""
 
-    __slots__ = ("ins", "cores", "order", "reads", "write", "ddr_keys", "ddr_pos", "loads", "preds")
+    __slots__ = (
+        "ins",
+        "cores",
+        "order",
+        "reads",
+        "write",
+        "ddr_keys",
+        "ddr_pos",
+        "loads",
+        "preds",
+        "b_origin",
+        "for_products",
+    )
 
     def __init__(self, ins: Plan, cores: np.ndarray, order: int, reads: list[np.ndarray], write: np.ndarray | None):
         self.ins, self.cores, self.order = ins, cores, order
@@ -69,6 +82,10 @@ class _Node:
         self.loads = False
         """A DMA load (else, with `ddr_keys`, a store)."""
         self.preds: set[int] = set()
+        self.b_origin: np.ndarray | None = None
+        """A PT's B rows: the DDR stick (arg << 40 | stick) each holds as loaded, else -1 (`_rename`)."""
+        self.for_products = False
+        """A DMA load only products read, from the argument (`_mark_product_loads`)."""
 
 
 def _node(ins: Plan, cores: np.ndarray, order: int) -> _Node:
@@ -115,12 +132,13 @@ def _compact(nodes: list[_Node], lx_rows: int) -> np.ndarray:
     return touched
 
 
-def _rename(nodes: list[_Node], touched: int) -> tuple[np.ndarray, np.ndarray, int]:
+def _rename(nodes: list[_Node], touched: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Rename every write to fresh rows and every read to the first row of its value
     (module docstring), in compact rows (`_compact`: the first `touched` rows are LX rows).
-    Returns (canon, producer, rows): the first row of the value each touched LX row holds at
-    the end, the node (its `order`) that wrote each fresh row, and the number of rows
-    (touched and fresh)."""
+    Returns (canon, producer, origin, rows): the first row of the value each touched LX row
+    holds at the end, the node (its `order`) that wrote each fresh row, the DDR stick whose
+    bytes at the launch's start each row holds (its key, arg << 40 | stick; -1 for a value
+    the launch computes or found in LX), and the number of rows (touched and fresh)."""
     total = touched + sum(n.write.size for n in nodes if n.write is not None)
     canon = np.arange(touched, dtype=np.int64)  # LX row -> the first row of the value it holds now
     val = np.empty(total, dtype=np.int64)  # row -> its value's number
@@ -129,8 +147,11 @@ def _rename(nodes: list[_Node], touched: int) -> tuple[np.ndarray, np.ndarray, i
     lead[:touched] = canon
     producer = np.empty(total, dtype=np.int64)  # set as fresh rows are written
     producer[:touched] = -1
+    val_key = np.full(total, -1, dtype=np.int64)  # value -> the DDR stick it was first loaded from
+    origin = np.full(total, -1, dtype=np.int64)
     dma = [(n, n.ddr_keys) for n in nodes if n.ddr_keys is not None]
     ddr_val = np.zeros(0, dtype=np.int64)  # DDR stick (numbered) -> its value's number, -1 before any
+    keys = np.zeros(0, dtype=np.int64)
     if dma:  # DDR sticks numbered too: what value each holds, once loaded or stored
         keys, inv = np.unique(np.concatenate([k.reshape(-1) for _, k in dma]), return_inverse=True)
         ddr_val = np.full(keys.size, -1, dtype=np.int64)
@@ -155,6 +176,7 @@ def _rename(nodes: list[_Node], touched: int) -> tuple[np.ndarray, np.ndarray, i
                 unseen, first = np.unique(k[new], return_index=True)
                 ddr_val[unseen] = np.arange(nv, nv + unseen.size)
                 lead[nv : nv + unseen.size] = fresh[new][first]
+                val_key[nv : nv + unseen.size] = keys[unseen]
                 nv += unseen.size
             v = ddr_val[k]
         else:  # new values, each led by its row
@@ -162,10 +184,11 @@ def _rename(nodes: list[_Node], touched: int) -> tuple[np.ndarray, np.ndarray, i
             lead[v] = fresh
             nv += w.size
         val[fresh] = v
+        origin[fresh] = val_key[v]
         producer[fresh] = node.order
         canon[w] = lead[v]  # the last of repeated rows wins, as a step's write does
         node.write = fresh.reshape(node.write.shape)
-    return canon, producer, nxt
+    return canon, producer, origin, nxt
 
 
 def _prune(nodes: list[_Node], live_out: np.ndarray, rows: int) -> list[_Node]:
@@ -189,6 +212,26 @@ def _prune(nodes: list[_Node], live_out: np.ndarray, rows: int) -> list[_Node]:
         kept.append(node)
     kept.reverse()
     return kept
+
+
+def _mark_product_loads(nodes: list[_Node], origin: np.ndarray, live_out: np.ndarray, rows: int) -> None:
+    """Give every PT node its B rows' origins (`_rename`), and mark the DMA loads whose rows
+    hold DDR sticks as loaded and are read by nothing but PT nodes' B operands
+    (`_Node.for_products`): a product can take those from the argument's decoded copy
+    (`GemmStep._b_operand`), and the load is then not needed (`_FrozenLoad`)."""
+    other = np.zeros(rows, dtype=bool)  # rows read other than as a product's B
+    other[live_out] = True
+    for n in nodes:
+        pt = isinstance(n.ins, PtPlan)
+        if pt:
+            n.b_origin = origin[n.reads[1]]
+        for j, r in enumerate(n.reads):
+            if not (pt and j == 1):
+                other[r.reshape(-1)] = True
+    for n in nodes:
+        if n.loads and n.write is not None:
+            w = n.write.reshape(-1)
+            n.for_products = not other[w].any() and bool((origin[w] >= 0).all())
 
 
 def _ddr_order(nodes: list[_Node]) -> None:
@@ -292,6 +335,21 @@ def _schedule(nodes: list[_Node], producer: np.ndarray) -> list[list[_Node]]:
     return groups
 
 
+def _merge_all(group: list[_Node]) -> list[tuple[Step, np.ndarray]]:
+    """The steps of a group of nodes of one signature: one, but for DMA loads of which only
+    some are `for_products` one for those (a `_FrozenLoad`) and one for the rest."""
+    if not group[0].loads:
+        return [_merge(group)]
+    frozen = [n for n in group if n.for_products]
+    rest = [n for n in group if not n.for_products]
+    out = [_merge(rest)] if rest else []
+    if frozen:
+        load, cores = _merge(frozen)
+        assert isinstance(load, DmaPlan)
+        out.append((_FrozenLoad(load), cores))
+    return out
+
+
 def _merge(group: list[_Node]) -> tuple[Step, np.ndarray]:
     """One step over the kept rows of a group of nodes of one signature."""
     first = group[0].ins
@@ -325,6 +383,7 @@ class GemmStep:
             return np.concatenate([n.reads[j] if j >= 0 else _known(n.write) for n in group])
 
         a, b, c = cat(0), cat(1), cat(-1)
+        b_origin = np.concatenate([_known(n.b_origin) for n in group])
         old = cat(2) if self.accumulate else None
         aid = _ids(a)
         by_b: dict[int, list[int]] = defaultdict(list)  # B -> the rows that read it
@@ -333,16 +392,17 @@ class GemmStep:
         by_a: dict[tuple[int, ...], list[list[int]]] = defaultdict(list)  # A stack -> its B groups' rows
         for members in by_b.values():
             by_a[tuple(aid[r] for r in members)].append(members)
-        self.blocks: list[tuple[np.ndarray, np.ndarray]] = []
+        self.blocks: list[tuple[np.ndarray, np.ndarray, BSource | None]] = []
         order: list[int] = []
         singles: list[int] = []
         for stack, groups in by_a.items():
             if len(stack) == 1 and len(groups) == 1:
                 singles.append(groups[0][0])
                 continue
-            self.blocks.append((a[groups[0]], b[[g[0] for g in groups]]))
+            tiles = [g[0] for g in groups]
+            self.blocks.append((a[groups[0]], b[tiles], _b_source(b_origin[tiles], self.n)))
             order.extend(r for g in groups for r in g)  # tile by tile, each in stack order
-        self.singles = None if not singles else (a[singles], b[singles])
+        self.singles = None if not singles else (a[singles], b[singles], _b_source(b_origin[singles], self.n))
         order.extend(singles)
         self.out = c[order]
         self.old = None if old is None else old[order]
@@ -351,15 +411,14 @@ class GemmStep:
         lx, num, acc = model.memory.lx_rows, model.memory.numerics, model.config.accumulation
         m, n, k = self.m, self.n, self.k
         parts = []
-        for a_rows, b_rows in self.blocks:  # every (tile, row) pair: A[row] @ B[tile]
+        for a_rows, b_rows, source in self.blocks:  # every (tile, row) pair: A[row] @ B[tile]
             a = operand_matrix(num, lx[a_rows], len(a_rows) * m, k).reshape(len(a_rows), m, k)
-            b = operand_matrix(num, lx[b_rows], len(b_rows) * k, n).reshape(len(b_rows), k, n)
+            b = self._b_operand(model, args, b_rows, source)
             parts.append(tile_products(a[None], b[:, None], acc).reshape(-1, m, n))
         if self.singles is not None:
-            a_rows, b_rows = self.singles
+            a_rows, b_rows, source = self.singles
             a = operand_matrix(num, lx[a_rows], len(a_rows) * m, k).reshape(len(a_rows), m, k)
-            b = operand_matrix(num, lx[b_rows], len(b_rows) * k, n).reshape(len(b_rows), k, n)
-            parts.append(tile_products(a, b, acc))
+            parts.append(tile_products(a, self._b_operand(model, args, b_rows, source), acc))
         prod = parts[0] if len(parts) == 1 else np.concatenate(parts)
         width = self.out.shape[2] * F32_LANES
         if self.accumulate:
@@ -370,6 +429,105 @@ class GemmStep:
             full[:, :, :n] = prod
             prod = full
         lx[self.out] = prod.view(np.uint8).reshape(len(prod), m, -1, STICK_BYTES)
+
+    def _b_operand(
+        self, model: DeviceModel, args: Sequence[DdrTensor], rows: np.ndarray, source: BSource | None
+    ) -> np.ndarray:
+        """B tiles (tiles, k, n) as fp32: the rows that hold sticks of a frozen argument as
+        loaded from its decoded copy (`DeviceMemory.decoded`; a strided view of it where the
+        tiles are one), the others decoded from their LX bits: the same values, as a frozen
+        tensor's bytes do not change."""
+        k, n, tiles = self.k, self.n, len(rows)
+        lx, num = model.memory.lx_rows, model.memory.numerics
+        if source is None:
+            return operand_matrix(num, lx[rows], tiles * k, n).reshape(tiles, k, n)
+        if source.view is not None:
+            arg, base, st, sr, end = source.view
+            decoded = model.memory.decoded(args[arg])
+            if decoded is not None and end <= decoded.shape[0]:
+                at = decoded.reshape(-1)[base * F16_LANES :]
+                lane = STICK_BYTES * 2  # bytes of a stick's fp32 values
+                return as_strided(at, (tiles, k, n), (st * lane, sr * lane, 4), writeable=False)
+        if len(source.parts) == 1 and source.computed is None:  # all rows of one argument
+            arg, _, pos = source.parts[0]
+            decoded = model.memory.decoded(args[arg])
+            if decoded is not None:
+                b = decoded.take(pos.reshape(-1), axis=0).reshape(tiles * k, -1)
+                return (b if n == b.shape[1] else b[:, :n]).reshape(tiles, k, n)
+            return operand_matrix(num, lx[rows], tiles * k, n).reshape(tiles, k, n)
+        flat = rows.reshape(tiles * k, -1)
+        out = np.empty((tiles * k, n), dtype=np.float32)
+        for arg, idx, pos in source.parts:
+            decoded = model.memory.decoded(args[arg])
+            if decoded is None:
+                out[idx] = operand_matrix(num, lx[flat[idx]], len(idx), n)
+            else:
+                b = decoded.take(pos.reshape(-1), axis=0).reshape(len(idx), -1)
+                out[idx] = b if n == b.shape[1] else b[:, :n]
+        if source.computed is not None:
+            out[source.computed] = operand_matrix(num, lx[flat[source.computed]], len(source.computed), n)
+        return out.reshape(tiles, k, n)
+
+
+class BSource(NamedTuple):
+    """Where a product's B rows (tiles, k, sticks of a row) hold sticks of DDR arguments as
+    loaded (`_rename`'s origins): `parts`, per argument, (argument, rows of the tiles * k,
+    their sticks); `computed`, the rows that hold values the launch computed (None: none);
+    `view`, when all rows are sticks of one argument at base + tile * st + row * sr (a row's
+    sticks side by side), (argument, base, st, sr, last stick + 1): a strided view of its
+    decoded copy."""
+
+    parts: list[tuple[int, np.ndarray, np.ndarray]]
+    computed: np.ndarray | None
+    view: tuple[int, int, int, int, int] | None
+
+
+def _b_source(origin: np.ndarray, n: int) -> BSource | None:
+    """The BSource of B rows (tiles, k, sticks) from their origin keys, or None when no row
+    holds a loaded stick."""
+    tiles, k, sticks = origin.shape
+    flat = origin.reshape(tiles * k, sticks)
+    loaded = (flat >= 0).all(axis=1)
+    if not loaded.any():
+        return None
+    arg = flat[:, 0] >> 40
+    parts = []
+    for a in np.unique(arg[loaded]).tolist():
+        idx = np.flatnonzero(loaded & (arg == a))
+        parts.append((int(a), idx, flat[idx] & ((1 << 40) - 1)))
+    computed = None if loaded.all() else np.flatnonzero(~loaded)
+    view = None
+    if len(parts) == 1 and computed is None:
+        pos = parts[0][2].reshape(tiles, k, sticks)
+        base = int(pos[0, 0, 0])
+        st = int(pos[1, 0, 0] - base) if tiles > 1 else 0
+        sr = int(pos[0, 1, 0] - base) if k > 1 else sticks
+        affine = (
+            st >= 0
+            and sr * F16_LANES >= n  # rows at least a row apart: BLAS takes the view as it is
+            and np.array_equal(
+                pos, base + st * np.arange(tiles)[:, None, None] + sr * np.arange(k)[:, None] + np.arange(sticks)
+            )  # a row's sticks side by side: its lanes are one run of the decoded copy
+        )
+        if affine:
+            view = (parts[0][0], base, st, sr, int(pos.max()) + 1)
+    return BSource(parts, computed, view)
+
+
+class _FrozenLoad:
+    """A DMA load whose rows only products read, as B tiles from its argument
+    (`GemmStep._b_operand`): skipped when the argument has a decoded copy, which the products
+    read instead (`DeviceMemory.decoded`: once it exists it stays while the argument lives, so
+    the products take it too); run otherwise."""
+
+    def __init__(self, load: DmaPlan):
+        self.load = load
+
+    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = False) -> None:
+        if model.memory.decoded(args[self.load.arg]) is None:
+            self.load.run(model, args, cores, check)
+        else:
+            self.load._check_ddr_bounds(args[self.load.arg], cores)
 
 
 class _CopyBack:
@@ -392,7 +550,7 @@ def regroup(
     if not nodes:
         return [], 0
     touched = _compact(nodes, cores * lx_sticks)
-    canon, producer, rows = _rename(nodes, touched.size)
+    canon, producer, origin, rows = _rename(nodes, touched.size)
     # what the launch leaves in LX: the touched rows of resident_out
     out_rows = np.zeros(0, dtype=np.int64)
     if resident_out is not None:
@@ -402,6 +560,7 @@ def regroup(
     src = canon[out_rows]
     moved = src != out_rows
     nodes = _prune(nodes, src[moved], rows)
+    _mark_product_loads(nodes, origin, src[moved], rows)
     _ddr_order(nodes)
     groups = _schedule(nodes, producer)
     final, scratch = _allocate(groups, touched, rows, src[moved], cores * lx_sticks)
@@ -409,7 +568,7 @@ def regroup(
         n.reads = [final[r] for r in n.reads]
         if n.write is not None:
             n.write = final[n.write]
-    out = [_merge(g) for g in groups]
+    out = [step for g in groups for step in _merge_all(g)]
     if moved.any():
         out.append((_CopyBack(final[out_rows[moved]], final[src[moved]]), np.zeros(0, dtype=np.int64)))
     return out, scratch

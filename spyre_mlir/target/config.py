@@ -92,6 +92,11 @@ class DeviceConfig:
     sums in fp32; each core's tile is one fp32 matrix product, docs/numerics.md) or "f64" (a
     reference mode: the sums in float64, rounded once to fp32)."""
 
+    decoded_copy_bytes: int = 2 * 1024**3
+    """Host bytes the device model may spend on fp32 copies of immutable device tensors
+    (parameters, constants), which its products read in place of decoding the tensor's DL16
+    bits (the same values; runtime/memory.py, `DeviceMemory.decoded`); 0: none. Not hardware."""
+
     sanitize: bool = True
     """Check every launch for what the hardware forbids (runtime/sanitizer.py); not hardware."""
 
@@ -123,6 +128,8 @@ class DeviceConfig:
             raise ValueError(f"numerics must be 'dl16' or 'ieee-fp16', got {self.numerics!r}")
         if self.accumulation not in ("fp32", "f64"):
             raise ValueError(f"accumulation must be 'fp32' or 'f64', got {self.accumulation!r}")
+        if self.decoded_copy_bytes < 0:
+            raise ValueError(f"decoded_copy_bytes must be >= 0, got {self.decoded_copy_bytes}")
         if self.cores < 1 or self.lx_bytes < self.stick_bytes:
             raise ValueError(f"a device needs >= 1 core and >= 1 stick of LX, got {self.cores}, {self.lx_bytes}")
         if self.lx_sticks > MAX_LOOP_COUNT + 1:

@@ -1,0 +1,87 @@
+"""Products read a frozen device tensor's decoded copy (runtime/memory.py,
+`DeviceMemory.decoded`) in place of decoding its DL16 bits: the same values, so the same bits
+as the cooperative run and as the batched run without copies."""
+
+import numpy as np
+import pytest
+import torch
+
+from spyre_mlir.frontend.backend import get_device
+from spyre_mlir.layout import Layout
+from spyre_mlir.runtime import interpreter, plans, regroup
+from spyre_mlir.runtime.memory import DeviceMemory
+from spyre_mlir.target.config import DeviceConfig
+
+
+def _mlp() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.GELU(), torch.nn.Linear(512, 192)).eval()
+
+
+def _calls(batch: bool, rows: int, **options) -> list[np.ndarray]:
+    """Three calls of the compiled MLP (the later ones regrouped when `batch`), each output."""
+    torch._dynamo.reset()
+    model = _mlp()
+    fn = torch.compile(model, backend="spyre", options={"cache": False, **options})
+    xs = [torch.randn(rows, 256, generator=torch.Generator().manual_seed(s)) for s in range(3)]
+    old, interpreter.BATCH = interpreter.BATCH, batch
+    try:
+        with torch.no_grad():
+            return [fn(x).numpy().copy() for x in xs]
+    finally:
+        interpreter.BATCH = old
+        torch._dynamo.reset()
+
+
+@pytest.mark.parametrize("rows", [1, 8])  # a decode step's matrix-vector products, a prefill's
+def test_products_on_decoded_copies_give_the_same_bits(rows, monkeypatch):
+    views = []
+
+    def as_strided(*args, **kwargs):
+        views.append(args[1])
+        return np.lib.stride_tricks.as_strided(*args, **kwargs)
+
+    loads = []
+    run = plans.DmaPlan.run
+
+    def counted(self, *args, **kwargs):
+        loads.append(self.lx_idx.size if self.load else 0)
+        return run(self, *args, **kwargs)
+
+    monkeypatch.setattr(regroup, "as_strided", as_strided)
+    monkeypatch.setattr(plans.DmaPlan, "run", counted)
+    cooperative = _calls(False, rows, cores=8)
+    loads.clear()
+    copies = _calls(True, rows, cores=8)
+    loaded_with_copies = sum(loads)
+    held = get_device(DeviceConfig(cores=8)).memory.decoded_bytes
+    assert views, "no product read its B tiles as a view of a decoded copy"
+    loads.clear()
+    none = _calls(True, rows, cores=8, decoded_copy_bytes=0)
+    # the weights' loads are skipped (the products read the copies): 2 of 3 calls regrouped
+    assert sum(loads) - loaded_with_copies >= 2 * (256 + 512), (sum(loads), loaded_with_copies)
+    assert get_device(DeviceConfig(cores=8, decoded_copy_bytes=0)).memory.decoded_bytes == 0
+    # both weights (256 x 512, 512 x 192) at least, as fp32
+    assert held >= 4 * (256 * 512 + 512 * 192), held
+    for c, w, n in zip(copies, cooperative, none):
+        assert np.array_equal(c.view(np.uint32), w.view(np.uint32))
+        assert np.array_equal(n.view(np.uint32), w.view(np.uint32))
+
+
+def test_a_frozen_tensor_has_read_only_bytes_and_a_budgeted_copy():
+    cfg = DeviceConfig(decoded_copy_bytes=4 * 64 * 64)  # one 64 x 64 tensor's copy
+    memory = DeviceMemory(cfg)
+    x = np.random.default_rng(1).standard_normal((64, 64)).astype(np.float32)
+    a, b = (memory.to_device(x, Layout.generic((64, 64), 2)) for _ in range(2))
+    assert memory.decoded(a) is None  # not frozen: its bytes may change
+    a.freeze()
+    b.freeze()
+    with pytest.raises(ValueError, match="read-only"):
+        a.data[0, 0] = 1
+    copy = memory.decoded(a)
+    assert copy is not None and copy.shape == (a.layout.num_sticks, 64)
+    assert np.array_equal(copy.reshape(-1), memory.numerics.decode(a.data.view(np.uint16)).reshape(-1))
+    assert memory.decoded(a.view_as(a.layout)) is copy  # views share their owner's copy
+    assert memory.decoded(b) is None  # past the budget: the caller decodes
+    memory.free(a)
+    assert memory.decoded_bytes == 0 and memory.decoded(b) is not None
