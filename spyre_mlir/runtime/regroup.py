@@ -26,6 +26,10 @@ their A stacked on that B, and products whose A stacks are the same rows one pro
 that stack on their B side by side ((m * rows, k) @ (k, n * tiles): a matmul's column tiles
 are one product). Each of a product's tiles is summed on its own, by plans.py's
 `tile_products` as PtPlan sums it, so the way products are grouped does not change a result.
+A product's B rows that hold sticks of a DDR argument as loaded (their values' origin,
+`_rename`) are read from that argument's decoded copy when it is frozen (memory.DdrTensor
+.freeze, DeviceMemory.decoded: the same values), as a strided view where the tiles are one;
+a load that nothing but such products reads is skipped then (`_FrozenLoad`).
 
 DDR order is kept where it matters (exact sticks): a load or a store after a store of the
 same stick, and a store after a load of it, stay after it.
