@@ -267,7 +267,7 @@ class DeviceMemory:
         its bits, made on first use and kept while the tensor lives, within the config's
         `decoded_copy_bytes` (None for a tensor that is not frozen, or past the budget: the
         caller decodes the bits, which gives the same values)."""
-        if not t.frozen or isinstance(t, LazyRowsTensor):
+        if isinstance(t, LazyRowsTensor) or not t.frozen:  # (a lazy table's `data` fills it whole)
             return None
         root = t.owner or t
         copy = self._decoded.get(root)
