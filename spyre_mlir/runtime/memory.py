@@ -222,7 +222,6 @@ class DeviceMemory:
         self._next_address = 0x1000_0000
         self._decoded: weakref.WeakKeyDictionary[DdrTensor, np.ndarray] = weakref.WeakKeyDictionary()
         """fp32 copies of frozen tensors, by the tensor that owns the bytes (`decoded`)."""
-        self.decoded_bytes = 0
 
     def reserve_scratch(self, rows: int) -> None:
         """Make `lx_rows` reach `rows` rows past the cores' LX: scratch that the regrouped
@@ -258,9 +257,12 @@ class DeviceMemory:
     def free(self, t: DdrTensor) -> None:
         if t.owner is None:
             self.ddr_used -= t.nbytes
-            copy = self._decoded.pop(t, None)
-            if copy is not None:
-                self.decoded_bytes -= copy.nbytes
+            self._decoded.pop(t, None)
+
+    @property
+    def decoded_bytes(self) -> int:
+        """Bytes of the decoded copies alive (a tensor dropped unfreed lets its copy go)."""
+        return sum(c.nbytes for c in self._decoded.values())
 
     def decoded(self, t: DdrTensor) -> np.ndarray | None:
         """The values of a frozen tensor's sticks as fp32, (num_sticks, 64): numerics.decode of
@@ -272,15 +274,11 @@ class DeviceMemory:
         root = t.owner or t
         copy = self._decoded.get(root)
         if copy is None:
-            nbytes = root.data.shape[0] * F16_LANES * 4
-            # what the budget holds: the copies still alive (a tensor dropped unfreed lets its go)
-            self.decoded_bytes = sum(c.nbytes for c in self._decoded.values())
-            if self.decoded_bytes + nbytes > self.config.decoded_copy_bytes:
+            if self.decoded_bytes + root.data.shape[0] * F16_LANES * 4 > self.config.decoded_copy_bytes:
                 return None
             copy = self.numerics.decode(root.data.view(np.uint16)).reshape(-1, F16_LANES)
             copy.flags.writeable = False
             self._decoded[root] = copy
-            self.decoded_bytes += nbytes
         return copy
 
     # ------------------------------------------------------------------ host transfers

@@ -452,24 +452,22 @@ class GemmStep:
                 at = decoded.reshape(-1)[base * F16_LANES :]
                 lane = STICK_BYTES * 2  # bytes of a stick's fp32 values
                 return as_strided(at, (tiles, k, n), (st * lane, sr * lane, 4), writeable=False)
-        if len(source.parts) == 1 and source.computed is None:  # all rows of one argument
-            arg, _, pos = source.parts[0]
-            decoded = model.memory.decoded(args[arg])
-            if decoded is not None:
-                b = decoded.take(pos.reshape(-1), axis=0).reshape(tiles * k, -1)
-                return (b if n == b.shape[1] else b[:, :n]).reshape(tiles, k, n)
-            return operand_matrix(num, lx[rows], tiles * k, n).reshape(tiles, k, n)
         flat = rows.reshape(tiles * k, -1)
-        out = np.empty((tiles * k, n), dtype=np.float32)
+        pieces = []  # (rows of the tiles * k, their values)
         for arg, idx, pos in source.parts:
             decoded = model.memory.decoded(args[arg])
             if decoded is None:
-                out[idx] = operand_matrix(num, lx[flat[idx]], len(idx), n)
+                pieces.append((idx, operand_matrix(num, lx[flat[idx]], len(idx), n)))
             else:
                 b = decoded.take(pos.reshape(-1), axis=0).reshape(len(idx), -1)
-                out[idx] = b if n == b.shape[1] else b[:, :n]
+                pieces.append((idx, b if n == b.shape[1] else b[:, :n]))
         if source.computed is not None:
-            out[source.computed] = operand_matrix(num, lx[flat[source.computed]], len(source.computed), n)
+            pieces.append((source.computed, operand_matrix(num, lx[flat[source.computed]], len(source.computed), n)))
+        if len(pieces) == 1:  # all rows from one source, in order: no assembly
+            return pieces[0][1].reshape(tiles, k, n)
+        out = np.empty((tiles * k, n), dtype=np.float32)
+        for idx, values in pieces:
+            out[idx] = values
         return out.reshape(tiles, k, n)
 
 

@@ -18,8 +18,9 @@ def _mlp() -> torch.nn.Module:
     return torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.GELU(), torch.nn.Linear(512, 192)).eval()
 
 
-def _calls(batch: bool, rows: int, **options) -> list[np.ndarray]:
-    """Three calls of the compiled MLP (the later ones regrouped when `batch`), each output."""
+def _calls(batch: bool, rows: int, **options) -> tuple[list[np.ndarray], int]:
+    """Three calls of the compiled MLP (the later ones regrouped when `batch`): each output, and
+    the bytes of decoded copies the device holds after them (while the graph is alive)."""
     torch._dynamo.reset()
     model = _mlp()
     fn = torch.compile(model, backend="spyre", options={"cache": False, **options})
@@ -27,7 +28,8 @@ def _calls(batch: bool, rows: int, **options) -> list[np.ndarray]:
     old, interpreter.BATCH = interpreter.BATCH, batch
     try:
         with torch.no_grad():
-            return [fn(x).numpy().copy() for x in xs]
+            outs = [fn(x).numpy().copy() for x in xs]
+        return outs, get_device(DeviceConfig(**options)).memory.decoded_bytes
     finally:
         interpreter.BATCH = old
         torch._dynamo.reset()
@@ -50,17 +52,16 @@ def test_products_on_decoded_copies_give_the_same_bits(rows, monkeypatch):
 
     monkeypatch.setattr(regroup, "as_strided", as_strided)
     monkeypatch.setattr(plans.DmaPlan, "run", counted)
-    cooperative = _calls(False, rows, cores=8)
+    cooperative, _ = _calls(False, rows, cores=8)
     loads.clear()
-    copies = _calls(True, rows, cores=8)
+    copies, held = _calls(True, rows, cores=8)
     loaded_with_copies = sum(loads)
-    held = get_device(DeviceConfig(cores=8)).memory.decoded_bytes
     assert views, "no product read its B tiles as a view of a decoded copy"
     loads.clear()
-    none = _calls(True, rows, cores=8, decoded_copy_bytes=0)
+    none, held_none = _calls(True, rows, cores=8, decoded_copy_bytes=0)
     # the weights' loads are skipped (the products read the copies): 2 of 3 calls regrouped
     assert sum(loads) - loaded_with_copies >= 2 * (256 + 512), (sum(loads), loaded_with_copies)
-    assert get_device(DeviceConfig(cores=8, decoded_copy_bytes=0)).memory.decoded_bytes == 0
+    assert held_none == 0
     # both weights (256 x 512, 512 x 192) at least, as fp32
     assert held >= 4 * (256 * 512 + 512 * 192), held
     for c, w, n in zip(copies, cooperative, none):
