@@ -266,6 +266,10 @@ def compile_graph(
 
     def run(*all_args: Any) -> tuple[torch.Tensor, ...]:
         args = [all_args[i] for i in keep]
+        if any(isinstance(a, torch.Tensor) and a.device.type == "spyre" for a in args):
+            from spyre_mlir.device import resident  # the native device's tensors, used where they are
+
+            return resident.run(exe, args, mutated, out_dtypes)
         host = [_host_array(a) for a in args]
         keys = [
             ParamKey(a, h) if (isinstance(a, torch.nn.Parameter) or i in mutated) and not a.is_inference() else None

@@ -27,7 +27,8 @@ a 30522-row table does not read the rest of it from the host.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -105,6 +106,8 @@ class _HostOp:
                 value = MEMORY_FORMATS[value]
             elif value is not None and "Device" in kind:
                 value = torch.device(value)
+                if value.type != "cpu":  # (a graph traced on device tensors) the host part runs on the host
+                    value = torch.device("cpu")
             if keyword is None:
                 call.append(value)
             else:
@@ -128,14 +131,27 @@ class _HostOp:
         )
 
 
+@dataclass(eq=False)
+class DeviceInput:
+    """An argument that is already on the device (a tensor of the native device): its bytes,
+    when they are in a layout some program may read as they are (else None), and its values.
+    A transfer of it is a copy within DDR, not a host transfer: in place when the transfer's
+    layout is the tensor's own and no launch writes the copy, else a relayout on the card."""
+
+    tensor: DdrTensor | None
+    values: Callable[[], np.ndarray]
+    """The logical values (float32 for floating point), read when a relayout or a host op needs them."""
+
+
 class Executable:
-    """A compiled module bound to a device model: call it with host arrays."""
+    """A compiled module bound to a device model: call it with host arrays (or `DeviceInput`s)."""
 
     def __init__(self, module: ModuleOp, ctx: Any, model: DeviceModel | None = None, entry: str = "main"):
         self.module = module
         self.ctx = ctx
         self.model = model or DeviceModel()
         self._called = False
+        self._device_outputs = False
         fn = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry), None)
         if fn is None:
             raise DeviceError(f"the module has no function @{entry} to run")
@@ -448,14 +464,21 @@ class Executable:
         return None
 
     # ------------------------------------------------------------------ run
-    def __call__(self, *inputs: np.ndarray, arg_keys: Sequence[Any] | None = None) -> tuple[np.ndarray, ...]:
+    def __call__(
+        self, *inputs: np.ndarray | DeviceInput, arg_keys: Sequence[Any] | None = None, device_outputs: bool = False
+    ) -> tuple[np.ndarray, ...]:
+        """Run the function. `device_outputs`: the results stay on the device (the caller keeps
+        them as device tensors), so returning them is no host transfer."""
         # the first call prepares the programs (plans, timelines, batched steps): IR-sized
         # allocations, with the garbage collector held off as while compiling
         first, self._called = not self._called, True
+        self._device_outputs = device_outputs
         with host_threads(), gc_paused() if first else contextlib.nullcontext():
             return self._call(inputs, arg_keys)
 
-    def _call(self, inputs: Sequence[np.ndarray], arg_keys: Sequence[Any] | None) -> tuple[np.ndarray, ...]:
+    def _call(
+        self, inputs: Sequence[np.ndarray | DeviceInput], arg_keys: Sequence[Any] | None
+    ) -> tuple[np.ndarray, ...]:
         keys = list(arg_keys or [])
         args = self.function.body.block.args
         if len(inputs) != len(args):
@@ -486,9 +509,38 @@ class Executable:
                 memory.free(dev)
         raise DeviceError(f"@{self.function.sym_name.data} has no func.return")
 
-    def _transferred(self, nbytes: int) -> None:
-        self.model.profile.add_transfer(nbytes, self.model.config)
-        record_transfer(nbytes, self.model.config)
+    def _transferred(self, nbytes: int, kind: str) -> None:
+        """Bytes over the host link (`Profile.transfer_bytes_by_kind` names the kinds)."""
+        self.model.profile.add_transfer(nbytes, self.model.config, kind)
+        record_transfer(nbytes, self.model.config, kind)
+
+    def _host_value(self, x: Any) -> Any:
+        """A value as a host op takes it: a device argument's values cross the link."""
+        if isinstance(x, DeviceInput):
+            v = x.values()
+            index = not np.issubdtype(v.dtype, np.floating)  # index and mask building on the host, by design
+            self._transferred(v.size * (v.itemsize if index else 2), "index" if index else "argument")
+            return v
+        return x
+
+    def _placed(self, x: DeviceInput, op: spyre.ToDeviceOp, owned: dict[SSAValue, DdrTensor]) -> DdrTensor:
+        """A device argument where a transfer wants it: its own bytes, or a relayout's copy."""
+        layout = spyre.device_layout(op.result.type)
+        mine = x.tensor
+        if (
+            mine is not None
+            and op.permutation is None
+            and (mine.layout == layout or mine.layout.canonical() == layout.canonical())
+            and op not in self.written_transfers
+            and op not in self.consumes.values()
+        ):
+            return mine.view_as(layout)
+        perm = op.permutation.as_tuple() if op.permutation is not None else None
+        dev = owned[op.result] = self.model.memory.to_device(x.values(), layout, perm)
+        record = KernelRecord.copy("relayout", dev.nbytes, dev.nbytes, self.model.config)
+        self.model.profile.add(record)
+        record_launch(record)
+        return dev
 
     def _step(
         self, op: Operation, prepared: Any, env: dict[SSAValue, Any], keys: list, owned: dict[SSAValue, DdrTensor]
@@ -496,10 +548,14 @@ class Executable:
         """Execute one op of the function: its results go into `env`; a return's values are returned."""
         memory = self.model.memory
         if isinstance(op, func.ReturnOp):
-            return tuple(memory.from_device(env[v]) if isinstance(env[v], DdrTensor) else env[v] for v in op.arguments)
+            return tuple(
+                memory.from_device(env[v]) if isinstance(env[v], DdrTensor) else self._host_value(env[v])
+                for v in op.arguments
+            )
         if isinstance(op, spyre_isa.LaunchOp):
             prog, inputs, outputs, name = prepared
-            args = [env[v] for v in inputs]
+            # (a device argument a program reads as host indices: its values, where it is)
+            args: list[Any] = [x.values() if isinstance(x := env[v], DeviceInput) else x for v in inputs]
             if op in self.copy_first:
                 args[self.in_place[op]] = self._copy_destination(op, env)
             elif op in self.consumes and (held := self.resident.pop(self.consumes[op], None)) is not None:
@@ -513,10 +569,12 @@ class Executable:
         elif isinstance(prepared, _HostOp):
             results = self.folded_values.get(op)
             if results is None:
-                results = prepared.run([env[v] for v in op.operands])
+                results = prepared.run([self._host_value(env[v]) for v in op.operands])
                 if op in self.folded:
                     self.folded_values[op] = results
             env.update(zip(op.results, results))
+        elif isinstance(op, spyre.ToDeviceOp) and isinstance(env[op.input], DeviceInput):
+            env[op.result] = self._placed(env[op.input], op, owned)
         elif isinstance(op, spyre.ToDeviceOp):
             key = self._residency_key(op, keys)
             held = self.resident.get(op) if key is not None else None
@@ -532,7 +590,7 @@ class Executable:
                 dev = memory.to_device_rows(np.asarray(env[op.input]), layout)
             else:
                 dev = memory.to_device(np.asarray(env[op.input]), layout, perm)
-            self._transferred(dev.nbytes)
+            self._transferred(dev.nbytes, "argument" if _argument_of(op) is not None else "intermediate")
             if key is not None:
                 self.resident[op] = (key, dev)
                 if op not in self.written_transfers and op not in self.gather_tables:
@@ -542,8 +600,11 @@ class Executable:
             env[op.result] = dev
         elif isinstance(op, spyre.FromDeviceOp):
             dev = env[op.input]
-            if op.mirror is None:  # a mirror keeps the caller's tensor in step: no transfer (FromDeviceOp.mirror)
-                self._transferred(dev.nbytes)
+            # a mirror keeps the caller's tensor in step (FromDeviceOp.mirror), a result kept on
+            # the device stays there: no transfer
+            returned = _returned(op.result)
+            if op.mirror is None and not (self._device_outputs and returned):
+                self._transferred(dev.nbytes, "result" if returned else "intermediate")
             res = op.result.type
             assert isinstance(res, TensorType)
             env[op.result] = memory.from_device(dev).astype(_host_numpy_dtype(res))

@@ -50,6 +50,11 @@ class KernelRecord:
     """Busy cycles per engine, summed over cores."""
     spans: list[Span] = field(default_factory=list, repr=False)
     """Per core and engine: when each instruction ran (cycles from the kernel's start)."""
+    stream: int = 0
+    """The stream of the native device it ran on (spyre_mlir/device/streams.py)."""
+    start_s: float | None = None
+    """When it started on that stream's clock (None: not on a stream; the trace places such
+    kernels back to back)."""
 
     @staticmethod
     def from_timeline(name: str, tl: Timeline, config: DeviceConfig, **counts: int) -> KernelRecord:
@@ -61,6 +66,23 @@ class KernelRecord:
             engine_cycles=dict(tl.busy),
             spans=tl.spans,
             **counts,
+        )
+
+    @staticmethod
+    def copy(name: str, read_bytes: int, write_bytes: int, config: DeviceConfig) -> KernelRecord:
+        """A copy within DDR (DMA from DDR to DDR on every core): a launch, and its bytes over
+        the DDR bandwidth."""
+        seconds = (read_bytes + write_bytes) / config.ddr_bytes_per_s
+        return KernelRecord(
+            name=name,
+            time_s=config.launch_overhead_s + seconds,
+            cycles=seconds * config.clock_hz,
+            cores=config.cores,
+            instructions=0,
+            ddr_read_bytes=read_bytes,
+            ddr_write_bytes=write_bytes,
+            macs=0,
+            config=config,
         )
 
     @property
@@ -127,6 +149,10 @@ class KernelRecord:
 _ACTIVE: list[Profile] = []
 
 
+STREAM_LANES = 1_000_000
+"""The trace's thread id of stream 0's lane (stream n: this + n), past every core's lanes."""
+
+
 @dataclass
 class Profile:
     """Kernel records in launch order (one or more runs)."""
@@ -137,13 +163,20 @@ class Profile:
     transfers_s: float = 0.0
     """Their time over the host link, each at `host_link_bytes_per_s` (a lower bound; the
     kernels' `total_time_s` does not include it)."""
+    transfer_bytes_by_kind: dict[str, int] = field(default_factory=dict)
+    """The same bytes by what crossed: "argument" (a graph's weights and inputs, uploaded, or
+    read by a host op from the native device), "intermediate" (a value computed in the call on
+    its way to or from a host op), "result" (a graph's outputs, downloaded), "index" (integer
+    tensors of the native device read by the host ops that build indices and masks, by design),
+    "copy" (a copy between a host tensor and a native device tensor)."""
 
     def add(self, record: KernelRecord) -> None:
         self.kernels.append(record)
 
-    def add_transfer(self, nbytes: int, config: DeviceConfig) -> None:
+    def add_transfer(self, nbytes: int, config: DeviceConfig, kind: str = "argument") -> None:
         self.transfers_bytes += nbytes
         self.transfers_s += nbytes / config.host_link_bytes_per_s
+        self.transfer_bytes_by_kind[kind] = self.transfer_bytes_by_kind.get(kind, 0) + nbytes
 
     @property
     def total_time_s(self) -> float:
@@ -182,21 +215,37 @@ class Profile:
 
     def chrome_trace(self) -> dict:
         """Trace Event Format: one process (the device), one thread per core and engine plus
-        one for kernel launches; complete ("X") events in microseconds, launches back to back."""
+        one for kernel launches; complete ("X") events in microseconds. Kernels of the native
+        device's streams (`start_s` set) sit on one lane per stream at their stream's clock;
+        others run back to back on the "kernels" lane."""
         events: list[dict] = [{"ph": "M", "pid": 0, "name": "process_name", "args": {"name": "spyre device (model)"}}]
         events.append({"ph": "M", "pid": 0, "tid": 0, "name": "thread_name", "args": {"name": "kernels"}})
         named: set[int] = set()
         t0 = 0.0
         for k in self.kernels:
             us_per_cycle = 1e6 / k.config.clock_hz
+            lane, ts = 0, t0
+            if k.start_s is not None:
+                lane, ts = STREAM_LANES + k.stream, k.start_s * 1e6
+                if lane not in named:
+                    named.add(lane)
+                    events.append(
+                        {
+                            "ph": "M",
+                            "pid": 0,
+                            "tid": lane,
+                            "name": "thread_name",
+                            "args": {"name": f"stream {k.stream}"},
+                        }
+                    )
             events.append(
                 {
                     "name": k.name,
                     "cat": "kernel",
                     "ph": "X",
                     "pid": 0,
-                    "tid": 0,
-                    "ts": t0,
+                    "tid": lane,
+                    "ts": ts,
                     "dur": k.time_s * 1e6,
                     "args": {
                         "cores": k.cores,
@@ -209,7 +258,7 @@ class Profile:
                     },
                 }
             )
-            start = t0 + k.config.launch_overhead_s * 1e6
+            start = ts + k.config.launch_overhead_s * 1e6
             for s in k.spans:
                 tid = 1 + s.core * len(ENGINES) + ENGINES.index(s.engine)
                 if tid not in named:
@@ -238,7 +287,8 @@ class Profile:
                         "args": {"kernel": k.name, "instruction": s.index},
                     }
                 )
-            t0 += k.time_s * 1e6
+            if k.start_s is None:
+                t0 += k.time_s * 1e6
         return {"traceEvents": events, "displayTimeUnit": "ns"}
 
     def export_chrome_trace(self, path: str) -> None:
@@ -252,10 +302,10 @@ def record_launch(record: KernelRecord) -> None:
         p.add(record)
 
 
-def record_transfer(nbytes: int, config: DeviceConfig) -> None:
+def record_transfer(nbytes: int, config: DeviceConfig, kind: str = "argument") -> None:
     """Hand a host <-> device transfer to every active `profile()` block."""
     for p in _ACTIVE:
-        p.add_transfer(nbytes, config)
+        p.add_transfer(nbytes, config, kind)
 
 
 @contextmanager

@@ -1,0 +1,131 @@
+"""The device's aten kernels written in Python: making tensors, copies, resize_ and fill_
+(every other op reaches the fallback, eager.py).
+
+Copies move values through `storage`: host -> device rounds floats to the device format
+(charged to the current stream as a host transfer), device -> host decodes them, device ->
+device is a copy within DDR. A copy converts the dtype as PyTorch's `copy_` does.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+
+from spyre_mlir.device import state, storage, streams
+
+
+def _host(t: torch.Tensor) -> np.ndarray:
+    """A CPU tensor's values as numpy (bfloat16 widened to float32, exactly)."""
+    t = t.detach()
+    if t.dtype == torch.bfloat16:
+        t = t.float()
+    return t.resolve_conj().resolve_neg().numpy()
+
+
+def empty_memory_format(size, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    sizes = tuple(int(s) for s in size)
+    return storage.new(sizes, storage.contiguous_strides(sizes, memory_format), dtype or torch.get_default_dtype())
+
+
+def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory=None):
+    return storage.new(size, stride, dtype or torch.get_default_dtype())
+
+
+def _is_spyre(t: torch.Tensor) -> bool:
+    return t.device.type == "spyre"
+
+
+def copy_from(src: torch.Tensor, dst: torch.Tensor, non_blocking: bool = False) -> torch.Tensor:
+    """`_copy_from(src, dst)`: dst's elements from src's (broadcast, dtype converted)."""
+    config = state.config()
+    numerics = state.numerics()
+    if tuple(src.shape) != tuple(dst.shape):
+        src = src.expand(dst.shape)  # copy_ broadcasts src
+    if _is_spyre(dst):
+        if _is_spyre(src):
+            host = storage.values(src, numerics)
+            streams.device_copy("copy", src.numel() * 2, dst.numel() * 2, config)
+        else:
+            host = _host(src)
+            streams.transfer(dst.numel() * storage.element_bytes(dst.dtype), config)
+        host = _converted(host, src.dtype, dst.dtype)
+        storage.write(dst, host, numerics)
+        return dst
+    # device -> host
+    vals = storage.values(src, numerics)
+    streams.transfer(src.numel() * storage.element_bytes(src.dtype), config)
+    out = torch.from_numpy(vals)  # (a new C-ordered array; ascontiguousarray would make a 0-d one 1-d)
+    if out.dtype != src.dtype:  # a 16-bit float tensor: the device value in its host dtype
+        out = out.to(src.dtype)
+    dst.copy_(out)
+    return dst
+
+
+def _converted(host: np.ndarray, src: torch.dtype, dst: torch.dtype) -> np.ndarray:
+    """Values of dtype `src` as PyTorch converts them into `dst` (through torch, so that a
+    float -> int copy truncates and an int -> bool copy tests for nonzero as PyTorch does)."""
+    if src == dst or (dst in storage.FLOATS and src in storage.FLOATS):
+        return host  # floats are stored as device values whatever their host dtype
+    t = torch.from_numpy(np.array(host)).to(dst)
+    return _host(t)
+
+
+def copy_from_and_resize(src: torch.Tensor, dst: torch.Tensor) -> torch.Tensor:
+    if tuple(dst.shape) != tuple(src.shape):
+        dst.resize_(src.shape)
+    return copy_from(src, dst)
+
+
+def resize_(self: torch.Tensor, size: Any, memory_format: torch.memory_format | None = None) -> torch.Tensor:
+    """Resize in place: within the storage when it is large enough, else into a new storage
+    (the old elements keep their storage offsets, as PyTorch's resize_ keeps them)."""
+    sizes = tuple(int(s) for s in size)
+    strides = storage.contiguous_strides(sizes, memory_format)
+    offset = int(self.storage_offset())
+    need = (offset + math.prod(sizes)) * self.element_size() if math.prod(sizes) else 0
+    if need > self.untyped_storage().nbytes():
+        grown = storage.new((offset + math.prod(sizes),), (1,), self.dtype)
+        old = storage.storage_values(self, state.numerics())
+        flat = np.zeros(grown.numel(), dtype=old.dtype)
+        flat[: old.size] = old
+        storage.write_storage(grown, flat, state.numerics())
+        streams.device_copy("resize", old.size * 2, old.size * 2, state.config())
+        with torch.no_grad():
+            torch.Tensor.set_(self, grown.untyped_storage(), offset, sizes, strides)
+        return self
+    with torch.no_grad():
+        torch.Tensor.set_(self, self.untyped_storage(), offset, sizes, strides)
+    return self
+
+
+def fill_(self: torch.Tensor, value: Any) -> torch.Tensor:
+    """Every element to one value: a store of the value's device bits (a copy within DDR)."""
+    v = value.item() if isinstance(value, torch.Tensor) else value
+    scalar = torch.tensor(v).to(self.dtype)  # PyTorch's conversion of the scalar
+    storage.write(self, _host(scalar), state.numerics())
+    streams.device_copy("fill", 0, self.numel() * storage.element_bytes(self.dtype), state.config())
+    return self
+
+
+def native_layer_norm(*args: Any) -> Any:
+    """Compiled whole (its decomposition for devices other than CPU and CUDA goes through
+    batch_norm, which the device does not lower)."""
+    from spyre_mlir.device import eager
+
+    return eager.fallback(torch.ops.aten.native_layer_norm.default, *args)
+
+
+def register(lib: torch.library.Library) -> None:
+    """Register the kernels above for the PrivateUse1 key in `lib` (an aten IMPL library)."""
+    key = "PrivateUse1"
+    lib.impl("empty.memory_format", empty_memory_format, key)
+    lib.impl("empty_strided", empty_strided, key)
+    lib.impl("_copy_from", copy_from, key)
+    lib.impl("_copy_from_and_resize", copy_from_and_resize, key)
+    lib.impl("resize_", resize_, key)
+    lib.impl("fill_.Scalar", fill_, key)
+    lib.impl("fill_.Tensor", fill_, key)
+    lib.impl("native_layer_norm", native_layer_norm, key)

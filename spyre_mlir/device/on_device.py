@@ -1,0 +1,229 @@
+"""Eager ops on the device: one op as a graph, compiled once per signature and cached.
+
+`run` is tried first for every op that reaches the fallback (eager.py). It returns
+NotImplemented when the op is not for the device (no spyre float operand, a CPU operand, a
+data-dependent shape) or when the pipeline cannot take it all (strict compile: any float op
+left on the host); `why_not` says which, for the fallback's warning.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.utils._pytree import TreeSpec, tree_flatten, tree_unflatten
+
+from spyre_mlir.device import state
+
+_CACHE: dict[Any, tuple[Callable[..., Any], TreeSpec] | str] = {}
+"""By signature: the compiled graph and its output structure, or why the op is not run here."""
+
+STATS = {"compiles": 0, "device_runs": 0}
+
+
+def _spyre(x: Any) -> bool:
+    return isinstance(x, torch.Tensor) and x.device.type == "spyre"
+
+
+def _signature(op: torch._ops.OpOverload, flat: list[Any], spec: TreeSpec) -> Any:
+    parts: list[Any] = []
+    for x in flat:
+        if isinstance(x, torch.Tensor):
+            parts.append(("tensor", tuple(x.shape), x.dtype, x.device.type))
+        elif isinstance(x, torch.device):
+            parts.append(("device", x.type))
+        else:
+            parts.append((type(x).__name__, x))
+    return (str(op), str(spec), tuple(parts))
+
+
+def _written(op: torch._ops.OpOverload) -> list[str]:
+    return [a.name for a in op._schema.arguments if a.alias_info is not None and a.alias_info.is_write]
+
+
+def _functional(op: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
+    """The out-of-place form of an in-place op (`add_.Tensor` -> `add.Tensor`) or of an
+    `out=` op (`add.out` -> `add.Tensor`: the overload with the same other arguments), or None."""
+    name = op._schema.name.split("::")[1]
+    written = _written(op)
+    if name.endswith("_") and not name.startswith("_") and written == ["self"]:
+        packet = getattr(torch.ops.aten, name[:-1], None)
+        return getattr(packet, op._overloadname, None) if packet is not None else None
+    args = op._schema.arguments
+    if not written or any(not a.kwarg_only for a in args if a.name in written):
+        return None
+    want = [(a.name, str(a.type)) for a in args if a.name not in written]
+    packet = getattr(torch.ops.aten, name, None)
+    for overload in packet.overloads() if packet is not None else ():
+        cand = getattr(packet, overload)
+        if not _mutates(cand) and [(a.name, str(a.type)) for a in cand._schema.arguments] == want:
+            return cand
+    return None
+
+
+def _is_view(op: torch._ops.OpOverload) -> bool:
+    return any(r.alias_info is not None and not r.alias_info.is_write for r in op._schema.returns)
+
+
+def _mutates(op: torch._ops.OpOverload) -> bool:
+    return any(a.alias_info is not None and a.alias_info.is_write for a in op._schema.arguments)
+
+
+def _reason(op: torch._ops.OpOverload, flat: list[Any]) -> str | None:
+    tensors = [x for x in flat if isinstance(x, torch.Tensor)]
+    if not tensors:
+        return "no tensor operand"
+    if not all(_spyre(x) for x in tensors):
+        return "an operand is a CPU tensor"
+    if not any(x.is_floating_point() for x in tensors):
+        return "no floating-point operand"
+    if any(x.numel() == 0 for x in tensors):
+        return "an empty operand"
+    return None
+
+
+def view(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
+    """A view op without a kernel of its own: its geometry from the meta device, then an
+    `as_strided` of the spyre operand (the result aliases it, as PyTorch's views do)."""
+    flat, spec = tree_flatten((args, kwargs))
+    base = next(x for x in flat if _spyre(x))
+
+    def meta(x: Any) -> Any:
+        if not _spyre(x):
+            return x
+        n = x.untyped_storage().nbytes() // x.element_size()
+        return torch.empty(n, dtype=x.dtype, device="meta").as_strided(x.shape, x.stride(), x.storage_offset())
+
+    margs, mkwargs = tree_unflatten([meta(x) for x in flat], spec)
+    out = op(*margs, **mkwargs)
+    leaves, ospec = tree_flatten(out)
+    views = [
+        torch.as_strided(base, o.shape, o.stride(), o.storage_offset()) if isinstance(o, torch.Tensor) else o
+        for o in leaves
+    ]
+    return tree_unflatten(views, ospec)
+
+
+@dataclass(frozen=True)
+class _Number:
+    """A number where the schema has a tensor (PyTorch hands a wrapped scalar, as in `1 - x`,
+    to a fallback as a number): traced as a 0-d constant of the operands' float dtype, as type
+    promotion makes it."""
+
+    value: int | float
+
+
+def _wrap_numbers(op: torch._ops.OpOverload, args: tuple) -> tuple:
+    params = op._schema.arguments
+    return tuple(
+        _Number(a) if i < len(params) and str(params[i].type) == "Tensor" and type(a) in (int, float) else a
+        for i, a in enumerate(args)
+    )
+
+
+def run(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
+    args = _wrap_numbers(op, args)
+    flat, spec = tree_flatten((args, kwargs))
+    if _is_view(op) and any(_spyre(x) for x in flat):
+        return view(op, args, kwargs)
+    if _mutates(op):
+        functional = _functional(op)
+        if functional is None:
+            return NotImplemented
+        written = _written(op)
+        inputs = {k: v for k, v in kwargs.items() if k not in written}
+        result = run(functional, args, inputs)
+        if result is NotImplemented:
+            return NotImplemented
+        dests = [args[0]] if written == ["self"] else [kwargs[n] for n in written]
+        results = list(result) if isinstance(result, tuple | list) else [result]
+        with torch.no_grad():
+            for d, r in zip(dests, results):
+                if tuple(d.shape) != tuple(r.shape):
+                    d.resize_(r.shape)
+                d.copy_(r)  # a copy within DDR
+        return dests[0] if len(dests) == 1 else tuple(dests)
+    if _reason(op, flat) is not None:
+        return NotImplemented
+    key = _signature(op, flat, spec)
+    entry = _CACHE.get(key)
+    if entry is None:
+        entry = _CACHE[key] = _compile(op, flat, spec)
+    if isinstance(entry, str):
+        return NotImplemented
+    fn, out_spec = entry
+    tensors = [x for x in flat if isinstance(x, torch.Tensor)]
+    STATS["device_runs"] += 1
+    with torch.no_grad():
+        outs = fn(*tensors)
+    return tree_unflatten(list(outs), out_spec)
+
+
+def why_not(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> str:
+    if _mutates(op) and _functional(op) is None:
+        return "an in-place or out= op without a functional form"
+    target = _functional(op) if _mutates(op) else op
+    assert target is not None
+    written = _written(op)
+    inputs = {k: v for k, v in kwargs.items() if k not in written}
+    flat, spec = tree_flatten((_wrap_numbers(target, args), inputs))
+    reason = _reason(target, flat)
+    if reason is not None:
+        return reason
+    entry = _CACHE.get(_signature(target, flat, spec))
+    return entry if isinstance(entry, str) else "no device lowering"
+
+
+def _compile(op: torch._ops.OpOverload, flat: list[Any], spec: TreeSpec) -> tuple[Callable[..., Any], TreeSpec] | str:
+    from torch._decomp import core_aten_decompositions
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from spyre_mlir.frontend.backend import BackendOptions, SpyreCompileError, compile_graph
+
+    positions = [i for i, x in enumerate(flat) if isinstance(x, torch.Tensor)]
+
+    def host(x: Any) -> Any:
+        return torch.device("cpu") if isinstance(x, torch.device) and x.type == "spyre" else x
+
+    template = [host(x) for x in flat]
+    dtype = next(x.dtype for x in flat if isinstance(x, torch.Tensor) and x.is_floating_point())
+
+    def constant(x: Any) -> Any:  # (a number in a tensor's place: see _Number)
+        return torch.full((), x.value, dtype=dtype) if isinstance(x, _Number) else x
+
+    template = [constant(x) for x in template]
+
+    def call(*tensors: torch.Tensor) -> Any:
+        filled = list(template)
+        for i, t in zip(positions, tensors):
+            filled[i] = t
+        a, k = tree_unflatten(filled, spec)
+        return op(*a, **k)
+
+    # the output's structure, from the meta device (no values computed)
+    metas = [torch.empty(flat[i].shape, dtype=flat[i].dtype, device="meta") for i in positions]
+    try:
+        leaves, out_spec = tree_flatten(call(*metas))
+    except Exception as e:
+        return f"its result's shape is not known before it runs ({type(e).__name__})"
+    if not leaves or not all(isinstance(o, torch.Tensor) for o in leaves):
+        return "it returns a value that is not a tensor"
+
+    def flat_call(*tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return tuple(tree_flatten(call(*tensors))[0])
+
+    examples = [torch.zeros(flat[i].shape, dtype=flat[i].dtype) for i in positions]
+    STATS["compiles"] += 1
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            gm = make_fx(flat_call, decomposition_table=dict(core_aten_decompositions()))(*examples)
+            fn = compile_graph(gm, examples, state.config(), BackendOptions(strict=True))
+    except SpyreCompileError as e:
+        return str(e).removeprefix("spyre (strict): ")
+    except Exception as e:
+        return f"it cannot be traced as a graph ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
+    return fn, out_spec

@@ -1,0 +1,164 @@
+"""Eager ops on spyre tensors: each compiled once per signature and run by the device model,
+within the DL16 bound that runtime/reference.py propagates (spyre_mlir.testing.criteria); an op
+the device cannot take runs on the CPU with one warning, or raises in strict mode."""
+
+import warnings
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import spyre_mlir
+from spyre_mlir.device import on_device
+from spyre_mlir.device.eager import SpyreDeviceError
+from spyre_mlir.runtime.numerics import DL16
+from spyre_mlir.testing.criteria import assert_within_device_bound, reference
+
+
+def randn(*shape, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+class Fn(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *xs):
+        return self.fn(*xs)
+
+
+X, Y = randn(8, 64, seed=1), randn(8, 64, seed=2)
+POS = X.abs() + 0.5
+W = randn(32, 64, seed=3)
+B3, C3 = randn(2, 8, 64, seed=4), randn(2, 64, 16, seed=5)
+
+OPS = {
+    "add": (torch.add, X, Y),
+    "sub": (torch.sub, X, Y),
+    "mul": (torch.mul, X, Y),
+    "div": (torch.div, X, POS),
+    "neg": (torch.neg, X),
+    "abs": (torch.abs, X),
+    "relu": (torch.relu, X),
+    "exp": (torch.exp, X),
+    "log": (torch.log, POS),
+    "tanh": (torch.tanh, X),
+    "sigmoid": (torch.sigmoid, X),
+    "sin": (torch.sin, X),
+    "cos": (torch.cos, X),
+    "erf": (torch.erf, X),
+    "gelu": (F.gelu, X),
+    "gelu_tanh": (lambda a: F.gelu(a, approximate="tanh"), X),
+    "silu": (F.silu, X),
+    "sqrt": (torch.sqrt, POS),
+    "rsqrt": (torch.rsqrt, POS),
+    "reciprocal": (torch.reciprocal, POS),
+    "square": (torch.square, X),
+    "maximum": (torch.maximum, X, Y),
+    "minimum": (torch.minimum, X, Y),
+    "clamp": (lambda a: a.clamp(-0.5, 0.5), X),
+    "where": (torch.where, X > 0, X, Y),
+    "scalar_add": (lambda a: a + 1.5, X),
+    "scalar_rsub": (lambda a: 1 - a, X),
+    "softmax": (lambda a: a.softmax(-1), X),
+    "layer_norm": (lambda a: F.layer_norm(a, (64,)), X),
+    "rms_norm": (lambda a: a * torch.rsqrt(a.pow(2).mean(-1, keepdim=True) + 1e-6), X),
+    "sum": (lambda a: a.sum(-1), X),
+    "amax": (lambda a: a.amax(-1), X),
+    "mm": (lambda a, b: a @ b.T, X, W),
+    "linear": (F.linear, X, W),
+    "bmm": (torch.bmm, B3, C3),
+    "transpose_copy": (lambda a: a.t().contiguous(), X),
+    "cat": (lambda a, b: torch.cat([a, b], 0), X, Y),
+    "attention": (lambda q, k: torch.softmax(q @ k.transpose(-1, -2) * 0.125, -1) @ k, B3, B3 * 0.5),
+}
+QUICK = {"add", "exp", "softmax", "mm", "layer_norm", "scalar_rsub"}
+
+
+@pytest.mark.parametrize("name", [n if n in QUICK else pytest.param(n, marks=pytest.mark.slow) for n in OPS])
+def test_eager_op_runs_on_the_device_within_the_dl16_bound(name):
+    fn, *inputs = OPS[name]
+    (exact,), (bound,) = reference(Fn(fn), *inputs, numerics=DL16)
+    operands = [x.to("spyre") for x in inputs]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a CPU fallback warns: that fails here
+        fn(*operands)  # compiles (and uploads the constants a graph keeps resident)
+        with spyre_mlir.profile() as prof:
+            y = fn(*operands)
+    assert y.device.type == "spyre"
+    assert prof.kernels and prof.transfers_bytes == 0, f"no kernel on the device, or a host round trip: {prof}"
+    assert_within_device_bound(y.cpu(), exact, bound, DL16)
+
+
+def test_an_op_is_compiled_once_per_signature():
+    a, b = randn(4, 128, seed=7).to("spyre"), randn(4, 128, seed=8).to("spyre")
+    first = torch.tanh(a)
+    compiles = on_device.STATS["compiles"]
+    again = torch.tanh(b)
+    assert on_device.STATS["compiles"] == compiles
+    assert not torch.equal(first.cpu(), again.cpu())
+    torch.tanh(randn(4, 192).to("spyre"))  # another shape: another signature
+    assert on_device.STATS["compiles"] == compiles + 1
+
+
+def test_in_place_ops_write_the_functional_result_into_their_operand():
+    x = randn(8, 64, seed=9)
+    t, u = x.to("spyre"), x.to("spyre")
+    t.mul_(3.0).add_(1.0)
+    expect = u * 3.0 + 1.0
+    assert torch.equal(t.cpu(), expect.cpu())
+    out = torch.empty(8, 64, device="spyre")
+    torch.exp(u, out=out)
+    assert torch.equal(out.cpu(), torch.exp(u).cpu())
+
+
+def test_kernels_are_charged_to_the_stream():
+    a = randn(64, 256).to("spyre")
+    before = torch.spyre.clock()
+    torch.spyre.synchronize()
+    _ = a @ a.T
+    assert torch.spyre.clock() > before
+
+
+def test_an_op_the_device_cannot_take_warns_once_and_is_right():
+    x = randn(8, 64, seed=11)
+    t = x.to("spyre")
+    on_cpu = torch.from_numpy(DL16.round(torch.cumsum(torch.from_numpy(DL16.round(x.numpy())), 0).numpy()))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = torch.cumsum(t, 0)
+        second = torch.cumsum(t, 0)
+    mine = [w for w in caught if "cumsum" in str(w.message)]
+    assert len(mine) == 1 and "runs on the CPU" in str(mine[0].message)
+    assert torch.equal(first.cpu(), on_cpu) and torch.equal(second.cpu(), on_cpu)
+    assert first.device.type == "spyre"
+
+
+def test_strict_mode_raises_naming_the_op():
+    t = randn(8, 64).to("spyre")
+    torch.spyre.set_strict(True)
+    try:
+        with pytest.raises(SpyreDeviceError, match=r"aten\.flip.*no device lowering"):
+            torch.flip(t, [0])
+        assert torch.relu(t).device.type == "spyre"  # what the device takes still runs
+    finally:
+        torch.spyre.set_strict(False)
+
+
+def test_integer_ops_run_on_the_host_by_design_without_a_warning():
+    i = torch.arange(10).to("spyre")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        j = (i * 2 + 1) % 7
+        assert bool((i >= 0).all())
+    assert torch.equal(j.cpu(), (torch.arange(10) * 2 + 1) % 7)
+
+
+def test_a_cpu_operand_is_refused_as_pytorch_refuses_mixed_devices():
+    with pytest.raises(RuntimeError, match=r"same device.*spyre:0 and cpu"):
+        torch.add(randn(3, 64).to("spyre"), randn(3, 64))
+    with pytest.raises(RuntimeError, match=r"same device.*argument 'mat2'"):
+        torch.mm(randn(3, 64).to("spyre"), randn(64, 8))
+    # a 0-d CPU tensor is a scalar: PyTorch takes it with tensors of any device
+    assert torch.equal((randn(3, 64).to("spyre") * torch.tensor(2.0)).cpu(), (randn(3, 64).to("spyre") * 2.0).cpu())
