@@ -36,6 +36,10 @@ def register() -> None:
     fallback.fallback(eager.fallback, "PrivateUse1")
     _LIBRARIES.extend([impl, fallback])  # kept: a Library dropped unregisters its kernels
     _print_from_the_host()
+    if torch.distributed.is_available():
+        from spyre_mlir.distributed import backend
+
+        backend.register()  # init_process_group("spyre")
     _REGISTERED = True
 
 

@@ -81,6 +81,16 @@ class DeviceConfig:
     what a transfer attains over it is lower (no published measurement), so transfer times
     are lower bounds."""
 
+    card_link_bytes_per_s: float = 63.0e9
+    """Card <-> card bytes per second, each direction, for collectives between cards (one
+    process per card): peer to peer over the cards' PCIe Gen5 x16 interfaces, at the host
+    link's rate (assumption: IBM publishes no card-to-card figure, and spyreccl, its collective
+    library, is closed). Collectives are priced as ring algorithms (distributed/link.py)."""
+
+    card_link_latency_s: float = 2.0e-6
+    """One hop of a collective between two cards: a PCIe peer-to-peer write and its completion
+    (assumption: a few microseconds; no public figure)."""
+
     launch_overhead_s: float = 1.0e-6
     """Host-side cost of one kernel launch (assumption; no public figure)."""
 
@@ -128,6 +138,11 @@ class DeviceConfig:
             raise ValueError(f"numerics must be 'dl16' or 'ieee-fp16', got {self.numerics!r}")
         if self.accumulation not in ("fp32", "f64"):
             raise ValueError(f"accumulation must be 'fp32' or 'f64', got {self.accumulation!r}")
+        if self.card_link_bytes_per_s <= 0 or self.card_link_latency_s < 0:
+            raise ValueError(
+                f"the card link needs a positive bandwidth and a latency >= 0, got "
+                f"{self.card_link_bytes_per_s}, {self.card_link_latency_s}"
+            )
         if self.decoded_copy_bytes < 0:
             raise ValueError(f"decoded_copy_bytes must be >= 0, got {self.decoded_copy_bytes}")
         if self.cores < 1 or self.lx_bytes < self.stick_bytes:

@@ -1,0 +1,349 @@
+"""`torch.distributed.init_process_group("spyre")`: collectives between simulated cards.
+
+One process per card, as IBM's stack runs one per Spyre card. The bytes move through gloo
+(PyTorch's CPU collectives, over TCP: one machine or several), and each collective on spyre
+tensors is charged to the current stream at its simulated time over the card link
+(link.py), as a `collective:<kind>` record in the profile. Spyre tensors go as their device
+values (decoded to float32 for floating point); a reduction sums in float32 and the result is
+stored back as DL16, once: the card's fp32 accumulation and DL16 store. CPU tensors pass to
+gloo as they are, uncharged (a barrier's or a control message's).
+
+Every collective of torch.distributed is here: all_reduce, all_gather (and into one tensor),
+reduce_scatter (and from one tensor), broadcast, reduce, gather, scatter, all_to_all (and
+single), send, recv, barrier; sync and async (`async_op=True`: the returned `Work` is complete
+when returned, as the host runs a collective before returning; its simulated time is on the
+stream). AVG, which gloo lacks, is a SUM divided by the group's size in float32; PREMUL_SUM is
+refused. A failure in gloo (a rank gone, a timeout: `init_process_group(timeout=...)`) raises
+`SpyreCollectiveError` naming the collective and the rank.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch.futures import Future
+
+from spyre_mlir.device import state, storage, streams
+from spyre_mlir.distributed.link import collective_seconds
+from spyre_mlir.runtime.profile import KernelRecord, record_launch
+
+NAME = "spyre"
+
+_C10D: Any = torch._C._distributed_c10d
+"""(as Any: its stubs type each collective as overloads that no Python subclass can match,
+and leave out `_create_work_from_future`)"""
+
+
+class SpyreCollectiveError(RuntimeError):
+    """A collective that could not complete (a rank gone, a timeout, an unsupported op)."""
+
+
+def _spyre(t: torch.Tensor) -> bool:
+    return t.device.type == "spyre"
+
+
+def _host(t: torch.Tensor) -> torch.Tensor:
+    """What gloo moves for t: a spyre tensor's device values (float32 for floats), or t."""
+    if not _spyre(t):
+        return t
+    return torch.from_numpy(storage.values(t, state.numerics()))
+
+
+def _host_like(t: torch.Tensor) -> torch.Tensor:
+    """An output buffer for gloo to fill in place of t."""
+    if not _spyre(t):
+        return t
+    return torch.empty(tuple(t.shape), dtype=torch.float32 if t.is_floating_point() else t.dtype)
+
+
+def _store(t: torch.Tensor, h: torch.Tensor) -> None:
+    """gloo's result into t: a spyre tensor's storage (rounded to the device format)."""
+    if _spyre(t):
+        storage.write(t, h.numpy(), state.numerics())
+
+
+def _link_bytes(ts: Sequence[torch.Tensor]) -> int:
+    return sum(t.numel() * storage.element_bytes(t.dtype) for t in ts)
+
+
+def _done(result: Any) -> dist.Work:
+    fut: Future = Future()
+    fut.set_result(result)
+    return _C10D._create_work_from_future(fut)
+
+
+class SpyreProcessGroup(_C10D.ProcessGroup):
+    """A process group of simulated cards, over an inner gloo group on the same store."""
+
+    def __init__(self, store: dist.Store, rank: int, size: int, timeout: datetime.timedelta):
+        super().__init__(rank, size)
+        self._gloo: Any = dist.ProcessGroupGloo(dist.PrefixStore("spyre-gloo", store), rank, size, timeout)
+        self._timeout = timeout
+
+    def getBackendName(self) -> str:  # (PyTorch names it so)
+        return NAME
+
+    def name(self) -> str:
+        return NAME
+
+    # ------------------------------------------------------------------ the common path
+    def _collective(
+        self,
+        kind: str,
+        touched: Sequence[torch.Tensor],
+        link_bytes: int,
+        run: Callable[[], dist.Work],
+        finish: Callable[[], None] = lambda: None,
+    ) -> None:
+        try:
+            run().wait()
+        except RuntimeError as e:
+            raise SpyreCollectiveError(
+                f"spyre: {kind} on rank {self.rank()} of {self.size()} failed: {str(e).splitlines()[0]} "
+                f"(a rank has gone or timed out after {self._timeout}; every rank must run the same collectives)"
+            ) from None
+        finish()
+        if any(_spyre(t) for t in touched):
+            config = state.config()
+            seconds = collective_seconds(kind, link_bytes, self.size(), config)
+            record = KernelRecord(
+                name=f"collective:{kind}",
+                time_s=seconds,
+                cycles=seconds * config.clock_hz,
+                cores=0,
+                instructions=0,
+                ddr_read_bytes=link_bytes,
+                ddr_write_bytes=link_bytes,
+                macs=0,
+                config=config,
+            )
+            streams.charge([record])
+            record_launch(record)
+
+    @staticmethod
+    def _op(op: Any) -> tuple[Any, bool]:
+        """The op gloo runs, and whether to divide by the group's size after (AVG)."""
+        if op == dist.ReduceOp.AVG:
+            return dist.ReduceOp.SUM, True
+        if op == dist.ReduceOp.PREMUL_SUM:
+            raise SpyreCollectiveError("spyre: PREMUL_SUM is not supported (gloo has no such reduction)")
+        return op, False
+
+    # ------------------------------------------------------------------ collectives
+    def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:
+        opts = opts or dist.AllreduceOptions()
+        red, average = self._op(opts.reduceOp)
+        host = [_host(t) for t in tensors]
+        inner = dist.AllreduceOptions()
+        inner.reduceOp = red
+
+        def finish() -> None:
+            for t, h in zip(tensors, host):
+                _store(t, h / self.size() if average else h)
+                if average and not _spyre(t):
+                    t.div_(self.size())
+
+        self._collective("all_reduce", tensors, _link_bytes(tensors), lambda: self._gloo.allreduce(host, inner), finish)
+        return _done(tensors)
+
+    def broadcast(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:
+        opts = opts or dist.BroadcastOptions()
+        host = [_host(t) for t in tensors]
+
+        def finish() -> None:
+            for t, h in zip(tensors, host):
+                _store(t, h)
+
+        self._collective("broadcast", tensors, _link_bytes(tensors), lambda: self._gloo.broadcast(host, opts), finish)
+        return _done(tensors)
+
+    def reduce(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:
+        opts = opts or dist.ReduceOptions()
+        red, average = self._op(opts.reduceOp)
+        inner = dist.ReduceOptions()
+        inner.reduceOp, inner.rootRank, inner.rootTensor = red, opts.rootRank, opts.rootTensor
+        host = [_host(t) for t in tensors]
+
+        def finish() -> None:
+            if self.rank() == opts.rootRank:
+                for t, h in zip(tensors, host):
+                    _store(t, h / self.size() if average else h)
+
+        self._collective("reduce", tensors, _link_bytes(tensors), lambda: self._gloo.reduce(host, inner), finish)
+        return _done(tensors)
+
+    def allgather(
+        self, output_tensors: list[list[torch.Tensor]], input_tensors: list[torch.Tensor], opts: Any = None
+    ) -> dist.Work:
+        opts = opts or _C10D.AllgatherOptions()
+        hin = [_host(t) for t in input_tensors]
+        hout = [[_host_like(t) for t in outs] for outs in output_tensors]
+
+        def finish() -> None:
+            for outs, houts in zip(output_tensors, hout):
+                for t, h in zip(outs, houts):
+                    _store(t, h)
+
+        gathered = [t for outs in output_tensors for t in outs]
+        self._collective(
+            "all_gather", gathered, _link_bytes(gathered), lambda: self._gloo.allgather(hout, hin, opts), finish
+        )
+        return _done(output_tensors)
+
+    def all_gather_single(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> dist.Work:
+        opts = opts or _C10D.AllgatherOptions()
+        hin, hout = _host(input), _host_like(output)
+        self._collective(
+            "all_gather",
+            [output],
+            _link_bytes([output]),
+            lambda: self._gloo._allgather_base(hout, hin, opts),
+            lambda: _store(output, hout),
+        )
+        return _done([output])
+
+    def reduce_scatter(
+        self, output_tensors: list[torch.Tensor], input_tensors: list[list[torch.Tensor]], opts: Any = None
+    ) -> dist.Work:
+        opts = opts or dist.ReduceScatterOptions()
+        red, average = self._op(opts.reduceOp)
+        inner = dist.ReduceScatterOptions()
+        inner.reduceOp = red
+        hin = [[_host(t) for t in ins] for ins in input_tensors]
+        hout = [_host_like(t) for t in output_tensors]
+
+        def finish() -> None:
+            for t, h in zip(output_tensors, hout):
+                _store(t, h / self.size() if average else h)
+
+        scattered = [t for ins in input_tensors for t in ins]
+        self._collective(
+            "reduce_scatter",
+            scattered,
+            _link_bytes(scattered),
+            lambda: self._gloo.reduce_scatter(hout, hin, inner),
+            finish,
+        )
+        return _done(output_tensors)
+
+    def reduce_scatter_single(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> dist.Work:
+        opts = opts or dist.ReduceScatterOptions()
+        red, average = self._op(opts.reduceOp)
+        inner = dist.ReduceScatterOptions()
+        inner.reduceOp = red
+        hin, hout = _host(input), _host_like(output)
+
+        def finish() -> None:
+            _store(output, hout / self.size() if average else hout)
+
+        self._collective(
+            "reduce_scatter",
+            [input],
+            _link_bytes([input]),
+            lambda: self._gloo._reduce_scatter_base(hout, hin, inner),
+            finish,
+        )
+        return _done([output])
+
+    def all_to_all_single(
+        self,
+        output: torch.Tensor,
+        input: torch.Tensor,
+        output_split_sizes: list[int],
+        input_split_sizes: list[int],
+        opts: Any = None,
+    ) -> dist.Work:
+        opts = opts or dist.AllToAllOptions()
+        hin, hout = _host(input), _host_like(output)
+        self._collective(
+            "all_to_all",
+            [input],
+            _link_bytes([input]),
+            lambda: self._gloo.alltoall_base(hout, hin, output_split_sizes, input_split_sizes, opts),
+            lambda: _store(output, hout),
+        )
+        return _done([output])
+
+    def alltoall(
+        self, output_tensors: list[torch.Tensor], input_tensors: list[torch.Tensor], opts: Any = None
+    ) -> dist.Work:
+        opts = opts or dist.AllToAllOptions()
+        hin = [_host(t) for t in input_tensors]
+        hout = [_host_like(t) for t in output_tensors]
+
+        def finish() -> None:
+            for t, h in zip(output_tensors, hout):
+                _store(t, h)
+
+        self._collective(
+            "all_to_all",
+            input_tensors,
+            _link_bytes(input_tensors),
+            lambda: self._gloo.alltoall(hout, hin, opts),
+            finish,
+        )
+        return _done(output_tensors)
+
+    def gather(
+        self, output_tensors: list[list[torch.Tensor]], input_tensors: list[torch.Tensor], opts: Any = None
+    ) -> dist.Work:
+        opts = opts or dist.GatherOptions()
+        hin = [_host(t) for t in input_tensors]
+        hout = [[_host_like(t) for t in outs] for outs in output_tensors]
+
+        def finish() -> None:
+            for outs, houts in zip(output_tensors, hout):
+                for t, h in zip(outs, houts):
+                    _store(t, h)
+
+        nbytes = _link_bytes(input_tensors) * self.size()
+        self._collective("gather", input_tensors, nbytes, lambda: self._gloo.gather(hout, hin, opts), finish)
+        return _done(output_tensors)
+
+    def scatter(
+        self, output_tensors: list[torch.Tensor], input_tensors: list[list[torch.Tensor]], opts: Any = None
+    ) -> dist.Work:
+        opts = opts or dist.ScatterOptions()
+        hin = [[_host(t) for t in ins] for ins in input_tensors]
+        hout = [_host_like(t) for t in output_tensors]
+
+        def finish() -> None:
+            for t, h in zip(output_tensors, hout):
+                _store(t, h)
+
+        nbytes = _link_bytes(output_tensors) * self.size()
+        self._collective("scatter", output_tensors, nbytes, lambda: self._gloo.scatter(hout, hin, opts), finish)
+        return _done(output_tensors)
+
+    def send(self, tensors: list[torch.Tensor], dst: int, tag: int = 0) -> dist.Work:
+        host = [_host(t) for t in tensors]
+        self._collective("send", tensors, _link_bytes(tensors), lambda: self._gloo.send(host, dst, tag))
+        return _done(tensors)
+
+    def recv(self, tensors: list[torch.Tensor], src: int, tag: int = 0) -> dist.Work:
+        host = [_host_like(t) for t in tensors]
+
+        def finish() -> None:
+            for t, h in zip(tensors, host):
+                _store(t, h)
+
+        self._collective("recv", tensors, _link_bytes(tensors), lambda: self._gloo.recv(host, src, tag), finish)
+        return _done(tensors)
+
+    def barrier(self, opts: Any = None) -> dist.Work:
+        self._collective("barrier", [], 0, lambda: self._gloo.barrier(opts or dist.BarrierOptions()))
+        return _done([])
+
+
+def _create(store: dist.Store, rank: int, size: int, timeout: datetime.timedelta) -> SpyreProcessGroup:
+    return SpyreProcessGroup(store, rank, size, timeout)
+
+
+def register() -> None:
+    """Make "spyre" a torch.distributed backend (for spyre and CPU tensors): idempotent."""
+    if NAME.upper() not in dist.Backend._plugins:
+        dist.Backend.register_backend(NAME, _create, devices=["spyre", "cpu"])
