@@ -33,7 +33,7 @@ def register() -> None:
     impl = torch.library.Library("aten", "IMPL")
     kernels.register(impl)
     fallback = torch.library.Library("_", "IMPL")
-    fallback.fallback(eager.fallback, "PrivateUse1")
+    fallback.fallback(kernels.untraced(eager.fallback), "PrivateUse1")
     _LIBRARIES.extend([impl, fallback])  # kept: a Library dropped unregisters its kernels
     _print_from_the_host()
     if torch.distributed.is_available():

@@ -118,14 +118,23 @@ def native_layer_norm(*args: Any) -> Any:
     return eager.fallback(torch.ops.aten.native_layer_norm.default, *args)
 
 
+def untraced(fn: Any) -> Any:
+    """A kernel Dynamo never traces: a kernel written in Python is a frame like any other, and
+    code between two compiled graphs runs under Dynamo's frame hook, which would trace into it."""
+    return torch.compiler.disable(fn, recursive=True)
+
+
 def register(lib: torch.library.Library) -> None:
     """Register the kernels above for the PrivateUse1 key in `lib` (an aten IMPL library)."""
     key = "PrivateUse1"
-    lib.impl("empty.memory_format", empty_memory_format, key)
-    lib.impl("empty_strided", empty_strided, key)
-    lib.impl("_copy_from", copy_from, key)
-    lib.impl("_copy_from_and_resize", copy_from_and_resize, key)
-    lib.impl("resize_", resize_, key)
-    lib.impl("fill_.Scalar", fill_, key)
-    lib.impl("fill_.Tensor", fill_, key)
-    lib.impl("native_layer_norm", native_layer_norm, key)
+    for name, fn in (
+        ("empty.memory_format", empty_memory_format),
+        ("empty_strided", empty_strided),
+        ("_copy_from", copy_from),
+        ("_copy_from_and_resize", copy_from_and_resize),
+        ("resize_", resize_),
+        ("fill_.Scalar", fill_),
+        ("fill_.Tensor", fill_),
+        ("native_layer_norm", native_layer_norm),
+    ):
+        lib.impl(name, untraced(fn), key)

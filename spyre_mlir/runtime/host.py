@@ -516,6 +516,8 @@ class Executable:
 
     def _host_value(self, x: Any) -> Any:
         """A value as a host op takes it: a device argument's values cross the link."""
+        if isinstance(x, list):  # (a list operand: torch.prim.ListConstruct's)
+            return [self._host_value(v) for v in x]
         if isinstance(x, DeviceInput):
             v = x.values()
             index = not np.issubdtype(v.dtype, np.floating)  # index and mask building on the host, by design

@@ -161,7 +161,62 @@ def dies() -> None:
     print("unreachable")
 
 
+def tiny_llama():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from spyre_mlir.testing.weights import randomize_weights
+
+    cfg = LlamaConfig(
+        vocab_size=128,
+        hidden_size=256,
+        intermediate_size=512,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        head_dim=64,
+        max_position_embeddings=64,
+        tie_word_embeddings=False,
+    )
+    torch.manual_seed(0)
+    return randomize_weights(LlamaForCausalLM(cfg).eval(), seed=0)
+
+
+def tensor_parallel(new_tokens: str) -> None:
+    """A tiny Llama split over the ranks, each shard compiled; greedy tokens and the prompt's
+    logits (rank 0 prints them)."""
+    import warnings
+
+    from spyre_mlir.distributed.tensor_parallel import parallelize
+
+    warnings.filterwarnings("ignore")
+    rank, world = init()
+    model = parallelize(tiny_llama(), None).to("spyre")
+    compiled = torch.compile(model, backend="spyre")
+    ids = torch.tensor([[5, 17, 99, 3, 64, 1, 42, 7]]).to("spyre")
+    with torch.no_grad():
+        logits = compiled(ids, use_cache=False).logits
+        first = logits.cpu()
+        for _ in range(int(new_tokens)):
+            nxt = logits[:, -1].cpu().argmax(-1, keepdim=True)
+            ids = torch.cat([ids.cpu(), nxt], 1).to("spyre")
+            logits = compiled(ids, use_cache=False).logits
+    if rank == 0:
+        print(json.dumps({"tokens": ids.cpu()[0, 8:].tolist(), "logits": first[0].flatten().tolist()}))
+    else:
+        print(json.dumps({}))
+    dist.destroy_process_group()
+
+
+def uneven() -> None:
+    from spyre_mlir.distributed.tensor_parallel import parallelize
+
+    init()
+    parallelize(tiny_llama(), None)
+
+
 if __name__ == "__main__":
     scenario, *args = sys.argv[1:]
     np.seterr(all="ignore")
-    {"collectives": collectives, "timed": timed, "dies": dies}[scenario](*args)
+    {"collectives": collectives, "timed": timed, "dies": dies, "tensor_parallel": tensor_parallel, "uneven": uneven}[
+        scenario
+    ](*args)
