@@ -65,7 +65,7 @@ def _column(full: torch.nn.Linear, rank: int, world: int) -> torch.nn.Linear:
     return part.to(full.weight.dtype).requires_grad_(False)
 
 
-def parallelize(model: torch.nn.Module, group: Any = None) -> torch.nn.Module:
+def parallelize(model: Any, group: Any = None) -> Any:
     """Replace `model`'s decoder projections by this rank's shards (in place; returned)."""
     world, rank = dist.get_world_size(group), dist.get_rank(group)
     cfg = model.config
