@@ -30,7 +30,7 @@ from typing import Any
 os.environ.setdefault("SPYRE_CACHE", "0")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from llm import GRANITE, GRANITE_LAYERS, generate_figures  # noqa: E402  (bench/llm.py, beside this file)
+from llm import GRANITE, GRANITE_LAYERS, generate_figures  # bench/llm.py, beside this file
 
 DEGREES = (1, 2, 4)
 PROMPT = 1024
