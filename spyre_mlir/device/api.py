@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from spyre_mlir.device import extension, state
+from spyre_mlir.device import extension, state, streams
 
 configure = state.configure
 set_strict = state.set_strict
@@ -117,8 +117,7 @@ def synchronize(device: Any = None) -> None:
 
 def clock(s: torch.Stream | None = None) -> float:
     """The simulated time (seconds) at the end of the work issued on `s` (default: current)."""
-    sid = (s or current_stream()).stream_id
-    return float(extension.module().clock(sid))
+    return streams.clock((s or current_stream()).stream_id)
 
 
 # ------------------------------------------------------------------ memory

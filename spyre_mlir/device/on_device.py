@@ -185,16 +185,16 @@ def _compile(op: torch._ops.OpOverload, flat: list[Any], spec: TreeSpec) -> tupl
 
     positions = [i for i, x in enumerate(flat) if isinstance(x, torch.Tensor)]
 
-    def host(x: Any) -> Any:
-        return torch.device("cpu") if isinstance(x, torch.device) and x.type == "spyre" else x
-
-    template = [host(x) for x in flat]
     dtype = next(x.dtype for x in flat if isinstance(x, torch.Tensor) and x.is_floating_point())
 
-    def constant(x: Any) -> Any:  # (a number in a tensor's place: see _Number)
+    def traced(x: Any) -> Any:
+        """An argument as the trace takes it: the host device for spyre's, a number in a tensor's
+        place (see _Number) as a 0-d constant."""
+        if isinstance(x, torch.device) and x.type == "spyre":
+            return torch.device("cpu")
         return torch.full((), x.value, dtype=dtype) if isinstance(x, _Number) else x
 
-    template = [constant(x) for x in template]
+    template = [traced(x) for x in flat]
 
     def call(*tensors: torch.Tensor) -> Any:
         filled = list(template)

@@ -11,7 +11,7 @@ call between devices.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -56,7 +56,6 @@ def run(
     args: Sequence[Any],
     mutated: dict[int, int],
     out_dtypes: Sequence[torch.dtype],
-    write_back: Callable[[torch.Tensor, Any], None] | None = None,
 ) -> tuple[torch.Tensor, ...]:
     """One call of a compiled graph on spyre tensors."""
     check_one_device(args)
@@ -70,6 +69,4 @@ def run(
         with torch.no_grad():
             storage.write(a, new, state.numerics())
         streams.device_copy("write_back", new.size * 2, new.size * 2, config)
-        if write_back is not None:
-            write_back(a, new)
     return tuple(new_tensor(np.asarray(o), dt) for o, dt in zip(outs, out_dtypes))

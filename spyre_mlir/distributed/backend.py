@@ -46,24 +46,37 @@ def _spyre(t: torch.Tensor) -> bool:
     return t.device.type == "spyre"
 
 
-def _host(t: torch.Tensor) -> torch.Tensor:
-    """What gloo moves for t: a spyre tensor's device values (float32 for floats), or t."""
-    if not _spyre(t):
-        return t
-    return torch.from_numpy(storage.values(t, state.numerics()))
+def _hosts(ts: Any) -> Any:
+    """What gloo moves for each tensor (lists nested as given): a spyre tensor's device values
+    (float32 for floats), a CPU tensor itself."""
+    if isinstance(ts, list):
+        return [_hosts(t) for t in ts]
+    return torch.from_numpy(storage.values(ts, state.numerics())) if _spyre(ts) else ts
 
 
-def _host_like(t: torch.Tensor) -> torch.Tensor:
-    """An output buffer for gloo to fill in place of t."""
-    if not _spyre(t):
-        return t
-    return torch.empty(tuple(t.shape), dtype=torch.float32 if t.is_floating_point() else t.dtype)
+def _hosts_like(ts: Any) -> Any:
+    """Output buffers for gloo to fill in place of each tensor (a CPU tensor is its own)."""
+    if isinstance(ts, list):
+        return [_hosts_like(t) for t in ts]
+    if not _spyre(ts):
+        return ts
+    return torch.empty(tuple(ts.shape), dtype=torch.float32 if ts.is_floating_point() else ts.dtype)
 
 
-def _store(t: torch.Tensor, h: torch.Tensor) -> None:
-    """gloo's result into t: a spyre tensor's storage (rounded to the device format)."""
-    if _spyre(t):
-        storage.write(t, h.numpy(), state.numerics())
+def _store(ts: Any, hs: Any, divide: int = 1) -> None:
+    """gloo's results into the spyre tensors (rounded to the device format), each divided by
+    `divide` first (an AVG's size; CPU tensors, gloo's own buffers, are divided in place)."""
+    if isinstance(ts, list):
+        for t, h in zip(ts, hs):
+            _store(t, h, divide)
+    elif _spyre(ts):
+        storage.write(ts, (hs / divide if divide != 1 else hs).numpy(), state.numerics())
+    elif divide != 1:
+        ts.div_(divide)
+
+
+def _flat(ts: Any) -> list[torch.Tensor]:
+    return [u for t in ts for u in _flat(t)] if isinstance(ts, list) else [ts]
 
 
 def _link_bytes(ts: Sequence[torch.Tensor]) -> int:
@@ -110,17 +123,7 @@ class SpyreProcessGroup(_C10D.ProcessGroup):
         if any(_spyre(t) for t in touched):
             config = state.config()
             seconds = collective_seconds(kind, link_bytes, self.size(), config)
-            record = KernelRecord(
-                name=f"collective:{kind}",
-                time_s=seconds,
-                cycles=seconds * config.clock_hz,
-                cores=0,
-                instructions=0,
-                ddr_read_bytes=link_bytes,
-                ddr_write_bytes=link_bytes,
-                macs=0,
-                config=config,
-            )
+            record = KernelRecord.timed(f"collective:{kind}", seconds, link_bytes, link_bytes, config, cores=0)
             streams.charge([record])
             record_launch(record)
 
@@ -134,44 +137,35 @@ class SpyreProcessGroup(_C10D.ProcessGroup):
         return op, False
 
     # ------------------------------------------------------------------ collectives
-    def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:
-        opts = opts or dist.AllreduceOptions()
+    def _reducing(self, opts: Any, make: Any) -> tuple[Any, int]:
+        """gloo's options for a reduction (another `make()`, the op mapped) and the divisor."""
         red, average = self._op(opts.reduceOp)
-        host = [_host(t) for t in tensors]
-        inner = dist.AllreduceOptions()
+        inner = make()
         inner.reduceOp = red
+        return inner, self.size() if average else 1
 
-        def finish() -> None:
-            for t, h in zip(tensors, host):
-                _store(t, h / self.size() if average else h)
-                if average and not _spyre(t):
-                    t.div_(self.size())
-
-        self._collective("all_reduce", tensors, _link_bytes(tensors), lambda: self._gloo.allreduce(host, inner), finish)
+    def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:
+        inner, divide = self._reducing(opts or dist.AllreduceOptions(), dist.AllreduceOptions)
+        host = _hosts(tensors)
+        run = lambda: self._gloo.allreduce(host, inner)  # noqa: E731
+        self._collective("all_reduce", tensors, _link_bytes(tensors), run, lambda: _store(tensors, host, divide))
         return _done(tensors)
 
     def broadcast(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:
-        opts = opts or dist.BroadcastOptions()
-        host = [_host(t) for t in tensors]
-
-        def finish() -> None:
-            for t, h in zip(tensors, host):
-                _store(t, h)
-
-        self._collective("broadcast", tensors, _link_bytes(tensors), lambda: self._gloo.broadcast(host, opts), finish)
+        host = _hosts(tensors)
+        run = lambda: self._gloo.broadcast(host, opts or dist.BroadcastOptions())  # noqa: E731
+        self._collective("broadcast", tensors, _link_bytes(tensors), run, lambda: _store(tensors, host))
         return _done(tensors)
 
     def reduce(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:
         opts = opts or dist.ReduceOptions()
-        red, average = self._op(opts.reduceOp)
-        inner = dist.ReduceOptions()
-        inner.reduceOp, inner.rootRank, inner.rootTensor = red, opts.rootRank, opts.rootTensor
-        host = [_host(t) for t in tensors]
+        inner, divide = self._reducing(opts, dist.ReduceOptions)
+        inner.rootRank, inner.rootTensor = opts.rootRank, opts.rootTensor
+        host = _hosts(tensors)
 
         def finish() -> None:
             if self.rank() == opts.rootRank:
-                for t, h in zip(tensors, host):
-                    _store(t, h / self.size() if average else h)
+                _store(tensors, host, divide)
 
         self._collective("reduce", tensors, _link_bytes(tensors), lambda: self._gloo.reduce(host, inner), finish)
         return _done(tensors)
@@ -179,74 +173,34 @@ class SpyreProcessGroup(_C10D.ProcessGroup):
     def allgather(
         self, output_tensors: list[list[torch.Tensor]], input_tensors: list[torch.Tensor], opts: Any = None
     ) -> dist.Work:
-        opts = opts or _C10D.AllgatherOptions()
-        hin = [_host(t) for t in input_tensors]
-        hout = [[_host_like(t) for t in outs] for outs in output_tensors]
-
-        def finish() -> None:
-            for outs, houts in zip(output_tensors, hout):
-                for t, h in zip(outs, houts):
-                    _store(t, h)
-
-        gathered = [t for outs in output_tensors for t in outs]
-        self._collective(
-            "all_gather", gathered, _link_bytes(gathered), lambda: self._gloo.allgather(hout, hin, opts), finish
-        )
+        hin, hout = _hosts(input_tensors), _hosts_like(output_tensors)
+        gathered = _flat(output_tensors)
+        run = lambda: self._gloo.allgather(hout, hin, opts or _C10D.AllgatherOptions())  # noqa: E731
+        self._collective("all_gather", gathered, _link_bytes(gathered), run, lambda: _store(output_tensors, hout))
         return _done(output_tensors)
 
     def all_gather_single(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> dist.Work:
-        opts = opts or _C10D.AllgatherOptions()
-        hin, hout = _host(input), _host_like(output)
-        self._collective(
-            "all_gather",
-            [output],
-            _link_bytes([output]),
-            lambda: self._gloo._allgather_base(hout, hin, opts),
-            lambda: _store(output, hout),
-        )
+        hin, hout = _hosts(input), _hosts_like(output)
+        run = lambda: self._gloo._allgather_base(hout, hin, opts or _C10D.AllgatherOptions())  # noqa: E731
+        self._collective("all_gather", [output], _link_bytes([output]), run, lambda: _store(output, hout))
         return _done([output])
 
     def reduce_scatter(
         self, output_tensors: list[torch.Tensor], input_tensors: list[list[torch.Tensor]], opts: Any = None
     ) -> dist.Work:
-        opts = opts or dist.ReduceScatterOptions()
-        red, average = self._op(opts.reduceOp)
-        inner = dist.ReduceScatterOptions()
-        inner.reduceOp = red
-        hin = [[_host(t) for t in ins] for ins in input_tensors]
-        hout = [_host_like(t) for t in output_tensors]
-
-        def finish() -> None:
-            for t, h in zip(output_tensors, hout):
-                _store(t, h / self.size() if average else h)
-
-        scattered = [t for ins in input_tensors for t in ins]
-        self._collective(
-            "reduce_scatter",
-            scattered,
-            _link_bytes(scattered),
-            lambda: self._gloo.reduce_scatter(hout, hin, inner),
-            finish,
-        )
+        inner, divide = self._reducing(opts or dist.ReduceScatterOptions(), dist.ReduceScatterOptions)
+        hin, hout = _hosts(input_tensors), _hosts_like(output_tensors)
+        scattered = _flat(input_tensors)
+        run = lambda: self._gloo.reduce_scatter(hout, hin, inner)  # noqa: E731
+        finish = lambda: _store(output_tensors, hout, divide)  # noqa: E731
+        self._collective("reduce_scatter", scattered, _link_bytes(scattered), run, finish)
         return _done(output_tensors)
 
     def reduce_scatter_single(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> dist.Work:
-        opts = opts or dist.ReduceScatterOptions()
-        red, average = self._op(opts.reduceOp)
-        inner = dist.ReduceScatterOptions()
-        inner.reduceOp = red
-        hin, hout = _host(input), _host_like(output)
-
-        def finish() -> None:
-            _store(output, hout / self.size() if average else hout)
-
-        self._collective(
-            "reduce_scatter",
-            [input],
-            _link_bytes([input]),
-            lambda: self._gloo._reduce_scatter_base(hout, hin, inner),
-            finish,
-        )
+        inner, divide = self._reducing(opts or dist.ReduceScatterOptions(), dist.ReduceScatterOptions)
+        hin, hout = _hosts(input), _hosts_like(output)
+        run = lambda: self._gloo._reduce_scatter_base(hout, hin, inner)  # noqa: E731
+        self._collective("reduce_scatter", [input], _link_bytes([input]), run, lambda: _store(output, hout, divide))
         return _done([output])
 
     def all_to_all_single(
@@ -257,81 +211,48 @@ class SpyreProcessGroup(_C10D.ProcessGroup):
         input_split_sizes: list[int],
         opts: Any = None,
     ) -> dist.Work:
+        hin, hout = _hosts(input), _hosts_like(output)
         opts = opts or dist.AllToAllOptions()
-        hin, hout = _host(input), _host_like(output)
-        self._collective(
-            "all_to_all",
-            [input],
-            _link_bytes([input]),
-            lambda: self._gloo.alltoall_base(hout, hin, output_split_sizes, input_split_sizes, opts),
-            lambda: _store(output, hout),
-        )
+        run = lambda: self._gloo.alltoall_base(hout, hin, output_split_sizes, input_split_sizes, opts)  # noqa: E731
+        self._collective("all_to_all", [input], _link_bytes([input]), run, lambda: _store(output, hout))
         return _done([output])
 
     def alltoall(
         self, output_tensors: list[torch.Tensor], input_tensors: list[torch.Tensor], opts: Any = None
     ) -> dist.Work:
-        opts = opts or dist.AllToAllOptions()
-        hin = [_host(t) for t in input_tensors]
-        hout = [_host_like(t) for t in output_tensors]
-
-        def finish() -> None:
-            for t, h in zip(output_tensors, hout):
-                _store(t, h)
-
-        self._collective(
-            "all_to_all",
-            input_tensors,
-            _link_bytes(input_tensors),
-            lambda: self._gloo.alltoall(hout, hin, opts),
-            finish,
-        )
+        hin, hout = _hosts(input_tensors), _hosts_like(output_tensors)
+        run = lambda: self._gloo.alltoall(hout, hin, opts or dist.AllToAllOptions())  # noqa: E731
+        finish = lambda: _store(output_tensors, hout)  # noqa: E731
+        self._collective("all_to_all", input_tensors, _link_bytes(input_tensors), run, finish)
         return _done(output_tensors)
 
     def gather(
         self, output_tensors: list[list[torch.Tensor]], input_tensors: list[torch.Tensor], opts: Any = None
     ) -> dist.Work:
-        opts = opts or dist.GatherOptions()
-        hin = [_host(t) for t in input_tensors]
-        hout = [[_host_like(t) for t in outs] for outs in output_tensors]
-
-        def finish() -> None:
-            for outs, houts in zip(output_tensors, hout):
-                for t, h in zip(outs, houts):
-                    _store(t, h)
-
+        hin, hout = _hosts(input_tensors), _hosts_like(output_tensors)
+        run = lambda: self._gloo.gather(hout, hin, opts or dist.GatherOptions())  # noqa: E731
         nbytes = _link_bytes(input_tensors) * self.size()
-        self._collective("gather", input_tensors, nbytes, lambda: self._gloo.gather(hout, hin, opts), finish)
+        self._collective("gather", input_tensors, nbytes, run, lambda: _store(output_tensors, hout))
         return _done(output_tensors)
 
     def scatter(
         self, output_tensors: list[torch.Tensor], input_tensors: list[list[torch.Tensor]], opts: Any = None
     ) -> dist.Work:
-        opts = opts or dist.ScatterOptions()
-        hin = [[_host(t) for t in ins] for ins in input_tensors]
-        hout = [_host_like(t) for t in output_tensors]
-
-        def finish() -> None:
-            for t, h in zip(output_tensors, hout):
-                _store(t, h)
-
+        hin, hout = _hosts(input_tensors), _hosts_like(output_tensors)
+        run = lambda: self._gloo.scatter(hout, hin, opts or dist.ScatterOptions())  # noqa: E731
         nbytes = _link_bytes(output_tensors) * self.size()
-        self._collective("scatter", output_tensors, nbytes, lambda: self._gloo.scatter(hout, hin, opts), finish)
+        self._collective("scatter", output_tensors, nbytes, run, lambda: _store(output_tensors, hout))
         return _done(output_tensors)
 
     def send(self, tensors: list[torch.Tensor], dst: int, tag: int = 0) -> dist.Work:
-        host = [_host(t) for t in tensors]
+        host = _hosts(tensors)
         self._collective("send", tensors, _link_bytes(tensors), lambda: self._gloo.send(host, dst, tag))
         return _done(tensors)
 
     def recv(self, tensors: list[torch.Tensor], src: int, tag: int = 0) -> dist.Work:
-        host = [_host_like(t) for t in tensors]
-
-        def finish() -> None:
-            for t, h in zip(tensors, host):
-                _store(t, h)
-
-        self._collective("recv", tensors, _link_bytes(tensors), lambda: self._gloo.recv(host, src, tag), finish)
+        host = _hosts_like(tensors)
+        run = lambda: self._gloo.recv(host, src, tag)  # noqa: E731
+        self._collective("recv", tensors, _link_bytes(tensors), run, lambda: _store(tensors, host))
         return _done(tensors)
 
     def barrier(self, opts: Any = None) -> dist.Work:

@@ -69,21 +69,28 @@ class KernelRecord:
         )
 
     @staticmethod
-    def copy(name: str, read_bytes: int, write_bytes: int, config: DeviceConfig) -> KernelRecord:
-        """A copy within DDR (DMA from DDR to DDR on every core): a launch, and its bytes over
-        the DDR bandwidth."""
-        seconds = (read_bytes + write_bytes) / config.ddr_bytes_per_s
+    def timed(
+        name: str, seconds: float, read_bytes: int, write_bytes: int, config: DeviceConfig, cores: int
+    ) -> KernelRecord:
+        """A record of work priced as a whole (no instruction stream): `seconds` long."""
         return KernelRecord(
             name=name,
-            time_s=config.launch_overhead_s + seconds,
+            time_s=seconds,
             cycles=seconds * config.clock_hz,
-            cores=config.cores,
+            cores=cores,
             instructions=0,
             ddr_read_bytes=read_bytes,
             ddr_write_bytes=write_bytes,
             macs=0,
             config=config,
         )
+
+    @staticmethod
+    def copy(name: str, read_bytes: int, write_bytes: int, config: DeviceConfig) -> KernelRecord:
+        """A copy within DDR (DMA from DDR to DDR on every core): a launch, and its bytes over
+        the DDR bandwidth."""
+        seconds = config.launch_overhead_s + (read_bytes + write_bytes) / config.ddr_bytes_per_s
+        return KernelRecord.timed(name, seconds, read_bytes, write_bytes, config, config.cores)
 
     @property
     def ddr_bytes(self) -> int:

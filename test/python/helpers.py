@@ -1,5 +1,5 @@
 """Test-only helpers: a graph compiled the way the spyre backend compiles it, with what the
-property tests look at. The pass criteria and the reference the tests share with the benches
+property tests look at; a function as a module; sentence embeddings by mean pooling. The pass criteria and the reference the tests share with the benches
 are in spyre_mlir.testing.criteria."""
 
 from __future__ import annotations
@@ -100,3 +100,22 @@ def load_bench(name: str) -> Any:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+class Fn(torch.nn.Module):
+    """A function as a module (what torch.compile and the reference take)."""
+
+    def __init__(self, fn: Any):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *xs: Any) -> Any:
+        return self.fn(*xs)
+
+
+def embed(model: Any, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    """Sentence embeddings as sentence-transformers makes them for MiniLM: mean pooling over
+    the attention mask, then L2 normalisation."""
+    hidden = model(**batch).last_hidden_state
+    mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+    return torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9), p=2, dim=1)

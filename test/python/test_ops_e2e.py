@@ -4,19 +4,11 @@ spyre_mlir.testing.criteria)."""
 
 import pytest
 import torch
+from helpers import Fn
 
 from spyre_mlir.frontend.backend import STATS
 from spyre_mlir.runtime.numerics import DL16
 from spyre_mlir.testing.criteria import assert_within_device_bound, reference
-
-
-class Fn(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *xs):
-        return self.fn(*xs)
 
 
 def check(fn, *inputs, device_only=True):

@@ -7,6 +7,7 @@ import warnings
 import pytest
 import torch
 import torch.nn.functional as F
+from helpers import Fn
 
 import spyre_mlir
 from spyre_mlir.device import on_device
@@ -17,15 +18,6 @@ from spyre_mlir.testing.criteria import assert_within_device_bound, reference
 
 def randn(*shape, seed=0):
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
-
-
-class Fn(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *xs):
-        return self.fn(*xs)
 
 
 X, Y = randn(8, 64, seed=1), randn(8, 64, seed=2)

