@@ -4,6 +4,7 @@ gloo's rounded to DL16 once: exactly that), sync and async; the link model's tim
 stream; a rank that dies makes the others fail with a clear error, never hang."""
 
 import json
+import os
 
 import pytest
 import ranks
@@ -37,3 +38,17 @@ def test_a_rank_that_dies_makes_the_others_fail_clearly():
         code, out, err = results[rank]
         assert code != 0 and "unreachable" not in out
         assert f"spyre: all_reduce on rank {rank} of 3 failed" in err
+
+
+def test_torchrun_launches_the_ranks():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    scenario = Path(__file__).with_name("scenarios.py")
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-addr", "127.0.0.1"]
+    cmd += ["--master-port", str(ranks.free_port()), str(scenario), "timed"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env={**os.environ, "SPYRE_CACHE": "0"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = sorted(json.loads(line)["rank"] for line in done.stdout.splitlines() if line.startswith("{"))
+    assert got == [0, 1]
