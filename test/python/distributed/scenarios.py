@@ -18,6 +18,12 @@ def dl16(t: torch.Tensor) -> torch.Tensor:
     return torch.from_numpy(DL16.round(t.float().numpy()))
 
 
+def emit(record: dict) -> None:
+    """One JSON line in one write: ranks launched by torchrun share one stdout pipe, and a
+    write below PIPE_BUF bytes is not interleaved with another process's."""
+    os.write(1, (json.dumps(record) + "\n").encode())
+
+
 def init() -> tuple[int, int]:
     dist.init_process_group("spyre", timeout=datetime.timedelta(seconds=20))
     return dist.get_rank(), dist.get_world_size()
@@ -122,7 +128,7 @@ def collectives(async_op: str) -> None:
         if asy:
             w.wait()
     run(dist.barrier(async_op=asy))
-    print(json.dumps({"rank": rank, "checked": done}))
+    emit({"rank": rank, "checked": done})
     dist.destroy_process_group()
 
 
@@ -146,7 +152,7 @@ def timed() -> None:
     assert len(rec) == 1 and rec[0].stream == s.stream_id, rec
     assert abs(rec[0].time_s - want) < 1e-15 and abs(start.elapsed_time(end) - want * 1e3) < 1e-9
     assert torch.equal(t.cpu(), torch.full((128, 1024), float(world)))
-    print(json.dumps({"rank": rank, "seconds": want}))
+    emit({"rank": rank, "seconds": want})
     dist.destroy_process_group()
 
 
@@ -201,9 +207,9 @@ def tensor_parallel(new_tokens: str) -> None:
             ids = torch.cat([ids.cpu(), nxt], 1).to("spyre")
             logits = compiled(ids, use_cache=False).logits
     if rank == 0:
-        print(json.dumps({"tokens": ids.cpu()[0, 8:].tolist(), "logits": first[0].flatten().tolist()}))
+        emit({"tokens": ids.cpu()[0, 8:].tolist(), "logits": first[0].flatten().tolist()})
     else:
-        print(json.dumps({}))
+        emit({})
     dist.destroy_process_group()
 
 
