@@ -39,6 +39,7 @@ from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.utils.exceptions import DiagnosticException
 
 from spyre_mlir.dialects import spyre
+from spyre_mlir.frontend.buckets import BucketPlan, NotBucketable, plan_buckets
 from spyre_mlir.frontend.compile_cache import (
     CachedGraph,
     CompileCache,
@@ -123,6 +124,9 @@ class BackendOptions:
     """A directory for every pass's IR (as SPYRE_DUMP_IR)."""
     optimizations: Optimizations = Optimizations()
     """`disable`: a list of Optimizations switches to turn off, or "all"."""
+    buckets: bool = True
+    """Run a graph whose length Dynamo made symbolic padded to a length bucket where the padding
+    is proven harmless (frontend/buckets.py): one compile per bucket, not per length."""
     cache: bool = True
     """Keep compiled graphs in the compile cache on disk, and load them (frontend/compile_cache.py;
     SPYRE_CACHE=0 turns it off for the process)."""
@@ -139,13 +143,15 @@ def _parse_options(options: dict[str, Any] | None) -> tuple[DeviceConfig, Backen
     dump_ir = opts.pop("dump_ir", None)
     disable = opts.pop("disable", ())
     cache = opts.pop("cache", True)
-    if not isinstance(cache, bool):
-        raise SpyreCompileError(f"spyre backend option cache: True or False, got {cache!r}")
+    buckets = opts.pop("buckets", True)
+    for name, value in (("cache", cache), ("buckets", buckets)):
+        if not isinstance(value, bool):
+            raise SpyreCompileError(f"spyre backend option {name}: True or False, got {value!r}")
     fields = {f.name for f in dataclasses.fields(DeviceConfig)}
     unknown = sorted(set(opts) - fields)
     if unknown:
         raise SpyreCompileError(
-            f"unknown spyre backend option(s) {unknown}; known: strict, dump_ir, disable, cache, {', '.join(sorted(fields))}"
+            f"unknown spyre backend option(s) {unknown}; known: strict, dump_ir, disable, cache, buckets, {', '.join(sorted(fields))}"
         )
     config = DeviceConfig().replace(**opts)
     config.validate()
@@ -153,7 +159,7 @@ def _parse_options(options: dict[str, Any] | None) -> tuple[DeviceConfig, Backen
         optimizations = Optimizations.none() if disable == "all" else Optimizations().without(*disable)
     except ValueError as e:
         raise SpyreCompileError(f"spyre backend option disable: {e}") from None
-    return config, BackendOptions(strict, dump_ir, optimizations, cache)
+    return config, BackendOptions(strict, dump_ir, optimizations, buckets, cache)
 
 
 PARAM_SAMPLE_RUNS, PARAM_SAMPLE_RUN = 4, 64
@@ -215,9 +221,12 @@ def compile_graph(
     example_inputs: Sequence[Any],
     config: DeviceConfig,
     options: BackendOptions = BackendOptions(),
+    mutated_inputs_seen: set[int] | None = None,
 ) -> Callable[..., Any]:
     """Compile one aot_autograd inference graph for the device model (or load it from the
-    compile cache: STATS.cache_loads counts those, STATS.compiles the others)."""
+    compile cache: STATS.cache_loads counts those, STATS.compiles the others).
+    `mutated_inputs_seen`: the inputs aot_autograd bumps the version of (read from its tracing
+    context when None: a graph compiled later than aot_autograd's trace passes them)."""
     eager = gm.forward
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     keep = [i for i, n in enumerate(placeholders) if n.users or isinstance(n.meta.get("val"), torch.Tensor)]
@@ -262,7 +271,9 @@ def compile_graph(
     out_dtypes = entry.out_dtypes
     mutated = spyre.aliased_arguments(exe.function)
     """Graph inputs the graph writes in place ({argument: the result with their new contents})."""
-    bumped = _version_bumped_after(keep)
+    seen = _mutated_inputs_seen() if mutated_inputs_seen is None else mutated_inputs_seen
+    bumped = {j for j, i in enumerate(keep) if i in seen}
+    """The kept inputs aot_autograd bumps the version of after each call."""
 
     def run(*all_args: Any) -> tuple[torch.Tensor, ...]:
         args = [all_args[i] for i in keep]
@@ -288,14 +299,13 @@ def compile_graph(
     return run
 
 
-def _version_bumped_after(keep: Sequence[int]) -> set[int]:
-    """The graph inputs (as indices into the kept ones) whose version counter aot_autograd's
-    runtime wrapper bumps after each call, because the graph writes them (its metadata, read
-    while it compiles the graph: a graph compiled outside aot_autograd has none)."""
+def _mutated_inputs_seen() -> set[int]:
+    """The graph inputs whose version counter aot_autograd's runtime wrapper bumps after each
+    call, because the graph writes them (its metadata, read while it compiles the graph: a
+    graph compiled outside aot_autograd has none)."""
     tracing = torch._guards.TracingContext.try_get()
     meta = tracing.fw_metadata if tracing is not None else None
-    seen = set(meta.mutated_graph_handled_indices_seen_by_autograd) if meta is not None else set()
-    return {j for j, i in enumerate(keep) if i in seen}
+    return set(meta.mutated_graph_handled_indices_seen_by_autograd) if meta is not None else set()
 
 
 def _host_array(a: torch.Tensor) -> np.ndarray:
@@ -363,17 +373,57 @@ def spyre_backend(
         return compile_for(example_inputs)
 
     # Dynamo generalised a shape (it saw a second size): programs are compiled for static
-    # shapes, so compile once per concrete signature, at the first call with it.
-    by_signature: dict[tuple, Callable[..., Any]] = {}
+    # shapes, so the symbolic ATen graph is compiled once per length bucket (frontend/buckets.py)
+    # or, where padding is not proven harmless, once per concrete signature.
+    def dynamic_compiler(fx: torch.fx.GraphModule, inputs: Sequence[Any]) -> Callable[..., Any]:
+        return _per_length(fx, inputs, config, backend_options)
 
-    def specialized(*args: Any) -> Any:
-        key = tuple((tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else a for a in args)
-        fn = by_signature.get(key)
-        if fn is None:
-            fn = by_signature[key] = compile_for(args)
-        return fn(*args)
+    with gc_paused():
+        return aot_autograd(
+            fw_compiler=dynamic_compiler,
+            bw_compiler=_training_unsupported,
+            decompositions=core_aten_decompositions(),
+            keep_inference_input_mutations=True,
+        )(gm, list(example_inputs))
 
-    return specialized
+
+def _per_length(
+    fx: torch.fx.GraphModule, inputs: Sequence[Any], config: DeviceConfig, options: BackendOptions
+) -> Callable[..., Any]:
+    """A symbolic inference graph as one program per bucket of its symbolic length (or per
+    concrete signature), each traced at its static shapes and compiled at its first call."""
+    from torch._decomp import core_aten_decompositions
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    seen = _mutated_inputs_seen()
+    plan: BucketPlan | None = None
+    if options.buckets:
+        try:
+            plan = plan_buckets(fx, inputs)
+        except NotBucketable as e:
+            warnings.warn(f"spyre: each length of this graph compiles apart (no length buckets): {e}", stacklevel=2)
+    programs: dict[Any, Callable[..., Any]] = {}
+
+    def compiled(graph: torch.fx.GraphModule, args: Sequence[Any]) -> Callable[..., Any]:
+        with gc_paused():
+            decompositions: Any = core_aten_decompositions()
+            traced = make_fx(graph, decomposition_table=decompositions, tracing_mode="fake")(*args)
+            return compile_graph(traced, args, config, options, mutated_inputs_seen=seen)
+
+    def run(*args: Any) -> Any:
+        if plan is None:
+            key = tuple((tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else a for a in args)
+            if key not in programs:
+                programs[key] = compiled(fx, args)
+            return programs[key](*args)
+        n, b = plan.length(args), plan.bucket(args)
+        padded = plan.pad(args, b)
+        if b not in programs:
+            programs[b] = compiled(plan.graph, padded)
+        return plan.unpad(programs[b](*padded), n)
+
+    run.plan = plan  # type: ignore[attr-defined]  # for inspection: None where lengths compile apart
+    return run
 
 
 def _is_symbolic(x: Any) -> bool:

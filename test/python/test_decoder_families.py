@@ -7,6 +7,8 @@ keeps a Python int that every step returns, so every step is a new graph (docs/l
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 import transformers
@@ -77,3 +79,31 @@ def test_a_decoder_family_decodes_on_the_device(family):
             got = out.logits[step][0]
             cos = torch.nn.functional.cosine_similarity(got.double(), want.double(), dim=0)
             assert cos >= 0.999, (family, step, float(cos))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_prompts_of_one_bucket_share_a_prefill_program(family):
+    """Prompt lengths 5, 9, 11, 14 with a 19-row cache: the static prefill at 5, one bucket-16
+    prefill (no warning that lengths compile apart) and the decode graph; every prompt's
+    next-token logits as eager's (cosine >= 0.999), no CPU op."""
+    torch._dynamo.reset()
+    model = _model(FAMILIES[family])
+    gen = torch.Generator().manual_seed(2)
+    prompts = [torch.randint(2, 256, (1, n), generator=gen) for n in (5, 9, 11, 14)]
+    run = dict(max_length=20, do_sample=False, cache_implementation="static", output_logits=True)
+    eager_forward = model.forward
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        want = [model.generate(p, return_dict_in_generate=True, **run).logits[0][0] for p in prompts]
+        model.forward = torch.compile(model.forward, backend="spyre")
+        first, compiles = len(STATS.graphs), STATS.compiles
+        got = [model.generate(p, return_dict_in_generate=True, **run).logits[0][0] for p in prompts]
+        model.forward = eager_forward
+    assert STATS.compiles - compiles == 3, STATS.compiles - compiles
+    assert not [str(w.message) for w in caught if "no length buckets" in str(w.message)]
+    for g in STATS.graphs[first:]:
+        assert not g.cpu_fallback, (g.name, g.cpu_fallback)
+    for p, g, w in zip(prompts, got, want):
+        cos = torch.nn.functional.cosine_similarity(g.double(), w.double(), dim=0)
+        assert cos >= 0.999, (family, p.shape[1], float(cos))
