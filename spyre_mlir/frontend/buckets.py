@@ -115,7 +115,7 @@ _PRODUCTS = {aten.mm.default: 0, aten.bmm.default: 0, aten.addmm.default: 1, ate
 """Matrix products: the position of their first matrix (the second follows it)."""
 _SPLITS = {aten.split_with_sizes.default, aten.split.Tensor, aten.unbind.int}
 """Ops that cut a tensor into pieces along one dim (not a padded one)."""
-_FOLLOWS = {aten.embedding.default}
+_FOLLOWS = {aten.embedding.default, aten.index_select.default}
 """Ops whose output rows are the rows of their index operand (a table lookup)."""
 
 

@@ -18,6 +18,8 @@ __all__ = ["load_every_module"]
 
 
 def load_every_module() -> None:
-    """Import every module of the spyre_mlir package (each once; later calls cost a lookup each)."""
+    """Import every module of the spyre_mlir package (each once; later calls cost a lookup each),
+    but the vLLM plugin's (spyre_mlir.vllm needs the `vllm` extra, in its own environment)."""
     for module in pkgutil.walk_packages(spyre_mlir.__path__, "spyre_mlir."):
-        importlib.import_module(module.name)
+        if not module.name.startswith("spyre_mlir.vllm."):
+            importlib.import_module(module.name)

@@ -1,0 +1,55 @@
+"""The spyre platform for vLLM: vLLM's CPU platform with the model's graph pieces compiled for
+the device model (`SpyreCompiler`), attention on the CPU (vLLM's CPU attention backend)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+import psutil
+from vllm.platforms.cpu import CpuPlatform
+from vllm.platforms.interface import PlatformEnum
+
+KV_CACHE_HOST_FRACTION = 0.25
+"""The KV cache's share of the host memory free at start-up when none is set (vLLM's CPU
+default reserves 92% of all host memory and refuses to start on a busy machine)."""
+
+
+class SpyrePlatform(CpuPlatform):
+    """Keeps the CPU platform's enum: vLLM tests `is_cpu()` in its worker, allocator and
+    attention code, and every one of those CPU paths is right for the host side of the device
+    model (an OOT enum would need each of them overridden)."""
+
+    _enum = PlatformEnum.CPU
+    device_name = "cpu"
+    device_type = "cpu"
+
+    @classmethod
+    def get_compile_backend(cls) -> str:
+        """The compiler interface for the model's graph pieces (vLLM's small helper functions
+        keep the CPU platform's `simple_compile_backend`)."""
+        return "spyre_mlir.vllm.compiler.SpyreCompiler"
+
+    @classmethod
+    def check_and_update_config(cls, vllm_config: Any) -> None:
+        from vllm.config import CompilationMode
+
+        super().check_and_update_config(vllm_config)
+        cc = vllm_config.compilation_config
+        if cc.mode != CompilationMode.NONE:
+            # piecewise: vLLM splits the graph at attention and hands each piece to SpyreCompiler
+            cc.mode = CompilationMode.VLLM_COMPILE
+            cc.backend = "spyre"
+            cc.custom_ops = ["none"]
+            cc.compile_sizes = []
+            cc.cudagraph_capture_sizes = []
+            # vLLM's fusion passes rewrite to its CUDA/CPU kernels, which the device has not
+            for name in dataclasses.fields(cc.pass_config):
+                if name.name.startswith("fuse_"):
+                    setattr(cc.pass_config, name.name, False)
+            # its AOT path serialises the compiled callable; the backend caches programs itself
+            os.environ["VLLM_USE_AOT_COMPILE"] = "0"
+        cache = vllm_config.cache_config
+        if cache.kv_cache_memory_bytes is None:
+            cache.kv_cache_memory_bytes = int(psutil.virtual_memory().available * KV_CACHE_HOST_FRACTION)
