@@ -173,7 +173,9 @@ class BucketPlan:
             padded = x.new_zeros(shape)
             padded[tuple(slice(0, n) if d in dims else slice(None) for d in range(x.dim()))] = x
             out[i] = padded
-        out.append(torch.tensor(n, dtype=torch.int64))
+        # the real length beside the other arguments (a spyre-resident call takes one device)
+        device = next((a.device for a in args if isinstance(a, torch.Tensor)), None)
+        out.append(torch.tensor(n, dtype=torch.int64, device=device))
         return out
 
     def unpad(self, outs: Sequence[Any], n: int) -> tuple[Any, ...]:
