@@ -354,35 +354,20 @@ def spyre_backend(
     from torch._dynamo.backends.common import aot_autograd
 
     config, backend_options = _parse_options(options)
-
-    def fw_compiler(fx: torch.fx.GraphModule, inputs: Sequence[Any]) -> Callable[..., Any]:
-        return compile_graph(fx, inputs, config, backend_options)
-
-    def compile_for(inputs: Sequence[Any]) -> Callable[..., Any]:
-        with gc_paused():  # aot_autograd's tracing and our compile (spyre_mlir/gc_pause.py)
-            return aot_autograd(
-                fw_compiler=fw_compiler,
-                bw_compiler=_training_unsupported,
-                decompositions=core_aten_decompositions(),
-                # a graph input written in place stays a `copy_` in the graph: the compiled graph
-                # writes it back itself, and may keep its device copy (a KV cache) between calls
-                keep_inference_input_mutations=True,
-            )(gm, list(inputs))
-
     if not any(_is_symbolic(x) for x in example_inputs):
-        return compile_for(example_inputs)
-
-    # Dynamo generalised a shape (it saw a second size): programs are compiled for static
-    # shapes, so the symbolic ATen graph is compiled once per length bucket (frontend/buckets.py)
-    # or, where padding is not proven harmless, once per concrete signature.
-    def dynamic_compiler(fx: torch.fx.GraphModule, inputs: Sequence[Any]) -> Callable[..., Any]:
-        return _per_length(fx, inputs, config, backend_options)
-
-    with gc_paused():
+        fw_compiler = functools.partial(compile_graph, config=config, options=backend_options)
+    else:
+        # Dynamo generalised a shape (it saw a second size): programs are compiled for static
+        # shapes, so the symbolic ATen graph is compiled once per length bucket
+        # (frontend/buckets.py) or, where padding is not proven harmless, once per signature.
+        fw_compiler = functools.partial(_per_length, config=config, options=backend_options)
+    with gc_paused():  # aot_autograd's tracing and our compile (spyre_mlir/gc_pause.py)
         return aot_autograd(
-            fw_compiler=dynamic_compiler,
+            fw_compiler=fw_compiler,
             bw_compiler=_training_unsupported,
             decompositions=core_aten_decompositions(),
+            # a graph input written in place stays a `copy_` in the graph: the compiled graph
+            # writes it back itself, and may keep its device copy (a KV cache) between calls
             keep_inference_input_mutations=True,
         )(gm, list(example_inputs))
 
@@ -416,8 +401,9 @@ def _per_length(
             if key not in programs:
                 programs[key] = compiled(fx, args)
             return programs[key](*args)
-        n, b = plan.length(args), plan.bucket(args)
-        padded = plan.pad(args, b)
+        n = plan.length(args)
+        b = plan.bucket(args, n)
+        padded = plan.pad(args, n, b)
         if b not in programs:
             programs[b] = compiled(plan.graph, padded)
         return plan.unpad(programs[b](*padded), n)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import operator
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,12 +119,10 @@ _FOLLOWS = {aten.embedding.default, aten.index_select.default}
 """Ops whose output rows are the rows of their index operand (a table lookup)."""
 
 
-def bucket_for(n: int, limit: int) -> int:
-    """The bucket length for a real length n, at most `limit` (n itself when none fits)."""
-    for b in BUCKETS:
-        if n <= b <= limit:
-            return b
-    return n
+def bucket_for(n: int, limit: int, allowed: Callable[[int], bool] = lambda b: True) -> int:
+    """The bucket length for a real length n, at most `limit` and `allowed` (n itself when
+    none fits)."""
+    return next((b for b in BUCKETS if n <= b <= limit and allowed(b)), n)
 
 
 @dataclass
@@ -151,19 +149,14 @@ class BucketPlan:
         i, dims = next(iter(self.padded_inputs.items()))
         return int(args[i].shape[dims[0]])
 
-    def bucket(self, args: Sequence[Any]) -> int:
-        n = self.length(args)
-        limit = self.limit
-        for i, length in self.offsets:
-            limit = min(limit, length - int(args[i]))
-        for b in BUCKETS:
-            if n <= b <= limit and all(bool(g.xreplace({self.symbol: b})) for g in self.guards):
-                return b
-        return n
+    def bucket(self, args: Sequence[Any], n: int) -> int:
+        """The padded length of a call of real length n: within the buffers it writes (at this
+        call's offsets) and Dynamo's guards."""
+        limit = min([self.limit] + [length - int(args[i]) for i, length in self.offsets])
+        return bucket_for(n, limit, lambda b: all(bool(g.xreplace({self.symbol: b})) for g in self.guards))
 
-    def pad(self, args: Sequence[Any], b: int) -> list[Any]:
+    def pad(self, args: Sequence[Any], n: int, b: int) -> list[Any]:
         """The call's arguments at length b: padded rows zero, the real length appended."""
-        n = self.length(args)
         out = list(args)
         for i in self.size_inputs:
             out[i] = b
@@ -284,6 +277,7 @@ class _Rewriter:
         self.real = g.placeholder("real_length")
         self.g = g
         self._rows: fx.Node | None = None
+        self._last: fx.Node | None = None
         self.pads: dict[fx.Node, dict[int, Any]] = {}
         """For a node of the source graph: the one value its padded rows hold, by dim (as the
         rewritten graph computes it)."""
@@ -333,12 +327,17 @@ class _Rewriter:
             self._rows = self.call(aten.arange.start_step, 0, self.size_node, dtype=torch.int64)
         return self._rows
 
+    def last_row(self) -> fx.Node:
+        """row == n - 1: the last real row of a padded dim."""
+        if self._last is None:
+            self._last = self.call(aten.eq.Tensor, self.rows(), self.call(aten.sub.Tensor, self.real, 1))
+        return self._last
+
     def masked(self, x: fx.Node, like: fx.Node, dims: Sequence[int], identity: Any, last: bool = False) -> fx.Node:
         """x with the rows of `dims` at or past the real length (all but the last real row,
         `last`) replaced by identity."""
         ndim = like.meta["val"].dim()
-        real = self.call(aten.sub.Tensor, self.real, 1) if last else self.real
-        keep = self.call(aten.eq.Tensor if last else aten.lt.Tensor, self.rows(), real)
+        keep = self.last_row() if last else self.call(aten.lt.Tensor, self.rows(), self.real)
         for d in dims:
             shape = [1] * ndim
             shape[d] = -1
@@ -521,11 +520,7 @@ class _Rewriter:
             # the last real row: the product with a one-hot row (the other rows zeroed first)
             v = x.meta["val"]
             hot = self.masked(args[0], x, [dim], 0.0, last=True)
-            one = self.call(
-                aten._to_copy.default,
-                self.call(aten.eq.Tensor, self.rows(), self.call(aten.sub.Tensor, self.real, 1)),
-                dtype=v.dtype,
-            )
+            one = self.call(aten._to_copy.default, self.last_row(), dtype=v.dtype)
             moved = self.call(aten.movedim.int, hot, dim, -1)
             picked = self.call(aten.matmul.default, moved, self.call(aten.unsqueeze.default, one, -1))
             return self.call(aten.movedim.int, picked, -1, dim)

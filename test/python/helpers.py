@@ -119,3 +119,21 @@ def embed(model: Any, batch: dict[str, torch.Tensor]) -> torch.Tensor:
     hidden = model(**batch).last_hidden_state
     mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
     return torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9), p=2, dim=1)
+
+
+def tiny_llama(**config: Any) -> torch.nn.Module:
+    """A 2-layer Llama (hidden 256, 4 heads of 64, 2 KV heads, vocab 256), seeded; `config`
+    adds or overrides LlamaConfig fields."""
+    import transformers
+
+    base = dict(
+        vocab_size=256,
+        hidden_size=256,
+        intermediate_size=512,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+    )
+    torch.manual_seed(0)
+    return transformers.LlamaForCausalLM(transformers.LlamaConfig(**(base | config))).eval()

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-import transformers
+from helpers import tiny_llama
 
 from spyre_mlir.frontend.backend import STATS
 from spyre_mlir.frontend.buckets import BUCKETS, bucket_for
@@ -77,30 +77,13 @@ def test_a_mean_over_the_length_compiles_each_length_and_says_why():
         assert torch.allclose(outs[i], want, rtol=0, atol=16 * DL16.unit_roundoff * want.abs().max().item())
 
 
-def _tiny_llama() -> torch.nn.Module:
-    cfg = transformers.LlamaConfig(
-        vocab_size=256,
-        hidden_size=256,
-        intermediate_size=512,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
-        pad_token_id=0,
-        bos_token_id=1,
-        eos_token_id=None,
-    )
-    torch.manual_seed(0)
-    return transformers.LlamaForCausalLM(cfg).eval()
-
-
 @pytest.mark.slow
 def test_four_prompts_in_one_bucket_make_three_compiles_and_eagers_tokens():
     """HF generate with a static cache (a fixed max_length, so one decode graph): prompt lengths
     5, 9, 11, 14 make the first prefill (static), one bucket-16 prefill and the decode graph;
     a prompt of 20 does not fit bucket 32 in the 23-row cache and compiles at its length."""
     torch._dynamo.reset()
-    model = _tiny_llama()
+    model = tiny_llama(pad_token_id=0, bos_token_id=1, eos_token_id=None)
     gen = torch.Generator().manual_seed(1)
     prompts = [torch.randint(2, 256, (1, n), generator=gen) for n in (5, 9, 11, 14, 20)]
     run = dict(do_sample=False, cache_implementation="static", max_length=24)

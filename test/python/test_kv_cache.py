@@ -97,19 +97,9 @@ def test_a_cache_the_graph_reads_before_the_update_stays_correct():
 
 @pytest.mark.slow
 def test_a_static_cache_llama_generates_with_no_cpu_op():
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from helpers import tiny_llama
 
-    cfg = LlamaConfig(
-        vocab_size=256,
-        hidden_size=256,
-        intermediate_size=512,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
-    )
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(cfg).eval()
+    model = tiny_llama()
     ids = torch.randint(0, 256, (1, 7))
     with torch.no_grad():
         want = model.generate(ids, max_new_tokens=6, do_sample=False, cache_implementation="static")

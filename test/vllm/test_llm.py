@@ -12,44 +12,32 @@ import transformers
 
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # the engine in this process: STATS is ours
 
+from helpers import tiny_llama
+
 from spyre_mlir.frontend.backend import STATS, get_device
 
 
 @pytest.fixture(scope="module")
-def tiny_llama(tmp_path_factory) -> str:
+def llama_dir(tmp_path_factory) -> str:
     """A 2-layer Llama (head dim 64: vLLM's CPU attention takes 32 and more), saved as HF does."""
     d = tmp_path_factory.mktemp("tiny_llama")
-    cfg = transformers.LlamaConfig(
-        vocab_size=256,
-        hidden_size=256,
-        intermediate_size=512,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
-        pad_token_id=0,
-        bos_token_id=1,
-        eos_token_id=2,
-        torch_dtype="float32",
-    )
-    torch.manual_seed(0)
-    transformers.LlamaForCausalLM(cfg).eval().save_pretrained(d)
+    tiny_llama(pad_token_id=0, bos_token_id=1, eos_token_id=2, torch_dtype="float32").save_pretrained(d)
     return str(d)
 
 
-def test_llm_generates_eagers_tokens_with_the_linears_on_the_device(tiny_llama):
+def test_llm_generates_eagers_tokens_with_the_linears_on_the_device(llama_dir):
     from vllm import LLM, SamplingParams
     from vllm.inputs import TokensPrompt
 
     import spyre_mlir.vllm.platform as platform
 
-    llm = LLM(model=tiny_llama, skip_tokenizer_init=True, max_model_len=64, dtype="float32", max_num_seqs=4)
+    llm = LLM(model=llama_dir, skip_tokenizer_init=True, max_model_len=64, dtype="float32", max_num_seqs=4)
     from vllm.platforms import current_platform
 
     assert type(current_platform) is platform.SpyrePlatform
     gen = torch.Generator().manual_seed(1)
     params = SamplingParams(temperature=0, max_tokens=8, ignore_eos=True, detokenize=False)
-    eager = transformers.LlamaForCausalLM.from_pretrained(tiny_llama).eval()
+    eager = transformers.LlamaForCausalLM.from_pretrained(llama_dir).eval()
     kernels = len(get_device().profile.kernels)
     compiles, tokens = [], 0
     for lengths in ((5, 9, 13), (6, 11, 3, 7)):
