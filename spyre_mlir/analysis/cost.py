@@ -44,7 +44,7 @@ from spyre_mlir.dialects.spyre_iteration import IterDim, core_boxes, parts
 from spyre_mlir.layout import Layout
 from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.target.constants import F16_LANES, STICK_BYTES
-from spyre_mlir.target.cycles import sfp_cycles
+from spyre_mlir.target.cycles import dma_engine_cycles, sfp_cycles
 
 MULTICAST_PIECE = 64
 """Sticks (8 KiB) per ring send down a multicast chain (convert-spyre-to-isa): a piece moves on
@@ -241,7 +241,7 @@ def matmul_estimate(
     stream_rate = min(ddr_rate, port_rate)
     lat = config.ddr_latency_cycles
     total_bytes = 0
-    busy = port = serial = fill = drain = pt_max = sfp_max = drain_extra = waits = 0.0
+    busy = compute = port = serial = fill = drain = pt_max = sfp_max = drain_extra = waits = last_pt = 0.0
     first_sticks = last_sticks = 0
     hop, ring_rate = config.ring_hop_latency_cycles, config.ring_bytes_per_cycle
     k_split = split.get("k", 1) > 1
@@ -265,7 +265,7 @@ def matmul_estimate(
             sfp,
             first_load_sticks,
             last_store_sticks,
-            _,
+            steps,
         ) = w
         ring = partial_drain = 0.0
         sent_partial = 0
@@ -298,10 +298,16 @@ def matmul_estimate(
         total_bytes += core_bytes * count
         # the DMA engines hold each instruction for its latency, then stream (contention with
         # the other cores is the `ddr` term)
-        dma_in = loads * lat + load_sticks * STICK_BYTES / stream_rate
-        dma_out = stores * lat + store_sticks * STICK_BYTES / stream_rate
+        load_stream = load_sticks * STICK_BYTES / stream_rate
+        store_stream = store_sticks * STICK_BYTES / stream_rate
+        dma_in = dma_engine_cycles(config, loads, load_stream)
+        dma_out = dma_engine_cycles(config, stores, store_stream)
         pt_max, sfp_max = max(pt_max, pt), max(sfp_max, sfp)
-        busy = max(busy, pt, sfp, dma_in, dma_out, ring)
+        compute = max(compute, pt, sfp, ring)
+        # the DMA engines' time after the first tiles' loads (the fill's)
+        first_in = first_load_sticks * STICK_BYTES / stream_rate
+        busy = max(busy, dma_in - first_in, dma_out)
+        last_pt = max(last_pt, pt / steps)  # the last chunk's products, after its loads
         port = max(port, (core_bytes + sent + sent_partial) / port_rate)
         drain_extra = max(drain_extra, partial_drain)
         # the first tiles of every core stream at once, sharing the DDR (a multicast chain's
@@ -309,15 +315,21 @@ def matmul_estimate(
         first_sticks += count * (first_load_sticks - (first_b_sticks if group > 1 and role > 0 else 0))
         last_sticks += count * last_store_sticks
         serial = max(serial, dma_in + pt + sfp + dma_out)
-        waits = max(waits, loads * lat, stores * lat)
+        waits = max(waits, dma_in - load_stream, dma_out - store_stream)
     # a DMA's latency holds its engine and moves no bytes: the cores' programs run in step, so
     # their latencies coincide and the DDR idles through them (runtime/timing.py)
-    ddr = total_bytes / ddr_rate + waits
+    ddr = total_bytes / ddr_rate + max(0.0, waits - lat)
     fill = max(fill, lat + first_sticks * STICK_BYTES / ddr_rate)
     drain = (
         (lat if last_sticks else 0) + last_sticks * STICK_BYTES / ddr_rate + drain_extra
     )  # (after the last k parts' sums arrive)
-    cycles = max(busy, ddr, port) + fill + drain if double_buffer else max(serial, ddr)
+    if double_buffer:
+        # the first tiles' loads (fill), then the rest of the transfers beside the products,
+        # the last tiles' products after the last load, the last store (drain)
+        rest = ddr - first_sticks * STICK_BYTES / ddr_rate
+        cycles = fill + max(compute, max(busy, rest, port) + last_pt) + drain
+    else:
+        cycles = max(serial, ddr)
     bound = max((("pt", pt_max), ("sfp", sfp_max), ("ddr", ddr), ("port", port)), key=lambda kv: kv[1])[0]
     return Estimate(cycles / config.clock_hz, total_bytes, pt_max, bound)
 

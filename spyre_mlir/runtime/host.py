@@ -22,6 +22,11 @@ model may keep its values decoded beside it (memory.DeviceMemory.decoded). A tab
 read (an embedding) is uploaded row by row as the gathers first read its rows
 (memory.LazyRowsTensor): the device holds the same bits, and a forward that reads 128 rows of
 a 30522-row table does not read the rest of it from the host.
+
+Launches between two points where the host waits for the card — the call's start, a
+`spyre.from_device` whose value the host reads, the call's end — form one launch sequence: the
+host starts its first kernel (`launch_overhead_s`), the card each later one
+(`dispatch_overhead_s`; DeviceModel.record).
 """
 
 from __future__ import annotations
@@ -58,7 +63,7 @@ from spyre_mlir.runtime.aten import (
 )
 from spyre_mlir.runtime.interpreter import DeviceModel, host_threads
 from spyre_mlir.runtime.memory import DdrTensor, DeviceError
-from spyre_mlir.runtime.profile import KernelRecord, record_launch, record_transfer
+from spyre_mlir.runtime.profile import KernelRecord, record_transfer
 
 
 def to_numpy(x: torch.Tensor) -> np.ndarray:
@@ -278,21 +283,7 @@ class Executable:
         name = op.kernel_name
         new = self.model.memory.allocate(root.layout, f"{name}.copy")
         new.data[...] = root.data
-        cfg = self.model.config
-        seconds = cfg.launch_overhead_s + 2 * root.nbytes / cfg.ddr_bytes_per_s
-        record = KernelRecord(
-            name=f"{name}.copy",
-            time_s=seconds,
-            cycles=seconds * cfg.clock_hz,
-            cores=cfg.cores,
-            instructions=0,
-            ddr_read_bytes=root.nbytes,
-            ddr_write_bytes=root.nbytes,
-            macs=0,
-            config=cfg,
-        )
-        self.model.profile.add(record)
-        record_launch(record)
+        self.model.record(KernelRecord.copy(f"{name}.copy", root.nbytes, root.nbytes, self.model.config))
         return new if src is root else new.view_as(src.layout)
 
     def _buffer_root(self, v: SSAValue) -> SSAValue:
@@ -488,6 +479,7 @@ class Executable:
         rest when the call ends."""
         memory = self.model.memory
         env: dict[SSAValue, Any] = {}
+        self.model.end_sequence()  # a call's first launch is the host's
         try:
             for a, x in zip(args, inputs):
                 if spyre.is_device_tensor(a.type) and not isinstance(x, DdrTensor):  # a device-level function
@@ -505,6 +497,7 @@ class Executable:
                 if returned is not None:
                     return returned
         finally:
+            self.model.end_sequence()
             for dev in owned.values():
                 memory.free(dev)
         raise DeviceError(f"@{self.function.sym_name.data} has no func.return")
@@ -539,9 +532,7 @@ class Executable:
             return mine.view_as(layout)
         perm = op.permutation.as_tuple() if op.permutation is not None else None
         dev = owned[op.result] = self.model.memory.to_device(x.values(), layout, perm)
-        record = KernelRecord.copy("relayout", dev.nbytes, dev.nbytes, self.model.config)
-        self.model.profile.add(record)
-        record_launch(record)
+        self.model.record(KernelRecord.copy("relayout", dev.nbytes, dev.nbytes, self.model.config))
         return dev
 
     def _step(
@@ -607,6 +598,7 @@ class Executable:
             returned = _returned(op.result)
             if op.mirror is None and not (self._device_outputs and returned):
                 self._transferred(dev.nbytes, "result" if returned else "intermediate")
+                self.model.end_sequence()  # the host waits for the value
             res = op.result.type
             assert isinstance(res, TensorType)
             env[op.result] = memory.from_device(dev).astype(_host_numpy_dtype(res))

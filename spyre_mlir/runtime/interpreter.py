@@ -312,6 +312,24 @@ class DeviceModel:
         self._plans: dict[spyre_isa.ProgramOp, ProgramPlan] = {}
         self.resident: dict[tuple[int, int], str] = {}
         """LX ranges (sticks, every core) that a launch left for a later one, and its name."""
+        self.sequence_open = False
+        """Whether a launch sequence is running: the host launched a kernel and has not waited
+        for the card since, so the card starts the next kernel itself (`dispatch_overhead_s`)."""
+
+    def record(self, record: KernelRecord) -> KernelRecord:
+        """Charge a launch to the profile: the first of a launch sequence at `launch_overhead_s`
+        (as made), a later one at `dispatch_overhead_s`."""
+        if self.sequence_open:
+            record = record.dispatched()
+        self.sequence_open = True
+        self.profile.add(record)
+        record_launch(record)
+        return record
+
+    def end_sequence(self) -> None:
+        """The host waits for the card here (it reads a result, or a call ends): the next
+        launch starts a new sequence."""
+        self.sequence_open = False
 
     def plan(self, prog: spyre_isa.ProgramOp) -> ProgramPlan:
         plan = self._plans.get(prog)
@@ -362,8 +380,7 @@ class DeviceModel:
                     del self.resident[(lo, hi)]
         if plan.resident_out is not None:
             self.resident[plan.resident_out] = name
-        self.profile.add(record)
-        record_launch(record)
+        self.record(record)
         return outputs
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from spyre_mlir.runtime.timing import ENGINES, Span, Timeline
 from spyre_mlir.target.config import DeviceConfig
@@ -34,7 +34,7 @@ class KernelRecord:
 
     name: str
     time_s: float
-    """Simulated time: launch overhead + the last core's finish."""
+    """Simulated time: `overhead_s` + the last core's finish."""
     cycles: float
     cores: int
     """Cores that ran at least one instruction."""
@@ -55,6 +55,9 @@ class KernelRecord:
     start_s: float | None = None
     """When it started on that stream's clock (None: not on a stream; the trace places such
     kernels back to back)."""
+    overhead_s: float = 0.0
+    """What starting it cost, in `time_s`: `launch_overhead_s` for the first kernel of a launch
+    sequence, `dispatch_overhead_s` for a later one (`dispatched`)."""
 
     @staticmethod
     def from_timeline(name: str, tl: Timeline, config: DeviceConfig, **counts: int) -> KernelRecord:
@@ -65,14 +68,28 @@ class KernelRecord:
             config=config,
             engine_cycles=dict(tl.busy),
             spans=tl.spans,
+            overhead_s=config.launch_overhead_s,
             **counts,
         )
 
+    def dispatched(self) -> KernelRecord:
+        """This launch as a later kernel of a launch sequence: the card starts it
+        (`dispatch_overhead_s`), not the host."""
+        cost = self.config.dispatch_overhead_s
+        return replace(self, time_s=self.time_s - self.overhead_s + cost, overhead_s=cost)
+
     @staticmethod
     def timed(
-        name: str, seconds: float, read_bytes: int, write_bytes: int, config: DeviceConfig, cores: int
+        name: str,
+        seconds: float,
+        read_bytes: int,
+        write_bytes: int,
+        config: DeviceConfig,
+        cores: int,
+        overhead_s: float = 0.0,
     ) -> KernelRecord:
-        """A record of work priced as a whole (no instruction stream): `seconds` long."""
+        """A record of work priced as a whole (no instruction stream): `seconds` long, of which
+        `overhead_s` its start."""
         return KernelRecord(
             name=name,
             time_s=seconds,
@@ -83,6 +100,7 @@ class KernelRecord:
             ddr_write_bytes=write_bytes,
             macs=0,
             config=config,
+            overhead_s=overhead_s,
         )
 
     @staticmethod
@@ -90,7 +108,9 @@ class KernelRecord:
         """A copy within DDR (DMA from DDR to DDR on every core): a launch, and its bytes over
         the DDR bandwidth."""
         seconds = config.launch_overhead_s + (read_bytes + write_bytes) / config.ddr_bytes_per_s
-        return KernelRecord.timed(name, seconds, read_bytes, write_bytes, config, config.cores)
+        return KernelRecord.timed(
+            name, seconds, read_bytes, write_bytes, config, config.cores, overhead_s=config.launch_overhead_s
+        )
 
     @property
     def ddr_bytes(self) -> int:
@@ -265,7 +285,7 @@ class Profile:
                     },
                 }
             )
-            start = ts + k.config.launch_overhead_s * 1e6
+            start = ts + k.overhead_s * 1e6
             for s in k.spans:
                 tid = 1 + s.core * len(ENGINES) + ENGINES.index(s.engine)
                 if tid not in named:

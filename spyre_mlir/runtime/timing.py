@@ -2,9 +2,12 @@
 touches data).
 
 Each core has engines — `dma_in`, `dma_out`, `pt`, `sfp`, `ring` — that each run their own
-instructions one at a time, in program order. An instruction starts when
+instructions in program order, one at a time, but for the DMA engines, which keep up to
+`dma_queue_depth` instructions in flight: a DMA engine issues its next instruction once every
+one it has in flight is past its latency, so a run of transfers pays the latency once. An
+instruction starts when
 
-    its engine is free and every earlier instruction of that engine has started,
+    its engine can take it and every earlier instruction of that engine has started,
     no earlier, unfinished instruction of the core (on any engine) touches an overlapping LX
         range, or an overlapping range of the same DDR tensor, in a conflicting way
         (read-after-write, write-after-read, write-after-write), and
@@ -44,6 +47,8 @@ from dataclasses import dataclass, field
 from spyre_mlir.target.config import DeviceConfig
 
 ENGINES = ("dma_in", "dma_out", "pt", "sfp", "ring")
+QUEUED_ENGINES = ("dma_in", "dma_out")
+"""Engines that keep `DeviceConfig.dma_queue_depth` instructions in flight."""
 
 
 @dataclass(slots=True)
@@ -113,7 +118,20 @@ def _conflict(a: Work, b: Work) -> bool:
 class _Running:
     """An instruction in flight on its core's engine."""
 
-    __slots__ = ("work", "engine", "core", "pos", "start", "lat_end", "progress", "rate", "compute", "port", "ddr")
+    __slots__ = (
+        "work",
+        "engine",
+        "core",
+        "pos",
+        "start",
+        "lat_end",
+        "lat_seen",
+        "progress",
+        "rate",
+        "compute",
+        "port",
+        "ddr",
+    )
 
     def __init__(self, work: Work, engine: str, core: int, pos: int, start: float):
         self.work = work
@@ -122,6 +140,7 @@ class _Running:
         self.pos = pos
         self.start = start
         self.lat_end = start + work.latency
+        self.lat_seen = False  # whether the engine was told it is past its latency
         self.progress = 0.0
         self.rate = 0.0
         self.compute, self.port, self.ddr = work.compute, work.port, work.ddr  # read at every event
@@ -144,11 +163,12 @@ class Simulation:
     cores' issue state, the instructions in flight and the clock, advanced event by event.
 
     A scan of core c (`_try_issue`) can issue something new only after one of its own
-    instructions finished, or, when it stopped at a `wait` on token T without enough tokens,
-    after T was signalled (other cores' finishing, issuing or barrier arrivals change nothing
-    else it looks at: engines, hazards and the barrier's release are its own core's state). A
-    scan records (finished[c], T, signals of T so far); a core is scanned again only when that
-    changed: after its own instruction finished, or by T's signal (`waiters`)."""
+    instructions finished or passed its latency on a queued engine, or, when it stopped at a
+    `wait` on token T without enough tokens, after T was signalled (other cores' finishing,
+    issuing or barrier arrivals change nothing else it looks at: engines, hazards and the
+    barrier's release are its own core's state). A scan records (moved[c], T, signals of T so
+    far); a core is scanned again only when that changed: after its own instruction finished or
+    passed its latency, or by T's signal (`waiters`)."""
 
     def __init__(self, programs: dict[int, list[Work]], config: DeviceConfig):
         self.programs = programs
@@ -167,7 +187,9 @@ class Simulation:
             for i, w in enumerate(programs[c]):
                 if w.engine is not None:
                     self.engine_head[(c, w.engine)].append(i)
-        self.engine_busy: dict[tuple[int, str], bool] = defaultdict(bool)
+        self.in_flight: dict[tuple[int, str], list[_Running]] = defaultdict(list)
+        """Per (core, engine), its instructions running."""
+        self.queue_depth = {e: (config.dma_queue_depth if e in QUEUED_ENGINES else 1) for e in ENGINES}
         self.tokens: dict[int, deque[float]] = defaultdict(deque)
         """Per token, when each signal not yet consumed was made."""
         self.at_barrier: dict[int, int] = {}
@@ -175,10 +197,14 @@ class Simulation:
         self.running: list[_Running] = []
         self.spans: list[Span] = []
         self.busy: dict[str, float] = defaultdict(float)
+        self.busy_until: dict[tuple[int, str], float] = defaultdict(float)
+        """Per (core, engine), where its busy time counted so far ends (a queued engine's
+        instructions overlap: an engine is busy while any of them runs)."""
         self.t = 0.0
         self.dirty = set(cores)
         """Cores to scan for instructions they may issue."""
-        self.finished = {c: 0 for c in cores}
+        self.moved = {c: 0 for c in cores}
+        """Per core, its instructions that finished or passed their latency on a queued engine."""
         self.signalled: dict[int, int] = defaultdict(int)  # tokens ever signalled, per token
         self.waiters: dict[int, set[int]] = defaultdict(set)  # cores whose last scan stopped at a wait on the token
         self.scanned: dict[int, tuple[int, int | None, int]] = {}
@@ -207,24 +233,24 @@ class Simulation:
 
     def _finish(self, c: int, i: int) -> None:
         self.state[c][i] = 2
-        self.finished[c] += 1
+        self.moved[c] += 1
         frontier, prog, st = self.frontier, self.programs[c], self.state[c]
         while frontier[c] < len(prog) and st[frontier[c]] == 2:
             frontier[c] += 1
 
     def _issue(self) -> None:
         """Scan the dirty cores, the lowest-numbered first, for what they may start now."""
-        dirty, scanned, finished, signalled = self.dirty, self.scanned, self.finished, self.signalled
+        dirty, scanned, moved, signalled = self.dirty, self.scanned, self.moved, self.signalled
         while dirty:
             c = min(dirty)
             dirty.remove(c)
             last = scanned.get(c)
-            if last is None or last[0] != finished[c] or (last[1] is not None and signalled[last[1]] != last[2]):
+            if last is None or last[0] != moved[c] or (last[1] is not None and signalled[last[1]] != last[2]):
                 self._try_issue(c)  # else it would find what the last scan found: nothing more to issue
 
     def _try_issue(self, c: int) -> None:
-        frontier, finished = self.frontier, self.finished
-        self.scanned[c] = (finished[c], None, 0)
+        frontier, moved = self.frontier, self.moved
+        self.scanned[c] = (moved[c], None, 0)
         prog, st, resume = self.programs[c], self.state[c], self.resume[c]
         i = frontier[c]
         end = min(len(prog), frontier[c] + WINDOW)
@@ -246,7 +272,7 @@ class Simulation:
                     token = w.sync[1]
                     queue = self.tokens[token]
                     if len(queue) < w.sync[2]:
-                        self.scanned[c] = (finished[c], token, self.signalled[token])
+                        self.scanned[c] = (moved[c], token, self.signalled[token])
                         self.waiters[token].add(c)
                         return
                     for _ in range(w.sync[2]):
@@ -271,7 +297,7 @@ class Simulation:
             engine = w.engine
             assert engine is not None  # a Work without an engine is a sync
             head = self.engine_head[(c, engine)]
-            if not self.engine_busy[(c, engine)] and head and head[0] == i:
+            if head and head[0] == i and self._engine_takes(c, engine):
                 # earlier instructions checked once stay checked: a conflict is a property of
                 # the pair, and finishing is final, so the scan resumes where it stopped
                 j = max(resume[i], frontier[c])
@@ -280,10 +306,20 @@ class Simulation:
                 resume[i] = j
                 if j == i:
                     head.popleft()
-                    self.engine_busy[(c, engine)] = True
                     st[i] = 1
-                    self.running.append(_Running(w, engine, c, i, self.t))
+                    r = _Running(w, engine, c, i, self.t)
+                    self.running.append(r)
+                    self.in_flight[(c, engine)].append(r)
             i += 1
+
+    def _engine_takes(self, c: int, engine: str) -> bool:
+        """Whether the engine can start another instruction now: it is idle, or it queues and
+        every instruction it has in flight is past its latency, with room for one more."""
+        flight = self.in_flight[(c, engine)]
+        if not flight:
+            return True
+        te = self.t + _EPS
+        return len(flight) < self.queue_depth[engine] and all(r.lat_end <= te for r in flight)
 
     def _next_event(self) -> float:
         """Each transfer's rate from its shares of the resources in flight (those past their
@@ -331,17 +367,27 @@ class Simulation:
         t = self.t = next_event
         was, te = t - dt + _EPS, t + _EPS
         done = []
+        queued = self.queue_depth
         for r in self.running:
             if r.lat_end <= was and r.rate > 0:  # was transferring during the step
                 r.progress = 1.0 if r.rate == math.inf else r.progress + r.rate * dt
-            if r.lat_end <= te and r.progress >= 1.0 - 1e-9:
-                done.append(r)
+            if r.lat_end <= te:
+                if r.progress >= 1.0 - 1e-9:
+                    done.append(r)
+                elif not r.lat_seen and queued[r.engine] > 1:  # its engine may take the next one
+                    r.lat_seen = True
+                    self.moved[r.core] += 1
+                    self.dirty.add(r.core)
         for r in done:
             self.running.remove(r)
-            self.engine_busy[(r.core, r.engine)] = False
+            key = (r.core, r.engine)
+            flight = self.in_flight[key]
+            # busy since the earliest instruction in flight started (all of them run until now)
+            self.busy[r.engine] += t - max(min(x.start for x in flight), self.busy_until[key])
+            self.busy_until[key] = t
+            flight.remove(r)
             self._finish(r.core, r.pos)
             if r.work.notify is not None:
                 self._signal(r.work.notify)
             self.spans.append(Span(r.core, r.engine, r.work.name, r.work.index, r.start, t))
-            self.busy[r.engine] += t - r.start
             self.dirty.add(r.core)

@@ -62,6 +62,12 @@ class DeviceConfig:
     ddr_latency_cycles: int = 150
     """Fixed cost of one DMA instruction: ~100 ns LPDDR5 access latency (assumption)."""
 
+    dma_queue_depth: int = 2
+    """DMA instructions one DMA engine keeps in flight: it issues the next one's request once
+    the current one is past its latency, so consecutive transfers pay the latency once
+    (assumption: the outstanding-request queue every DMA engine has; 1 = each instruction
+    waits out its latency alone)."""
+
     ring_bytes_per_cycle: int = 128
     """Data ring: bytes per cycle per direction per hop (torch-spyre docs)."""
 
@@ -92,7 +98,13 @@ class DeviceConfig:
     (assumption: a few microseconds; no public figure)."""
 
     launch_overhead_s: float = 1.0e-6
-    """Host-side cost of one kernel launch (assumption; no public figure)."""
+    """Host-side cost of starting a launch sequence: the kernels a compiled graph runs between
+    two points where the host waits for the card (assumption; no public figure)."""
+
+    dispatch_overhead_s: float = 0.2e-6
+    """The card's cost of starting the next kernel of a launch sequence: a barrier of the cores
+    round the ring (2 x 16 hops x 4 cycles) and the next program's fetch (one DDR latency),
+    about 0.19 us (assumption; no public figure)."""
 
     numerics: str = "dl16"
     """Device 16-bit format: "dl16" (IBM DLFloat16, the hardware's) or "ieee-fp16"."""
@@ -145,6 +157,12 @@ class DeviceConfig:
             )
         if self.decoded_copy_bytes < 0:
             raise ValueError(f"decoded_copy_bytes must be >= 0, got {self.decoded_copy_bytes}")
+        if self.launch_overhead_s < 0 or self.dispatch_overhead_s < 0:
+            raise ValueError(
+                f"launch and dispatch overheads must be >= 0, got {self.launch_overhead_s}, {self.dispatch_overhead_s}"
+            )
+        if self.dma_queue_depth < 1:
+            raise ValueError(f"dma_queue_depth must be >= 1, got {self.dma_queue_depth}")
         if self.cores < 1 or self.lx_bytes < self.stick_bytes:
             raise ValueError(f"a device needs >= 1 core and >= 1 stick of LX, got {self.cores}, {self.lx_bytes}")
         if self.lx_sticks > MAX_LOOP_COUNT + 1:

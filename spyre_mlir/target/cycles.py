@@ -15,6 +15,19 @@ def pt_passes(config: DeviceConfig, m: int, n: int, k: int) -> float:
     return math.ceil(m / config.pt_rows) * math.ceil(n / config.pt_lanes) * k / config.corelets_used
 
 
+def dma_engine_cycles(config: DeviceConfig, instructions: int, stream: float) -> float:
+    """A DMA engine's cycles for `instructions` transfers that stream `stream` cycles in all.
+    Each pays `ddr_latency_cycles` before its bytes move; with a queue (`dma_queue_depth` >= 2)
+    an instruction's latency runs while the one before it streams, one latency at a time, so
+    the latencies beyond the first hide behind the bytes; without one, they add up."""
+    lat = config.ddr_latency_cycles
+    if instructions == 0:
+        return stream
+    if config.dma_queue_depth > 1:
+        return max(instructions * lat, lat + stream)
+    return instructions * lat + stream
+
+
 def sfp_cycles(config: DeviceConfig, vectors: int, transcendental: bool) -> float:
     per_vector = config.sfp_transcendental_factor if transcendental else 1.0
     return vectors * per_vector / (config.sfp_vectors_per_cycle * config.corelets_used)

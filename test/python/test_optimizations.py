@@ -84,8 +84,9 @@ BIT_EXACT = [
 ]
 
 
-K_CHUNKING = {"cost_split", "double_buffer", "cost_chunks"}
-"""Switches that may change a matmul's k chunks (the planner's chunking depends on them)."""
+K_CHUNKING = {"cost_split", "multicast", "double_buffer", "cost_chunks"}
+"""Switches that may change a matmul's split or k chunks (the planner's choice depends on them):
+its tiles change shape, and the fp32 sums of a tile their order (docs/numerics.md)."""
 
 
 def assert_within_one_dl16_ulp(a: torch.Tensor, b: torch.Tensor, name: str) -> None:

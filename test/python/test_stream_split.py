@@ -85,12 +85,13 @@ def test_chains_fold_into_streams_that_run_core_by_core():
     found = list(chain_streams())
     names = [name for name, *_ in found]
     assert any("/k-split" in n for n in names) and any("/k-split" not in n for n in names), names
-    for _, stream, _ in found:
-        assert len(stream.core_list) > 1
-        assert any(
-            isinstance(op, spyre_isa.RingSendOp) and op.notify is not None and not op.notify.is_uniform
-            for op in stream.body.ops
-        )
+    assert all(len(stream.core_list) > 1 for _, stream, _ in found)
+    # the cores that pass tiles on send with per-core tokens (a chain's last cores only receive)
+    assert any(
+        isinstance(op, spyre_isa.RingSendOp) and op.notify is not None and not op.notify.is_uniform
+        for _, stream, _ in found
+        for op in stream.body.ops
+    )
 
 
 @pytest.mark.parametrize("name, stream, plan", list(chain_streams()), ids=lambda x: x if isinstance(x, str) else "")
@@ -120,4 +121,4 @@ def test_split_plans_are_the_plans_of_each_core_alone(name, stream, plan):
                 fields += 1
             for total in ("ddr_read", "ddr_write", "ring_bytes", "macs", "sync", "notify"):
                 assert getattr(got, total, None) == getattr(want, total, None), (got.where, total)
-    assert fields > 1000
+    assert fields > 200 * n, fields  # every instruction's fields, for every core

@@ -30,18 +30,19 @@
 
 // The default, strategy=cost, ranks every split of the matmul, with and without passing B
 // tiles along the ring between the cores that share them, by its estimated time
-// (analysis/cost.py). For 128x256x512 it takes 8 row blocks of 16 rows on 8 cores, one chain
-// passing B along the ring (the first core loads it from DDR once): 0.5 MB of DDR traffic
-// where the even split reads 4.5 MB. The other kernels split as with strategy=even.
+// (analysis/cost.py). For 128x256x512 without k splits it takes 16 row blocks of 8 rows and
+// two column halves on all 32 cores, two chains of 16 passing B along the ring (the first core
+// of each loads its half from DDR once): 0.5 MB of DDR traffic where the even split reads
+// 4.5 MB. The other kernels split as with strategy=even.
 // (With the bias add the matmul's epilogue, f_k1 is the relu.)
-// With k splits allowed (the default, split_k) it also halves k: 16 cores, pairs of adjacent
+// With k splits allowed (the default, split_k) it halves k instead of n: pairs of adjacent
 // cores sum the two halves of k for the same rows and add their partial sums over the ring;
-// each chain of 8 (every other core) shares half the B tiles.
+// each chain of 16 (every other core) shares half the B tiles.
 // COST-LABEL: func.func @fused
-// COST: spyre.kernel "f_k0"({{.*}}) split <n = 1, m = 8, k = 2> multicast <chain = 8>
+// COST: spyre.kernel "f_k0"({{.*}}) split <n = 1, m = 16, k = 2> multicast <chain = 16>
 // COST: spyre.kernel "f_k1"({{.*}}) split <d0 = 1, d1 = 25>
 // NOK-LABEL: func.func @fused
-// NOK: spyre.kernel "f_k0"({{.*}}) split <n = 1, m = 8, k = 1> multicast <chain = 8>
+// NOK: spyre.kernel "f_k0"({{.*}}) split <n = 2, m = 16, k = 1> multicast <chain = 16>
 
 // BAD: spyre-divide-work: unknown strategy 'greedy' (supported: cost, even)
 

@@ -2,16 +2,18 @@
 // RUN: spyre-opt %s -p 'spyre-resident-chains{cores=4 split_k=false}' | filecheck %s --check-prefix=NOK
 // Input: spyre-fuse's output for Linear(128, 256) -> GELU -> Linear(256, 128) on x (64, 128)
 // (two matmul kernels with epilogues), and the same with the intermediate also returned.
-// The MLP's intermediate stays in LX: each core computes a quarter of the rows through both
-// matmuls (the weights shared along a multicast chain), so every core multiplies the block it
-// computed. (Where the estimate prefers n parts for the producer, they sit on adjacent cores as
-// the consumer's k parts do: lowering/resident-chains.mlir lowers such marks.)
+// The MLP's intermediate stays in LX: the producer splits its rows in two and its columns in
+// two, the consumer the same rows in two and its contraction (the producer's columns) in two,
+// and the producer's n parts sit on the cores of the consumer's k parts (core_order: core 2
+// computes the columns core 1 contracts), so every core multiplies the block it computed
+// (lowering/resident-chains.mlir lowers such marks). Each pair of cores shares its weights
+// along a multicast chain.
 
-// CHECK-DAG: remark: g1_k0 -> g1_k1: the intermediate stays in LX (8192 bytes per core): split m = 4, n = k = 1, estimated {{.*}} us
+// CHECK-DAG: remark: g1_k0 -> g1_k1: the intermediate stays in LX (8192 bytes per core): split m = 2, n = k = 2, estimated {{.*}} us
 // CHECK-DAG: remark: g2_k0 -> g2_k1: the intermediate goes through DDR: the intermediate has other readers (they read it from DDR)
 // CHECK-LABEL: func.func @mlp
-// CHECK:       spyre.kernel "g1_k0"(%{{.*}}) split <n = 1, m = 4, k = 1> multicast <chain = 4> core_order [0, 1, 2, 3] resident_out <offset = [[AT:[0-9]+]]> lx_budget <bytes = [[AT]]>
-// CHECK:       spyre.kernel "g1_k1"(%{{.*}}) split <n = 1, m = 4, k = 1> multicast <chain = 4> resident_in <input = 0, offset = [[AT]]> lx_budget <bytes = [[AT]]>
+// CHECK:       spyre.kernel "g1_k0"(%{{.*}}) split <n = 2, m = 2, k = 1> multicast <chain = 2> core_order [0, 2, 1, 3] resident_out <offset = [[AT:[0-9]+]]> lx_budget <bytes = [[AT]]>
+// CHECK:       spyre.kernel "g1_k1"(%{{.*}}) split <n = 1, m = 2, k = 2> multicast <chain = 2> resident_in <input = 0, offset = [[AT]]> lx_budget <bytes = [[AT]]>
 // CHECK-LABEL: func.func @two_readers
 // CHECK-NOT:   resident_
 
