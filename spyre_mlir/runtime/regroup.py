@@ -446,12 +446,18 @@ class GemmStep:
         if source is None:
             return operand_matrix(num, lx[rows], tiles * k, n).reshape(tiles, k, n)
         if source.view is not None:
-            arg, base, st, sr, end = source.view
+            arg, base, st, sr, ss, end = source.view
             decoded = model.memory.decoded(args[arg])
             if decoded is not None and end <= decoded.shape[0]:
                 at = decoded.reshape(-1)[base * F16_LANES :]
                 lane = STICK_BYTES * 2  # bytes of a stick's fp32 values
-                return as_strided(at, (tiles, k, n), (st * lane, sr * lane, 4), writeable=False)
+                if ss == 1:  # a row's lanes are one run of the copy: a view
+                    return as_strided(at, (tiles, k, n), (st * lane, sr * lane, 4), writeable=False)
+                sticks = -(-n // F16_LANES)  # a row's sticks apart in the copy: one strided copy
+                rows = as_strided(
+                    at, (tiles, k, sticks, F16_LANES), (st * lane, sr * lane, ss * lane, 4), writeable=False
+                )
+                return rows.reshape(tiles, k, sticks * F16_LANES)[:, :, :n]
         flat = rows.reshape(tiles * k, -1)
         pieces = []  # (rows of the tiles * k, their values)
         for arg, idx, pos in source.parts:
@@ -475,13 +481,13 @@ class BSource(NamedTuple):
     """Where a product's B rows (tiles, k, sticks of a row) hold sticks of DDR arguments as
     loaded (`_rename`'s origins): `parts`, per argument, (argument, rows of the tiles * k,
     their sticks); `computed`, the rows that hold values the launch computed (None: none);
-    `view`, when all rows are sticks of one argument at base + tile * st + row * sr (a row's
-    sticks side by side), (argument, base, st, sr, last stick + 1): a strided view of its
-    decoded copy."""
+    `view`, when all rows are sticks of one argument at base + tile * st + row * sr + stick *
+    ss, (argument, base, st, sr, ss, last stick + 1): a strided view of its decoded copy (a
+    row's sticks side by side, ss = 1, or one stick a row) or a strided copy of it."""
 
     parts: list[tuple[int, np.ndarray, np.ndarray]]
     computed: np.ndarray | None
-    view: tuple[int, int, int, int, int] | None
+    view: tuple[int, int, int, int, int, int] | None
 
 
 def _b_source(origin: np.ndarray, n: int) -> BSource | None:
@@ -503,16 +509,17 @@ def _b_source(origin: np.ndarray, n: int) -> BSource | None:
         pos = parts[0][2].reshape(tiles, k, sticks)
         base = int(pos[0, 0, 0])
         st = int(pos[1, 0, 0] - base) if tiles > 1 else 0
-        sr = int(pos[0, 1, 0] - base) if k > 1 else sticks
+        ss = int(pos[0, 0, 1] - base) if sticks > 1 else 1
+        sr = int(pos[0, 1, 0] - base) if k > 1 else sticks * ss
         affine = (
-            st >= 0
-            and sr * F16_LANES >= n  # rows at least a row apart: BLAS takes the view as it is
+            min(st, ss) >= 0
+            and (ss != 1 or sr * F16_LANES >= n)  # rows at least a row apart: BLAS takes the view as it is
             and np.array_equal(
-                pos, base + st * np.arange(tiles)[:, None, None] + sr * np.arange(k)[:, None] + np.arange(sticks)
-            )  # a row's sticks side by side: its lanes are one run of the decoded copy
+                pos, base + st * np.arange(tiles)[:, None, None] + sr * np.arange(k)[:, None] + ss * np.arange(sticks)
+            )
         )
         if affine:
-            view = (parts[0][0], base, st, sr, int(pos.max()) + 1)
+            view = (parts[0][0], base, st, sr, ss, int(pos.max()) + 1)
     return BSource(parts, computed, view)
 
 
