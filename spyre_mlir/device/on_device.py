@@ -178,10 +178,10 @@ def why_not(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> str:
 
 
 def _compile(op: torch._ops.OpOverload, flat: list[Any], spec: TreeSpec) -> tuple[Callable[..., Any], TreeSpec] | str:
-    from torch._decomp import core_aten_decompositions
     from torch.fx.experimental.proxy_tensor import make_fx
 
     from spyre_mlir.frontend.backend import BackendOptions, SpyreCompileError, compile_graph
+    from spyre_mlir.frontend.decompositions import decompositions
 
     positions = [i for i, x in enumerate(flat) if isinstance(x, torch.Tensor)]
 
@@ -220,7 +220,7 @@ def _compile(op: torch._ops.OpOverload, flat: list[Any], spec: TreeSpec) -> tupl
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            gm = make_fx(flat_call, decomposition_table=dict(core_aten_decompositions()))(*examples)
+            gm = make_fx(flat_call, decomposition_table=decompositions())(*examples)
             fn = compile_graph(gm, examples, state.config(), BackendOptions(strict=True))
     except SpyreCompileError as e:
         return str(e).removeprefix("spyre (strict): ")

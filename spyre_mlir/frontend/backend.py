@@ -39,7 +39,15 @@ from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.utils.exceptions import DiagnosticException
 
 from spyre_mlir.dialects import spyre
-from spyre_mlir.frontend.buckets import BucketPlan, NotBucketable, plan_buckets
+from spyre_mlir.frontend.buckets import (
+    BucketPlan,
+    NotBucketable,
+    host_int_outputs,
+    ints_as_tensors,
+    plan_buckets,
+    symbolic_sizes,
+    without_outputs,
+)
 from spyre_mlir.frontend.compile_cache import (
     CachedGraph,
     CompileCache,
@@ -48,6 +56,7 @@ from spyre_mlir.frontend.compile_cache import (
     graph_key,
     rename_graph,
 )
+from spyre_mlir.frontend.decompositions import decompositions
 from spyre_mlir.frontend.fx_importer import UnsupportedGraphError, import_fx_graph
 from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.lowering.convert_torch_to_spyre import host_ops
@@ -228,6 +237,7 @@ def compile_graph(
     `mutated_inputs_seen`: the inputs aot_autograd bumps the version of (read from its tracing
     context when None: a graph compiled later than aot_autograd's trace passes them)."""
     eager = gm.forward
+    gm, constants = _constant_outputs(gm)
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     keep = [i for i, n in enumerate(placeholders) if n.users or isinstance(n.meta.get("val"), torch.Tensor)]
     if len(keep) < len(placeholders):  # unused size symbols of a specialised dynamic graph
@@ -296,6 +306,30 @@ def compile_graph(
         return tuple(torch.from_numpy(np.array(o, order="C")).to(dt) for o, dt in zip(outs, out_dtypes))
 
     run.module = module  # type: ignore[attr-defined]  # the compiled IR, for inspection
+    return _with_outputs(run, constants) if constants else run
+
+
+def _constant_outputs(gm: torch.fx.GraphModule) -> tuple[torch.fx.GraphModule, dict[int, Any]]:
+    """The graph without the outputs that are constants (a Python int a module attribute
+    takes, such as HF's sliding-window cache length, once Dynamo's trace made it concrete), and
+    those constants by output position: the compiled graph returns them as they are."""
+    out = next(n for n in gm.graph.nodes if n.op == "output")
+    values = out.args[0] if isinstance(out.args[0], tuple | list) else (out.args[0],)
+    constants = {i: v for i, v in enumerate(values) if not isinstance(v, torch.fx.Node)}
+    return (without_outputs(gm, set(constants)), constants) if constants else (gm, {})
+
+
+def _with_outputs(fn: Callable[..., Any], extra: dict[int, Any] | Callable[..., dict[int, Any]]) -> Callable[..., Any]:
+    """`fn` with values put back among its outputs at their positions: `extra` (position ->
+    value), or a function of the call's arguments giving them."""
+
+    def run(*args: Any) -> tuple[Any, ...]:
+        outs = list(fn(*args))
+        for i, v in sorted((extra(*args) if callable(extra) else extra).items()):
+            outs.insert(i, v)
+        return tuple(outs)
+
+    run.module = getattr(fn, "module", None)  # type: ignore[attr-defined]
     return run
 
 
@@ -350,7 +384,6 @@ def spyre_backend(
     gm: torch.fx.GraphModule, example_inputs: Sequence[Any], options: dict[str, Any] | None = None, **_: Any
 ) -> Callable[..., Any]:
     """The `torch_dynamo_backends` entry point named "spyre"."""
-    from torch._decomp import core_aten_decompositions
     from torch._dynamo.backends.common import aot_autograd
 
     config, backend_options = _parse_options(options)
@@ -365,7 +398,7 @@ def spyre_backend(
         return aot_autograd(
             fw_compiler=fw_compiler,
             bw_compiler=_training_unsupported,
-            decompositions=core_aten_decompositions(),
+            decompositions=decompositions(),
             # a graph input written in place stays a `copy_` in the graph: the compiled graph
             # writes it back itself, and may keep its device copy (a KV cache) between calls
             keep_inference_input_mutations=True,
@@ -377,12 +410,14 @@ def _per_length(
 ) -> Callable[..., Any]:
     """A symbolic inference graph as one program per bucket of its symbolic length (or per
     concrete signature), each traced at its static shapes and compiled at its first call."""
-    from torch._decomp import core_aten_decompositions
     from torch.fx.experimental.proxy_tensor import make_fx
 
     seen = _mutated_inputs_seen()
+    fx, host_ints = host_int_outputs(fx)
+    fx, int_tensors = ints_as_tensors(fx, inputs)
+    unused = {i for i, n in enumerate(p for p in fx.graph.nodes if p.op == "placeholder") if not n.users}
     plan: BucketPlan | None = None
-    if options.buckets:
+    if options.buckets and symbolic_sizes(fx):
         try:
             plan = plan_buckets(fx, inputs)
         except NotBucketable as e:
@@ -391,13 +426,17 @@ def _per_length(
 
     def compiled(graph: torch.fx.GraphModule, args: Sequence[Any]) -> Callable[..., Any]:
         with gc_paused():
-            decompositions: Any = core_aten_decompositions()
-            traced = make_fx(graph, decomposition_table=decompositions, tracing_mode="fake")(*args)
+            traced = make_fx(graph, decomposition_table=decompositions(), tracing_mode="fake")(*args)
             return compile_graph(traced, args, config, options, mutated_inputs_seen=seen)
 
     def run(*args: Any) -> Any:
-        if plan is None:
-            key = tuple((tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else a for a in args)
+        if int_tensors:
+            args = tuple(torch.tensor(a, dtype=torch.int64) if i in int_tensors else a for i, a in enumerate(args))
+        if plan is None:  # (an input no op reads, a host int's, makes no new program)
+            key = tuple(
+                (tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else None if i in unused else a
+                for i, a in enumerate(args)
+            )
             if key not in programs:
                 programs[key] = compiled(fx, args)
             return programs[key](*args)
@@ -409,7 +448,11 @@ def _per_length(
         return plan.unpad(programs[b](*padded), n)
 
     run.plan = plan  # type: ignore[attr-defined]  # for inspection: None where lengths compile apart
-    return run
+    if not host_ints:
+        return run
+    with_ints = _with_outputs(run, host_ints)
+    with_ints.plan = plan  # type: ignore[attr-defined]
+    return with_ints
 
 
 def _is_symbolic(x: Any) -> bool:

@@ -32,6 +32,7 @@ zeros: the real rows' results are the unpadded ones up to the order of float32 a
 
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
 import sys
@@ -181,6 +182,119 @@ class BucketPlan:
         return tuple(res)
 
 
+def symbolic_sizes(gm: fx.GraphModule) -> set[sympy.Symbol]:
+    """The symbols of the graph's symbolic inputs: its tensors' sizes and the integers its ops
+    read (an integer input no op reads is none of them)."""
+    syms: set[sympy.Symbol] = set()
+    for n in gm.graph.nodes:
+        if n.op == "placeholder":
+            v = n.meta.get("val")
+            if isinstance(v, torch.SymInt) and n.users:
+                syms |= v.node.expr.free_symbols
+            elif isinstance(v, torch.Tensor):
+                for d in v.shape:
+                    if isinstance(d, torch.SymInt):
+                        syms |= d.node.expr.free_symbols
+    return syms
+
+
+def host_int_outputs(gm: fx.GraphModule) -> tuple[fx.GraphModule, Callable[..., dict[int, Any]] | None]:
+    """The graph without the outputs that are integer arithmetic of its integer inputs only (a
+    Python int a module attribute keeps, such as HF's sliding-window cache length, which Dynamo
+    passes in and returns updated), and a function of the call's arguments giving those outputs
+    by position (None: there are none). No tensor op reads them, so they need no program: the
+    host computes them, and the integers only they read make no new program."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    out = next(n for n in gm.graph.nodes if n.op == "output")
+    values = list(out.args[0]) if isinstance(out.args[0], tuple | list) else [out.args[0]]
+
+    def is_int(n: Any) -> bool:
+        v = n.meta.get("val") if isinstance(n, fx.Node) else n
+        return isinstance(v, int | torch.SymInt) and not isinstance(v, bool)
+
+    host: set[fx.Node] = set()  # integers computed from integer inputs, input sizes and constants
+    for n in gm.graph.nodes:
+        if n.op == "placeholder":
+            if is_int(n):
+                host.add(n)
+        elif n.op == "call_function" and is_int(n) and not n.kwargs:
+            if n.target is torch.ops.aten.sym_size.int and n.args[0].op == "placeholder":
+                host.add(n)  # an input's size, as the call's argument has it
+            elif all(a in host if isinstance(a, fx.Node) else isinstance(a, int) for a in n.args):
+                host.add(n)
+    picked = {i: v for i, v in enumerate(values) if isinstance(v, fx.Node) and v in host}
+    if not picked:
+        return gm, None
+    order = [n for n in gm.graph.nodes if n in host]
+    arg_of = {n: placeholders.index(n) for n in order if n.op == "placeholder"}
+    size_of = {
+        n: (placeholders.index(n.args[0]), n.args[1])
+        for n in order
+        if n.op == "call_function" and n.target is torch.ops.aten.sym_size.int
+    }
+
+    def compute(*args: Any) -> dict[int, Any]:
+        env: dict[fx.Node, Any] = {}
+        for n in order:
+            if n in arg_of:
+                env[n] = args[arg_of[n]]
+            elif n in size_of:
+                i, d = size_of[n]
+                env[n] = args[i].shape[d]
+            else:
+                env[n] = n.target(*(env[a] if isinstance(a, fx.Node) else a for a in n.args))
+        return {i: env[v] for i, v in picked.items()}
+
+    return without_outputs(gm, set(picked)), compute
+
+
+def without_outputs(gm: fx.GraphModule, drop: set[int]) -> fx.GraphModule:
+    """A copy of the graph whose output tuple leaves out the positions `drop` (and the ops only
+    they read). The graph is copied, not deep-copied: under a fake mode its constants cannot be."""
+    graph = fx.Graph()
+    env: dict[fx.Node, fx.Node] = {}
+    values = graph.graph_copy(gm.graph, env)
+    values = list(values) if isinstance(values, tuple | list) else [values]
+    graph.output(tuple(v for i, v in enumerate(values) if i not in drop))
+    graph.eliminate_dead_code()
+    return fx.GraphModule(gm, graph)
+
+
+SCALAR_OPERAND = (aten.add.Tensor, aten.sub.Tensor, aten.mul.Tensor)
+"""Tensor ops whose integer operand may as well be a 0-d integer tensor: the same result."""
+
+
+def ints_as_tensors(gm: fx.GraphModule, fake_inputs: Sequence[Any]) -> tuple[fx.GraphModule, set[int]]:
+    """The graph with each integer input that only tensor arithmetic reads (HF's
+    sliding-window cache length, added to positions) taken as a 0-d int64 tensor instead, and
+    their positions among the inputs (the caller passes `torch.tensor(value)` there). A program
+    then computes with the value it is given, on the host as positions are built, where an
+    integer input would have been traced into it as a constant: one program for every value."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    picked = {
+        i
+        for i, n in enumerate(placeholders)
+        if isinstance(n.meta.get("val"), torch.SymInt)
+        and n.users
+        and all(
+            u.target in SCALAR_OPERAND and not u.kwargs and isinstance(u.args[0], fx.Node) and u.args[1] is n
+            for u in n.users
+        )
+    }
+    if not picked:
+        return gm, set()
+    mode = torch._guards.detect_fake_mode(fake_inputs)
+    graph = fx.Graph()
+    env: dict[fx.Node, fx.Node] = {}
+    out = graph.graph_copy(gm.graph, env)
+    graph.output(out)
+    new = [n for n in graph.nodes if n.op == "placeholder"]
+    for i in picked:
+        with mode if mode is not None else contextlib.nullcontext():
+            new[i].meta["val"] = torch.empty((), dtype=torch.int64)
+    return fx.GraphModule(gm, graph), picked
+
+
 def plan_buckets(gm: fx.GraphModule, fake_inputs: Sequence[Any]) -> BucketPlan:
     """The bucket plan of an aot_autograd inference graph with one symbolic size, or
     NotBucketable naming the op that mixes padded rows into real ones."""
@@ -209,16 +323,7 @@ class _Rewriter:
     def __init__(self, gm: fx.GraphModule, fake_inputs: Sequence[Any]):
         self.gm = gm
         self.fake_inputs = fake_inputs
-        syms: set[sympy.Symbol] = set()
-        for n in gm.graph.nodes:
-            if n.op == "placeholder":
-                v = n.meta.get("val")
-                if isinstance(v, torch.SymInt):
-                    syms |= v.node.expr.free_symbols
-                elif isinstance(v, torch.Tensor):
-                    for d in v.shape:
-                        if isinstance(d, torch.SymInt):
-                            syms |= d.node.expr.free_symbols
+        syms = symbolic_sizes(gm)
         if len(syms) != 1:
             raise NotBucketable(f"{len(syms)} symbolic sizes ({sorted(map(str, syms))}); buckets take one")
         (self.s,) = syms
@@ -268,7 +373,7 @@ class _Rewriter:
             env[p].meta = dict(p.meta)
             if self.is_size(p):
                 size_inputs.append(i)
-            elif isinstance(p.meta.get("val"), torch.SymInt):
+            elif isinstance(p.meta.get("val"), torch.SymInt) and p.users:  # (one no op reads passes as it is)
                 raise NotBucketable(f"input {p.name} is the size {p.meta['val']}, not the padded length")
             elif dims := self.sdims(p):
                 if any(u.target is aten.copy_.default and u.args[0] is p for u in p.users):

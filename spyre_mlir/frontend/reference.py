@@ -16,8 +16,9 @@ from spyre_mlir.runtime.reference import evaluate
 def reference_for_model(model: Any, *inputs: Any, numerics: Numerics) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Exact values and device error bounds of a torch model's outputs, evaluated on the same
     aot_autograd inference graph (core-ATen decompositions) the spyre backend compiles."""
-    from torch._decomp import core_aten_decompositions
     from torch._dynamo.backends.common import aot_autograd
+
+    from spyre_mlir.frontend.decompositions import decompositions
 
     captured: dict[str, Any] = {}
 
@@ -32,7 +33,7 @@ def reference_for_model(model: Any, *inputs: Any, numerics: Numerics) -> tuple[l
 
         return run
 
-    backend = aot_autograd(fw_compiler=fw, decompositions=core_aten_decompositions())
+    backend = aot_autograd(fw_compiler=fw, decompositions=decompositions())
     torch._dynamo.reset()
     with torch.no_grad():
         torch.compile(model, backend=backend, dynamic=False)(*inputs)

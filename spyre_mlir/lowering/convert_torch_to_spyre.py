@@ -520,6 +520,20 @@ class LowerViews(Lowering):
         return ops, self.reshape(ops, x, _result_shape(op))
 
 
+class LowerCopy(Lowering):
+    """copy(self, src): src's values in self's shape (aot_autograd's form of a write into a graph
+    input, `x.copy_(src)`): src itself where the shapes agree (a device value holds the same
+    16-bit values whatever the float dtype)."""
+
+    names = ("torch.aten.copy",)
+
+    def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
+        dest, src = op.operands[0], op.operands[1]
+        if tuple(t.vtensor_type(dest).get_shape()) != tuple(t.vtensor_type(src).get_shape()):
+            raise NotOnDevice("copy broadcasts its source (the device copies values of one shape)")
+        return [], self.dev(src, op)
+
+
 class LowerMatmul(Lowering):
     """mm, bmm, addmm and linear: spyre.matmul, then bias/alpha/beta in one spyre.pointwise."""
 
@@ -949,10 +963,9 @@ class LowerIndexPut(Lowering):
         n = index.type.get_shape()[0]
         if d == len(shape) - 1:
             raise NotOnDevice("rows along the stick dim (the last) are single elements; the device scatters whole rows")
-        if tuple(t.vtensor_type(v).get_shape()) != (*shape[:d], n, *shape[d + 1 :]):
-            raise NotOnDevice(
-                f"values {tuple(t.vtensor_type(v).get_shape())} broadcast to the rows {(*shape[:d], n, *shape[d + 1 :])}"
-            )
+        rows, given = (*shape[:d], n, *shape[d + 1 :]), tuple(t.vtensor_type(v).get_shape())
+        if given != rows and not (math.prod(given) == math.prod(rows) and rows[len(rows) - len(given) :] == given):
+            raise NotOnDevice(f"values {given} broadcast to the rows {rows}")  # (leading 1s are a view)
         dest = self._written_in_place(x, op)
         o, length, c = math.prod(shape[:d]), shape[d], math.prod(shape[d + 1 :])
         view = _layout(dest).reshaped((o, length, c))
@@ -1110,6 +1123,7 @@ def pointwise_append(
 
 LOWERINGS: tuple[type[Lowering], ...] = (
     LowerViews,
+    LowerCopy,
     LowerExpand,
     LowerEmbedding,
     LowerIndexPut,
@@ -1139,6 +1153,7 @@ DEVICE_OPS: dict[str, str] = {
     "torch.aten._unsafe_view": "spyre.reshape (free view)",
     "torch.aten.clone": "its input (value semantics)",
     "torch.aten.alias": "its input (value semantics)",
+    "torch.aten.copy": "its source, of the destination's shape (value semantics)",
     "torch.aten.unsqueeze": "spyre.reshape (free view)",
     "torch.aten.squeeze.dims": "spyre.reshape (free view)",
     "torch.aten.squeeze.dim": "spyre.reshape (free view)",
@@ -1285,16 +1300,22 @@ class ConvertTorchToSpyrePass(ModulePass):
 
 
 def _mirror(v: SSAValue, arg: SSAValue, ret: Operation) -> SSAValue | None:
-    """The host copy of a mutated argument's new contents `v` when they are the argument's
-    device copy written in place (through views and scatters): a `spyre.from_device mirror`,
-    which keeps the caller's tensor equal to the device's without a transfer. None otherwise."""
+    """The host copy of a mutated argument's new contents `v` when they stay on the device as
+    the argument's copy: a `spyre.from_device mirror`, which keeps the caller's tensor equal to
+    the device's without a transfer. They do when they are the argument's device copy written in
+    place (through views and scatters: a KV cache's update), or a buffer the function computed
+    in the layout the function takes the argument in (a sliding-window cache's roll): the host
+    executor then keeps that buffer as the argument's copy (runtime/host.py, `adopted`). None
+    otherwise: the new contents go to the host."""
     owner = v.owner
     if not (isinstance(owner, UnrealizedConversionCastOp) and spyre.is_device_tensor(owner.inputs[0].type)):
         return None
     dev = root = owner.inputs[0]
     while isinstance(root.owner, spyre.PermuteOp | spyre.ReshapeOp | spyre.ScatterOp):
         root = root.owner.dest if isinstance(root.owner, spyre.ScatterOp) else root.owner.input
-    if not (isinstance(root.owner, spyre.ToDeviceOp) and root.owner.input is arg):
+    in_place = isinstance(root.owner, spyre.ToDeviceOp) and root.owner.input is arg
+    takes = [u.operation for u in arg.uses if isinstance(u.operation, spyre.ToDeviceOp)]
+    if not in_place and not any(op.permutation is None and op.result.type == root.type == dev.type for op in takes):
         return None
     back = spyre.FromDeviceOp(dev, host_tensor_type(v.type, ret), mirror=True)
     cast = UnrealizedConversionCastOp.get([back.result], [v.type])

@@ -196,6 +196,12 @@ class Executable:
         for op, _ in self.steps:
             if isinstance(op, spyre.ToDeviceOp) and (j := _argument_of(op)) is not None:
                 self.transfers_of.setdefault(j, []).append(op)
+        self._new_copies: dict[int, tuple[spyre.ToDeviceOp, DdrTensor]] = {}
+        self.adopted = self._adopted()
+        """The mirrors of a mutated argument's new contents that this function computes in a
+        buffer of its own, in the layout of one of the argument's transfers: by mirror, (the
+        argument, that transfer). The buffer outlives the call as that transfer's copy
+        (`written_back`), so the next call sends nothing."""
         self.gather_tables = self._gather_tables()
         self.written_transfers = {self._buffer_root(op.operands[j]).owner for op, j in self.in_place.items()}
         """The transfers whose copy some launch in place has for its destination: the others'
@@ -316,6 +322,24 @@ class Executable:
                 kept[j] = to_dev
         return kept
 
+    def _adopted(self) -> dict[spyre.FromDeviceOp, tuple[int, spyre.ToDeviceOp]]:
+        ret = self.function.body.block.last_op
+        if not isinstance(ret, func.ReturnOp):
+            return {}
+        found: dict[spyre.FromDeviceOp, tuple[int, spyre.ToDeviceOp]] = {}
+        for j, k in spyre.aliased_arguments(self.function).items():
+            if j in self.written_in_place or k >= len(ret.arguments):
+                continue
+            back = _view_root(ret.arguments[k]).owner
+            if not (isinstance(back, spyre.FromDeviceOp) and back.mirror is not None):
+                continue
+            root = self._buffer_root(back.input)
+            for op in self.transfers_of.get(j, ()):
+                if op.permutation is None and op.result.type == root.type:
+                    found[back] = (j, op)
+                    break
+        return found
+
     def _consumed_transfers(self) -> dict[Operation, spyre.ToDeviceOp]:
         """The launches in place (not into a copy) whose buffer is a transfer's, other than the
         `written_in_place` ones: a resident copy of it no longer holds its value once written."""
@@ -336,6 +360,7 @@ class Executable:
         `key`; any other copy of the argument is stale and goes (as that one does with no key:
         a tensor that cannot be named between calls, such as an inference tensor)."""
         kept = self.written_in_place.get(arg)
+        new = self._new_copies.pop(arg, None)  # (the transfer, this call's buffer of the contents)
         for op in self.transfers_of.get(arg, ()):
             held = self.resident.get(op)
             if held is None:
@@ -345,6 +370,11 @@ class Executable:
             else:
                 del self.resident[op]
                 self.model.memory.free(held[1])
+        if new is not None:
+            if key is None:
+                self.model.memory.free(new[1])
+            else:
+                self.resident[new[0]] = (key, new[1])
 
     def _gather_tables(self) -> set[Operation]:
         """The spyre.to_device ops whose result only gathers read (every use is a launch
@@ -479,6 +509,9 @@ class Executable:
         rest when the call ends."""
         memory = self.model.memory
         env: dict[SSAValue, Any] = {}
+        for _, stale in self._new_copies.values():  # (a call whose caller took no new contents)
+            memory.free(stale)
+        self._new_copies.clear()
         self.model.end_sequence()  # a call's first launch is the host's
         try:
             for a, x in zip(args, inputs):
@@ -596,6 +629,9 @@ class Executable:
             # a mirror keeps the caller's tensor in step (FromDeviceOp.mirror), a result kept on
             # the device stays there: no transfer
             returned = _returned(op.result)
+            if op in self.adopted and (buf := owned.pop(self._buffer_root(op.input), None)) is not None:
+                j, transfer = self.adopted[op]
+                self._new_copies[j] = (transfer, buf)  # the argument's copy once written back
             if op.mirror is None and not (self._device_outputs and returned):
                 self._transferred(dev.nbytes, "result" if returned else "intermediate")
                 self.model.end_sequence()  # the host waits for the value

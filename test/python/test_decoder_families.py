@@ -2,8 +2,9 @@
 no CPU op in prefill or decode, and each decode step's logits, teacher forced on the device's
 own tokens, as eager PyTorch's (cosine >= 0.999).
 
-Sliding-window families (Mistral, Gemma 2 and 3) are not here: HF's sliding-window static cache
-keeps a Python int that every step returns, so every step is a new graph (docs/llm.md)."""
+The sliding-window families (Mistral, Gemma 2 and 3) decode with a window of 4 rows, shorter
+than the prompt: HF's sliding-window cache rolls its rows every step (a device cat of two
+slices) and keeps its length in a Python int that each graph returns (the host computes it)."""
 
 from __future__ import annotations
 
@@ -26,12 +27,17 @@ FAMILIES = {
     "stablelm": "StableLm",
     "starcoder2": "Starcoder2",
     "gpt_neox": "GPTNeoX",
+    "mistral": "Mistral",
+    "gemma2": "Gemma2",
+    "gemma3": "Gemma3",
 }
+SLIDING = {"Mistral", "Gemma2", "Gemma3"}
 PROMPT, STEPS = 7, 10
 
 
-def _model(prefix: str) -> torch.nn.Module:
-    """Two layers, hidden 256, 4 heads of 64 (2 KV heads where the family has GQA), vocab 256."""
+def _model(prefix: str, window: int = 4) -> torch.nn.Module:
+    """Two layers, hidden 256, 4 heads of 64 (2 KV heads where the family has GQA), vocab 256;
+    a sliding window of `window` rows where the family has one."""
     kw = dict(
         vocab_size=256,
         hidden_size=256,
@@ -45,7 +51,10 @@ def _model(prefix: str) -> torch.nn.Module:
     )
     if prefix != "GPTNeoX":
         kw["num_key_value_heads"] = 2
-    cfg = getattr(transformers, f"{prefix}Config")(**kw)
+    if prefix in SLIDING:
+        kw["sliding_window"] = window
+    config = getattr(transformers, f"{prefix}TextConfig" if prefix == "Gemma3" else f"{prefix}Config")
+    cfg = config(**kw)
     torch.manual_seed(0)
     return getattr(transformers, f"{prefix}ForCausalLM")(cfg).eval()
 
@@ -86,9 +95,10 @@ def test_a_decoder_family_decodes_on_the_device(family):
 def test_prompts_of_one_bucket_share_a_prefill_program(family):
     """Prompt lengths 5, 9, 11, 14 with a 19-row cache: the static prefill at 5, one bucket-16
     prefill (no warning that lengths compile apart) and the decode graph; every prompt's
-    next-token logits as eager's (cosine >= 0.999), no CPU op."""
+    next-token logits as eager's (cosine >= 0.999), no CPU op. (A sliding window covers the
+    cache here: a full window's prefill keeps the prompt's last rows, which padding would move.)"""
     torch._dynamo.reset()
-    model = _model(FAMILIES[family])
+    model = _model(FAMILIES[family], window=32)
     gen = torch.Generator().manual_seed(2)
     prompts = [torch.randint(2, 256, (1, n), generator=gen) for n in (5, 9, 11, 14)]
     run = dict(max_length=20, do_sample=False, cache_implementation="static", output_logits=True)

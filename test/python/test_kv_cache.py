@@ -111,3 +111,36 @@ def test_a_static_cache_llama_generates_with_no_cpu_op():
     for g in graphs:
         assert not g.cpu_fallback, (g.name, g.cpu_fallback)
     assert got.tolist() == want.tolist()
+
+
+def roll_in(cache: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """A full sliding window's update, as HF's StaticSlidingWindowLayer writes it: the rows rolled
+    by one, the new row last, the result copied back into the cache; then a read of it."""
+    rolled = cache.roll(-1, dims=-2)
+    rolled[:, :, torch.tensor([-1])] = k * 2
+    cache.copy_(rolled)
+    return cache.sum(-1)
+
+
+def test_a_cache_rewritten_whole_stays_on_the_device():
+    """The roll's result is a buffer of the program's own, in the cache's layout: it becomes the
+    cache's device copy (runtime/host.py, `adopted`), so later calls send only k."""
+    compiled = torch.compile(roll_in, backend="spyre")
+    n = len(STATS.graphs)
+    cache = torch.from_numpy(_rounded(torch.randn(CACHE, generator=torch.Generator().manual_seed(3))))
+    eager = cache.clone()
+    gen = torch.Generator().manual_seed(4)
+    prof = get_device().profile
+    sent = []
+    with torch.no_grad():
+        for _ in range(4):
+            k = torch.from_numpy(_rounded(torch.randn(1, 2, 1, 64, generator=gen)))
+            before = prof.transfers_bytes
+            compiled(cache, k)
+            sent.append(prof.transfers_bytes - before)
+            roll_in(eager, k)
+            np.testing.assert_array_equal(cache.numpy(), eager.numpy())  # moves of DL16 values: exact
+    (graph,) = STATS.graphs[n:]
+    assert not graph.cpu_fallback, graph.cpu_fallback
+    assert sent[0] - sent[1] == CACHE_BYTES, sent
+    assert len(set(sent[1:])) == 1, sent
