@@ -1,5 +1,6 @@
 """The spyre platform for vLLM: vLLM's CPU platform with the model's graph pieces compiled for
-the device model (`SpyreCompiler`), attention on the CPU (vLLM's CPU attention backend)."""
+the device model (`SpyreCompiler`), attention on the CPU (vLLM's CPU attention backend), and
+its worker `SpyreWorker` (worker.py: the device's time per step, the card's memory)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,7 @@ import psutil
 from vllm.platforms.cpu import CpuPlatform
 from vllm.platforms.interface import PlatformEnum
 
-KV_CACHE_HOST_FRACTION = 0.25
-"""The KV cache's share of the host memory free at start-up when none is set (vLLM's CPU
-default reserves 92% of all host memory and refuses to start on a busy machine)."""
+from spyre_mlir.vllm.memory import AUTO, KV_CACHE_HOST_FRACTION
 
 
 class SpyrePlatform(CpuPlatform):
@@ -35,6 +34,9 @@ class SpyrePlatform(CpuPlatform):
     def check_and_update_config(cls, vllm_config: Any) -> None:
         from vllm.config import CompilationMode
 
+        parallel = vllm_config.parallel_config
+        if parallel.worker_cls == "auto":
+            parallel.worker_cls = "spyre_mlir.vllm.worker.SpyreWorker"
         super().check_and_update_config(vllm_config)
         cc = vllm_config.compilation_config
         if cc.mode != CompilationMode.NONE:
@@ -51,5 +53,8 @@ class SpyrePlatform(CpuPlatform):
             # its AOT path serialises the compiled callable; the backend caches programs itself
             os.environ["VLLM_USE_AOT_COMPILE"] = "0"
         cache = vllm_config.cache_config
-        if cache.kv_cache_memory_bytes is None:
+        if cache.kv_cache_memory_bytes is None and isinstance(vllm_config.additional_config, dict):
+            # sized by the worker once the weights are loaded (memory.kv_cache_bytes); until then at
+            # most a quarter of the host memory free (vLLM's CPU worker checks it when it starts)
+            vllm_config.additional_config["spyre_kv_cache"] = AUTO
             cache.kv_cache_memory_bytes = int(psutil.virtual_memory().available * KV_CACHE_HOST_FRACTION)

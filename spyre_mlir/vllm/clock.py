@@ -1,0 +1,137 @@
+"""Simulated device time per vLLM engine step and per request (docs/vllm.md, "Device time").
+
+Log records go to vLLM's logger ("vllm.spyre"): a step at DEBUG (`spyre_step`: a `StepTime`),
+a finished request at INFO (`spyre_request`: a `RequestTime`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any
+
+from spyre_mlir.frontend.backend import STATS
+from spyre_mlir.runtime.profile import Profile
+
+logger = logging.getLogger("vllm.spyre")
+
+
+@dataclasses.dataclass(frozen=True)
+class StepTime:
+    """One engine step on the device model (the `spyre_step` attribute of its log record)."""
+
+    step: int
+    requests: int
+    """Requests scheduled in the step."""
+    tokens: int
+    """Tokens computed in the step (prompt chunks and one per decoding request)."""
+    kernels_s: float
+    """Simulated time of the step's kernels."""
+    launches: int
+    macs: int
+    transfers_s: float
+    """Host <-> card transfers at the host link's rate (the kernels' time does not include them)."""
+    compiles: int
+    """Graphs compiled in the step (`STATS.compiles`)."""
+    cache_loads: int
+
+    @property
+    def device_s(self) -> float:
+        return self.kernels_s + self.transfers_s
+
+
+@dataclasses.dataclass
+class RequestTime:
+    """A request's simulated device time: the steps it was scheduled in, summed (a step's time
+    counts whole for each of its requests: batched requests share the card's time). The
+    `spyre_request` attribute of its log record."""
+
+    request_id: str
+    steps: int = 0
+    tokens: int = 0
+    kernels_s: float = 0.0
+    transfers_s: float = 0.0
+
+    @property
+    def device_s(self) -> float:
+        return self.kernels_s + self.transfers_s
+
+
+class DeviceClock:
+    """Times engine steps on the device model's profile. `begin` with vLLM's scheduler output
+    (its `num_scheduled_tokens` per request and `finished_req_ids`), `end` when the step's tokens
+    are sampled. The kernels of a step are taken off the profile at its end (a server's profile
+    would otherwise grow by every launch it ever ran); the log keeps their figures."""
+
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+        self.steps = 0
+        self.requests: dict[str, RequestTime] = {}
+        self._open: dict[str, int] | None = None
+        self._start = (0, 0.0, 0, 0)
+
+    def begin(self, scheduler_output: Any) -> None:
+        for req_id in sorted(scheduler_output.finished_req_ids):
+            done = self.requests.pop(req_id, None)
+            if done is not None:
+                logger.info(
+                    "spyre request %s: %.3f ms simulated device time over %d steps, %d tokens (kernels %.3f ms, "
+                    "host link %.3f ms)",
+                    done.request_id,
+                    done.device_s * 1e3,
+                    done.steps,
+                    done.tokens,
+                    done.kernels_s * 1e3,
+                    done.transfers_s * 1e3,
+                    extra={"spyre_request": done},
+                )
+        tokens = dict(scheduler_output.num_scheduled_tokens)
+        self._open = tokens if sum(tokens.values()) else None
+        self._start = (len(self.profile.kernels), self.profile.transfers_s, STATS.compiles, STATS.cache_loads)
+
+    def end(self) -> None:
+        if self._open is None:
+            return
+        first, transfers_s, compiles, loads = self._start
+        kernels = self.profile.kernels[first:]
+        del self.profile.kernels[first:]
+        self.steps += 1
+        step = StepTime(
+            step=self.steps,
+            requests=len(self._open),
+            tokens=sum(self._open.values()),
+            kernels_s=sum(k.time_s for k in kernels),
+            launches=len(kernels),
+            macs=sum(k.macs for k in kernels),
+            transfers_s=self.profile.transfers_s - transfers_s,
+            compiles=STATS.compiles - compiles,
+            cache_loads=STATS.cache_loads - loads,
+        )
+        for req_id, n in self._open.items():
+            r = self.requests.setdefault(req_id, RequestTime(req_id))
+            r.steps += 1
+            r.tokens += n
+            r.kernels_s += step.kernels_s
+            r.transfers_s += step.transfers_s
+        self._open = None
+        logger.debug(
+            "spyre step %d: %d requests, %d tokens: %.3f ms simulated device time (kernels %.3f ms in %d launches, "
+            "host link %.3f ms)",
+            step.step,
+            step.requests,
+            step.tokens,
+            step.device_s * 1e3,
+            step.kernels_s * 1e3,
+            step.launches,
+            step.transfers_s * 1e3,
+            extra={"spyre_step": step},
+        )
+        if step.compiles or step.cache_loads:
+            logger.info(
+                "spyre step %d compiled %d graphs and loaded %d from the compile cache (a length bucket not run at "
+                "start-up); in all %d compiled, %d loaded",
+                step.step,
+                step.compiles,
+                step.cache_loads,
+                STATS.compiles,
+                STATS.cache_loads,
+            )
