@@ -10,7 +10,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 PIP     := $(BIN)/python -m pip install --disable-pip-version-check -q -c constraints.txt
 
-.PHONY: demo test quick lint lit pytest pytest-quick vllm-test clean
+.PHONY: demo test quick lint lit pytest pytest-quick vllm-test vllm-demo clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -57,6 +57,10 @@ SIDE_BY_SIDE := $(MAKE) --no-print-directory -j2 --output-sync=target -o $(STAMP
 
 vllm-test: $(VSTAMP)
 	$(VBIN)/python -m pytest -q test/vllm
+
+# SmolLM2-135M served by `vllm serve` on the spyre platform, one request, the server stopped (docs/vllm.md)
+vllm-demo: $(VSTAMP)
+	$(VBIN)/python -m spyre_mlir.vllm.demo
 
 test: $(STAMP) $(VSTAMP)
 	$(SIDE_BY_SIDE) lit pytest
