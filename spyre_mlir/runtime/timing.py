@@ -4,8 +4,9 @@ touches data).
 Each core has engines — `dma_in`, `dma_out`, `pt`, `sfp`, `ring` — that each run their own
 instructions in program order, one at a time, but for the DMA engines, which keep up to
 `dma_queue_depth` instructions in flight: a DMA engine issues its next instruction once every
-one it has in flight is past its latency, so a run of transfers pays the latency once. An
-instruction starts when
+one it has in flight is past its latency, so a run of transfers pays the latency once (the
+engine still streams its transfers' bytes one after another, in order). An instruction starts
+when
 
     its engine can take it and every earlier instruction of that engine has started,
     no earlier, unfinished instruction of the core (on any engine) touches an overlapping LX
@@ -323,24 +324,30 @@ class Simulation:
 
     def _next_event(self) -> float:
         """Each transfer's rate from its shares of the resources in flight (those past their
-        latency), and the time of the next event: a latency ending or a transfer finishing."""
+        latency, and on a queued engine the oldest: an engine streams its transfers in order),
+        and the time of the next event: a latency ending or a transfer finishing."""
         t, running = self.t, self.running
         port_rate, ddr_rate = self.port_rate, self.ddr_rate
         te = t + _EPS
         n_ddr = 0
         n_port: dict[int, int] = {}
+        flight, queued = self.in_flight, self.queue_depth
+        streaming = []
         for r in running:
-            if r.lat_end <= te:
+            if r.lat_end <= te and (queued[r.engine] == 1 or flight[(r.core, r.engine)][0] is r):
+                streaming.append(r)
                 if r.ddr > 0:
                     n_ddr += 1
                 if r.port > 0:
                     n_port[r.core] = n_port.get(r.core, 0) + 1
+            else:
+                r.rate = 0.0  # (in its latency, or behind its engine's older transfer)
         next_event = math.inf
         for r in running:
             if r.lat_end > te:
                 if r.lat_end < next_event:
                     next_event = r.lat_end
-                continue
+        for r in streaming:
             duration = r.compute
             if r.port > 0:
                 d = r.port * n_port[r.core] / port_rate

@@ -63,6 +63,34 @@ def check_trace(trace, kernels):
         assert launch["ts"] <= e["ts"] and e["ts"] + e["dur"] <= launch["ts"] + launch["dur"] + 1e-6
 
 
+def test_a_calls_kernels_form_launch_sequences_between_host_waits():
+    """The host starts a call's first kernel (launch_overhead_s), the card each later one
+    (dispatch_overhead_s), until the host waits for a value: a CPU op's operand (cumsum has no
+    device lowering) ends the sequence, and the next kernel is the host's again."""
+    torch._dynamo.reset()
+    lin1, lin2 = torch.nn.Linear(64, 64), torch.nn.Linear(64, 64)
+
+    def fn(x):
+        return lin2(torch.cumsum(torch.relu(lin1(x)) * 2.0 + 1.0, -1))
+
+    f = torch.compile(fn, backend="spyre", options={"cache": False})
+    x = torch.randn(8, 64)
+    with torch.no_grad(), pytest.warns(UserWarning, match="cumsum"):
+        f(x)
+    with torch.no_grad(), spyre_mlir.profile() as prof:
+        f(x)
+        f(x)
+    cfg = DEFAULT_CONFIG
+    for call in (prof.kernels[: len(prof.kernels) // 2], prof.kernels[len(prof.kernels) // 2 :]):
+        assert call[0].overhead_s == cfg.launch_overhead_s
+        restarts = [k for k in call[1:] if k.overhead_s == cfg.launch_overhead_s]
+        assert len(restarts) == 1, [(k.name, k.overhead_s) for k in call]  # after the cumsum
+        for k in call[1:]:
+            assert k.overhead_s in (cfg.launch_overhead_s, cfg.dispatch_overhead_s)
+            assert k.time_s == pytest.approx(k.overhead_s + k.cycles / cfg.clock_hz)
+        assert len(call) >= 3, [k.name for k in call]
+
+
 def test_profile_block_counts_host_transfers_at_the_link_rate():
     """A steady call moves x (32 x 256) in and y out: 2 x 32 rows x 4 sticks of 128 bytes,
     each direction at the host link's rate (PCIe Gen5 x16, DeviceConfig); the weights were

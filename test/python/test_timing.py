@@ -156,3 +156,23 @@ def test_cores_waiting_for_one_token_take_it_lowest_numbered_first():
         start = {s.core: s.start for s in tl.spans if s.core != 2}
         assert start == {0: 100.0, 1: 150.0}
         assert tl.cycles == 160.0
+
+
+def test_a_dma_engine_pays_the_latency_once_for_transfers_back_to_back():
+    """Two loads in a row on one core: with a queue (dma_queue_depth = 2) the second's latency
+    runs while the first streams, and the engine streams them in order; without one, each
+    waits out its latency alone."""
+    t = tensor_type(2048, 64)
+    body = f"""  spyre_isa.stream cores [0] {{
+    spyre_isa.dma_load %a[0, strides = [1]] -> lx [0, strides = [1]] sizes [1024] : {t}
+    spyre_isa.dma_load %a[1024, strides = [1]] -> lx [1024, strides = [1]] sizes [1024] : {t}
+  }}"""
+    stream = 1024 * 128 / CFG.lx_port_bytes_per_cycle  # one load's bytes at the core's port rate
+    lat = CFG.ddr_latency_cycles
+    queued = cycles(body, [(2048, 64)], (1, 64))
+    alone = cycles(body, [(2048, 64)], (1, 64), CFG.replace(dma_queue_depth=1))
+    assert queued.cycles == pytest.approx(lat + 2 * stream, rel=1e-6)
+    assert alone.cycles == pytest.approx(2 * (lat + stream), rel=1e-6)
+    first, second = sorted((s for s in queued.spans if s.engine == "dma_in"), key=lambda s: s.start)
+    assert first.end == pytest.approx(lat + stream, rel=1e-6)  # in order: not slowed by the second
+    assert queued.engine_cycles["dma_in"] == pytest.approx(queued.cycles, rel=1e-6)  # busy once, not twice
