@@ -9,6 +9,7 @@ import os
 from typing import Any
 
 import psutil
+import torch
 from vllm.platforms.cpu import CpuPlatform
 from vllm.platforms.interface import PlatformEnum
 
@@ -23,6 +24,13 @@ class SpyrePlatform(CpuPlatform):
     _enum = PlatformEnum.CPU
     device_name = "cpu"
     device_type = "cpu"
+
+    @property
+    def supported_dtypes(self) -> list[torch.dtype]:
+        """float32 first: vLLM's `--dtype auto` keeps a float32 checkpoint in float32 (the CPU
+        platform's bfloat16 would put casts on the CPU between the device's islands; the device
+        computes in DL16 either way)."""
+        return [torch.float32, *(d for d in super().supported_dtypes if d != torch.float32)]
 
     @classmethod
     def get_compile_backend(cls) -> str:

@@ -55,10 +55,11 @@ def test_llm_generates_eagers_tokens_with_the_linears_on_the_device(llama_dir):
 
     import spyre_mlir.vllm.platform as platform
 
-    llm = LLM(model=str(llama_dir), max_model_len=64, dtype="float32", max_num_seqs=4)
+    llm = LLM(model=str(llama_dir), max_model_len=64, max_num_seqs=4)
     from vllm.platforms import current_platform
 
     assert type(current_platform) is platform.SpyrePlatform
+    assert llm.llm_engine.vllm_config.model_config.dtype == torch.float32  # dtype auto: the checkpoint's
     # the KV cache holds max_num_seqs requests of max_model_len and vLLM's null block: 4 x 1 + 1
     # blocks of 128 tokens, not the quarter of the host memory it may have
     assert llm.llm_engine.vllm_config.cache_config.num_gpu_blocks == 5

@@ -28,7 +28,7 @@ PROMPTS = [
     "Dataflow accelerators stream tensors between cores",
 ]
 NEW_TOKENS = 12
-ARGS = ["--max-model-len", "128", "--max-num-seqs", "8", "--dtype", "float32"]
+ARGS = ["--max-model-len", "128", "--max-num-seqs", "8"]  # dtype auto: float32, as the checkpoint
 
 STARTUP = re.compile(
     r"spyre start-up: (\d+) graphs compiled, (\d+) loaded from the compile cache .*length buckets "
