@@ -21,6 +21,7 @@ from typing import Any
 
 import psutil
 import torch
+from vllm.config import CompilationMode
 from vllm.v1.core.kv_cache_utils import max_memory_usage_bytes
 from vllm.v1.worker.cpu_worker import CPUWorker
 
@@ -46,10 +47,17 @@ class SpyreWorker(CPUWorker):
         super().__init__(*args, **kwargs)
         self.clock = DeviceClock(get_device().profile)
 
+    def _compiled(self) -> bool:
+        """Whether the model is compiled for the device (not with enforce_eager, LoRA, ...: the
+        platform then leaves vLLM's CPU path as it is)."""
+        return bool(self.compilation_config.mode != CompilationMode.NONE)
+
     def load_model(self, *args: Any, **kwargs: Any) -> None:
         """vLLM compiles the model's forward (the pieces); its LM head, `compute_logits`, runs
         after it, outside: compiled here too, for the sampled rows (dynamic: length buckets)."""
         super().load_model(*args, **kwargs)
+        if not self._compiled():
+            return
         model = self.model_runner.get_model()
         compiled = torch.compile(model.compute_logits, backend="spyre")
 
@@ -105,6 +113,8 @@ class SpyreWorker(CPUWorker):
         here every smaller bucket, and the LM head at 1 row (its own graph: Dynamo specialises
         size 1) and at each bucket up to max_num_seqs rows."""
         times = super().compile_or_warm_up_model()
+        if not self._compiled():
+            return times
         tokens = bucket_sizes(self.scheduler_config.max_num_batched_tokens)
         rows = [1, *bucket_sizes(self.scheduler_config.max_num_seqs)] if self.scheduler_config.max_num_seqs > 1 else [1]
         for n in tokens[:-1]:
@@ -114,8 +124,8 @@ class SpyreWorker(CPUWorker):
             for n in rows:
                 self.model_runner.get_model().compute_logits(torch.zeros(n, hidden, dtype=self.model_config.dtype))
         logger.info(
-            "spyre start-up: %d graphs compiled, %d loaded from the compile cache (%s), for the forward's length "
-            "buckets %s and the LM head's %s",
+            "spyre start-up: %d graphs compiled, %d loaded from the compile cache (%s), for the forward at %s "
+            "tokens and the LM head at %s rows (each length bucket once)",
             STATS.compiles,
             STATS.cache_loads,
             cache_where(),

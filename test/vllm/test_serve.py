@@ -31,8 +31,8 @@ NEW_TOKENS = 12
 ARGS = ["--max-model-len", "128", "--max-num-seqs", "8"]  # dtype auto: float32, as the checkpoint
 
 STARTUP = re.compile(
-    r"spyre start-up: (\d+) graphs compiled, (\d+) loaded from the compile cache .*length buckets "
-    r"\[([\d, ]+)\] and the LM head's \[([\d, ]+)\]"
+    r"spyre start-up: (\d+) graphs compiled, (\d+) loaded from the compile cache .* for the forward at "
+    r"\[([\d, ]+)\] tokens and the LM head at \[([\d, ]+)\] rows"
 )
 REQUEST = re.compile(r"spyre request (\S+): ([\d.]+) ms simulated device time over (\d+) steps, (\d+) tokens")
 STEP = re.compile(r"spyre step \d+: (\d+) requests, (\d+) tokens: ([\d.]+) ms")
