@@ -148,7 +148,11 @@ class _Running:
 
 
 WINDOW = 64
-"""How far past its oldest unfinished instruction a core looks for work it may start."""
+"""How far past its oldest unfinished instruction a core first looks for work it may start.
+Where every core is blocked within it, the cores look through their whole programs before a
+deadlock is declared: an engine may run ahead of the others by any number of instructions
+(a chain's ring sends far past a DMA waiting on the next core), and the window only bounds
+the scans' cost."""
 
 _EPS = 1e-9
 """Cycles within which events count as simultaneous."""
@@ -209,6 +213,8 @@ class Simulation:
         self.signalled: dict[int, int] = defaultdict(int)  # tokens ever signalled, per token
         self.waiters: dict[int, set[int]] = defaultdict(set)  # cores whose last scan stopped at a wait on the token
         self.scanned: dict[int, tuple[int, int | None, int]] = {}
+        self.window = WINDOW
+        self.longest = max((len(p) for p in programs.values()), default=0)
 
     def run(self) -> Timeline:
         programs, frontier = self.programs, self.frontier
@@ -217,6 +223,11 @@ class Simulation:
             if not self.running:
                 if all(frontier[c] == len(programs[c]) for c in self.cores):
                     break
+                if self.window < self.longest:  # blocked within the window: look through it all
+                    self.window = self.longest
+                    self.scanned.clear()
+                    self.dirty.update(self.cores)
+                    continue
                 where = "; ".join(
                     f"core {c} at instruction #{programs[c][frontier[c]].index} ({programs[c][frontier[c]].name})"
                     for c in self.cores
@@ -254,7 +265,7 @@ class Simulation:
         self.scanned[c] = (moved[c], None, 0)
         prog, st, resume = self.programs[c], self.state[c], self.resume[c]
         i = frontier[c]
-        end = min(len(prog), frontier[c] + WINDOW)
+        end = min(len(prog), frontier[c] + self.window)
         while i < end:
             w = prog[i]
             if st[i]:
