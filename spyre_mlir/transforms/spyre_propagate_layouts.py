@@ -23,7 +23,7 @@ Before the rules above, each pointwise result chooses its layout (option `choose
 default). Candidates: the layout it was converted with (generic) and the layouts of its inputs
 of the same shape (e.g. a transposed view's). Cost of a candidate L, in estimated seconds of
 restickify kernels (analysis/cost.py: relayout_seconds, from the device model's DDR bandwidth
-and launch overhead):
+and the card's dispatch of a kernel within a launch sequence):
 
     cost(op, L)    = sum over inputs that cannot be read in L of relayout(input)
                    + future(result, L)
