@@ -45,12 +45,12 @@ def char_tokenizer():
     return fast
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="package", autouse=True)
 def vllm_cache_root(tmp_path_factory) -> None:
     os.environ["VLLM_CACHE_ROOT"] = str(tmp_path_factory.mktemp("vllm_cache"))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def llama_dir(tmp_path_factory) -> Path:
     """The 2-layer Llama of test/python/helpers.py (head dim 64: vLLM's CPU attention takes 32
     and more), vocabulary 256, saved as HF does, with `char_tokenizer`."""
