@@ -296,8 +296,8 @@ def matmul_estimate(
             )
         core_bytes = (load_sticks + store_sticks) * STICK_BYTES
         total_bytes += core_bytes * count
-        # the DMA engines hold each instruction for its latency, then stream (contention with
-        # the other cores is the `ddr` term)
+        # each DMA waits its latency, then streams; a queued engine overlaps the latencies
+        # with the bytes (target/cycles.py; contention with the other cores is the `ddr` term)
         load_stream = load_sticks * STICK_BYTES / stream_rate
         store_stream = store_sticks * STICK_BYTES / stream_rate
         dma_in = dma_engine_cycles(config, loads, load_stream)
@@ -316,8 +316,9 @@ def matmul_estimate(
         last_sticks += count * last_store_sticks
         serial = max(serial, dma_in + pt + sfp + dma_out)
         waits = max(waits, dma_in - load_stream, dma_out - store_stream)
-    # a DMA's latency holds its engine and moves no bytes: the cores' programs run in step, so
-    # their latencies coincide and the DDR idles through them (runtime/timing.py)
+    # latencies that do not hide behind transfers move no bytes: the cores' programs run in
+    # step, so theirs coincide and the DDR idles through them (runtime/timing.py); the first
+    # load's is in `fill`
     ddr = total_bytes / ddr_rate + max(0.0, waits - lat)
     fill = max(fill, lat + first_sticks * STICK_BYTES / ddr_rate)
     drain = (

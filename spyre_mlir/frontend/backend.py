@@ -46,7 +46,6 @@ from spyre_mlir.frontend.buckets import (
     ints_as_tensors,
     plan_buckets,
     symbolic_sizes,
-    without_outputs,
 )
 from spyre_mlir.frontend.compile_cache import (
     CachedGraph,
@@ -237,7 +236,7 @@ def compile_graph(
     `mutated_inputs_seen`: the inputs aot_autograd bumps the version of (read from its tracing
     context when None: a graph compiled later than aot_autograd's trace passes them)."""
     eager = gm.forward
-    gm, constants = _constant_outputs(gm)
+    gm, host_values = host_int_outputs(gm)
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     keep = [i for i, n in enumerate(placeholders) if n.users or isinstance(n.meta.get("val"), torch.Tensor)]
     if len(keep) < len(placeholders):  # unused size symbols of a specialised dynamic graph
@@ -306,30 +305,22 @@ def compile_graph(
         return tuple(torch.from_numpy(np.array(o, order="C")).to(dt) for o, dt in zip(outs, out_dtypes))
 
     run.module = module  # type: ignore[attr-defined]  # the compiled IR, for inspection
-    return _with_outputs(run, constants) if constants else run
+    return _with_outputs(run, host_values) if host_values else run
 
 
-def _constant_outputs(gm: torch.fx.GraphModule) -> tuple[torch.fx.GraphModule, dict[int, Any]]:
-    """The graph without the outputs that are constants (a Python int a module attribute
-    takes, such as HF's sliding-window cache length, once Dynamo's trace made it concrete), and
-    those constants by output position: the compiled graph returns them as they are."""
-    out = next(n for n in gm.graph.nodes if n.op == "output")
-    values = out.args[0] if isinstance(out.args[0], tuple | list) else (out.args[0],)
-    constants = {i: v for i, v in enumerate(values) if not isinstance(v, torch.fx.Node)}
-    return (without_outputs(gm, set(constants)), constants) if constants else (gm, {})
-
-
-def _with_outputs(fn: Callable[..., Any], extra: dict[int, Any] | Callable[..., dict[int, Any]]) -> Callable[..., Any]:
-    """`fn` with values put back among its outputs at their positions: `extra` (position ->
-    value), or a function of the call's arguments giving them."""
+def _with_outputs(fn: Callable[..., Any], extra: Callable[..., dict[int, Any]]) -> Callable[..., Any]:
+    """`fn` with the values `extra` gives for the call's arguments (position -> value) put back
+    among its outputs (`host_int_outputs`)."""
 
     def run(*args: Any) -> tuple[Any, ...]:
         outs = list(fn(*args))
-        for i, v in sorted((extra(*args) if callable(extra) else extra).items()):
+        for i, v in sorted(extra(*args).items()):
             outs.insert(i, v)
         return tuple(outs)
 
-    run.module = getattr(fn, "module", None)  # type: ignore[attr-defined]
+    for name in ("module", "plan"):  # (what fn carries for inspection)
+        if hasattr(fn, name):
+            setattr(run, name, getattr(fn, name))
     return run
 
 
@@ -448,11 +439,7 @@ def _per_length(
         return plan.unpad(programs[b](*padded), n)
 
     run.plan = plan  # type: ignore[attr-defined]  # for inspection: None where lengths compile apart
-    if not host_ints:
-        return run
-    with_ints = _with_outputs(run, host_ints)
-    with_ints.plan = plan  # type: ignore[attr-defined]
-    return with_ints
+    return _with_outputs(run, host_ints) if host_ints else run
 
 
 def _is_symbolic(x: Any) -> bool:

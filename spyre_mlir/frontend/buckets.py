@@ -199,10 +199,11 @@ def symbolic_sizes(gm: fx.GraphModule) -> set[sympy.Symbol]:
 
 
 def host_int_outputs(gm: fx.GraphModule) -> tuple[fx.GraphModule, Callable[..., dict[int, Any]] | None]:
-    """The graph without the outputs that are integer arithmetic of its integer inputs only (a
-    Python int a module attribute keeps, such as HF's sliding-window cache length, which Dynamo
-    passes in and returns updated), and a function of the call's arguments giving those outputs
-    by position (None: there are none). No tensor op reads them, so they need no program: the
+    """The graph without the outputs that are constants or integer arithmetic of its integer
+    inputs and input sizes only (a Python int a module attribute keeps, such as HF's
+    sliding-window cache length, which Dynamo passes in and returns updated, or a constant once
+    a trace made it concrete), and a function of the call's arguments giving those outputs by
+    position (None: there are none). No tensor op reads them, so they need no program: the
     host computes them, and the integers only they read make no new program."""
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     out = next(n for n in gm.graph.nodes if n.op == "output")
@@ -222,7 +223,7 @@ def host_int_outputs(gm: fx.GraphModule) -> tuple[fx.GraphModule, Callable[..., 
                 host.add(n)  # an input's size, as the call's argument has it
             elif all(a in host if isinstance(a, fx.Node) else isinstance(a, int) for a in n.args):
                 host.add(n)
-    picked = {i: v for i, v in enumerate(values) if isinstance(v, fx.Node) and v in host}
+    picked = {i: v for i, v in enumerate(values) if not isinstance(v, fx.Node) or v in host}
     if not picked:
         return gm, None
     order = [n for n in gm.graph.nodes if n in host]
@@ -243,7 +244,7 @@ def host_int_outputs(gm: fx.GraphModule) -> tuple[fx.GraphModule, Callable[..., 
                 env[n] = args[i].shape[d]
             else:
                 env[n] = n.target(*(env[a] if isinstance(a, fx.Node) else a for a in n.args))
-        return {i: env[v] for i, v in picked.items()}
+        return {i: env[v] if isinstance(v, fx.Node) else v for i, v in picked.items()}
 
     return without_outputs(gm, set(picked)), compute
 
@@ -284,15 +285,12 @@ def ints_as_tensors(gm: fx.GraphModule, fake_inputs: Sequence[Any]) -> tuple[fx.
     if not picked:
         return gm, set()
     mode = torch._guards.detect_fake_mode(fake_inputs)
-    graph = fx.Graph()
-    env: dict[fx.Node, fx.Node] = {}
-    out = graph.graph_copy(gm.graph, env)
-    graph.output(out)
-    new = [n for n in graph.nodes if n.op == "placeholder"]
-    for i in picked:
-        with mode if mode is not None else contextlib.nullcontext():
+    gm = without_outputs(gm, set())  # a copy: the caller's graph keeps its integer inputs
+    new = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    with mode if mode is not None else contextlib.nullcontext():
+        for i in picked:
             new[i].meta["val"] = torch.empty((), dtype=torch.int64)
-    return fx.GraphModule(gm, graph), picked
+    return gm, picked
 
 
 def plan_buckets(gm: fx.GraphModule, fake_inputs: Sequence[Any]) -> BucketPlan:

@@ -302,38 +302,35 @@ class Executable:
                 return v
             v = owner.inputs[self.in_place[owner]]
 
-    def _written_in_place(self) -> dict[int, spyre.ToDeviceOp]:
-        """Per mutated argument j (its `spyre.aliasing_output` is result k): the transfer of
-        argument j, when result k is a `spyre.from_device mirror` of that transfer's buffer:
-
-            kept[j] = to_device(arg j) if _buffer_root(returned k's device value) is its result"""
+    def _mirrors(self) -> list[tuple[int, spyre.FromDeviceOp, SSAValue]]:
+        """Per mutated argument j (its `spyre.aliasing_output` is result k) whose result k is a
+        `spyre.from_device mirror`: (j, that mirror, the value whose buffer it reads)."""
         ret = self.function.body.block.last_op
         if not isinstance(ret, func.ReturnOp):
-            return {}
-        kept: dict[int, spyre.ToDeviceOp] = {}
+            return []
+        found = []
         for j, k in spyre.aliased_arguments(self.function).items():
-            if k >= len(ret.arguments):
-                continue
-            back = _view_root(ret.arguments[k]).owner
-            if not (isinstance(back, spyre.FromDeviceOp) and back.mirror is not None):
-                continue
-            to_dev = self._buffer_root(back.input).owner
-            if isinstance(to_dev, spyre.ToDeviceOp) and _argument_of(to_dev) == j:
-                kept[j] = to_dev
+            back = _view_root(ret.arguments[k]).owner if k < len(ret.arguments) else None
+            if isinstance(back, spyre.FromDeviceOp) and back.mirror is not None:
+                found.append((j, back, self._buffer_root(back.input)))
+        return found
+
+    def _written_in_place(self) -> dict[int, spyre.ToDeviceOp]:
+        """Per mutated argument j: the transfer of argument j, when its mirror reads that
+        transfer's buffer (`_mirrors`)."""
+        kept: dict[int, spyre.ToDeviceOp] = {}
+        for j, _, root in self._mirrors():
+            if isinstance(root.owner, spyre.ToDeviceOp) and _argument_of(root.owner) == j:
+                kept[j] = root.owner
         return kept
 
     def _adopted(self) -> dict[spyre.FromDeviceOp, tuple[int, spyre.ToDeviceOp]]:
-        ret = self.function.body.block.last_op
-        if not isinstance(ret, func.ReturnOp):
-            return {}
+        """Per mirror of a mutated argument j not written in place: (j, a transfer of j whose
+        result has the type of the buffer the mirror reads)."""
         found: dict[spyre.FromDeviceOp, tuple[int, spyre.ToDeviceOp]] = {}
-        for j, k in spyre.aliased_arguments(self.function).items():
-            if j in self.written_in_place or k >= len(ret.arguments):
+        for j, back, root in self._mirrors():
+            if j in self.written_in_place:
                 continue
-            back = _view_root(ret.arguments[k]).owner
-            if not (isinstance(back, spyre.FromDeviceOp) and back.mirror is not None):
-                continue
-            root = self._buffer_root(back.input)
             for op in self.transfers_of.get(j, ()):
                 if op.permutation is None and op.result.type == root.type:
                     found[back] = (j, op)
