@@ -15,10 +15,14 @@ ways, at the host link's rate: `Profile.transfers_s`) are a column of their own,
 that moves work between the host and the device shows on both sides.
 
 Columns: compiles (yes, or no and why: an exception, or a graph that ran wholly on the CPU),
-device ops (share of the compiled graphs' compute ops that run on the device, summed over the
-model's graphs: `STATS.graphs`), max error (max |compiled - eager| / max |eager|, worst output),
-cosine (lowest over outputs), simulated latency, kernel launches, host transfers, pass. One
-model's failure, whatever it is, is caught and reported; the run goes on.
+float ops on the device (share of the compiled graphs' float compute ops that run on the
+device, summed over the model's graphs: `STATS.graphs`; the integer/boolean index and mask ops
+the host runs by design are not float ops), max error (max |compiled - eager| / max |eager|,
+worst output), cosine (lowest over outputs), simulated latency, kernel launches, host transfers,
+host round trips per call and their priced time (`Profile.host_round_trips`: each a CPU op
+between device kernels, priced as analysis/cost.py `host_round_trip_seconds` prices one; the
+new launch after it is in the latency), pass. One model's failure, whatever it is, is caught
+and reported; the run goes on.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from corpus import CORPUS, LAYERS, build  # bench/corpus.py, beside this script
 
 import spyre_mlir
 from spyre_mlir.frontend.backend import STATS
+from spyre_mlir.target.config import DEFAULT_CONFIG
 from spyre_mlir.testing.criteria import compare_model_outputs, model_tolerance
 
 os.environ.setdefault("SPYRE_CACHE", "0")  # compile times and counts are of compiles, not cache loads
@@ -59,12 +64,24 @@ class Row:
     torch_ops: int = 0
     device_ops: int = 0
     device_fraction: float | None = None
+    """Share of all compute ops on the device (the host's index and mask ops count against it)."""
+    float_ops: int = 0
+    """Compute ops on float data: all but the host's by design."""
+    float_device_fraction: float | None = None
+    """Share of the float ops that run on the device."""
     max_error: float | None = None
     cosine: float | None = None
     latency_us: float | None = None
     kernels: int = 0
     transfers_us: float | None = None
-    """Host transfers of the profiled call at the host link's rate (not in `latency_us`)."""
+    """Host transfers of the profiled call over the host link (not in `latency_us`)."""
+    round_trips: int = 0
+    """Host round trips of the profiled call: CPU ops between device kernels."""
+    round_trip_us: float | None = None
+    """Their priced time: transfers both ways and the host ops (not in `latency_us`)."""
+    call_us: float | None = None
+    """The profiled call end to end as the card and the host pay it: kernels, transfers, and
+    `host_op_s` per round trip."""
     passed: bool = False
     cpu_ops: dict[str, int] = field(default_factory=dict)
     """Float ops without a device lowering, run on the CPU: op -> count."""
@@ -144,6 +161,7 @@ def measure(name: str, timeout_s: float = 600.0) -> Row:
         row.torch_ops = sum(g.torch_ops for g in reports)
         on_host = sum(sum(g.host_by_design.values()) + sum(g.cpu_fallback.values()) for g in reports)
         row.device_ops = row.torch_ops - on_host
+        row.float_ops = row.torch_ops - sum(sum(g.host_by_design.values()) for g in reports)
         row.cpu_ops = dict(sum((g.cpu_fallback for g in reports), Counter()))
         row.host_by_design = dict(sum((g.host_by_design for g in reports), Counter()))
         if whole or not reports:
@@ -153,13 +171,16 @@ def measure(name: str, timeout_s: float = 600.0) -> Row:
                 if whole
                 else "no graph reached the spyre backend"
             )
-            row.device_fraction = 0.0
+            row.device_fraction = row.float_device_fraction = 0.0
         else:
             row.compiles = True
             row.device_fraction = row.device_ops / row.torch_ops if row.torch_ops else 1.0
+            row.float_device_fraction = row.device_ops / row.float_ops if row.float_ops else 1.0
         row.latency_us = prof.total_time_s * 1e6
         row.kernels = len(prof.kernels)
         row.transfers_us = prof.transfers_s * 1e6
+        row.round_trips, row.round_trip_us = prof.host_round_trips, prof.host_round_trip_s * 1e6
+        row.call_us = row.latency_us + row.transfers_us + row.round_trips * DEFAULT_CONFIG.host_op_s * 1e6
         cmp = compare_model_outputs(compiled, eager, LAYERS)
         row.max_error, row.cosine = cmp.max_error, cmp.cosine
         row.passed = row.compiles and cmp.passed
@@ -186,19 +207,20 @@ def _fmt(v: float | None, spec: str) -> str:
 
 def table(rows: list[Row]) -> str:
     head = (
-        f"{'architecture':<16}{'compiles':<10}{'graphs':>6}{'device ops':>14}{'max error':>11}{'cosine':>10}"
-        f"{'latency us':>12}{'kernels':>8}{'transfers us':>14}  {'pass':<5}{'wall s':>7}"
+        f"{'architecture':<16}{'compiles':<10}{'graphs':>6}{'float ops on dev':>18}{'max error':>11}{'cosine':>10}"
+        f"{'latency us':>12}{'kernels':>8}{'transfers us':>14}{'round trips':>12}{'rt us':>8}  {'pass':<5}{'wall s':>7}"
     )
     lines = [head, "-" * len(head)]
     for r in rows:
         ops = (
-            f"{r.device_ops}/{r.torch_ops} {100 * r.device_fraction:3.0f}%"
-            if r.device_fraction is not None and r.torch_ops
+            f"{r.device_ops}/{r.float_ops} {100 * r.float_device_fraction:5.1f}%"
+            if r.float_device_fraction is not None and r.float_ops
             else "-"
         )
         lines.append(
-            f"{r.name:<16}{'yes' if r.compiles else 'no':<10}{r.graphs:>6}{ops:>14}{_fmt(r.max_error, '.2e'):>11}"
-            f"{_fmt(r.cosine, '.6f'):>10}{_fmt(r.latency_us, '.1f'):>12}{r.kernels:>8}{_fmt(r.transfers_us, '.1f'):>14}  "
+            f"{r.name:<16}{'yes' if r.compiles else 'no':<10}{r.graphs:>6}{ops:>18}{_fmt(r.max_error, '.2e'):>11}"
+            f"{_fmt(r.cosine, '.6f'):>10}{_fmt(r.latency_us, '.1f'):>12}{r.kernels:>8}{_fmt(r.transfers_us, '.1f'):>14}"
+            f"{r.round_trips:>12}{_fmt(r.round_trip_us, '.1f'):>8}  "
             f"{'PASS' if r.passed else 'FAIL':<5}{r.wall_s:>7.1f}"
         )
     lines.append("-" * len(head))
@@ -209,6 +231,7 @@ def totals(rows: list[Row]) -> dict:
     n = len(rows)
     compiled = [r for r in rows if r.compiles]
     fractions = [r.device_fraction for r in compiled if r.device_fraction is not None]
+    float_fractions = [r.float_device_fraction for r in compiled if r.float_device_fraction is not None]
     cpu = Counter()
     models_per_op = Counter()
     for r in rows:
@@ -220,6 +243,13 @@ def totals(rows: list[Row]) -> dict:
         "pass": sum(r.passed for r in rows),
         "pass_percent": 100.0 * sum(r.passed for r in rows) / n if n else 0.0,
         "mean_device_fraction": sum(fractions) / len(fractions) if fractions else 0.0,
+        "mean_float_device_fraction": sum(float_fractions) / len(float_fractions) if float_fractions else 0.0,
+        "min_float_device_fraction": min(float_fractions, default=0.0),
+        "latency_us": sum(r.latency_us or 0.0 for r in rows),
+        "transfers_us": sum(r.transfers_us or 0.0 for r in rows),
+        "round_trips": sum(r.round_trips for r in rows),
+        "round_trip_us": sum(r.round_trip_us or 0.0 for r in rows),
+        "call_us": sum(r.call_us or 0.0 for r in rows),
         "tolerance": model_tolerance(LAYERS),
         "layers": LAYERS,
         "cpu_fallback_ops": {
@@ -255,7 +285,12 @@ def main(argv: list[str] | None = None) -> int:
     print(table(rows))
     print(
         f"compile: {tot['compile']}/{tot['models']}   match eager: {tot['pass']}/{tot['models']} ({tot['pass_percent']:.0f}%)   "
-        f"mean device fraction (compiled models): {100 * tot['mean_device_fraction']:.1f}%"
+        f"float ops on the device (compiled models): mean {100 * tot['mean_float_device_fraction']:.1f}%, "
+        f"lowest {100 * tot['min_float_device_fraction']:.1f}%"
+    )
+    print(
+        f"summed: latency {tot['latency_us']:.1f} us, transfers {tot['transfers_us']:.1f} us, "
+        f"{tot['round_trips']} host round trips {tot['round_trip_us']:.1f} us; calls end to end {tot['call_us']:.1f} us"
     )
     print(
         f"criterion: cosine >= 0.999 and max error <= {tot['tolerance']:.4f} x max |eager| "

@@ -44,7 +44,7 @@ from spyre_mlir.dialects.spyre_iteration import IterDim, core_boxes, parts
 from spyre_mlir.layout import Layout
 from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.target.constants import F16_LANES, STICK_BYTES
-from spyre_mlir.target.cycles import dma_engine_cycles, sfp_cycles
+from spyre_mlir.target.cycles import dma_engine_cycles, host_transfer_seconds, sfp_cycles
 
 MULTICAST_PIECE = 64
 """Sticks (8 KiB) per ring send down a multicast chain (convert-spyre-to-isa): a piece moves on
@@ -562,15 +562,22 @@ def _best_chunks(
 
 
 def relayout_seconds(layout: Layout, config: DeviceConfig) -> float:
-    """Estimated time of a restickify through DDR (one launch): its kernel loads and stores
-    every stick of the tensor once, and the shared DDR bandwidth bounds it (as it does in the
-    simulation: a 5.24 MB transpose takes 52.25 us of device time, 2 x 5.24 MB / 204.8 GB/s =
-    51.2 us; bench/relayout.py)."""
-    return 2 * layout.nbytes / config.ddr_bytes_per_s + config.launch_overhead_s
+    """Estimated time of a restickify through DDR, one kernel of its launch sequence: it loads
+    and stores every stick of the tensor once, and the shared DDR bandwidth bounds it (as it
+    does in the simulation: a 5.24 MB transpose takes 52.25 us of device time, 2 x 5.24 MB /
+    204.8 GB/s = 51.2 us; bench/relayout.py), plus the card's dispatch of the next kernel."""
+    return 2 * layout.nbytes / config.ddr_bytes_per_s + config.dispatch_overhead_s
 
 
 def host_round_trip_seconds(layout: Layout, config: DeviceConfig) -> float:
-    """Estimated time of taking a device tensor through the host and back: a `from_device`
-    and a `to_device` of its sticks at the host link's rate, as the profile counts transfers
-    (no per-transfer latency, no host work: both would favour the device)."""
-    return 2 * layout.nbytes / config.host_link_bytes_per_s
+    """Estimated time of taking a device tensor through the host and back between two device
+    kernels: its `from_device` and `to_device` (latency and bytes each), the host op's own time,
+    and a new launch sequence, since the host waited for the value (the kernel after it pays
+    `launch_overhead_s` instead of `dispatch_overhead_s`). The profile reports the same round
+    trips of a call (`Profile.host_round_trips`, `Profile.host_round_trip_s`)."""
+    return (
+        2 * host_transfer_seconds(layout.nbytes, config)
+        + config.host_op_s
+        + config.launch_overhead_s
+        - config.dispatch_overhead_s
+    )

@@ -250,6 +250,11 @@ NUMERICS_ATTR = "spyre.numerics"
 when a pass relied on it (transforms/spyre_fold_infinity_tests.py); without it the module's
 results do not depend on the mode beyond its roundings, and any mode may run it."""
 
+HOST_CONSTANT_ATTR = "spyre.host_constant"
+"""A unit attribute of a torch op left on the host: it computes a constant from constants
+built from shapes and numbers (set by convert-torch-to-spyre); the host runtime builds it at
+the first call and keeps it, as it does the creation ops'."""
+
 
 def element_bytes(t: Attribute) -> int:
     if isinstance(t, Float16Type):

@@ -63,7 +63,7 @@ from spyre_mlir.runtime.aten import (
 )
 from spyre_mlir.runtime.interpreter import DeviceModel, host_threads
 from spyre_mlir.runtime.memory import DdrTensor, DeviceError
-from spyre_mlir.runtime.profile import KernelRecord, record_transfer
+from spyre_mlir.runtime.profile import KernelRecord, record_round_trip, record_transfer
 
 
 def to_numpy(x: torch.Tensor) -> np.ndarray:
@@ -157,6 +157,8 @@ class Executable:
         self.model = model or DeviceModel()
         self._called = False
         self._device_outputs = False
+        self._round_trip = False
+        """Whether the host is between a round trip's wait for a device value and the next launch."""
         fn = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry), None)
         if fn is None:
             raise DeviceError(f"the module has no function @{entry} to run")
@@ -238,12 +240,14 @@ class Executable:
         )
 
     def _foldable(self) -> set[Operation]:
-        """The CREATION_OPS (torch dialect) whose operands are constants, torch value ops (lists of such) or
+        """The host's torch ops whose operands are constants, torch value ops (lists of such) or
         folded ops, and whose results the function does not return (a caller may write
-        into what it gets back):
+        into what it gets back): the CREATION_OPS, and what the conversion marked as computing
+        a constant from them (`spyre.host_constant`):
 
             constant(op) = op is a literal, or a list of constants, or folded(op)
-            folded(op)   = op in t.CREATION_OPS and all(constant(x.owner) for x in operands)
+            folded(op)   = (op in t.CREATION_OPS or op is marked spyre.host_constant)
+                           and all(constant(x.owner) for x in operands)
                            and no result reaches func.return"""
         constant: set[Operation] = set()
         folded: set[Operation] = set()
@@ -253,7 +257,11 @@ class Executable:
                 isinstance(op, t.VALUE_OPS) and made_of_constants
             ):
                 constant.add(op)
-            elif op.name in t.CREATION_OPS and made_of_constants and not any(_returned(r) for r in op.results):
+            elif (
+                (op.name in t.CREATION_OPS or spyre.HOST_CONSTANT_ATTR in op.attributes)
+                and made_of_constants
+                and not any(_returned(r) for r in op.results)
+            ):
                 constant.add(op)
                 folded.add(op)
         return folded
@@ -510,6 +518,7 @@ class Executable:
             memory.free(stale)
         self._new_copies.clear()
         self.model.end_sequence()  # a call's first launch is the host's
+        self._round_trip = False
         try:
             for a, x in zip(args, inputs):
                 if spyre.is_device_tensor(a.type) and not isinstance(x, DdrTensor):  # a device-level function
@@ -534,8 +543,9 @@ class Executable:
 
     def _transferred(self, nbytes: int, kind: str) -> None:
         """Bytes over the host link (`Profile.transfer_bytes_by_kind` names the kinds)."""
-        self.model.profile.add_transfer(nbytes, self.model.config, kind)
-        record_transfer(nbytes, self.model.config, kind)
+        round_trip = self._round_trip and kind == "intermediate"
+        self.model.profile.add_transfer(nbytes, self.model.config, kind, round_trip)
+        record_transfer(nbytes, self.model.config, kind, round_trip)
 
     def _host_value(self, x: Any) -> Any:
         """A value as a host op takes it: a device argument's values cross the link."""
@@ -584,6 +594,7 @@ class Executable:
             elif op in self.consumes and (held := self.resident.pop(self.consumes[op], None)) is not None:
                 owned[self.consumes[op].result] = held[1]  # this call's now: freed once unread
             outs = self.model.launch(prog, args, name)
+            self._round_trip = False
             if (
                 op not in self.in_place or op in self.copy_first
             ):  # an output in place is its input's buffer, owned as it is
@@ -630,6 +641,10 @@ class Executable:
                 j, transfer = self.adopted[op]
                 self._new_copies[j] = (transfer, buf)  # the argument's copy once written back
             if op.mirror is None and not (self._device_outputs and returned):
+                if not returned and self.model.sequence_open:  # a CPU op between device kernels
+                    self._round_trip = True
+                    self.model.profile.add_round_trip(self.model.config)
+                    record_round_trip(self.model.config)
                 self._transferred(dev.nbytes, "result" if returned else "intermediate")
                 self.model.end_sequence()  # the host waits for the value
             res = op.result.type

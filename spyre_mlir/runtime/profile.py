@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 
 from spyre_mlir.runtime.timing import ENGINES, Span, Timeline
 from spyre_mlir.target.config import DeviceConfig
+from spyre_mlir.target.cycles import host_transfer_seconds
 
 
 @dataclass
@@ -188,8 +189,8 @@ class Profile:
     transfers_bytes: int = 0
     """Host <-> device bytes (weights are transferred once and cached)."""
     transfers_s: float = 0.0
-    """Their time over the host link, each at `host_link_bytes_per_s` (a lower bound; the
-    kernels' `total_time_s` does not include it)."""
+    """Their time over the host link, each `host_link_latency_s` and its bytes at
+    `host_link_bytes_per_s` (the kernels' `total_time_s` does not include it)."""
     transfer_bytes_by_kind: dict[str, int] = field(default_factory=dict)
     """The same bytes by what crossed: "argument" (a graph's weights and inputs, uploaded, or
     read by a host op from the native device), "intermediate" (a value computed in the call on
@@ -197,13 +198,30 @@ class Profile:
     tensors of the native device read by the host ops that build indices and masks, by design),
     "copy" (a copy between a host tensor and a native device tensor)."""
 
+    host_round_trips: int = 0
+    """Times a call's host waited for a value between device kernels (a CPU op's operand):
+    each ends a launch sequence, so the kernel after it pays a launch."""
+    host_round_trip_s: float = 0.0
+    """Their price: their transfers both ways (from the wait to the next launch) and `host_op_s`
+    each (the new launch is in the next kernel's time): analysis/cost.py
+    `host_round_trip_seconds` prices one alike."""
+
     def add(self, record: KernelRecord) -> None:
         self.kernels.append(record)
 
-    def add_transfer(self, nbytes: int, config: DeviceConfig, kind: str = "argument") -> None:
+    def add_transfer(self, nbytes: int, config: DeviceConfig, kind: str = "argument", round_trip: bool = False) -> None:
+        """`round_trip`: the transfer is part of a host round trip."""
+        seconds = host_transfer_seconds(nbytes, config)
         self.transfers_bytes += nbytes
-        self.transfers_s += nbytes / config.host_link_bytes_per_s
+        self.transfers_s += seconds
         self.transfer_bytes_by_kind[kind] = self.transfer_bytes_by_kind.get(kind, 0) + nbytes
+        if round_trip:
+            self.host_round_trip_s += seconds
+
+    def add_round_trip(self, config: DeviceConfig) -> None:
+        """The host waits for a value between device kernels to run a CPU op on it."""
+        self.host_round_trips += 1
+        self.host_round_trip_s += config.host_op_s
 
     @property
     def total_time_s(self) -> float:
@@ -235,8 +253,13 @@ class Profile:
         )
         if self.transfers_bytes:
             lines.append(
-                f"host transfers: {self.transfers_bytes / 1e6:.3f} MB, {self.transfers_s * 1e6:.2f} us at the host link's rate "
+                f"host transfers: {self.transfers_bytes / 1e6:.3f} MB, {self.transfers_s * 1e6:.2f} us over the host link "
                 f"(not in the total)"
+            )
+        if self.host_round_trips:
+            lines.append(
+                f"host round trips: {self.host_round_trips}, {self.host_round_trip_s * 1e6:.2f} us "
+                f"(their transfers and host ops; not in the total)"
             )
         return "\n".join(lines)
 
@@ -329,10 +352,16 @@ def record_launch(record: KernelRecord) -> None:
         p.add(record)
 
 
-def record_transfer(nbytes: int, config: DeviceConfig, kind: str = "argument") -> None:
+def record_transfer(nbytes: int, config: DeviceConfig, kind: str = "argument", round_trip: bool = False) -> None:
     """Hand a host <-> device transfer to every active `profile()` block."""
     for p in _ACTIVE:
-        p.add_transfer(nbytes, config, kind)
+        p.add_transfer(nbytes, config, kind, round_trip)
+
+
+def record_round_trip(config: DeviceConfig) -> None:
+    """Hand a host round trip to every active `profile()` block."""
+    for p in _ACTIVE:
+        p.add_round_trip(config)
 
 
 @contextmanager

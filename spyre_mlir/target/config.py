@@ -87,6 +87,17 @@ class DeviceConfig:
     what a transfer attains over it is lower (no published measurement), so transfer times
     are lower bounds."""
 
+    host_link_latency_s: float = 1.0e-6
+    """One host <-> card transfer's fixed cost before its bytes stream: a DMA descriptor
+    written over PCIe and its completion seen by the host (assumption: a PCIe round trip takes
+    about a microsecond; no Spyre figure)."""
+
+    host_op_s: float = 2.0e-6
+    """A CPU op's own time when a compiled graph runs one between device kernels: one small
+    PyTorch eager op (assumption: 1-4 us for the corpus's tensors on the reference machine,
+    `x + 1` on a 23 x 64 tensor 4.0 us, a cat 1.9 us; larger tensors take longer, so the
+    figure favours the host)."""
+
     card_link_bytes_per_s: float = 63.0e9
     """Card <-> card bytes per second, each direction, for collectives between cards (one
     process per card): peer to peer over the cards' PCIe Gen5 x16 interfaces, at the host
@@ -157,6 +168,11 @@ class DeviceConfig:
             )
         if self.decoded_copy_bytes < 0:
             raise ValueError(f"decoded_copy_bytes must be >= 0, got {self.decoded_copy_bytes}")
+        if self.host_link_bytes_per_s <= 0 or self.host_link_latency_s < 0 or self.host_op_s < 0:
+            raise ValueError(
+                f"the host link needs a positive bandwidth, and its latency and a host op's time must be >= 0, got "
+                f"{self.host_link_bytes_per_s}, {self.host_link_latency_s}, {self.host_op_s}"
+            )
         if self.launch_overhead_s < 0 or self.dispatch_overhead_s < 0:
             raise ValueError(
                 f"launch and dispatch overheads must be >= 0, got {self.launch_overhead_s}, {self.dispatch_overhead_s}"

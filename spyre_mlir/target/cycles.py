@@ -1,6 +1,6 @@
 """Cycles of engine work for one instruction: the formulas the cost model (analysis/cost.py)
 and the timing model (runtime/timing.py) share, so an estimate and a simulation count the same
-work the same way.
+work the same way, and the host link's charge per transfer.
 """
 
 from __future__ import annotations
@@ -35,3 +35,9 @@ def sfp_cycles(config: DeviceConfig, vectors: int, transcendental: bool) -> floa
 
 def ring_cycles(config: DeviceConfig, nbytes: int, hops: int) -> float:
     return hops * config.ring_hop_latency_cycles + nbytes / config.ring_bytes_per_cycle
+
+
+def host_transfer_seconds(nbytes: int, config: DeviceConfig) -> float:
+    """One `to_device` or `from_device` of `nbytes` device bytes: the link's fixed cost, then
+    the bytes at its rate (as the profile charges it, `Profile.add_transfer`)."""
+    return config.host_link_latency_s + nbytes / config.host_link_bytes_per_s

@@ -89,12 +89,18 @@ def test_a_calls_kernels_form_launch_sequences_between_host_waits():
             assert k.overhead_s in (cfg.launch_overhead_s, cfg.dispatch_overhead_s)
             assert k.time_s == pytest.approx(k.overhead_s + k.cycles / cfg.clock_hz)
         assert len(call) >= 3, [k.name for k in call]
+    # one round trip per call: the cumsum's operand down, its result up, the host op between
+    assert prof.host_round_trips == 2
+    one_way = cfg.host_link_latency_s + 8 * 128 / cfg.host_link_bytes_per_s  # 8 rows of one stick
+    assert prof.host_round_trip_s == pytest.approx(2 * (2 * one_way + cfg.host_op_s))
+    assert "host round trips: 2" in prof.table()
 
 
 def test_profile_block_counts_host_transfers_at_the_link_rate():
     """A steady call moves x (32 x 256) in and y out: 2 x 32 rows x 4 sticks of 128 bytes,
-    each direction at the host link's rate (PCIe Gen5 x16, DeviceConfig); the weights were
-    moved by the first call, outside the block. The kernels' total leaves the transfers out."""
+    each direction at the host link's rate (PCIe Gen5 x16, DeviceConfig), each transfer after
+    the link's latency; the weights were moved by the first call, outside the block. The
+    kernels' total leaves the transfers out, and the call has no host round trip."""
     torch._dynamo.reset()
     f = torch.compile(mlp(), backend="spyre")
     x = torch.randn(32, 256)
@@ -105,9 +111,11 @@ def test_profile_block_counts_host_transfers_at_the_link_rate():
     moved = 2 * 32 * 4 * 128
     rate = DEFAULT_CONFIG.host_link_bytes_per_s
     assert prof.transfers_bytes == moved
-    assert abs(prof.transfers_s - moved / rate) <= 1e-15
+    seconds = 2 * DEFAULT_CONFIG.host_link_latency_s + moved / rate
+    assert prof.transfers_s == pytest.approx(seconds, rel=1e-12)
     assert prof.total_time_s == sum(k.time_s for k in prof.kernels)
-    assert f"host transfers: {moved / 1e6:.3f} MB, {moved / rate * 1e6:.2f} us" in prof.table()
+    assert f"host transfers: {moved / 1e6:.3f} MB, {seconds * 1e6:.2f} us" in prof.table()
+    assert prof.host_round_trips == 0 and prof.host_round_trip_s == 0
 
 
 @pytest.mark.slow  # spyre-run in a subprocess

@@ -6,8 +6,8 @@
 // relayout is estimated cheaper than the round trip through the host (analysis/cost.py:
 // relayout_seconds, host_round_trip_seconds); with strict=true, whenever it is a view.
 
-// The layout sticked along dim 0 (64 rows a stick): its relayout (est. 1.96 us) is cheaper than
-// the round trip (est. 3.12 us).
+// The layout sticked along dim 0 (64 rows a stick): its relayout (est. 1.16 us) is cheaper than
+// the round trip (est. 7.92 us).
 // CHECK-LABEL: func.func @head_split
 // CHECK:         %[[PW:.*]] = spyre.pointwise
 // CHECK:         %[[T:.*]] = spyre.restickify %[[PW]] : {{.*}} -> tensor<128x384xf16, #spyre.layout<device_size = [2, 384, 64], stride_map = [24576, 1, 384]>>
@@ -25,7 +25,7 @@ func.func @head_split(%x: !torch.vtensor<[128,384],f32>) -> !torch.vtensor<[128,
 
 // A batch of sequences of 100: no layout of (200, 384) keeps the padded rows whole, so the
 // leading dims are split first (a view of the generic layout), then the last dim, in the
-// layout sticked along the sequence (est. 2.92 us against the round trip's 4.88 us).
+// layout sticked along the sequence (est. 2.12 us against the round trip's 9.68 us).
 // CHECK-LABEL: func.func @head_split_of_a_batch
 // CHECK:         %[[PW:.*]] = spyre.pointwise
 // CHECK:         %[[L:.*]] = spyre.reshape %[[PW]] : {{.*}} -> tensor<2x100x384xf16, #spyre.layout<device_size = [6, 2, 100, 64], stride_map = [64, 38400, 384, 1]>>
@@ -44,16 +44,14 @@ func.func @head_split_of_a_batch(%x: !torch.vtensor<[200,384],f32>) -> !torch.vt
 }
 
 // Four rows split into heads of 16: after (4, 128) -> (2, 2, 128), the split is a view of a
-// layout sticked along a dim of 2 (2 of 64 lanes used), whose relayout (est. 1.32 us, mostly
-// the launch) costs more than the round trip of 8 sticks (est. 0.03 us): the reshape stays
-// on the host, and says why. With strict=true it runs on the device.
+// layout sticked along a dim of 2 (2 of 64 lanes used), whose relayout (est. 0.52 us) is
+// cheaper than the round trip (est. 4.83 us, most of it the link's latency, the host op and a
+// new launch).
 // CHECK-LABEL: func.func @small_split
-// CHECK:         torch.aten.view %{{.*}}, %{{.*}} {spyre.host = "reshaping (4, 128) to (2, 2, 8, 16) would move elements into stick padding (the result's last dim 16 is not a multiple of 64: each run of 16 would start a new stick), and no layout sticked along another dim makes it a view (nor through (2, 2, 128): reshaping (2, 2, 128) to (2, 2, 8, 16) would move elements into stick padding (the result's last dim 16 is not a multiple of 64: each run of 16 would start a new stick); the layout sticked along dim 0 makes it a view, but relayouting to it (est. 1.32 us) costs more than a round trip through the host (est. 0.03 us))"}
-// STRICT-LABEL: func.func @small_split
-// STRICT:         %[[L:.*]] = spyre.reshape %{{.*}} : {{.*}} -> tensor<2x2x128xf16
-// STRICT-NEXT:    %[[T:.*]] = spyre.restickify %[[L]]
-// STRICT-NEXT:    %[[V:.*]] = spyre.reshape %[[T]] : {{.*}} -> tensor<2x2x8x16xf16
-// STRICT-NEXT:    spyre.from_device %[[V]]
+// CHECK:         %[[L:.*]] = spyre.reshape %{{.*}} : {{.*}} -> tensor<2x2x128xf16
+// CHECK-NEXT:    %[[T:.*]] = spyre.restickify %[[L]]
+// CHECK-NEXT:    %[[V:.*]] = spyre.reshape %[[T]] : {{.*}} -> tensor<2x2x8x16xf16
+// CHECK-NEXT:    spyre.from_device %[[V]]
 func.func @small_split(%x: !torch.vtensor<[4,128],f32>) -> !torch.vtensor<[2,2,8,16],f32> {
   %0 = torch.aten.relu %x : !torch.vtensor<[4,128],f32> -> !torch.vtensor<[4,128],f32>
   %int2 = torch.constant.int 2
@@ -62,4 +60,25 @@ func.func @small_split(%x: !torch.vtensor<[4,128],f32>) -> !torch.vtensor<[2,2,8
   %l = torch.prim.ListConstruct %int2, %int2, %int8, %int16 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
   %1 = torch.aten.view %0, %l : !torch.vtensor<[4,128],f32>, !torch.list<int> -> !torch.vtensor<[2,2,8,16],f32>
   return %1 : !torch.vtensor<[2,2,8,16],f32>
+}
+
+// The same split of long rows: the layout sticked along the dim of 2 holds 2 elements a
+// stick, 32 times the bytes, and its relayout (est. 164.04 us) costs more than the round trip
+// (est. 21.44 us): the reshape stays on the host, and says why. With strict=true it runs on
+// the device.
+// CHECK-LABEL: func.func @wide_split
+// CHECK:         torch.aten.view %{{.*}}, %{{.*}} {spyre.host = "reshaping (4, 65536) to (2, 2, 4096, 16) {{.*}} the layout sticked along dim 0 makes it a view, but relayouting to it (est. 164.04 us) costs more than a round trip through the host (est. 21.44 us))"}
+// STRICT-LABEL: func.func @wide_split
+// STRICT:         %[[L:.*]] = spyre.reshape %{{.*}} : {{.*}} -> tensor<2x2x65536xf16
+// STRICT-NEXT:    %[[T:.*]] = spyre.restickify %[[L]]
+// STRICT-NEXT:    %[[V:.*]] = spyre.reshape %[[T]] : {{.*}} -> tensor<2x2x4096x16xf16
+// STRICT-NEXT:    spyre.from_device %[[V]]
+func.func @wide_split(%x: !torch.vtensor<[4,65536],f32>) -> !torch.vtensor<[2,2,4096,16],f32> {
+  %0 = torch.aten.relu %x : !torch.vtensor<[4,65536],f32> -> !torch.vtensor<[4,65536],f32>
+  %int2 = torch.constant.int 2
+  %int4096 = torch.constant.int 4096
+  %int16 = torch.constant.int 16
+  %l = torch.prim.ListConstruct %int2, %int2, %int4096, %int16 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %1 = torch.aten.view %0, %l : !torch.vtensor<[4,65536],f32>, !torch.list<int> -> !torch.vtensor<[2,2,4096,16],f32>
+  return %1 : !torch.vtensor<[2,2,4096,16],f32>
 }
