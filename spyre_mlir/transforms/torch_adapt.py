@@ -11,6 +11,8 @@ is (fp32 on the host; the device then computes in DL16 either way).
     pow(x, 0.5)        -> sqrt(x)                           exact (both correctly rounded; NaN for x < 0)
     pow(x, -0.5)       -> rsqrt(x)                          <= 1 fp32 ulp apart
     max.dim(x, d, k)   -> amax(x, [d], k)                   exact, when the indices are unused
+    split_with_sizes(x, sizes, d) -> a slice of x along d per piece
+                                                            exact, when the pieces are unpacked
     0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
                        -> gelu(x, approximate="tanh")       same formula (gelu_new / gelu_pytorch_tanh);
                                                             roundings of the chain differ by a few fp32 ulp
@@ -183,6 +185,47 @@ class MaxDimToAmax(RewritePattern):
         dims = t.PrimListConstructOp([op.operands[1]], t.ListType(t.IntType()))
         amax = _new("torch.aten.amax", [op.operands[0], dims.result, op.operands[2]], op.results[0].type)
         rewriter.replace(op, [dims, amax], [amax.results[0], None])
+
+
+class SplitIntoSlices(RewritePattern):
+    """ListUnpack(split_with_sizes(x, sizes, d)) -> a slice of x along d per piece (and
+    split.Tensor(x, size, d) likewise, its pieces `size` long but the last): exact, the same
+    elements. A split's result is a list, which the lowering does not take; its slices are
+    DMA copies (or views) on the device."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.name != "torch.prim.ListUnpack" or not isinstance(split := op.operands[0].owner, Operation):
+            return
+        if split.name not in ("torch.aten.split_with_sizes", "torch.aten.split.Tensor") or not _sized(
+            split.operands[0].type
+        ):
+            return
+        x, xs = split.operands[0], split.operands[0].type.get_shape()
+        d = t.constant_int_value(split.operands[2])
+        if d is None or not -len(xs) <= d < len(xs) or split.results[0].uses.get_length() != 1:
+            return
+        d %= len(xs)
+        if split.name == "torch.aten.split_with_sizes":
+            sizes = t.constant_list_ints(split.operands[1])
+        else:
+            size = t.constant_int_value(split.operands[1])
+            sizes = [min(size, xs[d] - i) for i in range(0, xs[d], size)] if size and size > 0 else None
+        if sizes is None or sum(sizes) != xs[d] or len(sizes) != len(op.results):
+            return
+        dim, one = t.ConstantIntOp(d), t.ConstantIntOp(1)
+        new: list[Operation] = [dim, one]
+        pieces: list[SSAValue] = []
+        start = 0
+        for size, r in zip(sizes, op.results):
+            bounds = t.ConstantIntOp(start), t.ConstantIntOp(start + size)
+            piece = _new(
+                "torch.aten.slice.Tensor", [x, dim.result, bounds[0].result, bounds[1].result, one.result], r.type
+            )
+            new += [*bounds, piece]
+            pieces.append(piece.results[0])
+            start += size
+        rewriter.replace(op, new, pieces)
+        _erase_dead(rewriter, [split])
 
 
 class TanhGeluForm(RewritePattern):
@@ -708,6 +751,7 @@ ADAPTATIONS: tuple[type[RewritePattern], ...] = (
     TanhGeluForm,
     PowToMultiplications,
     MaxDimToAmax,
+    SplitIntoSlices,
     ScalarTensorOperand,
     ReduceWithoutKeepdim,
     ElementwiseBeforeView,

@@ -87,6 +87,24 @@ func.func @max_indices(%x: !torch.vtensor<[4,100],f32>) -> !torch.vtensor<[4,1],
 
 // -----
 
+// split_with_sizes into pieces that are unpacked -> a slice per piece (GPT-2's q, k, v).
+// CHECK-LABEL: func.func @split_qkv
+// CHECK-NOT:     torch.aten.split_with_sizes
+// CHECK:         %[[Q:.*]] = torch.aten.slice.Tensor %x, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : {{.*}} -> !torch.vtensor<[23,64],f32>
+// CHECK:         %[[KV:.*]] = torch.aten.slice.Tensor %x, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : {{.*}} -> !torch.vtensor<[23,128],f32>
+// CHECK-NEXT:    func.return %[[Q]], %[[KV]]
+func.func @split_qkv(%x: !torch.vtensor<[23,192],f32>) -> (!torch.vtensor<[23,64],f32>, !torch.vtensor<[23,128],f32>) {
+  %int64 = torch.constant.int 64
+  %int128 = torch.constant.int 128
+  %int1 = torch.constant.int 1
+  %sizes = torch.prim.ListConstruct %int64, %int128 : (!torch.int, !torch.int) -> !torch.list<int>
+  %parts = torch.aten.split_with_sizes %x, %sizes, %int1 : !torch.vtensor<[23,192],f32>, !torch.list<int>, !torch.int -> !torch.list<vtensor>
+  %q, %kv = torch.prim.ListUnpack %parts : !torch.list<vtensor> -> !torch.vtensor<[23,64],f32>, !torch.vtensor<[23,128],f32>
+  return %q, %kv : !torch.vtensor<[23,64],f32>, !torch.vtensor<[23,128],f32>
+}
+
+// -----
+
 // GPT-2's gelu_new, as aot_autograd decomposes it -> one gelu (tanh form); the chain is gone.
 // CHECK-LABEL: func.func @gelu_new
 // CHECK-NEXT:    %[[T:.*]] = torch.constant.str "tanh"
