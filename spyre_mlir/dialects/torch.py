@@ -1193,6 +1193,69 @@ class AtenCloneOp(DefaultFormatOp):
     traits = traits_def(Pure())
 
 
+@irdl_op_definition
+class AtenConvolutionOp(DefaultFormatOp):
+    """`torch.aten.convolution` (aot_autograd's form of conv1d/conv2d/conv3d and their
+    transposes): for `input` (N, C, *S), `weight` (C_out, C / groups, *K), group g of
+    C_out / groups output channels reading the g-th C / groups input channels, and
+    `bias` (C_out) or `!torch.none`:
+
+        result[n, o, *p] = bias[o] + sum over c, *k of
+            input_padded[n, g(o) * C/groups + c, *(p * stride + k * dilation)] * weight[o, c, *k]
+        O_d = (S_d + 2 padding_d - dilation_d (K_d - 1) - 1) // stride_d + 1
+
+    `transposed` swaps the roles (weight (C, C_out / groups, *K)); `output_padding` applies
+    to transposed convolutions only."""
+
+    name = "torch.aten.convolution"
+    input = operand_def(_TENSOR)
+    weight = operand_def(_TENSOR)
+    bias = operand_def(_TENSOR | NoneType)
+    stride = operand_def(_INT_LIST)
+    padding = operand_def(_INT_LIST)
+    dilation = operand_def(_INT_LIST)
+    transposed = operand_def(BoolType)
+    output_padding = operand_def(_INT_LIST)
+    groups = operand_def(IntType)
+    result = result_def(_TENSOR)
+    traits = traits_def(Pure())
+
+    def verify_(self) -> None:
+        _verify_rank(self, "input", self.input, (3, 4, 5))
+        _verify_rank(self, "weight", self.weight, (3, 4, 5))
+        x, w = sizes_of(self.input), sizes_of(self.weight)
+        if x is None or w is None:
+            return
+        if len(x) != len(w):
+            raise VerifyException(f"{self.name}: input {self.input.type} and weight {self.weight.type} differ in rank")
+        spatial = len(x) - 2
+        lists = {name: constant_list_ints(getattr(self, name)) for name in ("stride", "padding", "dilation")}
+        for name, values in lists.items():
+            if values is not None and len(values) not in (1, spatial):
+                raise VerifyException(f"{self.name}: {name} {values} has neither 1 nor {spatial} entries")
+        groups = constant_int_value(self.groups)
+        if groups is not None and groups < 1:
+            raise VerifyException(f"{self.name}: groups {groups} must be positive")
+        transposed = self.transposed.owner
+        if groups is None or not isinstance(transposed, ConstantBoolOp) or transposed.value.value.data:
+            return
+        operands = (("input", self.input), ("weight", self.weight))
+        if w[0] != -1 and w[0] % groups:
+            raise VerifyException(f"{self.name}: {w[0]} output channels do not split into {groups} groups")
+        if w[1] != -1:
+            _verify_sizes_agree(self, "input channels", x[1], w[1] * groups, operands)
+        out = sizes_of(self.result)
+        given = [v for v in lists.values() if v is not None]
+        if out is None or -1 in x or -1 in w or len(given) != 3:
+            return
+        stride, padding, dilation = ([v[0]] * spatial if len(v) == 1 else v for v in given)
+        want = [x[0], w[0]] + [
+            (s + 2 * p - d * (k - 1) - 1) // st + 1 for s, k, st, p, d in zip(x[2:], w[2:], stride, padding, dilation)
+        ]
+        if any(o != -1 and o != e for o, e in zip(out, want)) or len(out) != len(want):
+            raise VerifyException(f"{self.name}: result {self.result.type} is not the convolution's shape {want}")
+
+
 @cache
 def make_default_op(op_name: str) -> type[DefaultFormatOp]:
     """The catch-all class for a torch op without a dedicated definition: variadic operands
@@ -1402,6 +1465,7 @@ Torch = Dialect(
         AtenReshapeOp,
         AtenUnsafeViewOp,
         AtenCloneOp,
+        AtenConvolutionOp,
     ],
     [
         IntType,

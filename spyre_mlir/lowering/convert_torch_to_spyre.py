@@ -26,17 +26,20 @@ Values cross between `!torch.vtensor` and builtin tensors through
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeGuard
 
+import numpy as np
 from xdsl.builder import ImplicitBuilder
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     Float16Type,
     Float32Type,
@@ -44,8 +47,10 @@ from xdsl.dialects.builtin import (
     FunctionType,
     IntegerType,
     ModuleOp,
+    Signedness,
     StringAttr,
     TensorType,
+    UnitAttr,
     UnrealizedConversionCastOp,
     f32,
 )
@@ -419,7 +424,13 @@ def _leading_and_last(old: tuple[int, ...], new: tuple[int, ...]) -> tuple[int, 
         split   old[-1] = prod(new[k:])  ->  new[:k] + (old[-1],)     e.g. (84, 384) -> (7, 12, 384) -> (7, 12, 12, 32)
         merge   new[-1] = prod(old[k:])  ->  old[:k] + (new[-1],)     e.g. (7, 12, 12, 32) -> (7, 12, 384) -> (84, 384)
 
-    (the largest such k; None if neither, or if the shape between is one of the two). A head
+    or else the last dim's split in two whose first part joins the leading dims (or the
+    reverse):
+
+        old[-1] = a * new[-1]  ->  old[:-1] + (a, new[-1])                     e.g. (1, 23, 18) -> (1, 23, 2, 9) -> (46, 9)
+        new[-1] = a * old[-1]  ->  new[:-1] + (a, old[-1])                     e.g. (46, 9) -> (23, 2, 9) -> (23, 18)
+
+    (the largest such k; None if none, or if the shape between is one of the two). A head
     split of a batch of short sequences: the rows are no multiple of a stick, so no layout of
     (84, 384) keeps them whole, but one of (7, 12, 384) sticked along the sequence does."""
     if not old or not new:
@@ -434,6 +445,11 @@ def _leading_and_last(old: tuple[int, ...], new: tuple[int, ...]) -> tuple[int, 
             if math.prod(old[k:]) == new[-1]:
                 mid = (*old[:k], new[-1])
                 break
+        else:  # the last dim split in two, the first part merged into the leading dims
+            if old[-1] % new[-1] == 0 and old[-1] != new[-1]:
+                mid = (*old[:-1], old[-1] // new[-1], new[-1])
+            elif new[-1] % old[-1] == 0 and old[-1] != new[-1]:
+                mid = (*new[:-1], new[-1] // old[-1], old[-1])
     return None if mid in (old, new) else mid
 
 
@@ -441,11 +457,14 @@ def _transposed_layouts(shape: tuple[int, ...]) -> list[Layout]:
     """The layouts of a tensor sticked along one of its other dims, largest first (the generic
     layout of the tensor with dim j moved last, permuted back): a reshape that splits or merges
     only the last dim is a view of one of them, e.g. an attention head split (128, 384) ->
-    (128, 12, 32), whose heads of 32 would each start a new stick in the generic layout."""
+    (128, 12, 32), whose heads of 32 would each start a new stick in the generic layout. For a
+    single row, one sticked along a dim of extent 1, which holds an element per stick: (1, 1, 64)
+    -> (1, 1, 4, 16) is a view of no other layout."""
     rank = len(shape)
     out = []
+    single_row = all(n == 1 for n in shape[:-1])
     for j in sorted(range(rank - 1), key=lambda j: -shape[j]):
-        if shape[j] == 1:
+        if shape[j] == 1 and not single_row:
             continue
         perm = [d for d in range(rank) if d != j] + [j]
         moved = Layout.generic(tuple(shape[d] for d in perm), 2)
@@ -478,7 +497,11 @@ class LowerExpand(Lowering):
         shape = _result_shape(op)
         if _shape(x) == shape:
             return [], x
-        pw = pointwise([x], shape, lambda a: a)
+        try:
+            pw = pointwise([x], shape, lambda a: a)
+        except NotOnDevice as e:
+            ops: list[Operation] = []
+            return ops, _expand_across_lanes(ops, x, shape, str(e), by_cost=not self.strict)
         return [pw], pw.result
 
 
@@ -897,24 +920,31 @@ class LowerCat(Lowering):
         if sum(_shape(x)[dim] for x in xs) != shape[dim]:
             raise InconsistentResult(f"the pieces' extents along dim {dim} do not sum to the result's {shape[dim]}")
         ops: list[Operation] = []
-        if len(xs) == 1:
-            return ops, xs[0]
-        last = len(shape) - 1
-        perm: list[int] | None = None
-        if dim == last and any(_shape(x)[dim] % F16_LANES for x in xs[:-1]):
-            partner = _stick_partner(shape)
-            if partner is None:  # one row (a decode step's): joined as columns (`_as_column`)
-                cat = spyre.ConcatOp(
-                    [_as_column(ops, x) for x in xs], 0, spyre.device_tensor_type((shape[-1], *shape[:-1], 2))
-                )
-                ops.append(cat)
-                return ops, self.reshape(ops, _from_column(ops, cat.result), shape)
-            perm = _swap(len(shape), partner, last)
-            xs = [_permute(ops, x, perm) for x in xs]
-            dim, shape = partner, tuple(shape[p] for p in perm)
-        cat = spyre.ConcatOp(xs, dim, spyre.device_tensor_type(shape))
-        ops.append(cat)
-        return ops, cat.result if perm is None else _permute(ops, cat.result, perm)
+        return ops, _concat(ops, xs, dim, shape, by_cost=not self.strict)
+
+
+def _concat(ops: list[Operation], xs: Sequence[SSAValue], dim: int, shape: tuple[int, ...], by_cost: bool) -> SSAValue:
+    """The device tensors `xs` (non-empty, agreeing off `dim`) joined along `dim` into `shape`:
+    a spyre.concat; along the stick dim with a piece other than the last ending inside a stick,
+    joined along another dim between two transposes (or, for one row, as columns)."""
+    if len(xs) == 1:
+        return xs[0]
+    last = len(shape) - 1
+    perm: list[int] | None = None
+    if dim == last and any(_shape(x)[dim] % F16_LANES for x in xs[:-1]):
+        partner = _stick_partner(shape)
+        if partner is None:  # one row (a decode step's): joined as columns (`_as_column`)
+            cat = spyre.ConcatOp(
+                [_as_column(ops, x) for x in xs], 0, spyre.device_tensor_type((shape[-1], *shape[:-1], 2))
+            )
+            ops.append(cat)
+            return _reshape(ops, _from_column(ops, cat.result), shape, by_cost)
+        perm = _swap(len(shape), partner, last)
+        xs = [_permute(ops, x, perm) for x in xs]
+        dim, shape = partner, tuple(shape[p] for p in perm)
+    cat = spyre.ConcatOp(xs, dim, spyre.device_tensor_type(shape))
+    ops.append(cat)
+    return cat.result if perm is None else _permute(ops, cat.result, perm)
 
 
 class LowerEmbedding(Lowering):
@@ -1000,6 +1030,392 @@ class LowerIndexPut(Lowering):
         if x in self.border.on_device:
             raise NotOnDevice("its destination is read on the device too (the scatter writes it in place)")
         return self.dev(x, op)
+
+
+# endregion
+# region Indexing, repeats and padding: rows at host indices, copies into offsets
+
+
+def _host_op(
+    host: list[Operation], name: str, operands: Sequence[SSAValue], shape: Sequence[int], dtype: Attribute
+) -> SSAValue:
+    """A torch op on integer/boolean tensors, appended to `host` (index arithmetic runs on the
+    host by design)."""
+    op = t.torch_op_class(name).create(operands=list(operands), result_types=[t.ValueTensorType(list(shape), dtype)])
+    host.append(op)
+    return op.results[0]
+
+
+def _host_int(host: list[Operation], value: int) -> SSAValue:
+    c = t.ConstantIntOp(value)
+    host.append(c)
+    return c.result
+
+
+INDEX_TYPES = (IntegerType(64, Signedness.SIGNED), IntegerType(32, Signedness.SIGNED))
+"""Element types of index tensors that pick rows (PyTorch's long and int; bool and uint8 are masks)."""
+
+
+def _row_numbers(host: list[Operation], indices: Sequence[SSAValue], extents: Sequence[int], outer: int) -> SSAValue:
+    """Host ops computing the rows of a table (outer * L_0 * ... * L_k-1, C) that index tensors
+    i_0 ... i_k-1 pick, for each of the `outer` blocks of L_0 * ... * L_k-1 rows: a tensor
+    (outer, B...) (B the indices' broadcast shape; (B...) when outer is 1),
+
+        row[o, b] = o * L_0 * ... * L_k-1 + sum_j w_j[b] * L_j+1 * ... * L_k-1,
+        w_j = i_j + L_j if i_j < 0 else i_j          (counted from the end, as in PyTorch)
+
+    and -1 where some w_j is outside [0, L_j) (when that could pick another valid row: k > 1 or
+    outer > 1), which the device gather refuses as PyTorch does."""
+    zero, one = _host_int(host, 0), _host_int(host, 1)
+    guard = len(indices) > 1 or outer > 1
+    row: SSAValue | None = None
+    bad: SSAValue | None = None
+    stride = math.prod(extents)
+    picked = _broadcast(*indices)
+    for n, (i, extent) in enumerate(zip(indices, extents, strict=True)):
+        it = t.vtensor_type(i)
+        shape, dtype = it.get_shape(), it.get_dtype()
+        assert dtype is not None
+        stride //= extent
+        bounds = _index_bounds(i)
+        others = [v for m, v in enumerate(indices) if m != n]
+        if bounds == (0, 0) and others and _broadcast(*others) == picked:
+            continue  # all zeros: adds nothing, and the others give the shape
+        length = _host_int(host, extent)
+        w = i
+        if bounds is None or bounds[0] < 0:
+            negative = _host_op(host, "torch.aten.lt.Scalar", [i, zero], shape, IntegerType(1))
+            wrapped = _host_op(host, "torch.aten.add.Scalar", [i, length, one], shape, dtype)
+            w = _host_op(host, "torch.aten.where.self", [negative, wrapped, i], shape, dtype)
+        if guard and (bounds is None or not -extent <= bounds[0] <= bounds[1] < extent):
+            low = _host_op(host, "torch.aten.lt.Scalar", [w, zero], shape, IntegerType(1))
+            high = _host_op(host, "torch.aten.ge.Scalar", [w, length], shape, IntegerType(1))
+            out = _host_op(host, "torch.aten.logical_or", [low, high], shape, IntegerType(1))
+            if bad is not None:
+                out = _host_op(host, "torch.aten.logical_or", [bad, out], _broadcast(bad, out), IntegerType(1))
+            bad = out
+        term = w if stride == 1 else _host_op(host, "torch.aten.mul.Scalar", [w, _host_int(host, stride)], shape, dtype)
+        row = term if row is None else _host_add(host, row, term, one)
+    assert row is not None
+    if outer > 1:
+        picked = t.vtensor_type(row).get_shape()
+        offsets_shape = (outer, *(1 for _ in picked))
+        step = math.prod(extents)
+        offsets = t.ValueTensorLiteralOp.create(
+            properties={
+                "value": DenseIntOrFPElementsAttr.from_list(
+                    TensorType(INDEX_TYPES[0], offsets_shape), [o * step for o in range(outer)]
+                )
+            },
+            result_types=[t.ValueTensorType(offsets_shape, INDEX_TYPES[0])],
+        )
+        host.append(offsets)
+        row = _host_add(host, offsets.result, row, one)
+    if bad is not None:
+        dtype = t.vtensor_type(row).get_dtype()
+        assert dtype is not None  # an index's
+        minus_one = _host_int(host, -1)
+        row = _host_op(host, "torch.aten.where.ScalarSelf", [bad, minus_one, row], _broadcast(bad, row), dtype)
+    return row
+
+
+_SAME_VALUES = frozenset(
+    f"torch.aten.{name}"
+    for name in (
+        "unsqueeze",
+        "view",
+        "reshape",
+        "_unsafe_view",
+        "expand",
+        "clone",
+        "squeeze.dim",
+        "squeeze.dims",
+        "permute",
+        "slice.Tensor",
+        "select.int",
+    )
+)
+"""Ops whose result holds some of their first operand's values (views and copies)."""
+
+
+def _index_bounds(v: SSAValue) -> tuple[int, int] | None:
+    """Bounds (lo, hi) of an integer tensor's values where the graph fixes them: aranges of
+    constants, argmax/argmin (positions along a dim), integer literals, and views, copies and
+    sums of those; None where it does not."""
+    op = v.owner
+    if not isinstance(op, Operation):
+        return None
+    if op.name in ("torch.aten.arange", "torch.aten.arange.start", "torch.aten.arange.start_step"):
+        count = {"torch.aten.arange": 1, "torch.aten.arange.start": 2}.get(op.name, 3)
+        args = [t.constant_int_value(a) for a in op.operands[:count]]
+        if any(a is None for a in args):
+            return None
+        values = range(*(a for a in args if a is not None))
+        return (min(values), max(values)) if values else None
+    if op.name in ("torch.aten.argmax", "torch.aten.argmin"):
+        shape = t.vtensor_type(op.operands[0]).get_shape()
+        dim = t.constant_int_value(op.operands[1]) if len(op.operands) > 1 else None
+        extent = math.prod(shape) if dim is None else shape[dim % max(len(shape), 1)] if shape else 1
+        return (0, extent - 1) if extent > 0 else None
+    if op.name in _SAME_VALUES:
+        return _index_bounds(op.operands[0])
+    if op.name in ("torch.aten.add.Tensor", "torch.aten.add.Scalar"):
+        a = _index_bounds(op.operands[0])
+        alpha = t.constant_int_value(op.operands[2])
+        b = (c, c) if (c := t.constant_int_value(op.operands[1])) is not None else _index_bounds(op.operands[1])
+        if a is None or b is None or alpha is None:
+            return None
+        ends = (b[0] * alpha, b[1] * alpha)
+        return (a[0] + min(ends), a[1] + max(ends))
+    if isinstance(op, t.ValueTensorLiteralOp) and isinstance(op.value, DenseIntOrFPElementsAttr):
+        literal = [int(x) for x in op.value.get_values()]
+        return (min(literal), max(literal)) if literal else None
+    return None
+
+
+def _host_add(host: list[Operation], a: SSAValue, b: SSAValue, one: SSAValue) -> SSAValue:
+    """a + b on the host, broadcast (int32 with int64 adds in int64)."""
+    dtypes = (t.vtensor_type(a).get_dtype(), t.vtensor_type(b).get_dtype())
+    dtype = INDEX_TYPES[0] if INDEX_TYPES[0] in dtypes else dtypes[0]
+    assert dtype is not None
+    return _host_op(host, "torch.aten.add.Tensor", [a, b, one], _broadcast(a, b), dtype)
+
+
+def _broadcast(*vs: SSAValue) -> tuple[int, ...]:
+    return tuple(np.broadcast_shapes(*(t.vtensor_type(v).get_shape() for v in vs)))
+
+
+class LowerIndex(Lowering):
+    """index.Tensor(x, [None, ..., i_0, ..., i_k-1, ...]) with k >= 1 integer index tensors
+    broadcasting together to B, and index_select(x, d, i) (B = (len(i),)): rows of x at host
+    indices, by spyre.gather,
+
+        r[a..., b..., c...] = x[a..., i_0[b], ..., i_k-1[b], c...]     (indexed dims adjacent)
+        r[b..., a..., c...]                                             (not adjacent, as PyTorch)
+
+    x viewed as a table (A * L_0 * ... * L_k-1, C) of rows of the trailing dims' C elements, for
+    the A leading elements a; the host computes the rows (`_row_numbers`); the gathered rows
+    (A * |B|, C) are viewed as the result. When the indexed dims end with the stick dim, it is
+    first swapped with the dim before them (a free view; the gather's table is restickified,
+    a block transpose); indexed dims not adjacent are moved first; rows of single elements
+    sharing sticks are gathered as columns (`_as_column`)."""
+
+    names = ("torch.aten.index.Tensor", "torch.aten.index_select")
+
+    def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
+        shape = tuple(t.vtensor_type(op.operands[0]).get_shape())
+        given = self._indices(op, shape)
+        dims = sorted(given)
+        for j, i in given.items():
+            it = t.vtensor_type(i)
+            if not it.has_sizes or any(s < 0 for s in it.get_shape()) or it.get_dtype() not in INDEX_TYPES:
+                raise NotOnDevice(
+                    f"index {j} is {it}, not an int64/int32 tensor of static shape (a boolean or uint8 index is a mask: "
+                    "a data-dependent number of rows)"
+                )
+        try:
+            picked = tuple(np.broadcast_shapes(*(t.vtensor_type(given[j]).get_shape() for j in dims)))
+        except ValueError:
+            raise InconsistentResult("its index tensors do not broadcast together") from None
+        if op.name == "torch.aten.index_select":
+            picked = (math.prod(picked),)  # a 0-d index keeps the dim, of extent 1
+        rank, lead, k = len(shape), dims[0], len(dims)
+        x = self.dev(op.operands[0], op)
+        ops: list[Operation] = []
+        host: list[Operation] = []
+        try:
+            if dims != list(range(lead, lead + k)):  # B first, then the other dims in order
+                rest = [d for d in range(rank) if d not in given]
+                out = self._rows(ops, host, _permute(ops, x, dims + rest), 0, [given[j] for j in dims], picked)
+            elif lead + k < rank or lead == 0:  # rows of the trailing dims (or of single elements)
+                out = self._rows(ops, host, x, lead, [given[j] for j in dims], picked)
+            else:  # the stick dim indexed: swapped with dim lead - 1, which then holds the rows
+                p = lead - 1
+                xs = _permute(ops, x, _swap(rank, p, rank - 1))
+                order = [rank - 1, *dims[:-1]]  # the indexed dims as they sit in xs
+                out = self._rows(ops, host, xs, p, [given[j] for j in order], picked)
+                nb = len(picked)
+                # xs's result is (S[:p], B, S[p]): S[p] back before B
+                out = _permute(ops, out, [*range(p), p + nb, *range(p, p + nb)])
+            lay = _layout(out)
+            if len(lay.shape) > 1 and lay.shape[-1] == 1 and not (lay.is_sparse or lay.is_splat):
+                raise NotOnDevice(
+                    f"a {lay.shape} result whose elements would sit along the sticks of dim {lay.stick_dim}: its "
+                    "readers take one element per stick, and no device relayout puts them there yet"
+                )
+        except NotOnDevice:
+            for dead in reversed([*host, *ops]):
+                dead.erase(safe_erase=False)  # the indices' uses go with them
+            raise
+        Rewriter.insert_op(host, InsertPoint.before(op))
+        return ops, out
+
+    def _rows(
+        self,
+        ops: list[Operation],
+        host: list[Operation],
+        x: SSAValue,
+        lead: int,
+        indices: Sequence[SSAValue],
+        picked: tuple[int, ...],
+    ) -> SSAValue:
+        """x[a..., i_0[b], ..., i_k-1[b], c...] for indexed dims lead ... lead + k - 1 of x:
+        (S[:lead], B, S[lead + k:])."""
+        shape, k = _shape(x), len(indices)
+        outer, extents, trailing = shape[:lead], shape[lead : lead + k], shape[lead + k :]
+        rows, cols = math.prod(outer) * math.prod(extents), math.prod(trailing)
+        n = math.prod(outer) * math.prod(picked)
+        table, columns = self._table(ops, x, rows, cols)
+        row = _row_numbers(host, indices, extents, math.prod(outer))
+        cast = UnrealizedConversionCastOp.get([row], [host_tensor_type(row.type, host[-1])])
+        host.append(cast)
+        g = spyre.GatherOp(table, cast.results[0], spyre.device_tensor_type((n, _shape(table)[1])))
+        ops.append(g)
+        got = _from_column(ops, g.result) if columns else g.result
+        return self.reshape(ops, got, (*outer, *picked, *trailing))
+
+    def _table(self, ops: list[Operation], x: SSAValue, rows: int, cols: int) -> tuple[SSAValue, bool]:
+        """x as a gather table (rows, cols) in (or viewed from a transfer into) the generic
+        layout; or, when its rows are single elements that share sticks, as two columns of
+        `rows` rows (`_as_column`), which the second value says."""
+        if cols > 1:
+            return self.reshape(ops, x, (rows, cols)), False
+        trial: list[Operation] = []
+        try:
+            table = self.reshape(trial, x, (rows, 1))
+        except NotOnDevice:
+            pass
+        else:
+            lay = _layout(table)
+            # (one element per stick already, e.g. a reduction's splat viewed: a MoE's routing weights)
+            if (
+                lay.canonical() == Layout.generic((rows, 1), 2)
+                or lay.is_splat
+                or transfer_permutation(table) is not None
+            ):
+                ops.extend(trial)
+                return table, False
+        return _as_column(ops, self.reshape(ops, x, (rows,))), True
+
+    @staticmethod
+    def _indices(op: Operation, shape: tuple[int, ...]) -> dict[int, SSAValue]:
+        """The index tensors by the dim they index."""
+        if op.name == "torch.aten.index_select":
+            d = t.constant_int_value(op.operands[1])
+            if d is None:
+                raise NotOnDevice("dim is not constant")
+            i = op.operands[2]
+            if is_vtensor(i) and i.type.has_sizes and len(i.type.get_shape()) > 1:
+                raise InconsistentResult("index_select takes a 0-d or 1-d index")
+            return {_dim(d, shape): i}
+        listed = op.operands[1].owner
+        if not isinstance(listed, t.PrimListConstructOp):
+            raise NotOnDevice("its indices are not a list built in the graph")
+        given = {j: e for j, e in enumerate(listed.elements) if not isinstance(e.type, t.NoneType)}
+        if not given or len(listed.elements) > len(shape):
+            raise InconsistentResult(f"{len(listed.elements)} indices for a tensor of rank {len(shape)}")
+        return given
+
+
+class LowerRepeat(Lowering):
+    """repeat(x, r): x tiled r_j times along each dim j (x first viewed with leading 1s to
+    len(r) dims): a spyre.concat of r_j copies along each dim with r_j > 1 (`_concat`)."""
+
+    names = ("torch.aten.repeat",)
+
+    def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
+        reps = t.constant_list_ints(op.operands[1])
+        if reps is None:
+            raise NotOnDevice("the repeats are not constant")
+        x = self.dev(op.operands[0], op)
+        if len(reps) < len(_shape(x)):
+            raise InconsistentResult(f"{len(reps)} repeats for a tensor of rank {len(_shape(x))}")
+        ops: list[Operation] = []
+        shape = (1,) * (len(reps) - len(_shape(x))) + _shape(x)
+        x = self.reshape(ops, x, shape)
+        if any(r > 1 for r in reps):
+            x = _joinable(x)
+        for j, r in enumerate(reps):
+            if r > 1:
+                shape = (*shape[:j], shape[j] * r, *shape[j + 1 :])
+                x = _concat(ops, [x] * r, j, shape, by_cost=not self.strict)
+        return ops, x
+
+
+def _joinable(x: SSAValue) -> SSAValue:
+    """x, when a concat can read it in the generic layout: a (..., 1) tensor's holds one element
+    per stick, and no device relayout moves elements that share sticks there yet."""
+    shape, lay = _shape(x), _layout(x)
+    if shape and shape[-1] == 1 and not (lay.is_sparse or lay.is_splat) and transfer_permutation(x) is None:
+        raise NotOnDevice(
+            f"a {shape} tensor whose elements sit along the sticks of dim {lay.stick_dim}: a concat reads one "
+            "element per stick, and no device relayout puts them there yet"
+        )
+    return x
+
+
+def _filled(ops: list[Operation], shape: Sequence[int], value: float) -> SSAValue:
+    """A device tensor of `shape` holding `value`: a host constant, sent once (constants stay
+    resident)."""
+    host = TensorType(f32, shape)
+    cst = arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(host, [value] * math.prod(shape)), host)
+    transfer = spyre.ToDeviceOp(cst.result, spyre.device_tensor_type(shape))
+    ops += [cst, transfer]
+    return transfer.result
+
+
+class LowerConstantPad(Lowering):
+    """constant_pad_nd(x, pad, value), pad = (before, after) per dim from the last dim
+    backwards: along each padded dim, a spyre.concat of x between blocks of `value`
+    (`_filled`)."""
+
+    names = ("torch.aten.constant_pad_nd",)
+
+    def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
+        pads = t.constant_list_ints(op.operands[1])
+        if pads is None:
+            raise NotOnDevice("the padding is not constant")
+        value = scalar_of(op.operands[2], op, "the padding value") if len(op.operands) > 2 else 0.0
+        x = self.dev(op.operands[0], op)
+        shape = _shape(x)
+        if len(pads) % 2 or len(pads) // 2 > len(shape):
+            raise InconsistentResult(f"padding {pads} for a tensor of rank {len(shape)}")
+        if any(p < 0 for p in pads):
+            raise NotOnDevice(f"negative padding {pads} (a crop) has no device lowering yet")
+        ops: list[Operation] = []
+        if any(pads):
+            x = _joinable(x)
+        for j in range(len(pads) // 2):
+            dim, before, after = len(shape) - 1 - j, pads[2 * j], pads[2 * j + 1]
+            if not before and not after:
+                continue
+            blocks = [(*shape[:dim], n, *shape[dim + 1 :]) for n in (before, after)]
+            pieces = [_filled(ops, b, value) if b[dim] else None for b in blocks]
+            shape = (*shape[:dim], before + shape[dim] + after, *shape[dim + 1 :])
+            x = _concat(ops, [v for v in (pieces[0], x, pieces[1]) if v is not None], dim, shape, not self.strict)
+        return ops, x
+
+
+def _expand_across_lanes(
+    ops: list[Operation], x: SSAValue, shape: tuple[int, ...], why: str, by_cost: bool
+) -> SSAValue:
+    """x (..., 1) broadcast along the stick dim to `shape` (..., w) where its elements are not
+    one per stick (`pointwise` refuses it, saying `why`): x with its stick dim swapped with p,
+    the result's last other dim of extent > 1, broadcast along p there (a stride-0 read of a
+    dim off the stick), and swapped back (a free view sticked along p; a reader that needs the
+    result sticked along its last dim restickifies it, a block transpose)."""
+    src, rank = _shape(x), len(shape)
+    p = _stick_partner(shape)
+    if not src or src[-1] != 1 or p is None:
+        raise NotOnDevice(why)
+    x = _reshape(ops, x, (1,) * (rank - len(src)) + src, by_cost)
+    perm = _swap(rank, p, rank - 1)
+    try:
+        pw = pointwise([_permute(ops, x, perm)], tuple(shape[d] for d in perm), lambda a: a)
+    except NotOnDevice:
+        raise NotOnDevice(why) from None
+    ops.append(pw)
+    return _permute(ops, pw.result, perm)
 
 
 # endregion
@@ -1121,6 +1537,298 @@ def pointwise_append(
 
 # endregion
 
+# region Convolution
+
+
+def _generic(ops: list[Operation], v: SSAValue) -> SSAValue:
+    """v in the generic layout (a restickify unless it is already)."""
+    shape = _shape(v)
+    if _layout(v).canonical() == Layout.generic(shape, 2).canonical():
+        return v
+    r = spyre.RestickifyOp(v, spyre.device_tensor_type(shape))
+    ops.append(r)
+    return r.result
+
+
+def _sum_body(*args: SSAValue) -> SSAValue:
+    total = args[0]
+    for a in args[1:]:
+        total = addf(total, a)
+    return total
+
+
+class LowerConvolution(Lowering):
+    """convolution (1-d and 2-d; aot_autograd's `aten.convolution` of conv1d/conv2d) as matmuls
+    over strided views of the input, channels last (the channels along the sticks, so that every
+    tap is a strided copy along non-stick dims: no lane moves):
+
+        x (N, C, *S) -> (G, N, *S, C/G)      one relayout (a host input's transfer lays it out so)
+        zero border  -> spyre.concat with host-built zeros (`_filled`) along each padded spatial dim
+        tap k        -> spyre.slice start k * dilation, step stride: (G, N, *O, C/G), viewed (G, M, C/G)
+        y            -> (G, M, C_out/G) viewed back as (N, C_out, *O) (a permute)
+
+    The contraction over the taps, by the channels per group:
+
+        C/G whole sticks, or one tap   im2col: the taps side by side along the contraction (whole
+                                       sticks each), one spyre.matmul batched over the groups
+        otherwise                      the taps stacked (T * G, M, C/G), one batched spyre.matmul
+                                       with the weight (T * G, C/G, C_out/G), summed over the taps:
+                                       without groups and with C_out whole sticks a matmul by ones
+                                       (1, T) (the sum in fp32), else one spyre.pointwise over the
+                                       T slices
+
+    A patch embedding (stride = kernel, no padding or dilation, the image tiled exactly, channels
+    not whole sticks, fewer rows of patches than taps) needs no taps: the image seen as
+    (C * kh, N * Ho * Wo, kw) is a relayout of it (free in a host input's transfer), one batched
+    matmul contracts each patch row (kw) and the sum above adds the C * kh rows. A depthwise
+    convolution (groups = C = C_out) has no contraction: one spyre.pointwise of
+    sum_k x_k * w_k (+ bias) over the taps and the weight's columns.
+
+    Refused (the op runs on the host): transposed convolutions (each input element scatters
+    into several outputs) and 3-d ones."""
+
+    names = ("torch.aten.convolution",)
+
+    def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
+        x_v, w_v, b_v, stride_v, padding_v, dilation_v, transposed_v, _, groups_v = op.operands
+        transposed = transposed_v.owner
+        if not isinstance(transposed, t.ConstantBoolOp):
+            raise NotOnDevice("transposed is not a constant")
+        if transposed.value.value.data:
+            raise NotOnDevice(
+                "a transposed convolution: each input element scatters into several outputs, which no device "
+                "lowering expresses yet"
+            )
+        xs, ws = tuple(t.vtensor_type(x_v).get_shape()), tuple(t.vtensor_type(w_v).get_shape())
+        spatial = len(xs) - 2
+        if spatial not in (1, 2):
+            raise NotOnDevice(f"a {spatial}-d convolution: the device lowers 1-d and 2-d ones")
+        params: list[tuple[int, ...]] = []
+        for what, v in (("stride", stride_v), ("padding", padding_v), ("dilation", dilation_v)):
+            values = t.constant_list_ints(v)
+            if values is None:
+                raise NotOnDevice(f"{what} is not a constant list")
+            params.append(tuple(values * spatial if len(values) == 1 else values))
+        stride, padding, dilation = params
+        groups = t.constant_int_value(groups_v)
+        if groups is None:
+            raise NotOnDevice("groups is not constant")
+        n, c, *s = xs
+        c_out, cg, *k = ws
+        o = tuple(_result_shape(op)[2:])
+        bias = None if isinstance(b_v.type, t.NoneType) else b_v
+        ops: list[Operation] = []
+        if groups == c == c_out and cg == 1:
+            y = self._depthwise(ops, op, x_v, w_v, bias, xs, k, o, stride, padding, dilation)
+            return ops, _permute(ops, y, (0, spatial + 1, *range(1, spatial + 1)))  # (N, *O, C) -> (N, C, *O)
+        taps, cog, m = math.prod(k), c_out // groups, n * math.prod(o)
+        operands = None
+        if (
+            groups == 1
+            and stride == tuple(k)
+            and not any(padding)
+            and all(d == 1 for d in dilation)
+            and all(si == oi * ki for si, oi, ki in zip(s, o, k))
+            and c % F16_LANES
+            and math.prod((c, *k[:-1])) < taps
+        ):
+            trial: list[Operation] = []
+            try:
+                operands = self._patches(trial, op, x_v, w_v, xs, ws, o)
+                ops += trial
+            except NotOnDevice:
+                operands = None  # the taps below
+        if operands is None:
+            operands = self._taps(ops, op, x_v, w_v, xs, ws, o, groups, stride, padding, dilation)
+        lhs, rhs = operands
+        mm = spyre.MatmulOp(lhs, rhs, spyre.device_tensor_type((*_shape(lhs)[:-1], _shape(rhs)[-1])))
+        ops.append(mm)
+        b = None if bias is None else self._laid_out(ops, bias, op, (groups, 1, cog), (0, 1, 2))
+        if _shape(mm.result)[0] != groups:  # taps stacked along the batch
+            y = self._sum_taps(ops, mm.result, groups, b)
+        else:
+            y = mm.result if b is None else pointwise_append(ops, [mm.result, b], (groups, m, cog), addf)
+        y = self.reshape(ops, y, (groups, n, *o, cog))
+        y = _permute(ops, y, (1, 0, spatial + 2, *range(2, spatial + 2)))  # (N, G, C_out/G, *O)
+        return ops, self.reshape(ops, y, (n, c_out, *o))
+
+    def _laid_out(
+        self,
+        ops: list[Operation],
+        v: SSAValue,
+        op: Operation,
+        shape: Sequence[int],
+        perm: Sequence[int],
+        final: Sequence[int] | None = None,
+    ) -> SSAValue:
+        """v (a torch value) seen as `shape`, permuted by `perm` and seen as `final` (default: as
+        permuted), in the generic layout: a host tensor's transfer lays it out so (the host
+        reshapes and permutes on the way in); a device value is reshaped, permuted (a view) and
+        restickified where a view needs it."""
+        x = self.dev(v, op)
+        permuted = tuple(shape[p] for p in perm)
+        final = tuple(final or permuted)
+        owner = x.owner
+        seen = Layout.generic(final, 2).reshaped(permuted)
+        if isinstance(owner, spyre.ToDeviceOp) and owner.permutation is None and seen is not None:
+            inverse = tuple(list(perm).index(d) for d in range(len(perm)))
+            transfer = spyre.ToDeviceOp(owner.input, spyre.device_tensor_type(tuple(shape), seen.permuted(inverse)))
+            ops.append(transfer)
+            x = transfer.result
+        else:
+            x = self.reshape(ops, x, shape)
+        x = _generic(ops, _permute(ops, x, perm)) if final == permuted else _permute(ops, x, perm)
+        return _generic(ops, self.reshape(ops, x, final))
+
+    def _padded(self, ops: list[Operation], x: SSAValue, first: int, padding: Sequence[int]) -> SSAValue:
+        """x with a zero border of `padding[d]` along dim first + d (spyre.concat with host zeros)."""
+        for d, p in enumerate(padding):
+            if p == 0:
+                continue
+            shape = list(_shape(x))
+            border = _filled(ops, tuple(p if i == first + d else e for i, e in enumerate(shape)), 0.0)
+            shape[first + d] += 2 * p
+            x = _concat(ops, [border, x, border], first + d, tuple(shape), by_cost=not self.strict)
+        return x
+
+    def _windows(
+        self,
+        ops: list[Operation],
+        x: SSAValue,
+        first: int,
+        kernel: Sequence[int],
+        o: Sequence[int],
+        stride: Sequence[int],
+        dilation: Sequence[int],
+    ) -> list[SSAValue]:
+        """Per tap (row-major over the kernel), the strided box of x's spatial dims (from `first`)
+        that it reads: start tap * dilation, step stride, extent o."""
+        rank = len(_shape(x))
+        out = []
+        for tap in itertools.product(*(range(kd) for kd in kernel)):
+            start, steps, box = [0] * rank, [1] * rank, list(_shape(x))
+            for d, (i, dl, st, od) in enumerate(zip(tap, dilation, stride, o)):
+                start[first + d], steps[first + d], box[first + d] = i * dl, st, od
+            if tuple(box) == _shape(x):
+                out.append(x)
+                continue
+            sl = spyre.SliceOp(x, start, spyre.device_tensor_type(box), steps)
+            ops.append(sl)
+            out.append(sl.result)
+        return out
+
+    def _taps(
+        self,
+        ops: list[Operation],
+        op: Operation,
+        x_v: SSAValue,
+        w_v: SSAValue,
+        xs: Sequence[int],
+        ws: Sequence[int],
+        o: Sequence[int],
+        groups: int,
+        stride: Sequence[int],
+        padding: Sequence[int],
+        dilation: Sequence[int],
+    ) -> tuple[SSAValue, SSAValue]:
+        """The matmul operands over the taps: im2col (G, M, T * C/G) and (G, T * C/G, C_out/G), or
+        the taps stacked (T * G, M, C/G) and (T * G, C/G, C_out/G)."""
+        n, c, *s = xs
+        c_out, cg, *k = ws
+        spatial, taps, cog, m = len(s), math.prod(k), c_out // groups, n * math.prod(o)
+        # x (N, C, *S) seen as (N, G, C/G, *S), permuted to (G, N, *S, C/G)
+        x = self._laid_out(ops, x_v, op, (n, groups, cg, *s), (1, 0, *range(3, spatial + 3), 2))
+        windows = self._windows(ops, self._padded(ops, x, 2, padding), 2, k, o, stride, dilation)
+        # w (C_out, C/G, *K) seen as (G, C_out/G, C/G, *K)
+        w_shape = (groups, cog, cg, *k)
+        if taps == 1 or cg % F16_LANES == 0:  # whole sticks per tap: side by side along the contraction
+            cols = _concat(ops, windows, spatial + 2, (groups, n, *o, taps * cg), by_cost=not self.strict)
+            w_perm = (0, *range(3, spatial + 3), 2, 1)  # (G, *K, C/G, C_out/G)
+            w = self._laid_out(ops, w_v, op, w_shape, w_perm, (groups, taps * cg, cog))
+            return self.reshape(ops, cols, (groups, m, taps * cg)), w
+        rows = _concat(ops, windows, 0, (taps * groups, n, *o, cg), by_cost=not self.strict)
+        w_perm = (*range(3, spatial + 3), 0, 2, 1)  # (*K, G, C/G, C_out/G)
+        w = self._laid_out(ops, w_v, op, w_shape, w_perm, (taps * groups, cg, cog))
+        return self.reshape(ops, rows, (taps * groups, m, cg)), w
+
+    def _patches(
+        self,
+        ops: list[Operation],
+        op: Operation,
+        x_v: SSAValue,
+        w_v: SSAValue,
+        xs: Sequence[int],
+        ws: Sequence[int],
+        o: Sequence[int],
+    ) -> tuple[SSAValue, SSAValue]:
+        """The matmul operands of a patch embedding: the image as (C * K[:-1], M, K[-1]) and the
+        weight as (C * K[:-1], K[-1], C_out)."""
+        n, c, *s = xs
+        c_out, _, *k = ws
+        spatial = len(s)
+        rows, m = math.prod((c, *k[:-1])), n * math.prod(o)
+        # x (N, C, *S) seen as (N, C, O0, K0, ...), permuted to (C, K0, .., N, O0, .., K_last)
+        tiled = (n, c, *(e for od, kd in zip(o, k) for e in (od, kd)))
+        kernel_dims = [3 + 2 * d for d in range(spatial)]
+        perm = (1, *kernel_dims[:-1], 0, *(2 + 2 * d for d in range(spatial)), kernel_dims[-1])
+        x = self._laid_out(ops, x_v, op, tiled, perm, (rows, m, k[-1]))
+        # w (C_out, C, *K) permuted to (C, *K, C_out)
+        w = self._laid_out(ops, w_v, op, ws, (*range(1, spatial + 2), 0), (rows, k[-1], c_out))
+        return x, w
+
+    def _sum_taps(self, ops: list[Operation], z: SSAValue, groups: int, bias: SSAValue | None) -> SSAValue:
+        """z (T * G, M, N) summed over T (+ bias (G, 1, N)): (G, M, N)."""
+        tg, m, n = _shape(z)
+        taps = tg // groups
+        if groups == 1 and n % F16_LANES == 0:  # rows of whole sticks: a matmul by ones sums them in fp32
+            flat = self.reshape(ops, z, (taps, m * n))
+            mm = spyre.MatmulOp(_filled(ops, (1, taps), 1.0), flat, spyre.device_tensor_type((1, m * n)))
+            ops.append(mm)
+            y = self.reshape(ops, mm.result, (1, m, n))
+            return y if bias is None else pointwise_append(ops, [y, bias], (1, m, n), addf)
+        parts = []
+        for i in range(taps):
+            sl = spyre.SliceOp(z, [i * groups, 0, 0], spyre.device_tensor_type((groups, m, n)))
+            ops.append(sl)
+            parts.append(sl.result)
+        return pointwise_append(ops, [*parts, *([bias] if bias is not None else [])], (groups, m, n), _sum_body)
+
+    def _depthwise(
+        self,
+        ops: list[Operation],
+        op: Operation,
+        x_v: SSAValue,
+        w_v: SSAValue,
+        bias: SSAValue | None,
+        xs: Sequence[int],
+        k: Sequence[int],
+        o: Sequence[int],
+        stride: Sequence[int],
+        padding: Sequence[int],
+        dilation: Sequence[int],
+    ) -> SSAValue:
+        """sum over taps of x_k * w_k (+ bias), channels last: (N, *O, C)."""
+        n, c, *s = xs
+        spatial, taps = len(s), math.prod(k)
+        x = self._laid_out(ops, x_v, op, (n, c, *s), (0, *range(2, spatial + 2), 1))  # (N, *S, C)
+        windows = self._windows(ops, self._padded(ops, x, 1, padding), 1, k, o, stride, dilation)
+        w = self._laid_out(ops, w_v, op, (c, taps), (1, 0))  # w (C, 1, *K) as (T, C)
+        columns = [w] if taps == 1 else []
+        for i in range(taps if taps > 1 else 0):
+            sl = spyre.SliceOp(w, [i, 0], spyre.device_tensor_type((1, c)))
+            ops.append(sl)
+            columns.append(sl.result)
+        extra = [] if bias is None else [self.dev(bias, op)]
+
+        def body(*args: SSAValue) -> SSAValue:
+            products = [mulf(a, b) for a, b in zip(args[:taps], args[taps : 2 * taps])]
+            return _sum_body(*products, *args[2 * taps :])
+
+        return pointwise_append(ops, [*windows, *columns, *extra], (n, *o, c), body)
+
+
+# endregion
+
 LOWERINGS: tuple[type[Lowering], ...] = (
     LowerViews,
     LowerCopy,
@@ -1129,6 +1837,9 @@ LOWERINGS: tuple[type[Lowering], ...] = (
     LowerIndexPut,
     LowerSlice,
     LowerCat,
+    LowerIndex,
+    LowerRepeat,
+    LowerConstantPad,
     LowerMatmul,
     LowerUnary,
     LowerBinary,
@@ -1138,6 +1849,7 @@ LOWERINGS: tuple[type[Lowering], ...] = (
     LowerReductions,
     LowerSoftmax,
     LowerLayerNorm,
+    LowerConvolution,
 )
 
 DEVICE_OPS: dict[str, str] = {
@@ -1157,12 +1869,16 @@ DEVICE_OPS: dict[str, str] = {
     "torch.aten.unsqueeze": "spyre.reshape (free view)",
     "torch.aten.squeeze.dims": "spyre.reshape (free view)",
     "torch.aten.squeeze.dim": "spyre.reshape (free view)",
-    "torch.aten.expand": "spyre.pointwise copy (the broadcast is materialised)",
+    "torch.aten.expand": "spyre.pointwise copy (the broadcast is materialised); along the stick dim from elements that share sticks: broadcast along another dim between two transposes",
     "torch.aten.embedding": "spyre.gather: row DMAs at indices the host hands over at launch",
     "torch.aten.index_put": "spyre.scatter: rows at host indices along one dim, written in place into the destination (a KV-cache update); the destination read by nothing else",
     "torch.aten.slice.Tensor": "spyre.slice (a step strides the copy); along the stick dim with a step or off a stick boundary: transposed to another dim, sliced there and transposed back",
     "torch.aten.select.int": "spyre.slice of one row + spyre.reshape dropping the dim; along the stick dim: transposed to another dim first",
     "torch.aten.cat": "spyre.concat (DMA copies of each piece to its offset); along the stick dim with a piece ending inside a stick: transposed to another dim, joined there and transposed back",
+    "torch.aten.index.Tensor": "spyre.gather: rows at host indices (integer index tensors on any dims; the row numbers computed on the host) of the tensor with the indexed dims moved first, viewed and permuted to the result",
+    "torch.aten.index_select": "spyre.gather: rows at host indices along the dim, as index.Tensor",
+    "torch.aten.repeat": "spyre.concat of the copies along each repeated dim (as cat)",
+    "torch.aten.constant_pad_nd": "spyre.concat of the tensor between host-built constant blocks (sent once) along each padded dim; negative padding stays on the host",
     "torch.aten.gelu": "spyre.pointwise: erf form (none) or tanh form (tanh)",
     "torch.aten.pow.Tensor_Scalar": "spyre.pointwise exp(c log x) for non-integer c; torch-adapt makes x*x..., sqrt, rsqrt",
     "torch.aten.clamp": "spyre.pointwise: maximumf / minimumf with constants",
@@ -1183,6 +1899,7 @@ DEVICE_OPS: dict[str, str] = {
     "torch.aten.amin": "spyre.reduce min (last dim, keepdim): a splat result",
     "torch.aten._softmax": "spyre.reduce max, spyre.pointwise exp(x - m), spyre.reduce sum, spyre.pointwise divide (last dim)",
     "torch.aten.native_layer_norm": "spyre.reduce mean, spyre.pointwise (x - mean)^2, spyre.reduce mean, rsqrt, normalise (last dim)",
+    "torch.aten.convolution": "1-d and 2-d, channels last: each tap a strided spyre.slice (a zero border by spyre.concat), spyre.matmul over the taps side by side or batched per tap and summed, batched over groups; a patch embedding one batched spyre.matmul over a relayout of the image; depthwise one spyre.pointwise multiply-add; transposed and 3-d on the host",
 }
 """Every torch op with a device lowering, and what it becomes (docs/ops.md is generated from it)."""
 
@@ -1193,6 +1910,11 @@ def _is_int(v: SSAValue[t.ValueTensorType]) -> bool:
     return not v.type.has_dtype or isinstance(v.type.get_dtype(), IntegerType)
 
 
+def _is_tensor_list(v: SSAValue) -> bool:
+    """A list of tensors (a split's pieces): data, not a host scalar."""
+    return isinstance(v.type, t.ListType) and isinstance(v.type.element_type, t.ValueTensorType)
+
+
 def _host_by_design(op: Operation) -> tuple[bool, str]:
     """Ops the host runs by design, as the real stack does: index and mask arithmetic on
     integer/boolean tensors, comparisons producing masks, constant creation, and the float copy
@@ -1200,7 +1922,11 @@ def _host_by_design(op: Operation) -> tuple[bool, str]:
     the copy is where it crosses to floats)."""
     if op.name in t.CREATION_OPS:
         return True, "a constant made from shapes and numbers (host-built)"
-    if op.results and not any(is_vtensor(v) for v in op.results):
+    if HOST_CONSTANT in op.attributes:
+        return True, "a constant computed from host-built ones (built once, on the host)"
+    if INDEX_ARITHMETIC in op.attributes:
+        return True, "float arithmetic on integer data whose result only integer ops read (index building, host)"
+    if op.results and not any(is_vtensor(v) or _is_tensor_list(v) for v in op.results):
         return True, "computes a host scalar"
     if op.name == "torch.aten.where.self" and all(v.type.get_shape() == () for v in op.operands[1:] if is_vtensor(v)):
         return True, "builds a mask from a boolean condition and two constants (host)"
@@ -1212,7 +1938,90 @@ def _host_by_design(op: Operation) -> tuple[bool, str]:
         return True, "computes an integer/boolean mask (host)"
     if op.name in t.DTYPE_CONVERSIONS and ins and all(_is_int(v) for v in ins):
         return True, "a float copy of an integer/boolean tensor (integer data lives on the host)"
+    if op.name == "torch.aten.histc" and ins and all(_float_copy_of_int(v) for v in ins):
+        return True, "counts integer values held as floats (a MoE's tokens per expert: integer data lives on the host)"
     return False, ""
+
+
+def _float_copy_of_int(v: SSAValue) -> bool:
+    """v is the float copy of an integer/boolean tensor (its values are integers)."""
+    owner = v.owner
+    return (
+        isinstance(owner, Operation)
+        and owner.name in t.DTYPE_CONVERSIONS
+        and bool(owner.operands)
+        and is_vtensor(owner.operands[0])
+        and _is_int(owner.operands[0])
+    )
+
+
+HOST_CONSTANT = spyre.HOST_CONSTANT_ATTR
+
+_RANDOM = ("rand", "normal", "bernoulli", "uniform", "dropout", "multinomial")
+"""Name parts of ops whose result is not a function of their operands."""
+
+
+def mark_host_constants(block: Block) -> None:
+    """Mark the torch ops whose tensor operands are all constants and at least one of them
+    built from shapes and numbers (`t.CREATION_OPS`, or an op marked so): OPT's positions as the
+    cumsum of a mask of ones, BLOOM's ALiBi slopes (powers of a constant base), a Llama-4-style
+    attention scale from positions. They compute a constant, which the host builds at the first
+    call and the device then holds, as it does the creation ops' (runtime/host.py folds every
+    op made of constants); on the device they would run at every call, or go to the host and
+    back. Literals alone (weights written into the IR) do not count: ops on them stay where
+    their lowering puts them."""
+    constant: set[SSAValue] = set()
+    built: set[SSAValue] = set()
+    """Constants made from shapes and numbers."""
+    for op in block.ops:
+        operands = [
+            e for v in op.operands for e in (v.owner.operands if isinstance(v.owner, t.PrimListConstructOp) else [v])
+        ]
+        if isinstance(op, t.VALUE_OPS) and not isinstance(op, t.PrimListConstructOp):
+            constant.update(op.results)
+        elif isinstance(op, t.PrimListConstructOp):
+            if all(v in constant for v in op.operands):
+                constant.update(op.results)
+        elif op.name.startswith("torch.") and operands and all(v in constant for v in operands):
+            if any(part in op.name for part in _RANDOM):
+                continue
+            constant.update(op.results)
+            if op.name in t.CREATION_OPS:
+                built.update(op.results)
+            elif any(v in built for v in operands if is_vtensor(v)):
+                built.update(op.results)
+                op.attributes[HOST_CONSTANT] = UnitAttr()
+
+
+INDEX_ARITHMETIC = "spyre.index_arithmetic"
+"""Marks a float op of index building (`mark_index_arithmetic`): on the host, by design."""
+
+
+def mark_index_arithmetic(block: Block) -> None:
+    """Mark the float ops that compute from integer data alone and whose results only integer
+    ops read, through other such ops: index building written in floats, such as T5's and
+    MPNet's relative position buckets (the log of a distance, truncated back to an integer).
+    They stay on the host with the integer ops around them, as index and mask building does:
+    on the device they would cost a round trip for what is integer data on both sides."""
+    derived: set[SSAValue] = set()
+    """Float values computed from integer data alone."""
+    candidates: list[Operation] = []
+    for op in block.ops:
+        ins = [v for v in op.operands if is_vtensor(v)]
+        outs = [v for v in op.results if is_vtensor(v) and not _is_int(v)]
+        if ins and outs and all(_is_int(v) or v in derived for v in ins):
+            derived.update(outs)
+            if not _host_by_design(op)[0]:
+                candidates.append(op)
+    marked: set[Operation] = set()
+    for op in reversed(candidates):  # readers first: a chain is marked from its integer end
+        readers = [u.operation for r in op.results for u in r.uses]
+        if readers and all(
+            r in marked or (_host_by_design(r)[0] and all(_is_int(v) for v in r.results if is_vtensor(v)))
+            for r in readers
+        ):
+            marked.add(op)
+            op.attributes[INDEX_ARITHMETIC] = UnitAttr()
 
 
 def host_ops(ops) -> list[tuple[Operation, str, bool]]:
@@ -1258,7 +2067,11 @@ class ConvertTorchToSpyrePass(ModulePass):
                 cast.operands[0] = new_arg
                 Rewriter.insert_op(cast, InsertPoint.at_start(block))
         border = Border()
-        refused: dict[Operation, str] = {}
+        mark_host_constants(block)
+        mark_index_arithmetic(block)
+        refused: dict[Operation, str] = {
+            op: _host_by_design(op)[1] for op in block.ops if {INDEX_ARITHMETIC, HOST_CONSTANT} & op.attributes.keys()
+        }
         PatternRewriteWalker(
             GreedyRewritePatternApplier([cls(border, refused, self.strict) for cls in LOWERINGS]),
             apply_recursively=False,

@@ -36,6 +36,7 @@ a torch model (its FX graph imported, then evaluated here) is `frontend/referenc
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -272,9 +273,20 @@ def _call(fn_aten: Any, args: list[Any], values: Sequence[np.ndarray | None]) ->
     return [o.detach().numpy() if isinstance(o, torch.Tensor) else np.asarray(o) for o in outs]
 
 
+_SPLITS = frozenset({"torch.aten.split_with_sizes", "torch.aten.split.Tensor", "torch.aten.unbind.int"})
+"""Ops whose one result is a list of pieces of their input."""
+
+
 def _eval(op: Operation, fn_aten: Any, args: list[Any], u: float, tiny: float) -> list[Any]:
     check_enum_arguments(op.name, fn_aten, args)
     tensors = [a for a in args if isinstance(a, _Tensor)]
+    if op.name in _SPLITS and len(tensors) == 1:  # copies of parts of the input: their bounds the same parts
+        try:
+            parts = _call(fn_aten, args, [tensors[0].value])
+        except (RuntimeError, IndexError, TypeError, ValueError) as err:
+            raise ReferenceError(f"'{op.name}': PyTorch rejects its operands: {str(err).splitlines()[0]}") from None
+        bounds = _call(fn_aten, args, [tensors[0].bound])
+        return [[_Tensor(v, b) for v, b in zip(parts, bounds)]]
     try:
         exact = _call(fn_aten, args, [a.value for a in tensors])
     except (RuntimeError, IndexError, TypeError, ValueError, NotImplementedError) as err:  # PyTorch's own checks
@@ -316,6 +328,8 @@ def _eval(op: Operation, fn_aten: Any, args: list[Any], u: float, tiny: float) -
     name = op.name
     if name in MATMULS:
         return [stored(exact[0], _matmul_bound(name, args))]
+    if name == "torch.aten.convolution":
+        return [stored(exact[0], _convolution_bound(args, u))]
     if name == "torch.aten._softmax":
         (x,) = floats
         dim = args[1]
@@ -373,6 +387,28 @@ def _matmul_bound(name: str, args: list[Any]) -> np.ndarray:
         e = e + abs(alpha) * 2.0**-10 * np.abs(a @ b)
         if isinstance(bias, _Tensor):
             e = e + abs(beta) * bias.bound
+    return e
+
+
+def _convolution_bound(args: list[Any], u: float) -> np.ndarray:
+    """A convolution is a matmul over its input's windows (each output a dot product of
+    C/groups * prod(K) terms): the matmul bound with the products convolved, plus one rounding
+    of the partial sums per tap (at most u of each: the device sums taps it computed apart) and
+    the store before the bias is added."""
+    x, w, bias = args[0], args[1], args[2]
+
+    def conv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return torch.ops.aten.convolution(_torch(a), _torch(b), None, *args[3:]).numpy()
+
+    terms = math.prod(w.value.shape[1:])
+    magnitude = conv(np.abs(x.value), np.abs(w.value))
+    e = (
+        6 * np.sqrt(conv(np.square(x.value), np.square(w.bound)) + conv(np.square(x.bound), np.square(w.value)))
+        + conv(x.bound, w.bound)
+        + (terms * U32 + u) * magnitude
+    )
+    if isinstance(bias, _Tensor):
+        e = e + u * magnitude + bias.bound.reshape(-1, *([1] * (x.value.ndim - 2)))
     return e
 
 

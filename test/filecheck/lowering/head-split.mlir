@@ -82,3 +82,36 @@ func.func @wide_split(%x: !torch.vtensor<[4,65536],f32>) -> !torch.vtensor<[2,2,
   %1 = torch.aten.view %0, %l : !torch.vtensor<[4,65536],f32>, !torch.list<int> -> !torch.vtensor<[2,2,4096,16],f32>
   return %1 : !torch.vtensor<[2,2,4096,16],f32>
 }
+
+// The last dim split in two and its first part merged into the rows ((1, 23, 18) -> (46, 9),
+// ConvBERT's dynamic convolution): no layout makes it one view; the split is a view of the
+// layout sticked along the sequence, the merge one of the generic layout, each after a
+// relayout.
+// CHECK-LABEL: func.func @split_and_merge
+// CHECK:         %[[T:.*]] = spyre.restickify %{{.*}} -> tensor<1x23x18xf16, #spyre.layout<device_size = [18, 1, 1, 64], stride_map = [1, 64, 414, 18]>>
+// CHECK-NEXT:    %[[S:.*]] = spyre.reshape %[[T]] : {{.*}} -> tensor<1x23x2x9xf16
+// CHECK-NEXT:    %[[G:.*]] = spyre.restickify %[[S]] : {{.*}} -> tensor<1x23x2x9xf16, #spyre.layout<device_size = [23, 2, 1, 1, 64], stride_map = [18, 9, 64, 414, 1]>>
+// CHECK-NEXT:    spyre.reshape %[[G]] : {{.*}} -> tensor<46x9xf16
+func.func @split_and_merge(%x: !torch.vtensor<[1,23,18],f32>) -> !torch.vtensor<[46,9],f32> {
+  %0 = torch.aten.relu %x : !torch.vtensor<[1,23,18],f32> -> !torch.vtensor<[1,23,18],f32>
+  %int46 = torch.constant.int 46
+  %int9 = torch.constant.int 9
+  %l = torch.prim.ListConstruct %int46, %int9 : (!torch.int, !torch.int) -> !torch.list<int>
+  %1 = torch.aten.view %0, %l : !torch.vtensor<[1,23,18],f32>, !torch.list<int> -> !torch.vtensor<[46,9],f32>
+  return %1 : !torch.vtensor<[46,9],f32>
+}
+
+// A single row ((1, 1, 64) -> (1, 1, 4, 16)): a view of the layout sticked along a dim of
+// extent 1, an element per stick.
+// CHECK-LABEL: func.func @single_row
+// CHECK:         %[[T:.*]] = spyre.restickify %{{.*}} -> tensor<1x1x64xf16, #spyre.layout<device_size = [64, 1, 1, 64], stride_map = [1, 64, 64, -1]>>
+// CHECK-NEXT:    spyre.reshape %[[T]] : {{.*}} -> tensor<1x1x4x16xf16
+func.func @single_row(%x: !torch.vtensor<[1,1,64],f32>) -> !torch.vtensor<[1,1,4,16],f32> {
+  %0 = torch.aten.relu %x : !torch.vtensor<[1,1,64],f32> -> !torch.vtensor<[1,1,64],f32>
+  %int1 = torch.constant.int 1
+  %int4 = torch.constant.int 4
+  %int16 = torch.constant.int 16
+  %l = torch.prim.ListConstruct %int1, %int1, %int4, %int16 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %1 = torch.aten.view %0, %l : !torch.vtensor<[1,1,64],f32>, !torch.list<int> -> !torch.vtensor<[1,1,4,16],f32>
+  return %1 : !torch.vtensor<[1,1,4,16],f32>
+}
