@@ -5,10 +5,36 @@ device takes better in another form.
                             computed positions, a gather): the slices and the cat are DMA copies
                             into offsets of one buffer on the device, and no index crosses the
                             host link (HF's sliding-window KV cache rolls its rows every step)
+
+Mixture-of-experts routing and dispatch (transformers' `grouped_mm` experts: topk over the
+router's probabilities, a sort of the expert ids, gathers into and out of expert order, a
+grouped matmul, a sum over the k experts of each token). The integer work (the ids, their
+order, the counts and offsets, the masks made from them) is host work by design; every float
+value is computed on the device from masks the host builds:
+
+    topk(x, k, d)           along a dim of at most TOPK_RANKED elements: each element's rank
+                            (how many beat it, ties to the lower index), from comparisons of
+                            every pair (boolean and integer work: the host), the indices where
+                            the rank is 0 .. k-1; the values where(rank == j, x, 0) summed along
+                            d (one term is x, the others 0: exact, inf included). The order of
+                            NaNs (topk puts them first) is not kept. n * n comparisons and
+                            k * n device element operations per row of n
+    grouped_mm_fallback(a, w, offs)
+                            (transformers' custom op: rows offs[e-1] <= r < offs[e] of a times
+                            w[e]) dense: for each expert e, a @ w[e] over every row, the rows of
+                            group e selected by a host mask (where, not a product: other rows'
+                            values never mix in). Exact per row; it costs E times the expert
+                            matmuls' MACs (S rows each instead of S in all): 8x for Mixtral
+                            8x7B, 128x for Qwen3-MoE-30B's 128 experts, where a device grouped
+                            matmul (row ranges at launch from the host's offsets) would cost 1x
+    sum(x, dims)            over dims other than the last whose extents multiply to at most 16:
+                            adds of the slices along them (the device reduces along the stick
+                            dim only); the same sum in another order (fp32 rounding)
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,10 +55,72 @@ def _roll(x: torch.Tensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> A
     return out.clone() if out is x else out  # a cat is a new tensor already
 
 
+TOPK_RANKED = 256
+"""The longest dim `topk` is decomposed along (its ranks compare every pair: n * n per row)."""
+
+
+def _topk(x: torch.Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+    if not x.is_floating_point() or x.dim() == 0 or x.shape[dim] > TOPK_RANKED:
+        return NotImplemented
+    d = dim % x.dim()
+    n = x.shape[d]
+    moved = x.movedim(d, -1)
+    a, b = moved.unsqueeze(-1), moved.unsqueeze(-2)  # [..., e, f]: x[e] against x[f]
+    position = torch.arange(n, device=x.device)
+    beaten = (b > a) if largest else (b < a)
+    tied_before = (b == a) & (position < position.unsqueeze(-1))
+    rank = (beaten | tied_before).sum(-1)  # [..., e]: the place of x[e] in the order
+    hot = rank.unsqueeze(-2) == torch.arange(k, device=x.device).unsqueeze(-1)  # [..., j, e]
+    indices = (hot * position).sum(-1)
+    values = torch.where(hot, moved.unsqueeze(-2), torch.zeros((), dtype=x.dtype, device=x.device)).sum(-1)
+    return values.movedim(-1, d), indices.movedim(-1, d)
+
+
+def _grouped_mm(a: torch.Tensor, w: torch.Tensor, offs: torch.Tensor) -> Any:
+    if a.dim() != 2 or w.dim() != 3 or not a.is_floating_point():
+        return NotImplemented
+    experts = w.shape[0]
+    every = torch.bmm(a.expand(experts, *a.shape), w)  # (E, S, N): every row through every expert
+    products = [every[e] for e in range(experts)]
+    rows = torch.arange(a.shape[0], device=a.device)
+    out = torch.zeros((), dtype=a.dtype, device=a.device)  # rows past offs[-1] stay 0, as the op leaves them
+    for e in range(experts - 1, -1, -1):
+        start = offs[e - 1] if e else torch.zeros((), dtype=offs.dtype, device=offs.device)
+        group = ((rows >= start) & (rows < offs[e])).unsqueeze(-1)
+        out = torch.where(group, products[e], out)
+    return out.expand(a.shape[0], w.shape[2]).clone() if out.dim() == 0 else out
+
+
+SUMMED_SLICES = 16
+"""The most slices `sum` over dims other than the last is unrolled into (adds of slices)."""
+
+
+def _sum(x: torch.Tensor, dims: Sequence[int] | None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+    if dtype is not None or not dims or not x.is_floating_point() or x.dim() < 2:
+        return NotImplemented
+    reduced = sorted({d % x.dim() for d in dims})
+    if x.dim() - 1 in reduced or math.prod(x.shape[d] for d in reduced) > SUMMED_SLICES:
+        return NotImplemented
+    if any(x.shape[d] == 0 for d in reduced):
+        return NotImplemented
+    acc = x
+    for d in reduced:
+        total = acc.narrow(d, 0, 1)
+        for i in range(1, acc.shape[d]):
+            total = total + acc.narrow(d, i, 1)
+        acc = total
+    return acc if keepdim else acc.squeeze(reduced)
+
+
 def decompositions() -> dict[Any, Any]:
     """PyTorch's core-ATen decomposition table with ours in place of its entries."""
     from torch._decomp import core_aten_decompositions
 
     table: dict[Any, Any] = dict(core_aten_decompositions())
     table[aten.roll.default] = _roll
+    table[aten.topk.default] = _topk
+    table[aten.sum.dim_IntList] = _sum
+    grouped_mm = getattr(getattr(torch.ops, "transformers", None), "grouped_mm_fallback", None)
+    if grouped_mm is not None:  # registered when transformers' MoE integration is imported
+        table[grouped_mm.default] = _grouped_mm
     return table

@@ -11,6 +11,7 @@ explicit `spyre.restickify` where it is not, then move what can be moved to the 
     reduce      the input in the generic layout (the result is its splat)
     slice       the input in the generic layout
     concat      every input in the generic layout
+    gather      the table in the generic layout (each row a DMA of whole sticks)
     fold        restickify(views(to_device(x))) -> to_device(x) straight into the wanted
                 layout: the host transposes/reshapes for free on the way in
     drop        restickify to the layout it already has; restickify of a restickify;
@@ -189,6 +190,18 @@ class ConcatInputsGeneric(RewritePattern):
             _operand_generic(op, i, rewriter)
 
 
+class GatherTableGeneric(RewritePattern):
+    """A gather copies a row of the table's generic layout per index: a table in another
+    layout (a computed value viewed, e.g. rows in a permuted device-dim order) is
+    restickified to it."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: spyre.GatherOp, rewriter: PatternRewriter):
+        if _in_kernel(op):
+            return
+        _operand_generic(op, 0, rewriter)
+
+
 class ScatterValuesByRows(RewritePattern):
     """A scatter reads its values a row at a time, each dim by one stick stride: values in
     another layout are restickified to the generic one. (The destination, written in place,
@@ -332,6 +345,7 @@ class SpyrePropagateLayoutsPass(ModulePass):
                     ReduceInputGeneric(),
                     SliceInputShareSticks(),
                     ConcatInputsGeneric(),
+                    GatherTableGeneric(),
                     ScatterValuesByRows(),
                 ]
             ),
