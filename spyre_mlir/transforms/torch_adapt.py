@@ -13,6 +13,9 @@ is (fp32 on the host; the device then computes in DL16 either way).
     max.dim(x, d, k)   -> amax(x, [d], k)                   exact, when the indices are unused
     split_with_sizes(x, sizes, d) -> a slice of x along d per piece
                                                             exact, when the pieces are unpacked
+    _softmax(x, d)     -> view(_softmax(view(x, rows), -1))  exact, when the dims after d have extent 1
+    bmm(A, B)          -> sum(A * transpose(B), -1, keepdim)  the same products, for B of one column;
+                                                            each product stored in DL16 before the sum
     0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
                        -> gelu(x, approximate="tanh")       same formula (gelu_new / gelu_pytorch_tanh);
                                                             roundings of the chain differ by a few fp32 ulp
@@ -318,6 +321,55 @@ def _ints(values: Sequence[int]) -> tuple[list[Operation], SSAValue]:
     items = [t.ConstantIntOp(v) for v in values]
     lst = t.PrimListConstructOp([i.result for i in items], t.ListType(t.IntType()))
     return [*items, lst], lst.result
+
+
+class SoftmaxOverTrailingUnits(RewritePattern):
+    """_softmax(x, d) whose dims after d all have extent 1 -> view(_softmax(view(x, x.shape[:d + 1]),
+    -1), x.shape): exact, the same rows normalised (ConvBERT's dynamic convolution weights,
+    (46, 9, 1) along dim 1); the lowering reduces along the last dim only."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.name != "torch.aten._softmax" or not _sized(x_type := op.operands[0].type):
+            return
+        shape = list(x_type.get_shape())
+        d = t.constant_int_value(op.operands[1])
+        if d is None or not -len(shape) <= d < len(shape) or d % len(shape) == len(shape) - 1:
+            return
+        d %= len(shape)
+        if any(n != 1 for n in shape[d + 1 :]) or op.results[0].type != x_type:
+            return
+        inner = t.ValueTensorType(shape[: d + 1], x_type.get_dtype())
+        to_rows, rows = _ints(shape[: d + 1])
+        back, full = _ints(shape)
+        last = t.ConstantIntOp(-1)
+        flat = _new("torch.aten.view", [op.operands[0], rows], inner)
+        soft = _new("torch.aten._softmax", [flat.results[0], last.result, op.operands[2]], inner)
+        out = _new("torch.aten.view", [soft.results[0], full], x_type)
+        rewriter.replace(op, [*to_rows, *back, last, flat, soft, out], [out.results[0]])
+
+
+class ProductsWithOneColumn(RewritePattern):
+    """bmm(A, B) with B of one column (N = 1) -> sum(A * transpose(B, 1, 2), [-1], keepdim):
+    the same products, summed along the stick dim by a reduction (ConvBERT's dynamic
+    convolution, (46, 16, 9) @ (46, 9, 1)). The matmul would read B sticked along its one
+    column, an element per stick, which a relayout from B's own layout (its K along the
+    sticks) cannot reach; here B's K stays along the sticks. Each product is stored in DL16
+    before the sum (one rounding more than the matmul's, within the op-by-op bound)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.name != "torch.aten.bmm":
+            return
+        a, b, r = op.operands[0], op.operands[1], op.results[0].type
+        if not (_sized(a.type) and _sized(b.type) and _sized(r)) or b.type.get_shape()[2] != 1:
+            return
+        (n, m, k), dtype = a.type.get_shape(), a.type.get_dtype()
+        one, two = t.ConstantIntOp(1), t.ConstantIntOp(2)
+        bt = _new(t.AtenTransposeIntOp.name, [b, one.result, two.result], t.ValueTensorType([n, 1, k], dtype))
+        products = _new("torch.aten.mul.Tensor", [a, bt.results[0]], t.ValueTensorType([n, m, k], dtype))
+        dims, last = _ints([-1])
+        keep, none = t.ConstantBoolOp(True), t.ConstantNoneOp()
+        total = _new("torch.aten.sum.dim_IntList", [products.results[0], last, keep.result, none.result], r)
+        rewriter.replace(op, [one, two, bt, products, *dims, keep, none, total], [total.results[0]])
 
 
 class ReduceWithoutKeepdim(RewritePattern):
@@ -753,6 +805,8 @@ ADAPTATIONS: tuple[type[RewritePattern], ...] = (
     MaxDimToAmax,
     SplitIntoSlices,
     ScalarTensorOperand,
+    SoftmaxOverTrailingUnits,
+    ProductsWithOneColumn,
     ReduceWithoutKeepdim,
     ElementwiseBeforeView,
     ViewOfView,

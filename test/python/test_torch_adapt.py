@@ -221,3 +221,77 @@ def test_a_rotary_embedding_gives_the_same_bits_in_fewer_launches(monkeypatch):
     assert len(launches_with) <= len(launches_without) - 3, (launches_with, launches_without)  # 6 vs 9
     assert torch.equal(nan_with.isnan(), nan_without.isnan()) and int(nan_with.isnan().sum()) == 2
     assert torch.equal(nan_with.nan_to_num(), nan_without.nan_to_num())
+
+
+@pytest.mark.parametrize("rows, sizes", [(1, (64, 128)), (23, (63, 65, 1)), (100, (257, 64))])
+def test_a_split_into_pieces_is_slices_on_the_device(rows, sizes):
+    """split_with_sizes, unpacked: a slice per piece (SplitIntoSlices), joined again in the
+    other order; nothing on the host."""
+
+    def fn(x):
+        return torch.cat([p * 2.0 for p in torch.split(x, list(sizes), dim=-1)][::-1], dim=-1)
+
+    report, _ = compiled(fn, randn(rows, sum(sizes), seed=rows))
+    assert not report.cpu_fallback and not report.host_by_design, report
+
+
+@pytest.mark.parametrize("shape, dim", [((46, 9, 1), 1), ((3, 63, 1, 1), 1), ((65, 1), 0)])
+def test_a_softmax_whose_later_dims_are_units_runs_along_the_last(shape, dim):
+    """_softmax along a dim followed by dims of extent 1 (SoftmaxOverTrailingUnits)."""
+    report, _ = compiled(lambda x: torch.softmax(x, dim), randn(*shape, seed=dim + 3))
+    assert not report.cpu_fallback, report
+
+
+@pytest.mark.parametrize("n, m, k", [(46, 16, 9), (1, 1, 1), (3, 65, 100), (2, 7, 257)])
+def test_products_with_one_column_are_a_sum_of_products(n, m, k):
+    """bmm(A, B) with B of one column (ProductsWithOneColumn): a product and a row sum."""
+    report, _ = compiled(torch.bmm, randn(n, m, k, seed=k), randn(n, k, 1, seed=m))
+    assert not report.cpu_fallback, report
+
+
+def test_constants_computed_from_shapes_are_built_once_on_the_host():
+    """Ops made of constants built from shapes and numbers (OPT's cumsum of a mask of ones)
+    are host-built constants: not CPU fallbacks, folded at the first call, and no round trip."""
+    import spyre_mlir
+
+    def fn(x):
+        positions = torch.cumsum(torch.ones(x.shape[0], x.shape[1]), dim=1) - 1.0
+        return x * positions.unsqueeze(-1)
+
+    x = randn(1, 23, 64, seed=5)
+    report, _ = compiled(fn, x)
+    assert not report.cpu_fallback, report
+    assert report.host_by_design.get("torch.aten.cumsum") == 1, report
+    torch._dynamo.reset()
+    f = torch.compile(Fn(fn), backend="spyre")
+    with torch.no_grad():
+        f(x)
+        with spyre_mlir.profile() as prof:
+            f(x)
+    assert prof.host_round_trips == 0
+    assert prof.transfer_bytes_by_kind.get("intermediate", 0) == 0  # the constant stays on the device
+
+
+def test_float_arithmetic_on_positions_for_integer_indices_stays_on_the_host():
+    """T5's relative position buckets: int distances -> float log -> int again, used as
+    indices. Index building: host by design, no round trip (mark_index_arithmetic)."""
+    import spyre_mlir
+
+    table = torch.nn.Embedding(16, 64)
+
+    def fn(x, pos):
+        d = (pos[None, :] - pos[:, None]).abs()
+        bucket = (torch.log(d.float() / 2.0 + 1.0) * 4.0).to(torch.long).clamp(max=15)
+        return x[:, None, :] + table(bucket)
+
+    x, pos = randn(23, 64, seed=6), torch.arange(23)
+    report, _ = compiled(fn, x, pos)  # within the DL16 bound
+    assert not report.cpu_fallback, report
+    assert report.host_by_design.get("torch.aten.log", 0) == 1, report
+    torch._dynamo.reset()
+    f = torch.compile(Fn(fn), backend="spyre")
+    with torch.no_grad():
+        f(x, pos)
+        with spyre_mlir.profile() as prof:
+            f(x, pos)
+    assert prof.host_round_trips == 0
