@@ -143,11 +143,25 @@ def torch_dialect_name(aten: str) -> str:
     return f"torch.{namespace}.{name}" + ("" if overload == "default" else f".{overload}")
 
 
+DECOMPOSED = {
+    "aten.topk.default": "decomposed (frontend/decompositions.py) along a dim of at most 256: ranks and "
+    "indices from comparisons on the host, by design; the values a where on them, summed, on the device. "
+    "Along a longer dim: CPU fallback",
+    "transformers.grouped_mm_fallback.default": "decomposed: every row through every expert (a device "
+    "batched matmul), each row's expert picked by a host mask (a device where)",
+    "aten.histc.default": "host, by design, on the float copy of an integer tensor (a MoE's tokens per "
+    "expert); CPU fallback on other float tensors",
+}
+"""Census ops the backend's decomposition table (or the host policy) places apart from the rule."""
+
+
 def placement(aten: str) -> str:
     """Where a census op without a device lowering runs, under the host policy of
     convert-torch-to-spyre."""
     if aten in NOT_AN_OP:
         return NOT_AN_OP[aten]
+    if aten in DECOMPOSED:
+        return DECOMPOSED[aten]
     name = torch_dialect_name(aten)
     if name in torch_dialect.CREATION_OPS:
         return "host, by design: a constant made from shapes and numbers"
@@ -185,12 +199,33 @@ def render() -> str:
         "  and numbers:",
         *(f"  `{n}`," for n in creation[:-1]),
         *(f"  `{creation[-1]}`." for _ in creation[-1:]),
+        "  Two more kinds, found by walking the graph (convert_torch_to_spyre.py): an op whose operands",
+        "  are all constants, one of them built from shapes and numbers (`mark_host_constants`: OPT's",
+        "  positions as the cumsum of a mask of ones, BLOOM's ALiBi slopes), computes a constant, which",
+        "  the host builds at the first call and the device then holds; and float arithmetic on integer",
+        "  data whose results only integer ops read (`mark_index_arithmetic`: T5's and MPNet's relative",
+        "  position buckets, the log of a distance truncated back to an integer) is index building.",
+        "  Either on the device would cost a host round trip at every call, or work at every call for",
+        "  a value that never changes.",
+        "- **a mixture-of-experts layer** (transformers' grouped_mm experts): the float work runs on the",
+        "  device (the router's matmul and softmax, the top-k values, every expert's matmuls, the",
+        "  weighting and the sum over each token's k experts); the dispatch stays on the host because it",
+        "  is integer work, which the device does not hold: the ranks and indices of the top k",
+        "  (comparisons), the sort of the expert ids, the tokens per expert (`histc` of their float copy)",
+        "  and offsets, and the masks and gather indices made from them. The expert matmuls are dense",
+        "  (every routed row through every expert, the row's expert picked by a host mask): exact, at E",
+        "  times the grouped form's MACs for E experts (frontend/decompositions.py).",
         "- **CPU fallback**: float ops without a device lowering run on the CPU (PyTorch eager) inside the",
         "  compiled graph, with one warning per graph naming them and their counts.",
         '  `torch.compile(..., options={"strict": True})` raises instead, naming the op.',
         "",
         "Every compiled graph's placement is recorded in `spyre_mlir.frontend.backend.STATS.graphs`",
         "(`GraphReport`: `torch_ops`, `host_by_design`, `cpu_fallback`, `device_fraction`).",
+        "A float op on the host between device kernels costs a host round trip at every call: its",
+        "operands down, the op, its result up, and a new launch sequence (docs/hardware.md). Where the",
+        "lowering could take an op either way (a reshape that needs a relayout), it prices both",
+        "(analysis/cost.py). `python bench/coverage.py` lists, per corpus model, the share of float",
+        "ops on the device and the round trips of one call with their priced time.",
         "",
         f"## Ops with a device lowering ({len(device)})",
         "",
