@@ -530,7 +530,11 @@ class ValueTensorLiteralOp(IRDLOperation):
     def parse(cls, parser: Parser) -> "ValueTensorLiteralOp":
         parser.parse_punctuation("(")
         hex_splat = _HEX_SPLAT.match(parser.lexer.input.content, parser.pos)
-        value = parser.parse_attribute()
+        start = parser.pos
+        try:
+            value = parser.parse_attribute()
+        except OverflowError:  # xDSL packs the values as it parses them
+            parser.raise_error("a literal value does not fit its element type (out of range)", start, parser.pos)
         if (
             hex_splat
             and isinstance(value, DenseIntOrFPElementsAttr)

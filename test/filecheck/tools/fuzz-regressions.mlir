@@ -93,3 +93,11 @@
 // The plan as spyre-plan-scratchpad wrote it lowers.
 // RUN: spyre-opt %S/../inputs/planned-matmul.mlir -p convert-spyre-to-isa | filecheck %s --check-prefix=PLANNED
 // PLANNED:     spyre_isa.program @k0
+
+// A literal whose value does not fit its element type (unchecked: an OverflowError while
+// xDSL packs the values): refused where it is parsed.
+// RUN: not spyre-opt %S/../inputs/literal-out-of-range.txt.mlir 2>&1 | filecheck %s --check-prefix=RANGE
+// RUN: not spyre-run %S/../inputs/literal-out-of-range.txt.mlir 2>&1 | filecheck %s --check-prefix=RANGE
+// RANGE:      literal-out-of-range.txt.mlir:2:30
+// RANGE:      a literal value does not fit its element type (out of range)
+// RANGE-NOT:  Traceback
