@@ -46,6 +46,12 @@ is (fp32 on the host; the device then computes in DL16 either way).
                                                             that are no whole sticks: the heads are then a
                                                             view of the result sticked along the sequence
     cat([±x[..., a1:b1], ±x[..., a2:b2], ...], -1)
+                       -> linear(x, P)                      exact for finite x (each output one product
+                                                            by ±1; a NaN spreads over its row), for x and
+                                                            the cat at most 4 sticks wide and a piece
+                                                            ending inside a stick: P the signed
+                                                            permutation, one matmul for the lane moves
+                       otherwise
                        -> transpose(cat([±t[a1:b1], ±t[a2:b2], ...], p), p, -1),  t = transpose(x, p, -1)
                                                             exact (the same elements moved, the same
                                                             negations), when a piece ends inside a stick
@@ -73,7 +79,7 @@ from dataclasses import dataclass
 from typing import TypeGuard
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, ModuleOp, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -631,6 +637,60 @@ def _lane_piece(v: SSAValue) -> tuple[SSAValue, int, int, bool, list[Operation]]
     return (x, start, end, negated, [*ops, owner]) if start < end else None
 
 
+LANE_PRODUCT_MAX = 4 * F16_LANES
+"""The widest last dim (and cat) `LaneMovesAsProduct` moves by a product: 4 sticks, a rotary
+embedding's head of up to 256, whose signed permutation matrix is 256 x 256."""
+
+
+class LaneMovesAsProduct(RewritePattern):
+    """cat([±x[..., a1:b1], ±x[..., a2:b2], ...], -1) with a piece that starts or ends inside a
+    stick (a rotary embedding's rotate_half, cat(-x[..., h:], x[..., :h])), x's last dim D and
+    the cat's N at most LANE_PRODUCT_MAX:
+
+        -> linear(x, P),  P[j, i] = ±1 where output lane j takes x's lane i, else 0  (N x D)
+
+    One matmul with a constant (sent once) in place of the lane moves: a swap of the stick dim,
+    slices, a negation, a cat and a swap back. Exact for finite x: each output is one product
+    by ±1, summed with zeros in fp32 and stored. A NaN in x spreads over its row's outputs
+    (NaN x 0), where the cat would keep it in its lane; DL16 holds no infinity."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.name != "torch.aten.cat" or not isinstance(op.operands[0].owner, t.PrimListConstructOp):
+            return
+        listed = op.operands[0].owner
+        rs, dim = t.sizes_of(op.results[0]), t.constant_int_value(op.operands[1])
+        if not rs or dim is None or dim % len(rs) != len(rs) - 1 or not listed.results[0].has_one_use():
+            return
+        pieces = [_lane_piece(e) for e in listed.elements]
+        if any(p is None for p in pieces) or len({id(p[0]) for p in pieces if p is not None}) != 1:
+            return
+        found = [p for p in pieces if p is not None]
+        x, xs = found[0][0], t.sizes_of(found[0][0])
+        if xs is None or list(xs[:-1]) != list(rs[:-1]) or max(xs[-1], rs[-1]) > LANE_PRODUCT_MAX:
+            return
+        offset, inside = 0, False
+        for _, start, end, _, _ in found:
+            inside |= start % F16_LANES != 0 or end % F16_LANES != 0 or offset % F16_LANES != 0
+            offset += end - start
+        dtype = t.vtensor_type(op.results[0]).get_dtype()
+        if not inside or not isinstance(dtype, Float32Type):
+            return
+        d, n = xs[-1], rs[-1]
+        weights = [0.0] * (n * d)
+        j = 0
+        for _, start, end, negated, _ in found:
+            for i in range(start, end):
+                weights[j * d + i] = -1.0 if negated else 1.0
+                j += 1
+        w = t.ValueTensorLiteralOp(
+            DenseIntOrFPElementsAttr.from_list(TensorType(dtype, [n, d]), weights), t.ValueTensorType([n, d], dtype)
+        )
+        none = t.ConstantNoneOp()
+        moved = _new("torch.aten.linear", [x, w.result, none.result], op.results[0].type)
+        rewriter.replace(op, [w, none, moved], [moved.results[0]])
+        _erase_dead(rewriter, [listed, *(o for p in found for o in p[4])])
+
+
 class LaneMovesInOneSwap(RewritePattern):
     """cat([±x[..., a1:b1], ±x[..., a2:b2], ...], -1) with a piece that starts or ends inside a
     stick (a rotary embedding's rotate_half, cat(-x[..., h:], x[..., :h])):
@@ -811,6 +871,7 @@ ADAPTATIONS: tuple[type[RewritePattern], ...] = (
     ElementwiseBeforeView,
     ViewOfView,
     HeadsFromTransposedLinear,
+    LaneMovesAsProduct,
     LaneMovesInOneSwap,
     GroupedHeadsInRows,
 )

@@ -461,17 +461,14 @@ func.func @grouped_heads(%q: !torch.vtensor<[6,8,64],f32>, %k: !torch.vtensor<[1
 // -----
 
 // A rotary embedding's rotate_half, cat(-x[..., 32:], x[..., :32]) on 8 heads of 64: the
-// pieces end inside a stick, so x is swapped once with the heads' dim (the last other dim of
-// extent > 1), its halves are boxes of whole sticks there, and the result is swapped back.
+// pieces end inside a stick, and x is at most 4 sticks wide: one product by the signed
+// permutation, a 64 x 64 constant (printed in hex) whose row j holds -1 at lane 32 + j
+// (j < 32) or 1 at lane j - 32.
 // CHECK-LABEL: func.func @rotate_half
-// CHECK:         %[[T:.*]] = torch.aten.transpose.int %x, %[[P:.*]], %[[L:.*]] : {{.*}} -> !torch.vtensor<[1,64,1,8],f32>
-// CHECK:         %[[HI:.*]] = torch.aten.slice.Tensor %[[T]], %[[P]], %{{.*}} -> !torch.vtensor<[1,32,1,8],f32>
-// CHECK-NEXT:    %[[N:.*]] = torch.aten.neg %[[HI]] : {{.*}} -> !torch.vtensor<[1,32,1,8],f32>
-// CHECK:         %[[LO:.*]] = torch.aten.slice.Tensor %[[T]], %[[P]], %{{.*}} -> !torch.vtensor<[1,32,1,8],f32>
-// CHECK-NEXT:    %[[LIST:.*]] = torch.prim.ListConstruct %[[N]], %[[LO]]
-// CHECK-NEXT:    %[[C:.*]] = torch.aten.cat %[[LIST]], %[[P]] : {{.*}} -> !torch.vtensor<[1,64,1,8],f32>
-// CHECK-NEXT:    %[[R:.*]] = torch.aten.transpose.int %[[C]], %[[P]], %[[L]] : {{.*}} -> !torch.vtensor<[1,8,1,64],f32>
+// CHECK:         %[[P:.*]] = torch.vtensor.literal(dense<"0x{{[0-9A-F]+}}"> : tensor<64x64xf32>) : !torch.vtensor<[64,64],f32>
+// CHECK:         %[[R:.*]] = torch.aten.linear %x, %[[P]], %{{.*}} : {{.*}} -> !torch.vtensor<[1,8,1,64],f32>
 // CHECK-NEXT:    func.return %[[R]]
+// CHECK-NOT:     torch.aten.cat
 func.func @rotate_half(%x: !torch.vtensor<[1,8,1,64],f32>) -> !torch.vtensor<[1,8,1,64],f32> {
   %int-1 = torch.constant.int -1
   %int0 = torch.constant.int 0
@@ -489,10 +486,41 @@ func.func @rotate_half(%x: !torch.vtensor<[1,8,1,64],f32>) -> !torch.vtensor<[1,
 
 // -----
 
-// Halves of whole sticks are DMA copies as they are, and a row with no other dim of extent > 1
-// has nothing to swap with: both left alone.
+// The same on heads of 320, wider than 4 sticks: x is swapped once with the heads' dim (the
+// last other dim of extent > 1), its halves are boxes of whole sticks there, and the result
+// is swapped back.
+// CHECK-LABEL: func.func @rotate_half_of_wide_heads
+// CHECK:         %[[T:.*]] = torch.aten.transpose.int %x, %[[P:.*]], %[[L:.*]] : {{.*}} -> !torch.vtensor<[1,320,1,8],f32>
+// CHECK:         %[[HI:.*]] = torch.aten.slice.Tensor %[[T]], %[[P]], %{{.*}} -> !torch.vtensor<[1,160,1,8],f32>
+// CHECK-NEXT:    %[[N:.*]] = torch.aten.neg %[[HI]] : {{.*}} -> !torch.vtensor<[1,160,1,8],f32>
+// CHECK:         %[[LO:.*]] = torch.aten.slice.Tensor %[[T]], %[[P]], %{{.*}} -> !torch.vtensor<[1,160,1,8],f32>
+// CHECK-NEXT:    %[[LIST:.*]] = torch.prim.ListConstruct %[[N]], %[[LO]]
+// CHECK-NEXT:    %[[C:.*]] = torch.aten.cat %[[LIST]], %[[P]] : {{.*}} -> !torch.vtensor<[1,320,1,8],f32>
+// CHECK-NEXT:    %[[R:.*]] = torch.aten.transpose.int %[[C]], %[[P]], %[[L]] : {{.*}} -> !torch.vtensor<[1,8,1,320],f32>
+// CHECK-NEXT:    func.return %[[R]]
+func.func @rotate_half_of_wide_heads(%x: !torch.vtensor<[1,8,1,320],f32>) -> !torch.vtensor<[1,8,1,320],f32> {
+  %int-1 = torch.constant.int -1
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int3 = torch.constant.int 3
+  %int160 = torch.constant.int 160
+  %end = torch.constant.int 9223372036854775807
+  %lo = torch.aten.slice.Tensor %x, %int3, %int0, %int160, %int1 : !torch.vtensor<[1,8,1,320],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[1,8,1,160],f32>
+  %hi = torch.aten.slice.Tensor %x, %int3, %int160, %end, %int1 : !torch.vtensor<[1,8,1,320],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[1,8,1,160],f32>
+  %neg = torch.aten.neg %hi : !torch.vtensor<[1,8,1,160],f32> -> !torch.vtensor<[1,8,1,160],f32>
+  %l = torch.prim.ListConstruct %neg, %lo : (!torch.vtensor<[1,8,1,160],f32>, !torch.vtensor<[1,8,1,160],f32>) -> !torch.list<vtensor>
+  %r = torch.aten.cat %l, %int-1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[1,8,1,320],f32>
+  return %r : !torch.vtensor<[1,8,1,320],f32>
+}
+
+// -----
+
+// Halves of whole sticks are DMA copies as they are: left alone. A row with no other dim of
+// extent > 1 has nothing to swap with; at 64 lanes its halves are one product.
 // CHECK-LABEL: func.func @nothing_to_swap
 // CHECK-NOT:     torch.aten.transpose.int
+// CHECK:         torch.aten.cat %{{.*}} -> !torch.vtensor<[4,128],f32>
+// CHECK:         torch.aten.linear %y, %{{.*}} -> !torch.vtensor<[1,1,64],f32>
 func.func @nothing_to_swap(%x: !torch.vtensor<[4,128],f32>, %y: !torch.vtensor<[1,1,64],f32>) -> (!torch.vtensor<[4,128],f32>, !torch.vtensor<[1,1,64],f32>) {
   %int-1 = torch.constant.int -1
   %int0 = torch.constant.int 0
