@@ -51,6 +51,8 @@ is (fp32 on the host; the device then computes in DL16 either way).
                                                             the cat at most 4 sticks wide and a piece
                                                             ending inside a stick: P the signed
                                                             permutation, one matmul for the lane moves
+                       and likewise for pieces interleaved lane by lane,
+                       view(cat([unsqueeze(±x[..., s::k], -1), ...], -1), [..., N]) (GPT-J's rotary)
                        otherwise
                        -> transpose(cat([±t[a1:b1], ±t[a2:b2], ...], p), p, -1),  t = transpose(x, p, -1)
                                                             exact (the same elements moved, the same
@@ -691,6 +693,85 @@ class LaneMovesAsProduct(RewritePattern):
         _erase_dead(rewriter, [listed, *(o for p in found for o in p[4])])
 
 
+def _strided_lane_piece(v: SSAValue) -> tuple[SSAValue, int, int, bool, list[Operation]] | None:
+    """(x, start, step, negated, ops) when v is unsqueeze(±x[..., start::step], -1) (a slice of
+    the last dim with constant bounds and step, to its end or not), each op read by nothing
+    else; else None."""
+    owner = v.owner
+    if not (isinstance(owner, Operation) and owner.name == "torch.aten.unsqueeze" and v.has_one_use()):
+        return None
+    rank, d = len(t.sizes_of(v) or ()), t.constant_int_value(owner.operands[1])
+    if d is None or d % max(rank, 1) != rank - 1:
+        return None
+    ops: list[Operation] = [owner]
+    v = owner.operands[0]
+    owner = v.owner
+    negated = isinstance(owner, Operation) and owner.name == "torch.aten.neg" and v.has_one_use()
+    if negated:
+        assert isinstance(owner, Operation)
+        ops.append(owner)
+        v = owner.operands[0]
+        owner = v.owner
+    if not (isinstance(owner, Operation) and owner.name == "torch.aten.slice.Tensor" and v.has_one_use()):
+        return None
+    x, xs = owner.operands[0], t.sizes_of(owner.operands[0])
+    dim, start, step = (t.constant_int_value(owner.operands[i]) for i in (1, 2, 4))
+    if not xs or dim is None or start is None or not step or step < 1 or dim % len(xs) != len(xs) - 1:
+        return None
+    start = max(0, min(xs[-1], start + xs[-1] if start < 0 else start))
+    return x, start, step, negated, [*ops, owner]
+
+
+class InterleavedLaneMovesAsProduct(RewritePattern):
+    """view(cat([unsqueeze(±x[..., s1::k1], -1), unsqueeze(±x[..., s2::k2], -1), ...], -1),
+    x.shape[:-1] + [N]), the pieces interleaved lane by lane (GPT-J's and CodeGen's
+    rotate_every_two, stack((-x[..., 1::2], x[..., ::2]), -1).flatten(-2)), x's last dim and N
+    at most LANE_PRODUCT_MAX:
+
+        -> linear(x, P),  P[i * n + p, s_p + i * k_p] = ±1 for piece p of n
+
+    as `LaneMovesAsProduct`: one matmul by a constant in place of strided slices, a negation, a
+    cat along a new dim of n lanes and a view that moves them. Exact for finite x; a NaN
+    spreads over its row."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.name != "torch.aten.view" or not isinstance(cat := op.operands[0].owner, Operation):
+            return
+        if cat.name != "torch.aten.cat" or not isinstance(listed := cat.operands[0].owner, t.PrimListConstructOp):
+            return
+        cs, rs, dim = t.sizes_of(cat.results[0]), t.sizes_of(op.results[0]), t.constant_int_value(cat.operands[1])
+        if not cs or not rs or dim is None or dim % len(cs) != len(cs) - 1 or not cat.results[0].has_one_use():
+            return
+        if not listed.results[0].has_one_use() or list(rs) != [*cs[:-2], cs[-2] * cs[-1]]:
+            return
+        pieces = [_strided_lane_piece(e) for e in listed.elements]
+        if any(p is None for p in pieces) or len({id(p[0]) for p in pieces if p is not None}) != 1:
+            return
+        found = [p for p in pieces if p is not None]
+        x, xs = found[0][0], t.sizes_of(found[0][0])
+        n, length = len(found), cs[-2]
+        if xs is None or list(xs[:-1]) != list(rs[:-1]) or max(xs[-1], rs[-1]) > LANE_PRODUCT_MAX:
+            return
+        if any(start + (length - 1) * step >= xs[-1] for _, start, step, _, _ in found):
+            return
+        dtype = t.vtensor_type(op.results[0]).get_dtype()
+        if not isinstance(dtype, Float32Type):
+            return
+        d, width = xs[-1], rs[-1]
+        weights = [0.0] * (width * d)
+        for p, (_, start, step, negated, _) in enumerate(found):
+            for i in range(length):
+                weights[(i * n + p) * d + start + i * step] = -1.0 if negated else 1.0
+        w = t.ValueTensorLiteralOp(
+            DenseIntOrFPElementsAttr.from_list(TensorType(dtype, [width, d]), weights),
+            t.ValueTensorType([width, d], dtype),
+        )
+        none = t.ConstantNoneOp()
+        moved = _new("torch.aten.linear", [x, w.result, none.result], op.results[0].type)
+        rewriter.replace(op, [w, none, moved], [moved.results[0]])
+        _erase_dead(rewriter, [cat, listed, *(o for p in found for o in p[4])])
+
+
 class LaneMovesInOneSwap(RewritePattern):
     """cat([±x[..., a1:b1], ±x[..., a2:b2], ...], -1) with a piece that starts or ends inside a
     stick (a rotary embedding's rotate_half, cat(-x[..., h:], x[..., :h])):
@@ -872,6 +953,7 @@ ADAPTATIONS: tuple[type[RewritePattern], ...] = (
     ViewOfView,
     HeadsFromTransposedLinear,
     LaneMovesAsProduct,
+    InterleavedLaneMovesAsProduct,
     LaneMovesInOneSwap,
     GroupedHeadsInRows,
 )

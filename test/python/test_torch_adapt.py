@@ -323,3 +323,22 @@ def test_a_rotary_embedding_by_a_product_gives_the_same_bits_in_fewer_launches(m
     assert torch.equal(with_it, without)
     assert len(launches_with) < len(launches_without), (launches_with, launches_without)
     assert nan_with[0, 0, 0].isnan().all() and not nan_with[0, 0, 1:].isnan().any()
+
+
+@pytest.mark.parametrize("heads, seq, dim", [(4, 23, 64), (2, 3, 16), (3, 5, 8)])
+def test_an_interleaved_rotary_embedding_by_a_product_gives_the_same_bits(monkeypatch, heads, seq, dim):
+    """GPT-J's rotate_every_two, stack((-x[..., 1::2], x[..., ::2]), -1).flatten(-2), as one
+    product (InterleavedLaneMovesAsProduct): the same bits as without it, in fewer launches."""
+    from spyre_mlir.transforms import torch_adapt
+
+    def rotary(q, cos, sin):
+        pairs = torch.stack((-q[..., 1::2], q[..., ::2]), dim=-1).flatten(-2)
+        return q * cos + pairs * sin
+
+    q, angles = randn(1, seq, heads, dim, seed=dim + 1), randn(1, seq, 1, dim, seed=seq)
+    launches_with, with_it = _launches(rotary, q, angles.cos(), angles.sin())
+    kept = tuple(a for a in torch_adapt.ADAPTATIONS if a is not torch_adapt.InterleavedLaneMovesAsProduct)
+    monkeypatch.setattr(torch_adapt, "ADAPTATIONS", kept)
+    launches_without, without = _launches(rotary, q, angles.cos(), angles.sin())
+    assert torch.equal(with_it, without)
+    assert len(launches_with) < len(launches_without), (launches_with, launches_without)

@@ -486,6 +486,38 @@ func.func @rotate_half(%x: !torch.vtensor<[1,8,1,64],f32>) -> !torch.vtensor<[1,
 
 // -----
 
+// GPT-J's rotate_every_two on 4 heads of 8: stack((-x[..., 1::2], x[..., ::2]), -1) flattened,
+// the pieces interleaved lane by lane: one product by the signed permutation (row 0 takes
+// -x[1], row 1 x[0], ...).
+// CHECK-LABEL: func.func @rotate_every_two
+// CHECK:         %[[P:.*]] = torch.vtensor.literal(dense<{{\[\[}}0.000000e+00, -1.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00], [1.000000e+00, 0.000000e+00, {{.*}}> : tensor<8x8xf32>) : !torch.vtensor<[8,8],f32>
+// CHECK:         %[[R:.*]] = torch.aten.linear %x, %[[P]], %{{.*}} : {{.*}} -> !torch.vtensor<[1,23,4,8],f32>
+// CHECK-NEXT:    func.return %[[R]]
+// CHECK-NOT:     torch.aten.cat
+func.func @rotate_every_two(%x: !torch.vtensor<[1,23,4,8],f32>) -> !torch.vtensor<[1,23,4,8],f32> {
+  %int-1 = torch.constant.int -1
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int3 = torch.constant.int 3
+  %int4 = torch.constant.int 4
+  %int8 = torch.constant.int 8
+  %int23 = torch.constant.int 23
+  %end = torch.constant.int 9223372036854775807
+  %even = torch.aten.slice.Tensor %x, %int3, %int0, %end, %int2 : !torch.vtensor<[1,23,4,8],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[1,23,4,4],f32>
+  %odd = torch.aten.slice.Tensor %x, %int3, %int1, %end, %int2 : !torch.vtensor<[1,23,4,8],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[1,23,4,4],f32>
+  %neg = torch.aten.neg %odd : !torch.vtensor<[1,23,4,4],f32> -> !torch.vtensor<[1,23,4,4],f32>
+  %a = torch.aten.unsqueeze %neg, %int4 : !torch.vtensor<[1,23,4,4],f32>, !torch.int -> !torch.vtensor<[1,23,4,4,1],f32>
+  %b = torch.aten.unsqueeze %even, %int4 : !torch.vtensor<[1,23,4,4],f32>, !torch.int -> !torch.vtensor<[1,23,4,4,1],f32>
+  %l = torch.prim.ListConstruct %a, %b : (!torch.vtensor<[1,23,4,4,1],f32>, !torch.vtensor<[1,23,4,4,1],f32>) -> !torch.list<vtensor>
+  %c = torch.aten.cat %l, %int-1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[1,23,4,4,2],f32>
+  %shape = torch.prim.ListConstruct %int1, %int23, %int4, %int8 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %r = torch.aten.view %c, %shape : !torch.vtensor<[1,23,4,4,2],f32>, !torch.list<int> -> !torch.vtensor<[1,23,4,8],f32>
+  return %r : !torch.vtensor<[1,23,4,8],f32>
+}
+
+// -----
+
 // The same on heads of 320, wider than 4 sticks: x is swapped once with the heads' dim (the
 // last other dim of extent > 1), its halves are boxes of whole sticks there, and the result
 // is swapped back.
