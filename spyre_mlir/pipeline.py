@@ -95,7 +95,7 @@ def pipeline_passes(
     opts: Optimizations = Optimizations(),
 ) -> list[ModulePass]:
     return [
-        TorchAdaptPass(),
+        TorchAdaptPass(numerics=config.numerics),
         CommonSubexpressionElimination(),  # equal pure torch computations: one value (torch.PURE_OPS)
         ConvertTorchToSpyrePass(strict=strict),
         SpyreFoldInfinityTestsPass(numerics=config.numerics),

@@ -47,10 +47,12 @@ is (fp32 on the host; the device then computes in DL16 either way).
                                                             view of the result sticked along the sequence
     cat([±x[..., a1:b1], ±x[..., a2:b2], ...], -1)
                        -> linear(x, P)                      exact for finite x (each output one product
-                                                            by ±1; a NaN spreads over its row), for x and
-                                                            the cat at most 4 sticks wide and a piece
-                                                            ending inside a stick: P the signed
-                                                            permutation, one matmul for the lane moves
+                                                            by ±1), for x and the cat at most 4 sticks
+                                                            wide and a piece ending inside a stick, the
+                                                            result read only by matmuls contracting
+                                                            along it (a NaN spread along a row shows
+                                                            nowhere else) and DL16 numerics (no inf):
+                                                            P the signed permutation
                        and likewise for pieces interleaved lane by lane,
                        view(cat([unsqueeze(±x[..., s::k], -1), ...], -1), [..., N]) (GPT-J's rotary)
                        otherwise
@@ -644,6 +646,95 @@ LANE_PRODUCT_MAX = 4 * F16_LANES
 embedding's head of up to 256, whose signed permutation matrix is 256 x 256."""
 
 
+_SAME_DIMS = frozenset(
+    {
+        "torch.aten.mul.Scalar",
+        "torch.aten.div.Scalar",
+        "torch.aten.add.Scalar",
+        "torch.aten.sub.Scalar",
+        "torch.aten.neg",
+        "torch.aten.clone",
+        "torch.aten.alias",
+    }
+)
+_BROADCASTING = frozenset({"torch.aten.mul.Tensor", "torch.aten.add.Tensor", "torch.aten.sub.Tensor"})
+
+
+def _dim_through_view(old: Sequence[int] | None, new: Sequence[int] | None, dim: int) -> int | None:
+    """Where dim `dim` of `old` is in `new` when a reshape keeps it whole (the same extent, and
+    the same number of elements before and after it); else None."""
+    if not old or not new:
+        return None
+    before, after = math.prod(old[:dim]), math.prod(old[dim + 1 :])
+    for j, n in enumerate(new):
+        if n == old[dim] and math.prod(new[:j]) == before and math.prod(new[j + 1 :]) == after:
+            return j
+    return None
+
+
+def _only_contracted(v: SSAValue, dim: int, seen: set[SSAValue] | None = None) -> bool:
+    """Whether every use of v reaches, through element-wise ops and views that keep dim `dim`
+    whole, only matmuls that contract along it (the A operand's last dim, the B operand's dim
+    before last) or sums along it: then a NaN anywhere along `dim` makes the same products NaN whether or not it
+    was spread along `dim` first. Any other reader (a return, a cache update, a reduction) may
+    see the spread."""
+    seen = set() if seen is None else seen
+    if v in seen:
+        return True
+    seen.add(v)
+    rank = len(t.sizes_of(v) or ())
+    for use in v.uses:
+        op = use.operation
+        name, out = op.name, op.results[0] if op.results else None
+        out_rank = len(t.sizes_of(out) or ()) if out is not None else 0
+        if name in ("torch.aten.bmm", "torch.aten.mm", "torch.aten.matmul"):
+            if not ((use.index == 0 and dim == rank - 1) or (use.index == 1 and dim == rank - 2)):
+                return False
+        elif name == "torch.aten.linear":
+            if use.index != 0 or dim != rank - 1:
+                return False
+        elif name == "torch.aten.sum.dim_IntList":  # a product's sum along the dim (ProductsWithOneColumn)
+            dims = t.constant_list_ints(op.operands[1])
+            if use.index != 0 or dims is None or [d % rank for d in dims] != [dim]:
+                return False
+        elif out is None or not rank:
+            return False
+        elif name in _SAME_DIMS and use.index == 0:
+            if not _only_contracted(out, dim, seen):
+                return False
+        elif name in _BROADCASTING or name == "torch.aten.expand":
+            if not _only_contracted(out, dim + out_rank - rank, seen):
+                return False
+        elif name == "torch.aten.unsqueeze":
+            d = t.constant_int_value(op.operands[1])
+            if d is None or not _only_contracted(out, dim + (1 if d % (rank + 1) <= dim else 0), seen):
+                return False
+        elif name in (t.AtenViewOp.name, "torch.aten._unsafe_view", "torch.aten.reshape"):
+            moved = _dim_through_view(t.sizes_of(v), t.sizes_of(out), dim)
+            if moved is None or not _only_contracted(out, moved, seen):
+                return False
+        elif isinstance(op, t.PrimListConstructOp):  # pieces of a cat: rows stay rows
+            cats = [u.operation for u in op.result.uses]
+            if not cats or any(c.name != "torch.aten.cat" or len(t.sizes_of(c.results[0]) or ()) != rank for c in cats):
+                return False
+            if not all(_only_contracted(c.results[0], dim, seen) for c in cats):
+                return False
+        elif name == t.AtenTransposeIntOp.name:
+            a, b = (t.constant_int_value(o) for o in op.operands[1:3])
+            if a is None or b is None:
+                return False
+            a, b = a % rank, b % rank
+            if not _only_contracted(out, b if dim == a else a if dim == b else dim, seen):
+                return False
+        elif name == t.AtenPermuteOp.name:
+            perm = t.constant_list_ints(op.operands[1])
+            if perm is None or not _only_contracted(out, [q % rank for q in perm].index(dim), seen):
+                return False
+        else:
+            return False
+    return True
+
+
 class LaneMovesAsProduct(RewritePattern):
     """cat([±x[..., a1:b1], ±x[..., a2:b2], ...], -1) with a piece that starts or ends inside a
     stick (a rotary embedding's rotate_half, cat(-x[..., h:], x[..., :h])), x's last dim D and
@@ -653,8 +744,12 @@ class LaneMovesAsProduct(RewritePattern):
 
     One matmul with a constant (sent once) in place of the lane moves: a swap of the stick dim,
     slices, a negation, a cat and a swap back. Exact for finite x: each output is one product
-    by ±1, summed with zeros in fp32 and stored. A NaN in x spreads over its row's outputs
-    (NaN x 0), where the cat would keep it in its lane; DL16 holds no infinity."""
+    by ±1, summed with zeros in fp32 and stored. A NaN in x would spread over its row's
+    outputs (NaN x 0) where the cat keeps it in its lane, so the rewrite is taken only where
+    that cannot show: when the result reaches nothing but matmuls that contract along the
+    moved dim (`_only_contracted`: a rotary embedding's q and k on their way to the attention
+    scores, where a NaN in a row makes the row's products NaN either way), and only with DL16
+    numerics, which hold no infinity (inf x 0 would be NaN; TorchAdaptPass `numerics`)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if op.name != "torch.aten.cat" or not isinstance(op.operands[0].owner, t.PrimListConstructOp):
@@ -675,7 +770,7 @@ class LaneMovesAsProduct(RewritePattern):
             inside |= start % F16_LANES != 0 or end % F16_LANES != 0 or offset % F16_LANES != 0
             offset += end - start
         dtype = t.vtensor_type(op.results[0]).get_dtype()
-        if not inside or not isinstance(dtype, Float32Type):
+        if not inside or not isinstance(dtype, Float32Type) or not _only_contracted(op.results[0], len(rs) - 1):
             return
         d, n = xs[-1], rs[-1]
         weights = [0.0] * (n * d)
@@ -731,8 +826,8 @@ class InterleavedLaneMovesAsProduct(RewritePattern):
         -> linear(x, P),  P[i * n + p, s_p + i * k_p] = ±1 for piece p of n
 
     as `LaneMovesAsProduct`: one matmul by a constant in place of strided slices, a negation, a
-    cat along a new dim of n lanes and a view that moves them. Exact for finite x; a NaN
-    spreads over its row."""
+    cat along a new dim of n lanes and a view that moves them; taken under the same conditions
+    (only contracting readers, DL16 numerics)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if op.name != "torch.aten.view" or not isinstance(cat := op.operands[0].owner, Operation):
@@ -755,7 +850,7 @@ class InterleavedLaneMovesAsProduct(RewritePattern):
         if any(start + (length - 1) * step >= xs[-1] for _, start, step, _, _ in found):
             return
         dtype = t.vtensor_type(op.results[0]).get_dtype()
-        if not isinstance(dtype, Float32Type):
+        if not isinstance(dtype, Float32Type) or not _only_contracted(op.results[0], len(rs) - 1):
             return
         d, width = xs[-1], rs[-1]
         weights = [0.0] * (width * d)
@@ -967,8 +1062,11 @@ class TorchAdaptPass(ModulePass):
 
     name = "torch-adapt"
 
+    numerics: str = "dl16"
+    """The device's numerics mode: the lane moves become products only with "dl16", which holds
+    no infinity (LaneMovesAsProduct)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier([cls() for cls in ADAPTATIONS]),
-            walk_reverse=True,
-        ).rewrite_module(op)
+        products = (LaneMovesAsProduct, InterleavedLaneMovesAsProduct)
+        adaptations = [cls() for cls in ADAPTATIONS if self.numerics == "dl16" or cls not in products]
+        PatternRewriteWalker(GreedyRewritePatternApplier(adaptations), walk_reverse=True).rewrite_module(op)

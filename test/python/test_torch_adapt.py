@@ -301,44 +301,69 @@ def test_float_arithmetic_on_positions_for_integer_indices_stays_on_the_host():
 
 @pytest.mark.parametrize("heads, seq, dim", [(4, 16, 64), (9, 1, 64), (3, 23, 32)])
 def test_a_rotary_embedding_by_a_product_gives_the_same_bits_in_fewer_launches(monkeypatch, heads, seq, dim):
-    """rotate_half as one product by a signed permutation (LaneMovesAsProduct): the same bits
-    as the lane moves for finite inputs, in fewer launches; a NaN spreads over its row's
-    outputs (NaN x 0), as its docstring says."""
+    """rotate_half as one product by a signed permutation (LaneMovesAsProduct) when the rotated
+    q reaches only the attention scores' contraction: the same bits as the lane moves, in fewer
+    launches, and a NaN in q makes the same scores NaN."""
     from spyre_mlir.transforms import torch_adapt
 
-    def rotary(q, cos, sin):
+    def scores(q, k, cos, sin):
         h = q.shape[-1] // 2
-        return q * cos + torch.cat((-q[..., h:], q[..., :h]), dim=-1) * sin
+        q_rot = q * cos + torch.cat((-q[..., h:], q[..., :h]), dim=-1) * sin
+        return q_rot @ k.transpose(-2, -1)
 
-    q, angles = randn(1, heads, seq, dim, seed=dim), randn(1, 1, seq, dim, seed=heads)
-    launches_with, with_it = _launches(rotary, q, angles.cos(), angles.sin())
+    q, k = randn(1, heads, seq, dim, seed=dim), randn(1, heads, seq, dim, seed=dim + 1)
+    angles = randn(1, 1, seq, dim, seed=heads)
     nan_q = q.clone()
     nan_q[0, 0, 0, 5] = float("nan")
-    torch._dynamo.reset()
-    with torch.no_grad():
-        nan_with = torch.compile(Fn(rotary), backend="spyre")(nan_q, angles.cos(), angles.sin())
+
+    def run():
+        launches, y = _launches(scores, q, k, angles.cos(), angles.sin())
+        torch._dynamo.reset()
+        with torch.no_grad():
+            y_nan = torch.compile(Fn(scores), backend="spyre")(nan_q, k, angles.cos(), angles.sin())
+        return launches, y, y_nan
+
+    launches_with, with_it, nan_with = run()
     swap_only = tuple(a for a in torch_adapt.ADAPTATIONS if a is not torch_adapt.LaneMovesAsProduct)
     monkeypatch.setattr(torch_adapt, "ADAPTATIONS", swap_only)
-    launches_without, without = _launches(rotary, q, angles.cos(), angles.sin())
+    launches_without, without, nan_without = run()
     assert torch.equal(with_it, without)
     assert len(launches_with) < len(launches_without), (launches_with, launches_without)
-    assert nan_with[0, 0, 0].isnan().all() and not nan_with[0, 0, 1:].isnan().any()
+    assert torch.equal(nan_with.isnan(), nan_without.isnan()) and nan_with[0, 0, 0].isnan().all()
+    assert torch.equal(nan_with.nan_to_num(), nan_without.nan_to_num())
+
+
+def test_a_rotary_embedding_read_elsewhere_keeps_its_lane_moves():
+    """The rotated value returned (a KV cache keeps it): a NaN must stay in its lanes, so the
+    lane moves stay moves (LaneMovesInOneSwap), not a product."""
+
+    def rotary(q, cos, sin):
+        return q * cos + torch.cat((-q[..., 32:], q[..., :32]), dim=-1) * sin
+
+    q, angles = randn(1, 4, 16, 64, seed=3), randn(1, 1, 16, 64, seed=4)
+    q[0, 1, 3, 5] = float("nan")
+    torch._dynamo.reset()
+    with torch.no_grad():
+        y = torch.compile(Fn(rotary), backend="spyre")(q, angles.cos(), angles.sin())
+    assert int(y.isnan().sum()) == 2 and bool(y[0, 1, 3, 5].isnan()) and bool(y[0, 1, 3, 37].isnan())
 
 
 @pytest.mark.parametrize("heads, seq, dim", [(4, 23, 64), (2, 3, 16), (3, 5, 8)])
 def test_an_interleaved_rotary_embedding_by_a_product_gives_the_same_bits(monkeypatch, heads, seq, dim):
-    """GPT-J's rotate_every_two, stack((-x[..., 1::2], x[..., ::2]), -1).flatten(-2), as one
-    product (InterleavedLaneMovesAsProduct): the same bits as without it, in fewer launches."""
+    """GPT-J's rotate_every_two, stack((-x[..., 1::2], x[..., ::2]), -1).flatten(-2), on its
+    way to the attention scores, as one product (InterleavedLaneMovesAsProduct): the same bits
+    as without it, in fewer launches."""
     from spyre_mlir.transforms import torch_adapt
 
-    def rotary(q, cos, sin):
+    def scores(q, k, cos, sin):
         pairs = torch.stack((-q[..., 1::2], q[..., ::2]), dim=-1).flatten(-2)
-        return q * cos + pairs * sin
+        return (q * cos + pairs * sin).transpose(1, 2) @ k.transpose(1, 2).transpose(-2, -1)
 
-    q, angles = randn(1, seq, heads, dim, seed=dim + 1), randn(1, seq, 1, dim, seed=seq)
-    launches_with, with_it = _launches(rotary, q, angles.cos(), angles.sin())
+    q, k = randn(1, seq, heads, dim, seed=dim + 1), randn(1, seq, heads, dim, seed=dim + 2)
+    angles = randn(1, seq, 1, dim, seed=seq)
+    launches_with, with_it = _launches(scores, q, k, angles.cos(), angles.sin())
     kept = tuple(a for a in torch_adapt.ADAPTATIONS if a is not torch_adapt.InterleavedLaneMovesAsProduct)
     monkeypatch.setattr(torch_adapt, "ADAPTATIONS", kept)
-    launches_without, without = _launches(rotary, q, angles.cos(), angles.sin())
+    launches_without, without = _launches(scores, q, k, angles.cos(), angles.sin())
     assert torch.equal(with_it, without)
     assert len(launches_with) < len(launches_without), (launches_with, launches_without)

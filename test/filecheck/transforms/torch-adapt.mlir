@@ -460,16 +460,49 @@ func.func @grouped_heads(%q: !torch.vtensor<[6,8,64],f32>, %k: !torch.vtensor<[1
 
 // -----
 
-// A rotary embedding's rotate_half, cat(-x[..., 32:], x[..., :32]) on 8 heads of 64: the
-// pieces end inside a stick, and x is at most 4 sticks wide: one product by the signed
-// permutation, a 64 x 64 constant (printed in hex) whose row j holds -1 at lane 32 + j
-// (j < 32) or 1 at lane j - 32.
+// A rotary embedding's rotate_half, cat(-x[..., 32:], x[..., :32]) on 8 heads of 64, read only
+// by a product that contracts along it (as q by the attention scores): the pieces end inside a
+// stick, and x is at most 4 sticks wide: one product by the signed permutation, a 64 x 64
+// constant (printed in hex) whose row j holds -1 at lane 32 + j (j < 32) or 1 at lane j - 32.
 // CHECK-LABEL: func.func @rotate_half
 // CHECK:         %[[P:.*]] = torch.vtensor.literal(dense<"0x{{[0-9A-F]+}}"> : tensor<64x64xf32>) : !torch.vtensor<[64,64],f32>
 // CHECK:         %[[R:.*]] = torch.aten.linear %x, %[[P]], %{{.*}} : {{.*}} -> !torch.vtensor<[1,8,1,64],f32>
-// CHECK-NEXT:    func.return %[[R]]
+// CHECK-NEXT:    %[[S:.*]] = torch.aten.linear %[[R]], %k, %{{.*}}
+// CHECK-NEXT:    func.return %[[S]]
 // CHECK-NOT:     torch.aten.cat
-func.func @rotate_half(%x: !torch.vtensor<[1,8,1,64],f32>) -> !torch.vtensor<[1,8,1,64],f32> {
+func.func @rotate_half(%x: !torch.vtensor<[1,8,1,64],f32>, %k: !torch.vtensor<[16,64],f32>) -> !torch.vtensor<[1,8,1,16],f32> {
+  %int-1 = torch.constant.int -1
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int3 = torch.constant.int 3
+  %int32 = torch.constant.int 32
+  %none = torch.constant.none
+  %end = torch.constant.int 9223372036854775807
+  %lo = torch.aten.slice.Tensor %x, %int3, %int0, %int32, %int1 : !torch.vtensor<[1,8,1,64],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[1,8,1,32],f32>
+  %hi = torch.aten.slice.Tensor %x, %int3, %int32, %end, %int1 : !torch.vtensor<[1,8,1,64],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[1,8,1,32],f32>
+  %neg = torch.aten.neg %hi : !torch.vtensor<[1,8,1,32],f32> -> !torch.vtensor<[1,8,1,32],f32>
+  %l = torch.prim.ListConstruct %neg, %lo : (!torch.vtensor<[1,8,1,32],f32>, !torch.vtensor<[1,8,1,32],f32>) -> !torch.list<vtensor>
+  %r = torch.aten.cat %l, %int-1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[1,8,1,64],f32>
+  %s = torch.aten.linear %r, %k, %none : !torch.vtensor<[1,8,1,64],f32>, !torch.vtensor<[16,64],f32>, !torch.none -> !torch.vtensor<[1,8,1,16],f32>
+  return %s : !torch.vtensor<[1,8,1,16],f32>
+}
+
+// -----
+
+// The same rotate_half returned: its reader (a KV cache, the caller) would see a NaN spread
+// over the row by the product, so the lane moves stay moves: x is swapped once with the heads'
+// dim (the last other dim of extent > 1), its halves are boxes of whole sticks there, and the
+// result is swapped back.
+// CHECK-LABEL: func.func @rotate_half_returned
+// CHECK:         %[[T:.*]] = torch.aten.transpose.int %x, %[[P:.*]], %[[L:.*]] : {{.*}} -> !torch.vtensor<[1,64,1,8],f32>
+// CHECK:         %[[HI:.*]] = torch.aten.slice.Tensor %[[T]], %[[P]], %{{.*}} -> !torch.vtensor<[1,32,1,8],f32>
+// CHECK-NEXT:    %[[N:.*]] = torch.aten.neg %[[HI]] : {{.*}} -> !torch.vtensor<[1,32,1,8],f32>
+// CHECK:         %[[LO:.*]] = torch.aten.slice.Tensor %[[T]], %[[P]], %{{.*}} -> !torch.vtensor<[1,32,1,8],f32>
+// CHECK-NEXT:    %[[LIST:.*]] = torch.prim.ListConstruct %[[N]], %[[LO]]
+// CHECK-NEXT:    %[[C:.*]] = torch.aten.cat %[[LIST]], %[[P]] : {{.*}} -> !torch.vtensor<[1,64,1,8],f32>
+// CHECK-NEXT:    %[[R:.*]] = torch.aten.transpose.int %[[C]], %[[P]], %[[L]] : {{.*}} -> !torch.vtensor<[1,8,1,64],f32>
+// CHECK-NEXT:    func.return %[[R]]
+func.func @rotate_half_returned(%x: !torch.vtensor<[1,8,1,64],f32>) -> !torch.vtensor<[1,8,1,64],f32> {
   %int-1 = torch.constant.int -1
   %int0 = torch.constant.int 0
   %int1 = torch.constant.int 1
@@ -486,15 +519,16 @@ func.func @rotate_half(%x: !torch.vtensor<[1,8,1,64],f32>) -> !torch.vtensor<[1,
 
 // -----
 
-// GPT-J's rotate_every_two on 4 heads of 8: stack((-x[..., 1::2], x[..., ::2]), -1) flattened,
-// the pieces interleaved lane by lane: one product by the signed permutation (row 0 takes
-// -x[1], row 1 x[0], ...).
+// GPT-J's rotate_every_two on 4 heads of 8, read by a contracting product: stack((-x[..., 1::2],
+// x[..., ::2]), -1) flattened, the pieces interleaved lane by lane: one product by the signed
+// permutation (row 0 takes -x[1], row 1 x[0], ...).
 // CHECK-LABEL: func.func @rotate_every_two
 // CHECK:         %[[P:.*]] = torch.vtensor.literal(dense<{{\[\[}}0.000000e+00, -1.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00], [1.000000e+00, 0.000000e+00, {{.*}}> : tensor<8x8xf32>) : !torch.vtensor<[8,8],f32>
 // CHECK:         %[[R:.*]] = torch.aten.linear %x, %[[P]], %{{.*}} : {{.*}} -> !torch.vtensor<[1,23,4,8],f32>
-// CHECK-NEXT:    func.return %[[R]]
+// CHECK-NEXT:    torch.aten.linear %[[R]], %k
 // CHECK-NOT:     torch.aten.cat
-func.func @rotate_every_two(%x: !torch.vtensor<[1,23,4,8],f32>) -> !torch.vtensor<[1,23,4,8],f32> {
+func.func @rotate_every_two(%x: !torch.vtensor<[1,23,4,8],f32>, %k: !torch.vtensor<[16,8],f32>) -> !torch.vtensor<[1,23,4,16],f32> {
+  %none = torch.constant.none
   %int-1 = torch.constant.int -1
   %int0 = torch.constant.int 0
   %int1 = torch.constant.int 1
@@ -513,14 +547,14 @@ func.func @rotate_every_two(%x: !torch.vtensor<[1,23,4,8],f32>) -> !torch.vtenso
   %c = torch.aten.cat %l, %int-1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[1,23,4,4,2],f32>
   %shape = torch.prim.ListConstruct %int1, %int23, %int4, %int8 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
   %r = torch.aten.view %c, %shape : !torch.vtensor<[1,23,4,4,2],f32>, !torch.list<int> -> !torch.vtensor<[1,23,4,8],f32>
-  return %r : !torch.vtensor<[1,23,4,8],f32>
+  %s = torch.aten.linear %r, %k, %none : !torch.vtensor<[1,23,4,8],f32>, !torch.vtensor<[16,8],f32>, !torch.none -> !torch.vtensor<[1,23,4,16],f32>
+  return %s : !torch.vtensor<[1,23,4,16],f32>
 }
 
 // -----
 
-// The same on heads of 320, wider than 4 sticks: x is swapped once with the heads' dim (the
-// last other dim of extent > 1), its halves are boxes of whole sticks there, and the result
-// is swapped back.
+// The same on heads of 320, wider than 4 sticks (a 320 x 320 constant would not pay): the
+// lane moves stay moves, even read only by a contracting product.
 // CHECK-LABEL: func.func @rotate_half_of_wide_heads
 // CHECK:         %[[T:.*]] = torch.aten.transpose.int %x, %[[P:.*]], %[[L:.*]] : {{.*}} -> !torch.vtensor<[1,320,1,8],f32>
 // CHECK:         %[[HI:.*]] = torch.aten.slice.Tensor %[[T]], %[[P]], %{{.*}} -> !torch.vtensor<[1,160,1,8],f32>
@@ -529,8 +563,9 @@ func.func @rotate_every_two(%x: !torch.vtensor<[1,23,4,8],f32>) -> !torch.vtenso
 // CHECK-NEXT:    %[[LIST:.*]] = torch.prim.ListConstruct %[[N]], %[[LO]]
 // CHECK-NEXT:    %[[C:.*]] = torch.aten.cat %[[LIST]], %[[P]] : {{.*}} -> !torch.vtensor<[1,320,1,8],f32>
 // CHECK-NEXT:    %[[R:.*]] = torch.aten.transpose.int %[[C]], %[[P]], %[[L]] : {{.*}} -> !torch.vtensor<[1,8,1,320],f32>
-// CHECK-NEXT:    func.return %[[R]]
-func.func @rotate_half_of_wide_heads(%x: !torch.vtensor<[1,8,1,320],f32>) -> !torch.vtensor<[1,8,1,320],f32> {
+// CHECK-NEXT:    torch.aten.linear %[[R]], %k
+func.func @rotate_half_of_wide_heads(%x: !torch.vtensor<[1,8,1,320],f32>, %k: !torch.vtensor<[16,320],f32>) -> !torch.vtensor<[1,8,1,16],f32> {
+  %none = torch.constant.none
   %int-1 = torch.constant.int -1
   %int0 = torch.constant.int 0
   %int1 = torch.constant.int 1
@@ -542,17 +577,17 @@ func.func @rotate_half_of_wide_heads(%x: !torch.vtensor<[1,8,1,320],f32>) -> !to
   %neg = torch.aten.neg %hi : !torch.vtensor<[1,8,1,160],f32> -> !torch.vtensor<[1,8,1,160],f32>
   %l = torch.prim.ListConstruct %neg, %lo : (!torch.vtensor<[1,8,1,160],f32>, !torch.vtensor<[1,8,1,160],f32>) -> !torch.list<vtensor>
   %r = torch.aten.cat %l, %int-1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[1,8,1,320],f32>
-  return %r : !torch.vtensor<[1,8,1,320],f32>
+  %s = torch.aten.linear %r, %k, %none : !torch.vtensor<[1,8,1,320],f32>, !torch.vtensor<[16,320],f32>, !torch.none -> !torch.vtensor<[1,8,1,16],f32>
+  return %s : !torch.vtensor<[1,8,1,16],f32>
 }
 
 // -----
 
-// Halves of whole sticks are DMA copies as they are: left alone. A row with no other dim of
-// extent > 1 has nothing to swap with; at 64 lanes its halves are one product.
+// Halves of whole sticks are DMA copies as they are, and a row with no other dim of extent > 1
+// has nothing to swap with (returned, its lane moves are no product either): both left alone.
 // CHECK-LABEL: func.func @nothing_to_swap
 // CHECK-NOT:     torch.aten.transpose.int
-// CHECK:         torch.aten.cat %{{.*}} -> !torch.vtensor<[4,128],f32>
-// CHECK:         torch.aten.linear %y, %{{.*}} -> !torch.vtensor<[1,1,64],f32>
+// CHECK-NOT:     torch.aten.linear
 func.func @nothing_to_swap(%x: !torch.vtensor<[4,128],f32>, %y: !torch.vtensor<[1,1,64],f32>) -> (!torch.vtensor<[4,128],f32>, !torch.vtensor<[1,1,64],f32>) {
   %int-1 = torch.constant.int -1
   %int0 = torch.constant.int 0
