@@ -641,6 +641,22 @@ def _lane_piece(v: SSAValue) -> tuple[SSAValue, int, int, bool, list[Operation]]
     return (x, start, end, negated, [*ops, owner]) if start < end else None
 
 
+def _cat_of_lane_pieces(
+    op: Operation,
+) -> tuple[t.PrimListConstructOp, Sequence[int], list[tuple[SSAValue, int, int, bool, list[Operation]]]] | None:
+    """(the list, the cat's shape, its pieces) when op is cat([±x[..., a1:b1], ...], -1) of
+    pieces of one x (`_lane_piece`), its list read by nothing else; else None."""
+    if op.name != "torch.aten.cat" or not isinstance(listed := op.operands[0].owner, t.PrimListConstructOp):
+        return None
+    rs, dim = t.sizes_of(op.results[0]), t.constant_int_value(op.operands[1])
+    if not rs or dim is None or dim % len(rs) != len(rs) - 1 or not listed.results[0].has_one_use():
+        return None
+    pieces = [_lane_piece(e) for e in listed.elements]
+    if any(p is None for p in pieces) or len({id(p[0]) for p in pieces if p is not None}) != 1:
+        return None
+    return listed, rs, [p for p in pieces if p is not None]
+
+
 LANE_PRODUCT_MAX = 4 * F16_LANES
 """The widest last dim (and cat) `LaneMovesAsProduct` moves by a product: 4 sticks, a rotary
 embedding's head of up to 256, whose signed permutation matrix is 256 x 256."""
@@ -752,16 +768,10 @@ class LaneMovesAsProduct(RewritePattern):
     numerics, which hold no infinity (inf x 0 would be NaN; TorchAdaptPass `numerics`)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if op.name != "torch.aten.cat" or not isinstance(op.operands[0].owner, t.PrimListConstructOp):
+        matched = _cat_of_lane_pieces(op)
+        if matched is None:
             return
-        listed = op.operands[0].owner
-        rs, dim = t.sizes_of(op.results[0]), t.constant_int_value(op.operands[1])
-        if not rs or dim is None or dim % len(rs) != len(rs) - 1 or not listed.results[0].has_one_use():
-            return
-        pieces = [_lane_piece(e) for e in listed.elements]
-        if any(p is None for p in pieces) or len({id(p[0]) for p in pieces if p is not None}) != 1:
-            return
-        found = [p for p in pieces if p is not None]
+        listed, rs, found = matched
         x, xs = found[0][0], t.sizes_of(found[0][0])
         if xs is None or list(xs[:-1]) != list(rs[:-1]) or max(xs[-1], rs[-1]) > LANE_PRODUCT_MAX:
             return
@@ -879,16 +889,10 @@ class LaneMovesInOneSwap(RewritePattern):
     the result is swapped back. Exact: the same elements, moved, the same negations."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if op.name != "torch.aten.cat" or not isinstance(op.operands[0].owner, t.PrimListConstructOp):
+        matched = _cat_of_lane_pieces(op)
+        if matched is None:
             return
-        listed = op.operands[0].owner
-        rs, dim = t.sizes_of(op.results[0]), t.constant_int_value(op.operands[1])
-        if not rs or dim is None or dim % len(rs) != len(rs) - 1 or not listed.results[0].has_one_use():
-            return
-        pieces = [_lane_piece(e) for e in listed.elements]
-        if any(p is None for p in pieces) or len({id(p[0]) for p in pieces if p is not None}) != 1:
-            return
-        found = [p for p in pieces if p is not None]
+        listed, rs, found = matched
         x, offset, inside = found[0][0], 0, False
         for _, start, end, _, _ in found:
             inside |= start % F16_LANES != 0 or end % F16_LANES != 0 or offset % F16_LANES != 0

@@ -113,6 +113,28 @@ class Fn(torch.nn.Module):
         return self.fn(*xs)
 
 
+def compiled_within_bound(fn: Any, *inputs: Any, **options: Any) -> tuple[Any, Any]:
+    """One call of `fn` compiled for the spyre backend (options passed on), checked against the
+    exact answer within the DL16 bound that runtime/reference.py propagates: (its output, the
+    graph's placement report)."""
+    from spyre_mlir.frontend.backend import STATS
+    from spyre_mlir.runtime.numerics import DL16
+    from spyre_mlir.testing.criteria import assert_within_device_bound, reference
+
+    torch._dynamo.reset()
+    model = Fn(fn)
+    (exact,), (bound,) = reference(model, *inputs, numerics=DL16)
+    before = len(STATS.graphs)
+    with torch.no_grad():
+        y = torch.compile(model, backend="spyre", options=options)(*inputs)
+    assert_within_device_bound(y, exact, bound, DL16)
+    return y, STATS.graphs[before]
+
+
+def seeded_randn(*shape: int, seed: int = 0, scale: float = 1.0) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)) * scale
+
+
 def embed(model: Any, batch: dict[str, torch.Tensor]) -> torch.Tensor:
     """Sentence embeddings as sentence-transformers makes them for MiniLM: mean pooling over
     the attention mask, then L2 normalisation."""

@@ -7,29 +7,17 @@ case is about a table sent by the host."""
 import pytest
 import torch
 import torch.nn.functional as F
-from helpers import Fn
-
-from spyre_mlir.frontend.backend import STATS
-from spyre_mlir.runtime.numerics import DL16
-from spyre_mlir.testing.criteria import assert_within_device_bound, reference
+from helpers import compiled_within_bound, seeded_randn
 
 
 def check(fn, *inputs, on_cpu=()):
     """fn compiled for the device agrees with the exact answer within the DL16 bound; the
     graph's CPU fallbacks are exactly `on_cpu`."""
-    torch._dynamo.reset()
-    model = Fn(fn)
-    (exact,), (bound,) = reference(model, *inputs, numerics=DL16)
-    before = len(STATS.graphs)
-    with torch.no_grad():
-        y = torch.compile(model, backend="spyre", options={"cache": False})(*inputs)
-    report = STATS.graphs[before]
+    _, report = compiled_within_bound(fn, *inputs, cache=False)
     assert set(report.cpu_fallback) == set(on_cpu), f"ran on the CPU: {dict(report.cpu_fallback)}"
-    assert_within_device_bound(y, exact, bound, DL16)
 
 
-def randn(*shape, seed=0):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+randn = seeded_randn
 
 
 def randint(low, high, *shape, seed=0):

@@ -4,28 +4,19 @@ spyre_mlir.testing.criteria)."""
 
 import pytest
 import torch
-from helpers import Fn
+from helpers import Fn, compiled_within_bound, seeded_randn
 
 from spyre_mlir.frontend.backend import STATS
 from spyre_mlir.runtime.numerics import DL16
-from spyre_mlir.testing.criteria import assert_within_device_bound, reference
 
 
 def check(fn, *inputs, device_only=True):
-    torch._dynamo.reset()
-    model = Fn(fn)
-    (exact,), (bound,) = reference(model, *inputs, numerics=DL16)
-    before = len(STATS.graphs)
-    with torch.no_grad():
-        y = torch.compile(model, backend="spyre")(*inputs)
-    report = STATS.graphs[before]
+    _, report = compiled_within_bound(fn, *inputs)
     if device_only:
         assert not report.cpu_fallback, f"ran on the CPU: {dict(report.cpu_fallback)}"
-    assert_within_device_bound(y, exact, bound, DL16)
 
 
-def randn(*shape, seed=0, scale=1.0):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)) * scale
+randn = seeded_randn
 
 
 UNARY = {

@@ -7,27 +7,19 @@ import math
 
 import pytest
 import torch
-from test_ops_e2e import Fn, randn
+from helpers import Fn, compiled_within_bound
+from test_ops_e2e import randn
 from xdsl.context import Context
 from xdsl.parser import Parser
 
-from spyre_mlir.frontend.backend import STATS
-from spyre_mlir.runtime.numerics import DL16
-from spyre_mlir.testing.criteria import assert_within_device_bound, reference
 from spyre_mlir.tools.spyre_opt import make_tool_context
 from spyre_mlir.transforms.torch_adapt import TorchAdaptPass
 
 
 def compiled(fn, *inputs, **options):
     """One compiled call of `fn`, checked within the DL16 bound: its graph report and output."""
-    torch._dynamo.reset()
-    model = Fn(fn)
-    (exact,), (bound,) = reference(model, *inputs, numerics=DL16)
-    before = len(STATS.graphs)
-    with torch.no_grad():
-        y = torch.compile(model, backend="spyre", options=options)(*inputs)
-    assert_within_device_bound(y, exact, bound, DL16)
-    return STATS.graphs[before], y
+    y, report = compiled_within_bound(fn, *inputs, **options)
+    return report, y
 
 
 def _launches(fn, *inputs, **options):
