@@ -691,9 +691,9 @@ def _dim_through_view(old: Sequence[int] | None, new: Sequence[int] | None, dim:
 def _only_contracted(v: SSAValue, dim: int, seen: set[SSAValue] | None = None) -> bool:
     """Whether every use of v reaches, through element-wise ops and views that keep dim `dim`
     whole, only matmuls that contract along it (the A operand's last dim, the B operand's dim
-    before last) or sums along it: then a NaN anywhere along `dim` makes the same products NaN whether or not it
-    was spread along `dim` first. Any other reader (a return, a cache update, a reduction) may
-    see the spread."""
+    before last) or sums along it: then a NaN anywhere along `dim` makes the same products NaN
+    whether or not it was spread along `dim` first. Any other reader (a return, a cache update,
+    a reduction along another dim) may see the spread."""
     seen = set() if seen is None else seen
     if v in seen:
         return True
