@@ -25,8 +25,9 @@ value is computed on the device from masks the host builds:
                             group e selected by a host mask (where, not a product: other rows'
                             values never mix in). Exact per row; it costs E times the expert
                             matmuls' MACs (S rows each instead of S in all): 8x for Mixtral
-                            8x7B, 128x for Qwen3-MoE-30B's 128 experts, where a device grouped
-                            matmul (row ranges at launch from the host's offsets) would cost 1x
+                            8x7B, where a device grouped matmul (row ranges at launch from the
+                            host's offsets) would cost 1x; with more than DENSE_EXPERTS_MAX
+                            experts (Qwen3-MoE-30B's 128) the op stays on the CPU
     sum(x, dims)            over dims other than the last whose extents multiply to at most 16:
                             adds of the slices along them (the device reduces along the stick
                             dim only); the same sum in another order (fp32 rounding)
@@ -76,8 +77,14 @@ def _topk(x: torch.Tensor, k: int, dim: int = -1, largest: bool = True, sorted: 
     return values.movedim(-1, d), indices.movedim(-1, d)
 
 
+DENSE_EXPERTS_MAX = 8
+"""The most experts `grouped_mm_fallback` runs densely (every row through every expert): 8
+(Mixtral's) costs 8 times the grouped form's multiply-adds; beyond it the op stays one op, on
+the CPU (warned), rather than cost more (Qwen3-MoE-30B's 128 experts: 128 times)."""
+
+
 def _grouped_mm(a: torch.Tensor, w: torch.Tensor, offs: torch.Tensor) -> Any:
-    if a.dim() != 2 or w.dim() != 3 or not a.is_floating_point():
+    if a.dim() != 2 or w.dim() != 3 or not a.is_floating_point() or w.shape[0] > DENSE_EXPERTS_MAX:
         return NotImplemented
     experts = w.shape[0]
     every = torch.bmm(a.expand(experts, *a.shape), w)  # (E, S, N): every row through every expert

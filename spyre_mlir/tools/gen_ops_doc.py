@@ -148,7 +148,8 @@ DECOMPOSED = {
     "indices from comparisons on the host, by design; the values a where on them, summed, on the device. "
     "Along a longer dim: CPU fallback",
     "transformers.grouped_mm_fallback.default": "decomposed: every row through every expert (a device "
-    "batched matmul), each row's expert picked by a host mask (a device where)",
+    "batched matmul), each row's expert picked by a host mask (a device where); with more than 8 experts: "
+    "CPU fallback",
     "aten.histc.default": "host, by design, on the float copy of an integer tensor (a MoE's tokens per "
     "expert); CPU fallback on other float tensors",
 }
@@ -214,7 +215,10 @@ def render() -> str:
         "  (comparisons), the sort of the expert ids, the tokens per expert (`histc` of their float copy)",
         "  and offsets, and the masks and gather indices made from them. The expert matmuls are dense",
         "  (every routed row through every expert, the row's expert picked by a host mask): exact, at E",
-        "  times the grouped form's MACs for E experts (frontend/decompositions.py).",
+        "  times the grouped form's MACs for E experts (frontend/decompositions.py). With more than 8",
+        "  experts (`DENSE_EXPERTS_MAX`; Qwen3-MoE-30B has 128) that costs more than it saves, and the",
+        "  grouped matmul stays on the CPU, warned: a device grouped matmul, its row ranges handed over",
+        "  at launch as gather indices are, would run it at the grouped form's cost.",
         "- **CPU fallback**: float ops without a device lowering run on the CPU (PyTorch eager) inside the",
         "  compiled graph, with one warning per graph naming them and their counts.",
         '  `torch.compile(..., options={"strict": True})` raises instead, naming the op.',

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 import torch
-import transformers  # noqa: F401  (registers torch.ops.transformers.grouped_mm_fallback)
+import transformers.integrations.moe  # noqa: F401  (registers torch.ops.transformers.grouped_mm_fallback)
 from helpers import Fn
 from test_ops_e2e import check, randn
 
 from spyre_mlir.frontend.backend import STATS
-from spyre_mlir.testing.criteria import compare_model_outputs
+from spyre_mlir.testing.criteria import U32, compare_model_outputs
 
 BENCH = str(Path(__file__).parents[2] / "bench")
 ROUTING = ("torch.aten.topk", "torch.transformers.grouped_mm_fallback", "torch.aten.index.Tensor", "torch.aten.histc")
@@ -89,6 +89,29 @@ def test_grouped_mm_dense(rows, k, n, offs):
     a = randn(rows, k, seed=13, scale=0.3)
     w = randn(len(offs), k, n, seed=14, scale=0.3)
     check(_grouped_mm, a, w, torch.tensor(offs, dtype=torch.int32))
+
+
+def test_grouped_mm_of_many_experts_stays_one_op():
+    """Beyond DENSE_EXPERTS_MAX experts the dense form would cost more than it saves: the grouped
+    matmul stays one op, on the CPU, and right."""
+    from spyre_mlir.frontend.decompositions import DENSE_EXPERTS_MAX
+
+    experts = DENSE_EXPERTS_MAX + 1
+    a, w = randn(23, 64, seed=17), randn(experts, 64, 64, seed=18, scale=0.2)
+    offs = torch.tensor([2 * (e + 1) for e in range(experts - 1)] + [23], dtype=torch.int32)
+    torch._dynamo.reset()
+    before = len(STATS.graphs)
+    with torch.no_grad():
+        y = torch.compile(Fn(_grouped_mm), backend="spyre")(a, w, offs)
+    assert STATS.graphs[before].cpu_fallback.get("torch.transformers.grouped_mm_fallback") == 1
+    # PyTorch's own kernel on the host, in fp32: eager's answer up to the order of its sums
+    # (docs/numerics.md: |r1 - r2| <= 2 gamma(K - 1) |a| @ |w|)
+    want, k = _grouped_mm(a, w, offs), a.shape[1]
+    gamma = (k - 1) * U32 / (1 - (k - 1) * U32)
+    starts = [0, *offs.tolist()[:-1]]
+    for e, (lo, hi) in enumerate(zip(starts, offs.tolist())):
+        bound = 2 * gamma * (a[lo:hi].abs().double() @ w[e].abs().double())
+        assert ((y[lo:hi].double() - want[lo:hi].double()).abs() <= bound).all(), e
 
 
 def test_grouped_mm_of_transposed_weights():
