@@ -68,3 +68,48 @@ func.func @unknown_sizes(%a: !torch.vtensor<[?,64],f32>, %b: !torch.vtensor<[3,6
   func.return
 }
 // CHECK: func.func @unknown_sizes
+
+// -----
+
+// torch.aten.convolution: output channels that do not split into the groups, input channels
+// the weight does not read, and a result that is not the convolution's shape.
+func.func @conv_groups(%x: !torch.vtensor<[1,4,10],f32>, %w: !torch.vtensor<[6,1,3],f32>) {
+  %none = torch.constant.none
+  %false = torch.constant.bool false
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int4 = torch.constant.int 4
+  %one = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %zero = torch.prim.ListConstruct %int0 : (!torch.int) -> !torch.list<int>
+  %0 = torch.aten.convolution %x, %w, %none, %one, %zero, %one, %false, %zero, %int4 : !torch.vtensor<[1,4,10],f32>, !torch.vtensor<[6,1,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.bool, !torch.list<int>, !torch.int -> !torch.vtensor<[1,6,8],f32>
+  func.return
+}
+// CHECK: torch.aten.convolution: 6 output channels do not split into 4 groups
+
+// -----
+
+func.func @conv_channels(%x: !torch.vtensor<[1,4,10],f32>, %w: !torch.vtensor<[8,3,3],f32>) {
+  %none = torch.constant.none
+  %false = torch.constant.bool false
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %one = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %zero = torch.prim.ListConstruct %int0 : (!torch.int) -> !torch.list<int>
+  %0 = torch.aten.convolution %x, %w, %none, %one, %zero, %one, %false, %zero, %int1 : !torch.vtensor<[1,4,10],f32>, !torch.vtensor<[8,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.bool, !torch.list<int>, !torch.int -> !torch.vtensor<[1,8,8],f32>
+  func.return
+}
+// CHECK: torch.aten.convolution: input channels
+
+// -----
+
+func.func @conv_result(%x: !torch.vtensor<[1,4,10],f32>, %w: !torch.vtensor<[8,4,3],f32>) {
+  %none = torch.constant.none
+  %false = torch.constant.bool false
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %one = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %zero = torch.prim.ListConstruct %int0 : (!torch.int) -> !torch.list<int>
+  %0 = torch.aten.convolution %x, %w, %none, %one, %zero, %one, %false, %zero, %int1 : !torch.vtensor<[1,4,10],f32>, !torch.vtensor<[8,4,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.bool, !torch.list<int>, !torch.int -> !torch.vtensor<[1,8,10],f32>
+  func.return
+}
+// CHECK: torch.aten.convolution: result !torch.vtensor<[1,8,10],f32> is not the convolution's shape [1, 8, 8]
