@@ -773,6 +773,16 @@ def _stick_partner(shape: Sequence[int]) -> int | None:
     return next((d for d in range(len(shape) - 2, -1, -1) if shape[d] > 1), None)
 
 
+def _generic(ops: list[Operation], v: SSAValue) -> SSAValue:
+    """v in the generic layout (a restickify unless it is already)."""
+    shape = _shape(v)
+    if _layout(v).canonical() == Layout.generic(shape, 2).canonical():
+        return v
+    r = spyre.RestickifyOp(v, spyre.device_tensor_type(shape))
+    ops.append(r)
+    return r.result
+
+
 def _as_column(ops: list[Operation], x: SSAValue) -> SSAValue:
     """A tensor whose dims are all 1 but the stick dim (n), as two columns of n rows,
     (n, 1, ..., 1, 2): x broadcast to two rows (a pointwise copy), viewed with the first and last
@@ -872,12 +882,9 @@ class LowerSlice(Lowering):
         box = tuple(count if i == dim else n for i, n in enumerate(shape))
         if box == shape:  # select of an extent-1 dim still drops it (never after the transpose: extent > 1)
             return x
-        if _layout(x).canonical() != Layout.generic(shape, 2):
-            # a slice reads its input in the generic layout (its starts are checked against it):
-            # e.g. a transposed view is restickified first (spyre-propagate-layouts would anyway)
-            r = spyre.RestickifyOp(x, spyre.device_tensor_type(shape))
-            ops.append(r)
-            x = r.result
+        # a slice reads its input in the generic layout (its starts are checked against it):
+        # e.g. a transposed view is restickified first (spyre-propagate-layouts would anyway)
+        x = _generic(ops, x)
         start = [begin if i == dim else 0 for i in range(len(shape))]
         steps = [step if i == dim else 1 for i in range(len(shape))]
         sl = spyre.SliceOp(x, start, spyre.device_tensor_type(box), steps)
@@ -1101,13 +1108,11 @@ def _row_numbers(host: list[Operation], indices: Sequence[SSAValue], extents: Se
         picked = t.vtensor_type(row).get_shape()
         offsets_shape = (outer, *(1 for _ in picked))
         step = math.prod(extents)
-        offsets = t.ValueTensorLiteralOp.create(
-            properties={
-                "value": DenseIntOrFPElementsAttr.from_list(
-                    TensorType(INDEX_TYPES[0], offsets_shape), [o * step for o in range(outer)]
-                )
-            },
-            result_types=[t.ValueTensorType(offsets_shape, INDEX_TYPES[0])],
+        offsets = t.ValueTensorLiteralOp(
+            DenseIntOrFPElementsAttr.from_list(
+                TensorType(INDEX_TYPES[0], offsets_shape), [o * step for o in range(outer)]
+            ),
+            t.ValueTensorType(offsets_shape, INDEX_TYPES[0]),
         )
         host.append(offsets)
         row = _host_add(host, offsets.result, row, one)
@@ -1540,14 +1545,16 @@ def pointwise_append(
 # region Convolution
 
 
-def _generic(ops: list[Operation], v: SSAValue) -> SSAValue:
-    """v in the generic layout (a restickify unless it is already)."""
+def _pieces(ops: list[Operation], v: SSAValue, count: int) -> list[SSAValue]:
+    """v cut into `count` equal slices along dim 0."""
     shape = _shape(v)
-    if _layout(v).canonical() == Layout.generic(shape, 2).canonical():
-        return v
-    r = spyre.RestickifyOp(v, spyre.device_tensor_type(shape))
-    ops.append(r)
-    return r.result
+    size = shape[0] // count
+    out: list[SSAValue] = []
+    for i in range(count):
+        sl = spyre.SliceOp(v, [i * size] + [0] * (len(shape) - 1), spyre.device_tensor_type((size, *shape[1:])))
+        ops.append(sl)
+        out.append(sl.result)
+    return out
 
 
 def _sum_body(*args: SSAValue) -> SSAValue:
@@ -1786,11 +1793,7 @@ class LowerConvolution(Lowering):
             ops.append(mm)
             y = self.reshape(ops, mm.result, (1, m, n))
             return y if bias is None else pointwise_append(ops, [y, bias], (1, m, n), addf)
-        parts = []
-        for i in range(taps):
-            sl = spyre.SliceOp(z, [i * groups, 0, 0], spyre.device_tensor_type((groups, m, n)))
-            ops.append(sl)
-            parts.append(sl.result)
+        parts = _pieces(ops, z, taps)
         return pointwise_append(ops, [*parts, *([bias] if bias is not None else [])], (groups, m, n), _sum_body)
 
     def _depthwise(
@@ -1813,11 +1816,7 @@ class LowerConvolution(Lowering):
         x = self._laid_out(ops, x_v, op, (n, c, *s), (0, *range(2, spatial + 2), 1))  # (N, *S, C)
         windows = self._windows(ops, self._padded(ops, x, 1, padding), 1, k, o, stride, dilation)
         w = self._laid_out(ops, w_v, op, (c, taps), (1, 0))  # w (C, 1, *K) as (T, C)
-        columns = [w] if taps == 1 else []
-        for i in range(taps if taps > 1 else 0):
-            sl = spyre.SliceOp(w, [i, 0], spyre.device_tensor_type((1, c)))
-            ops.append(sl)
-            columns.append(sl.result)
+        columns = [w] if taps == 1 else _pieces(ops, w, taps)
         extra = [] if bias is None else [self.dev(bias, op)]
 
         def body(*args: SSAValue) -> SSAValue:
