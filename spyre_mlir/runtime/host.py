@@ -186,7 +186,8 @@ class Executable:
         """The launches in place whose destination a later step still reads (cse made one value
         of equal ones, such as the zeros of two new caches): they write into a copy."""
         self.dead_after = self._lifetimes()
-        self.written_in_place = self._written_in_place()
+        mirrors = self._mirrors()
+        self.written_in_place = self._written_in_place(mirrors)
         """The transfers of a mutated argument whose device copy this function writes in place
         into what it returns as the argument's new contents (a KV cache), by argument index:
         after the call that copy holds the new contents (`written_back`)."""
@@ -199,10 +200,10 @@ class Executable:
             if isinstance(op, spyre.ToDeviceOp) and (j := _argument_of(op)) is not None:
                 self.transfers_of.setdefault(j, []).append(op)
         self._new_copies: dict[int, tuple[spyre.ToDeviceOp, DdrTensor]] = {}
-        self.adopted = self._adopted()
+        self.adopted = self._adopted(mirrors)
         """The mirrors of a mutated argument's new contents that this function computes in a
         buffer of its own, in the layout of one of the argument's transfers: by mirror, (the
-        argument, that transfer). The buffer outlives the call as that transfer's copy
+        argument, that transfer, the buffer's value). The buffer outlives the call as that transfer's copy
         (`written_back`), so the next call sends nothing."""
         self.gather_tables = self._gather_tables()
         self.written_transfers = {self._buffer_root(op.operands[j]).owner for op, j in self.in_place.items()}
@@ -323,25 +324,28 @@ class Executable:
                 found.append((j, back, self._buffer_root(back.input)))
         return found
 
-    def _written_in_place(self) -> dict[int, spyre.ToDeviceOp]:
+    @staticmethod
+    def _written_in_place(mirrors: list[tuple[int, spyre.FromDeviceOp, SSAValue]]) -> dict[int, spyre.ToDeviceOp]:
         """Per mutated argument j: the transfer of argument j, when its mirror reads that
         transfer's buffer (`_mirrors`)."""
         kept: dict[int, spyre.ToDeviceOp] = {}
-        for j, _, root in self._mirrors():
+        for j, _, root in mirrors:
             if isinstance(root.owner, spyre.ToDeviceOp) and _argument_of(root.owner) == j:
                 kept[j] = root.owner
         return kept
 
-    def _adopted(self) -> dict[spyre.FromDeviceOp, tuple[int, spyre.ToDeviceOp]]:
+    def _adopted(
+        self, mirrors: list[tuple[int, spyre.FromDeviceOp, SSAValue]]
+    ) -> dict[spyre.FromDeviceOp, tuple[int, spyre.ToDeviceOp, SSAValue]]:
         """Per mirror of a mutated argument j not written in place: (j, a transfer of j whose
-        result has the type of the buffer the mirror reads)."""
-        found: dict[spyre.FromDeviceOp, tuple[int, spyre.ToDeviceOp]] = {}
-        for j, back, root in self._mirrors():
+        result has the type of the buffer the mirror reads, that buffer's value)."""
+        found: dict[spyre.FromDeviceOp, tuple[int, spyre.ToDeviceOp, SSAValue]] = {}
+        for j, back, root in mirrors:
             if j in self.written_in_place:
                 continue
             for op in self.transfers_of.get(j, ()):
                 if op.permutation is None and op.result.type == root.type:
-                    found[back] = (j, op)
+                    found[back] = (j, op, root)
                     break
         return found
 
@@ -637,8 +641,8 @@ class Executable:
             # a mirror keeps the caller's tensor in step (FromDeviceOp.mirror), a result kept on
             # the device stays there: no transfer
             returned = _returned(op.result)
-            if op in self.adopted and (buf := owned.pop(self._buffer_root(op.input), None)) is not None:
-                j, transfer = self.adopted[op]
+            if op in self.adopted and (buf := owned.pop(self.adopted[op][2], None)) is not None:
+                j, transfer, _ = self.adopted[op]
                 self._new_copies[j] = (transfer, buf)  # the argument's copy once written back
             if op.mirror is None and not (self._device_outputs and returned):
                 if not returned and self.model.sequence_open:  # a CPU op between device kernels

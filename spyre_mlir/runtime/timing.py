@@ -344,6 +344,7 @@ class Simulation:
         n_port: dict[int, int] = {}
         flight, queued = self.in_flight, self.queue_depth
         streaming = []
+        next_event = math.inf
         for r in running:
             if r.lat_end <= te and (queued[r.engine] == 1 or flight[(r.core, r.engine)][0] is r):
                 streaming.append(r)
@@ -353,10 +354,7 @@ class Simulation:
                     n_port[r.core] = n_port.get(r.core, 0) + 1
             else:
                 r.rate = 0.0  # (in its latency, or behind its engine's older transfer)
-        next_event = math.inf
-        for r in running:
-            if r.lat_end > te:
-                if r.lat_end < next_event:
+                if te < r.lat_end < next_event:
                     next_event = r.lat_end
         for r in streaming:
             duration = r.compute
