@@ -201,6 +201,8 @@ class Profile:
     host_round_trips: int = 0
     """Times a call's host waited for a value between device kernels (a CPU op's operand):
     each ends a launch sequence, so the kernel after it pays a launch."""
+    host_ops_s: float = 0.0
+    """The host ops' own time in those round trips (`host_op_s` each)."""
     host_round_trip_s: float = 0.0
     """Their price: their transfers both ways (from the wait to the next launch) and `host_op_s`
     each (the new launch is in the next kernel's time): analysis/cost.py
@@ -221,6 +223,7 @@ class Profile:
     def add_round_trip(self, config: DeviceConfig) -> None:
         """The host waits for a value between device kernels to run a CPU op on it."""
         self.host_round_trips += 1
+        self.host_ops_s += config.host_op_s
         self.host_round_trip_s += config.host_op_s
 
     @property
