@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from spyre_mlir.device import extension
 from spyre_mlir.runtime.profile import KernelRecord, record_launch, record_transfer
 from spyre_mlir.target.config import DeviceConfig
+from spyre_mlir.target.cycles import host_transfer_seconds
 
 if TYPE_CHECKING:
     from spyre_mlir.runtime.interpreter import DeviceModel
@@ -52,11 +53,12 @@ def charged(model: DeviceModel) -> Iterator[None]:
 
 
 def transfer(nbytes: int, config: DeviceConfig) -> None:
-    """A host <-> device copy on the current stream: its time over the host link."""
+    """A host <-> device copy on the current stream: its time over the host link (the link's
+    latency, then the bytes), as the profile charges it."""
     if nbytes <= 0:
         return
     record_transfer(nbytes, config, "copy")
-    extension.module().advance(current_id(), nbytes / config.host_link_bytes_per_s)
+    extension.module().advance(current_id(), host_transfer_seconds(nbytes, config))
 
 
 def device_copy(name: str, read_bytes: int, write_bytes: int, config: DeviceConfig) -> None:
