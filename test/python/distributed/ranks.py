@@ -9,16 +9,11 @@ Each rank process is bounded in time by `launch`; one that hangs fails the test,
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from spyre_mlir.vllm.server import free_port
 
 
 def launch(scenario: str, world: int, timeout: float, *args: str) -> list[tuple[int, str, str]]:
