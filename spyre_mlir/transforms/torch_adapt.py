@@ -376,10 +376,10 @@ class ProductsWithOneColumn(RewritePattern):
         one, two = t.ConstantIntOp(1), t.ConstantIntOp(2)
         bt = _new(t.AtenTransposeIntOp.name, [b, one.result, two.result], t.ValueTensorType([n, 1, k], dtype))
         products = _new("torch.aten.mul.Tensor", [a, bt.results[0]], t.ValueTensorType([n, m, k], dtype))
-        dims, last = _ints([-1])
+        last_ops, last = _ints([-1])
         keep, none = t.ConstantBoolOp(True), t.ConstantNoneOp()
         total = _new("torch.aten.sum.dim_IntList", [products.results[0], last, keep.result, none.result], r)
-        rewriter.replace(op, [one, two, bt, products, *dims, keep, none, total], [total.results[0]])
+        rewriter.replace(op, [one, two, bt, products, *last_ops, keep, none, total], [total.results[0]])
 
 
 class ReduceWithoutKeepdim(RewritePattern):
