@@ -69,6 +69,9 @@ class Optimizations:
     """spyre-plan-scratchpad{double_buffer}: streamed tiles get two buffers."""
     cost_chunks: bool = True
     """spyre-plan-scratchpad{cost}: matmul chunks by estimated time (off: greedy halving)."""
+    stationary_a: bool = True
+    """spyre-plan-scratchpad{stationary_a} (with cost_chunks): a matmul's A blocks of at most 8
+    rows stay whole in LX, loaded once, instead of a tile per chunk."""
     onchip_relayout: bool = True
     """spyre-onchip-relayout: a transpose between pointwise kernels done in LX and over the ring."""
     resident_chains: bool = True
@@ -114,6 +117,7 @@ def pipeline_passes(
                     double_buffer=opts.double_buffer,
                     multicast=opts.multicast,
                     split_k=opts.k_split,
+                    stationary_a=opts.stationary_a and opts.cost_chunks,
                 )
             ]
             if opts.resident_chains and opts.cost_split
@@ -126,6 +130,7 @@ def pipeline_passes(
             double_buffer=opts.double_buffer,
             multicast=opts.multicast,
             split_k=opts.k_split and opts.cost_split,
+            stationary_a=opts.stationary_a and opts.cost_chunks,
         ),
         *(
             [SpyreOnchipRelayoutPass(cores=config.cores, budget_bytes=config.planner_lx_bytes)]
@@ -137,6 +142,7 @@ def pipeline_passes(
             cores=config.cores,
             double_buffer=opts.double_buffer,
             cost=opts.cost_chunks,
+            stationary_a=opts.stationary_a,
         ),
         ConvertSpyreToIsaPass(cores=config.cores, lx_bytes=config.lx_bytes),
         DeadCodeElimination(),

@@ -28,6 +28,23 @@ MULTICAST_BUFFERS = 2
 bench/ablation.py: 4 buffers gave the same time as 2 (docs/optimizations.md), so 2."""
 
 
+STATIONARY_A_ROWS = 8
+"""A matmul whose cores' blocks have at most this many rows of A (one PT pass of rows: a
+decode step's matrix-vector products) may keep each core's whole A block in LX, loaded once
+per matrix before its first PT pass (`a_block`), instead of loading an A tile per chunk:
+tiles that small would each take one of the DMA engine's `dma_queue_depth` slots behind the B
+tile streaming before them, so that every B tile after the first paid the DDR latency again."""
+
+
+def a_block_sticks(boxes: Sequence[Box | None]) -> int:
+    """Sticks of the largest core's whole A block ([k stick][row]) if every core's block has
+    at most STATIONARY_A_ROWS rows (A may be stationary), else 0."""
+    live = [b for b in boxes if b is not None]
+    if not live or max(b["m"][1] - b["m"][0] for b in live) > STATIONARY_A_ROWS:
+        return 0
+    return max((b["m"][1] - b["m"][0]) * (b["k"][1] - b["k"][0]) for b in live)
+
+
 class KernelBuffers:
     """A kernel's LX buffers, what they follow from read off the kernel once (its ops, epilogue
     or row group, iteration dims, the cores' `boxes`, multicast, resident A, k split), so that
@@ -49,9 +66,12 @@ class KernelBuffers:
         # spyre-resident-chains: a matmul whose A an earlier launch left in LX loads no A tiles
         # (the kernel verifies that a matmul's resident_in names its A)
         self.a_resident = is_matmul and kernel.resident_in is not None
+        self.a_block = a_block_sticks(boxes) if is_matmul and not self.a_resident else 0
+        """Sticks of a stationary A block (0: A cannot be stationary)."""
 
-    def sizes(self, chunks: dict[str, int], double: bool) -> dict[str, int]:
-        """LX sticks of every buffer spyre-plan-scratchpad places for a chunking, in placement order:
+    def sizes(self, chunks: dict[str, int], double: bool, stationary: bool = False) -> dict[str, int]:
+        """LX sticks of every buffer spyre-plan-scratchpad places for a chunking, in placement order
+        (`stationary`: a matmul's A block stays in LX, `a_block` in place of `lhs`):
 
         the compute op's buffers (kernel_buffers, or row_group_buffers for a row group)
         + an epilogue's (epilogue_buffers)
@@ -65,7 +85,8 @@ class KernelBuffers:
             bufs = row_group_buffers(self.group, ext, self.args)
         else:
             assert self.compute is not None
-            bufs = kernel_buffers(self.compute, ext, self.a_resident, self.epilogue is not None)
+            a_block = self.a_block if stationary else 0
+            bufs = kernel_buffers(self.compute, ext, self.a_resident, self.epilogue is not None, a_block)
         if self.epilogue is not None:
             bufs.update(epilogue_buffers(self.epilogue, ext["m"], ext["n"]))
         if self.k_split:
@@ -84,27 +105,32 @@ class KernelBuffers:
         return bufs
 
 
-def matmul_tiles(m: int, n: int, k: int, a_resident: bool = False, epilogue: bool = False) -> dict[str, int]:
+def matmul_tiles(
+    m: int, n: int, k: int, a_resident: bool = False, epilogue: bool = False, a_block: int = 0
+) -> dict[str, int]:
     """LX sticks of a matmul chunk's tiles: m rows by k sticks of A, k sticks of 64 rows by n
     sticks of B, the fp32 accumulator (two sticks per 64 lanes) and the rounded output.
-    A resident A (`a_resident`: an earlier launch left it in LX) needs no tile; with an
-    epilogue the accumulator is read by the epilogue, whose result tile (epilogue_buffers)
-    replaces the output tile."""
+    A resident A (`a_resident`: an earlier launch left it in LX) needs no tile, a stationary
+    one (`a_block` sticks, the largest core's block: a_block_sticks) the block in place of the
+    tile; with an epilogue the accumulator is read by the epilogue, whose result tile
+    (epilogue_buffers) replaces the output tile."""
     bufs = {"lhs": m * k, "rhs": F16_LANES * k * n, "acc": 2 * m * n, "out": m * n}
-    if a_resident:
+    if a_resident or a_block:
         del bufs["lhs"]
+    if a_block and not a_resident:
+        bufs = {"a_block": a_block, **bufs}
     if epilogue:
         del bufs["out"]
     return bufs
 
 
 def kernel_buffers(
-    op: Operation, ext: dict[str, int], a_resident: bool = False, epilogue: bool = False
+    op: Operation, ext: dict[str, int], a_resident: bool = False, epilogue: bool = False, a_block: int = 0
 ) -> dict[str, int]:
     """LX sticks each buffer of a kernel needs for a chunk of extent `ext` (units per dim);
-    a matmul's `a_resident` and `epilogue` as in matmul_tiles."""
+    a matmul's `a_resident`, `epilogue` and `a_block` as in matmul_tiles."""
     if isinstance(op, spyre.MatmulOp):
-        return matmul_tiles(ext["m"], ext["n"], ext["k"], a_resident, epilogue)
+        return matmul_tiles(ext["m"], ext["n"], ext["k"], a_resident, epilogue, a_block)
     if isinstance(op, spyre.PointwiseOp):
         dims, all_strides = pointwise_loops(op)
         vectors = math.prod(ext[d.name] for d in dims)

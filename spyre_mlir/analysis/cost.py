@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from spyre_mlir.analysis.buffers import MULTICAST_BUFFERS, matmul_tiles
+from spyre_mlir.analysis.buffers import MULTICAST_BUFFERS, a_block_sticks, matmul_tiles
 from spyre_mlir.dialects.spyre_iteration import IterDim, core_boxes, parts
 from spyre_mlir.layout import Layout
 from spyre_mlir.target.config import DeviceConfig
@@ -84,6 +84,8 @@ class Estimate:
     """Of the busiest core."""
     bound: str
     """What limits it: "pt", "sfp", "ddr" or "port"."""
+    a_stationary: bool = False
+    """Each core keeps its whole A block in LX (buffers.STATIONARY_A_ROWS)."""
 
 
 class _CoreWork(NamedTuple):  # the estimate unpacks it (thousands of times a search)
@@ -129,24 +131,32 @@ def _core_work(
     config: DeviceConfig,
     a_resident: bool = False,
     out_resident: bool = False,
+    a_stationary: bool = False,
 ) -> _CoreWork:
     """_core_work_of, memoised."""
     memo = _core_work_memo(shape, config)
-    key = (tuple(box.items()), tuple(chunks.items()), a_resident, out_resident)
+    key = (tuple(box.items()), tuple(chunks.items()), a_resident, out_resident, a_stationary)
     w = memo.get(key)
     if w is None:
-        w = memo[key] = _core_work_of(shape, box, chunks, config, a_resident, out_resident)
+        w = memo[key] = _core_work_of(shape, box, chunks, config, a_resident, out_resident, a_stationary)
     return w
 
 
 def _core_work_of(
-    shape: MatmulShape, box: dict, chunks: dict[str, int], config: DeviceConfig, a_resident: bool, out_resident: bool
+    shape: MatmulShape,
+    box: dict,
+    chunks: dict[str, int],
+    config: DeviceConfig,
+    a_resident: bool,
+    out_resident: bool,
+    a_stationary: bool = False,
 ) -> _CoreWork:
     """What one core's program does, counted in closed form for the loop order the code
     generator uses (per matrix: n chunks, then m, then k innermost): an A tile is reloaded
     whenever its (m, k) range changes between consecutive chunks, a B tile whenever its (n, k)
     range does. `a_resident`: A is already in LX (no A loads); `out_resident`: the output
-    stays in LX (no stores) — spyre-resident-chains."""
+    stays in LX (no stores) — spyre-resident-chains; `a_stationary`: the whole A block is
+    loaded once per matrix, before the first chunk (buffers.STATIONARY_A_ROWS)."""
     mats = box.get("b", (0, 1))[1] - box.get("b", (0, 1))[0]
     (n0, n1), (m0, m1), (k0, k1) = box["n"], box["m"], box["k"]
     cn, n_per, n_last = _parts(n1 - n0, chunks.get("n", 1))
@@ -157,9 +167,10 @@ def _core_work_of(
     a_box = (k1 - k0) * (m1 - m0)  # sticks
     b_box = (n1 - n0) * rows_k
     c_box = (n1 - n0) * (m1 - m0)
-    a_reloads = 0 if a_resident else cn if (ck > 1 or cm > 1) else 1
+    once = a_stationary or (ck == 1 and cm == 1)  # A loaded once per matrix
+    a_reloads = 0 if a_resident else 1 if once else cn
     b_reloads = cm if ck > 1 else 1
-    a_loads = 0 if a_resident else cn * cm * ck if (ck > 1 or cm > 1) else 1
+    a_loads = 0 if a_resident else 1 if once else cn * cm * ck
     b_loads = cn * cm * ck if ck > 1 else cn
     # PT passes are separable: ceil(rows / 8) per m part, ceil(cols / 64) per n part, k rows;
     # every n part but the last holds whole sticks, the last the ragged columns
@@ -168,7 +179,7 @@ def _core_work_of(
     pt = row_passes * col_passes * rows_k / config.corelets_used
     sfp = sfp_cycles(config, 2 * c_box, False)
     first_b = n_per * min(rows_k, F16_LANES * k_per)
-    first = (0 if a_resident else k_per * m_per) + first_b
+    first = (0 if a_resident else a_box if a_stationary else k_per * m_per) + first_b
     last = 0 if out_resident else n_last * m_last
     stored = 0 if out_resident else 1
     return _CoreWork(
@@ -226,13 +237,15 @@ def matmul_estimate(
     multicast: int = 1,
     a_resident: bool = False,
     out_resident: bool = False,
+    a_stationary: bool = False,
 ) -> Estimate:
     """With `multicast` = g > 1, the cores that share B tiles (split m > 1) form chains of g
     consecutive cores over the ring: the first loads each tile from DDR, every other but the
     last passes it on (ring engine: hop latency per piece + bytes at the ring's rate); the
     start-up (one piece per hop, then a tile) adds to the fill. `a_resident` / `out_resident`
     (spyre-resident-chains): A is read from LX where an earlier launch left it / the output
-    is left in LX for a later launch: no DMA, no DDR traffic, no fill or drain for them."""
+    is left in LX for a later launch: no DMA, no DDR traffic, no fill or drain for them.
+    `a_stationary`: each core loads its whole A block once per matrix (_core_work_of)."""
     group = multicast
     classes = _core_classes(shape, tuple(split.items()), config.cores, group)
     k_end = math.ceil(shape.k / F16_LANES)
@@ -247,10 +260,10 @@ def matmul_estimate(
     k_split = split.get("k", 1) > 1
     memo, chunk_items = _core_work_memo(shape, config), tuple(chunks.items())
     for box, box_items, role, count in classes:
-        key = (box_items, chunk_items, a_resident, out_resident)  # _core_work's key, items precomputed
+        key = (box_items, chunk_items, a_resident, out_resident, a_stationary)  # _core_work's key, items precomputed
         w = memo.get(key)
         if w is None:
-            w = memo[key] = _core_work_of(shape, box, chunks, config, a_resident, out_resident)
+            w = memo[key] = _core_work_of(shape, box, chunks, config, a_resident, out_resident, a_stationary)
         # the core's work as locals (the search makes ~4k estimates a shape)
         (
             loads,
@@ -332,7 +345,7 @@ def matmul_estimate(
     else:
         cycles = max(serial, ddr)
     bound = max((("pt", pt_max), ("sfp", sfp_max), ("ddr", ddr), ("port", port)), key=lambda kv: kv[1])[0]
-    return Estimate(cycles / config.clock_hz, total_bytes, pt_max, bound)
+    return Estimate(cycles / config.clock_hz, total_bytes, pt_max, bound, a_stationary)
 
 
 def matmul_buffers(
@@ -342,14 +355,16 @@ def matmul_buffers(
     epilogue: tuple[int, int, int, int] | None = None,
     multicast: int = 1,
     a_resident: bool = False,
+    a_block: int = 0,
 ) -> dict[str, int]:
     """LX sticks of each buffer for a chunk of extent `ext`; with double buffering the tiles
     DMA streams through (A, B, the output) get a second copy, suffix `_1`. An epilogue
     (buffers.epilogue_sticks) adds its tiles as one buffer `epilogue` (the planner splits it),
     its result tile (double buffered there) in place of the output tile.
-    A resident A (`a_resident`) needs no buffer (both rules: buffers.matmul_tiles)."""
+    A resident A (`a_resident`) needs no buffer, a stationary one its block (`a_block` sticks)
+    in place of the tile (both rules: buffers.matmul_tiles)."""
     m, n, k = ext["m"], ext["n"], ext["k"]
-    bufs = matmul_tiles(m, n, k, a_resident, epilogue is not None)
+    bufs = matmul_tiles(m, n, k, a_resident, epilogue is not None, a_block)
     if double_buffer:
         for name in ("lhs", "rhs", "out"):
             if name in bufs:
@@ -401,12 +416,23 @@ def best_chunks(
     epilogue: tuple[int, int, int, int] | None = None,
     a_resident: bool = False,
     out_resident: bool = False,
+    stationary: bool = True,
 ) -> tuple[dict[str, int], Estimate] | None:
     """The chunking of a split that fits `budget_sticks` of LX per core with the least
     estimated time (None: no chunking fits). Memoised: models repeat their shapes.
-    `a_resident` / `out_resident`: as matmul_estimate's."""
+    `a_resident` / `out_resident`: as matmul_estimate's; `stationary`: A may stay whole in LX
+    where its blocks are small enough (the estimate's `a_stationary` says whether it does)."""
     found = _best_chunks(
-        shape, tuple(split.items()), config, budget_sticks, double_buffer, multicast, epilogue, a_resident, out_resident
+        shape,
+        tuple(split.items()),
+        config,
+        budget_sticks,
+        double_buffer,
+        multicast,
+        epilogue,
+        a_resident,
+        out_resident,
+        stationary,
     )
     return None if found is None else (dict(found[0]), found[1])
 
@@ -419,12 +445,13 @@ def plan_matmul(
     allow_multicast: bool,
     epilogue: tuple[int, int, int, int] | None = None,
     split_k: bool = False,
+    stationary: bool = True,
 ) -> tuple[dict[str, int], bool, Estimate] | None:
     """The split and multicast chain length (1: none) with the least estimated time, over
     every candidate split (with `split_k`, of k too), chain length dividing its m split, and
     best chunking."""
     try:
-        return _plan_matmul(shape, config, budget_sticks, double_buffer, allow_multicast, epilogue, split_k)
+        return _plan_matmul(shape, config, budget_sticks, double_buffer, allow_multicast, epilogue, split_k, stationary)
     finally:
         # the per-core work memo serves one shape's search (its keys hold the shape): ~16 MiB
         # after a BERT-size model's searches, of no use once they are done
@@ -440,6 +467,7 @@ def _plan_matmul(
     allow_multicast: bool,
     epilogue,
     split_k: bool,
+    stationary: bool = True,
 ):
     """The least estimate over (split, chain), the first in enumeration order among equals.
     Splits are tried by a lower bound, and a split whose bound exceeds the best estimate so far
@@ -449,7 +477,8 @@ def _plan_matmul(
     # what one core may address (none within the limit: the sanitizer names the overrun at launch)
     splits = [split for split in splits if widest_span(shape, split, config) <= config.per_core_span_bytes] or splits
     bounds = [
-        max(_pt_bound(shape, split, config), _ddr_bound(shape, split, config, allow_multicast)) for split in splits
+        max(_pt_bound(shape, split, config), _ddr_bound(shape, split, config, allow_multicast, stationary))
+        for split in splits
     ]
     best, best_at = None, None
     for at in sorted(range(len(splits)), key=lambda i: bounds[i]):
@@ -457,7 +486,9 @@ def _plan_matmul(
             break
         split = splits[at]
         for ci, multicast in enumerate(multicast_chains(split.get("m", 1), allow_multicast)):
-            found = best_chunks(shape, split, config, budget_sticks, double_buffer, multicast, epilogue)
+            found = best_chunks(
+                shape, split, config, budget_sticks, double_buffer, multicast, epilogue, stationary=stationary
+            )
             if found is None:
                 continue
             if (
@@ -508,16 +539,20 @@ def _pt_bound(shape: MatmulShape, split: dict[str, int], config: DeviceConfig) -
     return max(_core_work(shape, box, one, config).pt for box in boxes) / config.clock_hz
 
 
-def _ddr_bound(shape: MatmulShape, split: dict[str, int], config: DeviceConfig, allow_multicast: bool) -> float:
+def _ddr_bound(
+    shape: MatmulShape, split: dict[str, int], config: DeviceConfig, allow_multicast: bool, stationary: bool = True
+) -> float:
     """Seconds no plan of `split` beats: its DDR bytes with one chunk per dim (every tile
     loaded once) over the longest chain, at the DDR's rate. An estimate is at least its DDR
     bytes over that rate (`matmul_estimate`: cycles >= ddr), chunking only adds reloads, and a
     longer chain only takes B loads away (its later cores receive B over the ring)."""
     one = {d.name: 1 for d in shape.dims}
     group = max(multicast_chains(split.get("m", 1), allow_multicast))
+    classes = _core_classes(shape, tuple(split.items()), config.cores, group)
+    stationary = stationary and a_block_sticks([c[0] for c in classes]) > 0  # A loaded once: the fewest bytes
     sticks = 0
-    for box, _, role, count in _core_classes(shape, tuple(split.items()), config.cores, group):
-        w = _core_work(shape, box, one, config)
+    for box, _, role, count in classes:
+        w = _core_work(shape, box, one, config, a_stationary=stationary)
         load, store = w.load_sticks, w.store_sticks
         if group > 1 and role > 0:
             load -= w.b_sticks
@@ -538,26 +573,32 @@ def _best_chunks(
     epilogue,
     a_resident: bool = False,
     out_resident: bool = False,
+    stationary: bool = True,
 ):
     split = dict(split_items)
     dims = shape.dims
     boxes = [b for b in core_boxes(dims, split, config.cores) if b is not None]
     widest = {d.name: max(b[d.name][1] - b[d.name][0] for b in boxes) for d in dims}  # = max_chunk(..., 1)
+    a_block = a_block_sticks(boxes) if stationary and not a_resident else 0
+    variants = (a_block, 0) if a_block else (0,)  # A stationary (where it may be), or in tiles
     best = None
     options = [[1] if d.name == "b" else _powers(max(1, widest[d.name])) for d in dims]
     for combo in itertools.product(*options):
         chunks = {d.name: c for d, c in zip(dims, combo)}
         ext = {name: -(-w // chunks[name]) for name, w in widest.items()}  # = max_chunk(..., chunks)
-        need = sum(
-            matmul_buffers(shape, ext, double_buffer, epilogue, multicast, a_resident).values()
-        )  # tiles hold one matrix at a time
-        if split.get("k", 1) > 1:
-            need += matmul_tiles(ext["m"], ext["n"], ext["k"])["acc"]  # acc_in: the next k part's sums
-        if need > budget_sticks:
-            continue
-        est = matmul_estimate(shape, split, chunks, config, double_buffer, multicast, a_resident, out_resident)
-        if best is None or est.seconds < best[1].seconds:
-            best = (tuple(chunks.items()), est)
+        for block in variants:
+            need = sum(
+                matmul_buffers(shape, ext, double_buffer, epilogue, multicast, a_resident, block).values()
+            )  # tiles hold one matrix at a time
+            if split.get("k", 1) > 1:
+                need += matmul_tiles(ext["m"], ext["n"], ext["k"])["acc"]  # acc_in: the next k part's sums
+            if need > budget_sticks:
+                continue
+            est = matmul_estimate(
+                shape, split, chunks, config, double_buffer, multicast, a_resident, out_resident, block > 0
+            )
+            if best is None or est.seconds < best[1].seconds:
+                best = (tuple(chunks.items()), est)
     return best
 
 

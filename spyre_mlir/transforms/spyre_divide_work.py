@@ -68,6 +68,10 @@ class SpyreDivideWorkPass(ModulePass):
     rounds and stores. Fewer cores per B tile, so more rows each: less LX port and DDR per PT
     pass for a multicast chain's head."""
 
+    stationary_a: bool = True
+    """The estimates may keep a matmul's small A blocks whole in LX (spyre-plan-scratchpad's
+    `stationary_a`)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.strategy not in ("even", "cost"):
             raise PassFailedException(f"spyre-divide-work: unknown strategy {self.strategy!r} (supported: cost, even)")
@@ -100,6 +104,7 @@ class SpyreDivideWorkPass(ModulePass):
             self.multicast,
             epilogue,
             self.split_k,
+            self.stationary_a,
         )
         if best is None:
             return None, 1

@@ -21,6 +21,11 @@ Options (each off is a baseline of bench/ablation.py):
     cost            matmul chunks: of every chunking that fits, the one with the least
                     estimated time (analysis/cost.py: re-reads, PT passes, overlap) instead of
                     halving the dim that shrinks the footprint most
+    stationary_a    with `cost`: a matmul whose cores' blocks have at most 8 rows of A may keep
+                    each core's whole A block in LX (`a_block` in place of `lhs`), loaded once
+                    before the first PT pass, where the estimate says it is faster
+                    (analysis/buffers.py, STATIONARY_A_ROWS); where the block leaves too little
+                    room for the other tiles, A goes in tiles
 """
 
 from __future__ import annotations
@@ -56,6 +61,9 @@ class SpyrePlanScratchpadPass(ModulePass):
     double_buffer: bool = True
     """Second buffers for streamed matmul and pointwise tiles."""
 
+    stationary_a: bool = True
+    """With `cost`: a matmul's small A blocks may stay whole in LX (`a_block`)."""
+
     cost: bool = True
     """Matmul chunks by estimated time (else greedy halving)."""
 
@@ -90,9 +98,10 @@ class SpyrePlanScratchpadPass(ModulePass):
         if kernel.lx_budget is not None:
             budget_bytes = min(budget_bytes, kernel.lx_budget.bytes.data)
         out_resident = isinstance(compute, spyre.MatmulOp) and kernel.resident_out is not None
+        stationary = False  # a matmul's A block kept whole in LX (`a_block`), where the estimate chose it
 
         def buffers(ch: dict[str, int]) -> dict[str, int]:
-            return model.sizes(ch, double)
+            return model.sizes(ch, double, stationary)
 
         def footprint(ch: dict[str, int]) -> int:
             return sum(buffers(ch).values()) * STICK_BYTES
@@ -110,9 +119,10 @@ class SpyrePlanScratchpadPass(ModulePass):
                 epilogue_sticks(ep) if ep else None,
                 model.a_resident,
                 out_resident,
+                self.stationary_a,
             )
             if found is not None:
-                chunks = found[0]
+                chunks, stationary = found[0], found[1].a_stationary
 
         size = footprint(chunks)
         while size > budget_bytes:
@@ -125,6 +135,10 @@ class SpyrePlanScratchpadPass(ModulePass):
                 got = footprint(trial)
                 if best is None or got < best[1]:
                     best = (trial, got)
+            if best is None and stationary:  # the block leaves too little room: A in tiles
+                stationary = False
+                size = footprint(chunks)
+                continue
             if best is None:
                 if double:
                     return False

@@ -96,6 +96,7 @@ def plan_pair(
     split_k: bool,
     producer_epilogue=None,
     consumer_epilogue=None,
+    stationary: bool = True,
 ) -> PairPlan | None:
     """The matching splits (q row blocks; p producer column parts = consumer k parts) with
     the least estimated time of both kernels, the intermediate resident; None: none fits."""
@@ -121,6 +122,7 @@ def plan_pair(
                     g,
                     producer_epilogue,
                     out_resident=True,
+                    stationary=stationary,
                 )
                 if found is not None and (pp is None or found[1].seconds < pp[1].seconds):
                     pp = (found[0], found[1], g)
@@ -164,6 +166,9 @@ class SpyreResidentChainsPass(ModulePass):
 
     split_k: bool = True
     """Whether the consumer may split its k (the producer's columns) over adjacent cores."""
+
+    stationary_a: bool = True
+    """Whether the producer's small A blocks may stay whole in LX (spyre-plan-scratchpad's option)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         order = [k for k in op.walk() if isinstance(k, spyre.KernelOp)]
@@ -224,11 +229,13 @@ class SpyreResidentChainsPass(ModulePass):
         for k in span:
             if k.lx_budget is not None:
                 budget = min(budget, k.lx_budget.bytes.data // STICK_BYTES)
-        plan = plan_pair(ps, cs, config, budget, self.double_buffer, self.multicast, self.split_k, pep, cep)
+        plan = plan_pair(
+            ps, cs, config, budget, self.double_buffer, self.multicast, self.split_k, pep, cep, self.stationary_a
+        )
         if plan is None:
             return "no matching splits fit LX"
         apart = [
-            plan_matmul(s, config, budget, self.double_buffer, self.multicast, e, self.split_k)
+            plan_matmul(s, config, budget, self.double_buffer, self.multicast, e, self.split_k, self.stationary_a)
             for s, e in ((ps, pep), (cs, cep))
         ]
         planned = [a for a in apart if a is not None]

@@ -186,7 +186,7 @@ class KernelCodegen:
     def _placed_buffers(self) -> list[tuple[int, int, str]]:
         """The plan's buffers with the sticks `KernelBuffers` gives them (a name it does not
         know is not read by the code: no extent), each checked inside LX and apart from the rest."""
-        sizes = KernelBuffers(self.kernel, self.boxes).sizes(self.chunks, double=True)
+        sizes = KernelBuffers(self.kernel, self.boxes).sizes(self.chunks, double=True, stationary="a_block" in self.lx)
         placed = sorted((lo, lo + sizes[name], name) for name, lo in self.lx.items() if sizes.get(name, 0) > 0)
         for lo, hi, name in placed:
             if hi > self.lx_sticks:

@@ -32,7 +32,9 @@ if TYPE_CHECKING:
 
 
 def lower_matmul(gen: KernelCodegen, box: Box) -> list[Ins]:
-    """Per (n, m, k) chunk: the A tile in (unless resident), the B tile in (from DDR, or down
+    """Per (n, m, k) chunk: the A tile in (unless resident, or stationary: the core's whole A
+    block loaded once per matrix, before its first chunk, where the plan has an `a_block`), the
+    B tile in (from DDR, or down
     the multicast chain), a PT pass into the fp32 accumulator; after a tile's last k chunk the
     k parts' partial sums added over the ring, then the rounding copy or the epilogue and the
     tile out (or into the resident block)."""
@@ -60,7 +62,8 @@ def lower_matmul(gen: KernelCodegen, box: Box) -> list[Ins]:
     A, B, C = gen.arg(op.lhs), gen.arg(op.rhs), gen.arg(op.result)
     lx = gen.lx
     out: list[Ins] = []
-    loaded_a = loaded_b = None
+    loaded_a: tuple[int, ...] | None = None  # the A tile (or stationary block) in LX
+    loaded_b = None
     n_a = n_b = n_out = 0  # loads/stores so far: double buffers alternate on their parity
     # spyre-resident-chains: A is this core's whole block, left in LX by the previous
     # launch as [k stick][row] at `a_res`; the result (after the epilogue) stays in LX,
@@ -70,6 +73,9 @@ def lower_matmul(gen: KernelCodegen, box: Box) -> list[Ins]:
     c_res = gen.resident_out
     if a_res is not None:
         gen.resident("spyre.resident_in", a_res, rows * (box["k"][1] - box["k"][0]))
+    # a block of few rows kept whole in LX, [k stick][row] as a resident one (buffers.STATIONARY_A_ROWS)
+    stationary = a_res is None and "a_block" in lx
+    mb0, kb0, kbox = box["m"][0], box["k"][0], box["k"][1] - box["k"][0]
     if c_res is not None:  # not split along k (the kernel verifies it)
         gen.resident("spyre.resident_out", c_res, rows * (box["n"][1] - box["n"][0]))
     group = gen.groups.get(gen.core)
@@ -93,7 +99,14 @@ def lower_matmul(gen: KernelCodegen, box: Box) -> list[Ins]:
         r0, r1 = k0 * PT_LANES, min(K, k1 * PT_LANES)
         ncols = min(N, n1 * PT_LANES) - n0 * PT_LANES
         if a_res is not None:  # this chunk of the resident block
-            lhs = (a_res + (k0 - box["k"][0]) * rows + m0 - box["m"][0], [1, rows])
+            lhs = (a_res + (k0 - kb0) * rows + m0 - mb0, [1, rows])
+        elif stationary:  # this chunk of the stationary block, loaded at the matrix's first chunk
+            if loaded_a != (b,):
+                out.append(
+                    load(A, b * sa_b + kb0 * sa_kt + mb0 * sa_m, [sa_kt, sa_m], lx["a_block"], [rows, 1], [kbox, rows])
+                )
+                loaded_a = (b,)
+            lhs = (lx["a_block"] + (k0 - kb0) * rows + m0 - mb0, [1, rows])
         else:
             if loaded_a != (b, m0, m1, k0, k1):  # A tile as [k stick][row]
                 n_a += 1
