@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import math
 import operator
 import os
 import pickle
@@ -139,6 +140,14 @@ class ProgramPlan:
         """Addresses picked at run time (gathers): every launch is checked."""
         self.batched: BatchedProgram | None = None
         """The program as batched steps, once a launch has passed the checks."""
+        self.leading_loads = {
+            int(core): _leading_loads([ins.works[row] for ins in s.instrs])
+            for s in streams
+            for row, core in enumerate(s.cores)
+        }
+        """Per core, the DDR arguments each of its leading `dma_load`s reads (early loads)."""
+        self._early: dict[tuple, timing.Timeline] = {}
+        """Timelines of launches that start early loads (`timing.Early`), by the spec's key."""
 
     def stream_plans(self) -> list[StreamPlan]:
         if self.streams is None:
@@ -164,28 +173,53 @@ class ProgramPlan:
             self._lx_writes = merged
         return self._lx_writes
 
-    def timeline(self) -> timing.Timeline:
-        if self._timeline is None:
-            programs: dict[int, list[timing.Work]] = {}
-            for s in self.stream_plans():
-                for row, core in enumerate(s.cores):
-                    programs[int(core)] = [ins.works[row] for ins in s.instrs]
-            # programs that differ only in name (a model's repeated layers) share a timeline;
-            # the key is a digest of every work's fields (the fields themselves held ~5 MiB
-            # for MiniLM's programs)
-            fields = (self.config, tuple((c, tuple(map(_WORK_FIELDS, ws))) for c, ws in sorted(programs.items())))
-            key = hashlib.blake2b(pickle.dumps(fields, protocol=5), digest_size=16).digest()
-            cached = _TIMELINES.get(key)
-            if cached is None:
-                try:
-                    cached = timing.simulate(programs, self.config)
-                except timing.DeadlockError as e:
-                    raise DeviceError(f"kernel {self.name}: {e}") from None
-                if len(_TIMELINES) >= _TIMELINES_MAX:
-                    _TIMELINES.pop(next(iter(_TIMELINES)))
-                _TIMELINES[key] = cached
+    def early_counts(self, frozen: frozenset[int]) -> dict[int, int]:
+        """Per core, how many of its leading instructions load read-only tensors only (the
+        arguments in `frozen`): those it may start before the barrier."""
+        counts = {}
+        for core, loads in self.leading_loads.items():
+            n = 0
+            while n < len(loads) and loads[n] <= frozen:
+                n += 1
+            if n:
+                counts[core] = n
+        return counts
+
+    def timeline(self, early: timing.Early | None = None) -> timing.Timeline:
+        """The launch's simulated time; with `early`, where cores start their early loads
+        before the barrier (timing.Early)."""
+        if early is None and self._timeline is not None:
+            return self._timeline
+        spec = None if early is None else (tuple(sorted(early.release.items())), early.ddr_share)
+        if spec is not None and spec in self._early:
+            return self._early[spec]
+        programs: dict[int, list[timing.Work]] = {}
+        for s in self.stream_plans():
+            for row, core in enumerate(s.cores):
+                programs[int(core)] = [ins.works[row] for ins in s.instrs]
+        # programs that differ only in name (a model's repeated layers) share a timeline;
+        # the key is a digest of every work's fields (the fields themselves held ~5 MiB
+        # for MiniLM's programs)
+        fields = (
+            self.config,
+            tuple((c, tuple(map(_WORK_FIELDS, ws))) for c, ws in sorted(programs.items())),
+            spec,
+        )
+        key = hashlib.blake2b(pickle.dumps(fields, protocol=5), digest_size=16).digest()
+        cached = _TIMELINES.get(key)
+        if cached is None:
+            try:
+                cached = timing.simulate(programs, self.config, early)
+            except timing.DeadlockError as e:
+                raise DeviceError(f"kernel {self.name}: {e}") from None
+            if len(_TIMELINES) >= _TIMELINES_MAX:
+                _TIMELINES.pop(next(iter(_TIMELINES)))
+            _TIMELINES[key] = cached
+        if spec is None:
             self._timeline = cached
-        return self._timeline
+        else:
+            self._early[spec] = cached
+        return cached
 
     def execute(self, model: DeviceModel, args: Sequence[DdrTensor]) -> None:
         """The semantics: streams run cooperatively until they block on a wait or a barrier.
@@ -286,9 +320,15 @@ class ProgramPlan:
                 )
                 raise DeviceError(f"kernel {self.name}: deadlock, every unfinished core is blocked: {where}")
 
-    def run(self, model: DeviceModel, args: Sequence[DdrTensor], name: str | None = None) -> KernelRecord:
+    def run(
+        self,
+        model: DeviceModel,
+        args: Sequence[DdrTensor],
+        name: str | None = None,
+        early: timing.Early | None = None,
+    ) -> KernelRecord:
         self.execute(model, args)
-        record = KernelRecord.from_timeline(name or self.name, self.timeline(), self.config, **self.counts)
+        record = KernelRecord.from_timeline(name or self.name, self.timeline(early), self.config, **self.counts)
         if self.batched is not None and self.streams is not None:
             # later launches run the batched steps: the per-stream plans (index arrays, works)
             # are not needed again once the timeline and the LX writes are known
@@ -298,6 +338,17 @@ class ProgramPlan:
 
 
 # endregion
+def _leading_loads(works: Sequence[timing.Work]) -> list[frozenset[int]]:
+    """The DDR arguments each leading `dma_load` of one core's program reads (a Work's DDR
+    interval is (argument << 40) + stick), up to its first other instruction."""
+    out = []
+    for w in works:
+        if w.name != "spyre_isa.dma_load" or not w.ddr_reads or w.ddr_writes:
+            break
+        out.append(frozenset(lo >> 40 for lo, _ in w.ddr_reads))
+    return out
+
+
 # region The model
 
 
@@ -315,6 +366,9 @@ class DeviceModel:
         self.sequence_open = False
         """Whether a launch sequence is running: the host launched a kernel and has not waited
         for the card since, so the card starts the next kernel itself (`dispatch_overhead_s`)."""
+        self._before: KernelRecord | None = None
+        """The launch the card ran last in the open sequence (None: none, or work priced as a
+        whole since): where its cores finished, for the next launch's early loads."""
 
     def record(self, record: KernelRecord) -> KernelRecord:
         """Charge a launch to the profile: the first of a launch sequence at `launch_overhead_s`
@@ -322,6 +376,7 @@ class DeviceModel:
         if self.sequence_open:
             record = record.dispatched()
         self.sequence_open = True
+        self._before = record if record.spans or record.instructions else None
         self.profile.add(record)
         record_launch(record)
         return record
@@ -330,6 +385,30 @@ class DeviceModel:
         """The host waits for the card here (it reads a result, or a call ends): the next
         launch starts a new sequence."""
         self.sequence_open = False
+        self._before = None
+
+    def _early(self, plan: ProgramPlan, args: Sequence[DdrTensor]) -> timing.Early | None:
+        """Where each core of a dispatched launch may start its loads of read-only arguments:
+        once it finished its part of the launch before (its last span's end), that launch's
+        tail and the dispatch ahead of the barrier (DeviceConfig.early_loads); before the
+        barrier, the DDR bandwidth that launch did not use on average."""
+        before, config = self._before, self.config
+        if not (config.early_loads and self.sequence_open and before is not None and before.cycles > 0):
+            return None
+        frozen = frozenset(i for i, a in enumerate(args) if isinstance(a, DdrTensor) and a.frozen)
+        counts = plan.early_counts(frozen) if frozen else {}
+        if not counts:
+            return None
+        ends: dict[int, float] = {}
+        for sp in before.spans:
+            if sp.end > ends.get(sp.core, -math.inf):
+                ends[sp.core] = sp.end
+        gap = config.dispatch_overhead_s * config.clock_hz
+        used = before.ddr_bytes / (config.ddr_bytes_per_s / config.clock_hz * before.cycles)
+        release = {
+            c: (n, round(-(before.cycles - min(ends.get(c, 0.0), before.cycles) + gap), 3)) for c, n in counts.items()
+        }
+        return timing.Early(release, round(max(0.0, 1.0 - used), 3))
 
     def plan(self, prog: spyre_isa.ProgramOp) -> ProgramPlan:
         plan = self._plans.get(prog)
@@ -372,7 +451,8 @@ class DeviceModel:
             outputs = [inputs[prog.in_place]]
         else:
             outputs = [self.memory.allocate(lay, f"{name}.out{i}") for i, lay in enumerate(plan.output_layouts)]
-        record = plan.run(self, [*inputs, *outputs], name)
+        args = [*inputs, *outputs]
+        record = plan.run(self, args, name, self._early(plan, args))
         if self.resident:  # what this launch overwrote is gone
             writes = plan.lx_writes()
             for lo, hi in list(self.resident):

@@ -59,6 +59,9 @@ class KernelRecord:
     overhead_s: float = 0.0
     """What starting it cost, in `time_s`: `launch_overhead_s` for the first kernel of a launch
     sequence, `dispatch_overhead_s` for a later one (`dispatched`)."""
+    early_cycles: float = 0.0
+    """Cycles before its barrier that its early loads began (DeviceConfig.early_loads), in
+    the kernel before's time and not in `time_s`; the utilisations count them."""
 
     @staticmethod
     def from_timeline(name: str, tl: Timeline, config: DeviceConfig, **counts: int) -> KernelRecord:
@@ -70,6 +73,7 @@ class KernelRecord:
             engine_cycles=dict(tl.busy),
             spans=tl.spans,
             overhead_s=config.launch_overhead_s,
+            early_cycles=tl.early,
             **counts,
         )
 
@@ -118,8 +122,12 @@ class KernelRecord:
         return self.ddr_read_bytes + self.ddr_write_bytes
 
     # ------------------------------------------------------------------ utilisation
+    def _active(self) -> float:
+        """Cycles it ran: from its first early load (or its barrier) to its last core's end."""
+        return max(self.cycles + self.early_cycles, 1e-9)
+
     def _capacity(self) -> float:
-        return max(self.cycles, 1e-9) * self.config.cores
+        return self._active() * self.config.cores
 
     @property
     def pt_utilization(self) -> float:
@@ -134,13 +142,13 @@ class KernelRecord:
     def dma_utilization(self) -> float:
         """Busy fraction of the DMA engines (in and out) of the cores the kernel used."""
         busy = self.engine_cycles.get("dma_in", 0.0) + self.engine_cycles.get("dma_out", 0.0)
-        return busy / (2 * max(self.cycles, 1e-9) * max(self.cores, 1))
+        return busy / (2 * self._active() * max(self.cores, 1))
 
     @property
     def ddr_utilization(self) -> float:
         """DDR bytes moved / bytes the shared DDR could move in this time."""
         per_cycle = self.config.ddr_bytes_per_s / self.config.clock_hz
-        return self.ddr_bytes / (per_cycle * max(self.cycles, 1e-9))
+        return self.ddr_bytes / (per_cycle * self._active())
 
     # ------------------------------------------------------------------ roofline
     @property
@@ -154,7 +162,7 @@ class KernelRecord:
     @property
     def attainment(self) -> float:
         """Achieved / attainable on the roofline (compute kernels in FLOP/s, the others in bytes/s)."""
-        seconds = max(self.time_s, 1e-15)
+        seconds = max(self.time_s + self.early_cycles / self.config.clock_hz, 1e-15)
         if self.macs:
             attainable = min(self.peak_flops, self.arithmetic_intensity * self.config.ddr_bytes_per_s)
             return 2 * self.macs / seconds / attainable
@@ -165,7 +173,7 @@ class KernelRecord:
         """The busiest resource: PT and SFP engines and DMA engines as a fraction of the cores
         the kernel used, DDR as a fraction of the card's bandwidth."""
         busy = self.engine_cycles
-        per_core = max(self.cycles, 1e-9) * max(self.cores, 1)
+        per_core = self._active() * max(self.cores, 1)
         use = {
             "pt": busy.get("pt", 0.0) / per_core,
             "sfp": busy.get("sfp", 0.0) / per_core,

@@ -36,6 +36,13 @@ datapaths: the published PT peak needs one B stick per corelet per cycle, and th
 softmax time (23.67 us for 512 x 1024 with intermediates in LX) needs about one SFP vector
 operation per cycle; a shared 128 B/cycle port could give neither (docs/hardware.md).
 Every constant comes from DeviceConfig.
+
+Early loads (`Early`, DeviceConfig.early_loads): a launch the card dispatches after another
+may let each core start its leading loads of read-only DDR tensors (the first `count`
+instructions of its program) at `release` <= 0, before the launch's barrier at 0, where it
+finished its part of the kernel before; every other instruction waits for 0. Before 0 the
+transfers share what DDR bandwidth the kernel before leaves (`ddr_share`). The timeline's
+`cycles` count from 0.
 """
 
 from __future__ import annotations
@@ -94,10 +101,22 @@ class Timeline:
     spans: list[Span] = field(default_factory=list)
     busy: dict[str, float] = field(default_factory=dict)
     """Busy cycles per engine, summed over cores."""
+    early: float = 0.0
+    """Cycles before the barrier its first early load started (0: none; `Early`)."""
 
 
 class DeadlockError(RuntimeError):
     pass
+
+
+@dataclass(frozen=True)
+class Early:
+    """What a launch may start before its barrier (module docstring)."""
+
+    release: dict[int, tuple[int, float]]
+    """Per core: (how many leading instructions may start early, from which cycle, <= 0)."""
+    ddr_share: float = 1.0
+    """The share of the DDR bandwidth transfers get before the barrier."""
 
 
 def overlap(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]) -> bool:
@@ -158,9 +177,9 @@ _EPS = 1e-9
 """Cycles within which events count as simultaneous."""
 
 
-def simulate(programs: dict[int, list[Work]], config: DeviceConfig) -> Timeline:
+def simulate(programs: dict[int, list[Work]], config: DeviceConfig, early: Early | None = None) -> Timeline:
     """Run the per-core instruction lists of one launch through the event model."""
-    return Simulation(programs, config).run()
+    return Simulation(programs, config, early).run()
 
 
 class Simulation:
@@ -175,8 +194,13 @@ class Simulation:
     far); a core is scanned again only when that changed: after its own instruction finished or
     passed its latency, or by T's signal (`waiters`)."""
 
-    def __init__(self, programs: dict[int, list[Work]], config: DeviceConfig):
+    def __init__(self, programs: dict[int, list[Work]], config: DeviceConfig, early: Early | None = None):
         self.programs = programs
+        self.early = {c: r for c, r in (early.release.items() if early else ()) if r[0] > 0 and r[1] < 0}
+        """Per core: leading instructions that may start before the barrier, and from when."""
+        self.early_share = early.ddr_share if early else 1.0
+        self.gates = sorted({r[1] for r in self.early.values()} | ({0.0} if self.early else set()))
+        """The clock's stops before the barrier: each core's release, then the barrier (0)."""
         self.ddr_rate = config.ddr_bytes_per_s / config.clock_hz
         """DDR bytes per cycle, shared by every transfer in flight."""
         self.port_rate = config.lx_port_bytes_per_cycle
@@ -202,10 +226,11 @@ class Simulation:
         self.running: list[_Running] = []
         self.spans: list[Span] = []
         self.busy: dict[str, float] = defaultdict(float)
-        self.busy_until: dict[tuple[int, str], float] = defaultdict(float)
+        start = min(self.gates[0], 0.0) if self.gates else 0.0
+        self.busy_until: dict[tuple[int, str], float] = defaultdict(lambda: start)
         """Per (core, engine), where its busy time counted so far ends (a queued engine's
         instructions overlap: an engine is busy while any of them runs)."""
-        self.t = 0.0
+        self.t = self.gates[0] if self.gates else 0.0
         self.dirty = set(cores)
         """Cores to scan for instructions they may issue."""
         self.moved = {c: 0 for c in cores}
@@ -220,6 +245,9 @@ class Simulation:
         programs, frontier = self.programs, self.frontier
         while True:
             self._issue()
+            if not self.running and self.t < -_EPS:  # waiting for a core's release or the barrier
+                self._advance(self._next_gate())
+                continue
             if not self.running:
                 if all(frontier[c] == len(programs[c]) for c in self.cores):
                     break
@@ -235,7 +263,19 @@ class Simulation:
                 )
                 raise DeadlockError(f"deadlock, every unfinished core is blocked: {where}")
             self._advance(self._next_event())
-        return Timeline(self.t, self.spans, dict(self.busy))
+        first = min((s.start for s in self.spans), default=0.0)
+        return Timeline(self.t, self.spans, dict(self.busy), max(0.0, -first))
+
+    def _next_gate(self) -> float:
+        return next(g for g in self.gates if g > self.t + _EPS)
+
+    def _limit(self, c: int) -> int:
+        """How far core c may issue now: everything from the barrier on; before it, its early
+        instructions once released, else none."""
+        if self.t >= -_EPS:
+            return len(self.programs[c])
+        count, release = self.early.get(c, (0, 0.0))
+        return count if self.t >= release - _EPS else 0
 
     def _signal(self, token: int) -> None:
         self.tokens[token].append(self.t)
@@ -265,7 +305,7 @@ class Simulation:
         self.scanned[c] = (moved[c], None, 0)
         prog, st, resume = self.programs[c], self.state[c], self.resume[c]
         i = frontier[c]
-        end = min(len(prog), frontier[c] + self.window)
+        end = min(len(prog), frontier[c] + self.window, self._limit(c))
         while i < end:
             w = prog[i]
             if st[i]:
@@ -340,6 +380,8 @@ class Simulation:
         t, running = self.t, self.running
         port_rate, ddr_rate = self.port_rate, self.ddr_rate
         te = t + _EPS
+        if t < -_EPS:  # before the barrier: the kernel before has the rest of the DDR
+            ddr_rate *= self.early_share
         n_ddr = 0
         n_port: dict[int, int] = {}
         flight, queued = self.in_flight, self.queue_depth
@@ -363,6 +405,9 @@ class Simulation:
                 if d > duration:
                     duration = d
             if r.ddr > 0:
+                if ddr_rate <= 0:  # (before the barrier, the kernel before takes all of it)
+                    r.rate = 0.0
+                    continue
                 d = r.ddr * n_ddr / ddr_rate
                 if d > duration:
                     duration = d
@@ -374,13 +419,19 @@ class Simulation:
                 e = t + (1.0 - r.progress) / r.rate
                 if e < next_event:
                     next_event = e
+        if t < -_EPS:
+            next_event = min(next_event, self._next_gate())
         return next_event
 
     def _advance(self, next_event: float) -> None:
         """Move the clock to `next_event`: progress for the transfers that ran, and the
         instructions that finished leave their engines."""
         dt = next_event - self.t
+        crossed = self.gates and any(self.t + _EPS < g <= next_event + _EPS for g in self.gates)
         t = self.t = next_event
+        if crossed:  # a release or the barrier: cores may issue what they could not
+            self.scanned.clear()
+            self.dirty.update(self.cores)
         was, te = t - dt + _EPS, t + _EPS
         done = []
         queued = self.queue_depth

@@ -117,6 +117,15 @@ class DeviceConfig:
     round the ring (2 x 16 hops x 4 cycles) and the next program's fetch (one DDR latency),
     about 0.19 us (assumption; no public figure)."""
 
+    early_loads: bool = True
+    """Within a launch sequence, a core starts a kernel's leading loads of read-only device
+    tensors (weights, constants) once it has finished its own part of the kernel before,
+    during that kernel's tail and the dispatch, instead of at the barrier; only into LX the
+    kernel's own plan gives them, so nothing a core still uses is overwritten (assumption:
+    each core queues its next program, as a dataflow card's cores run their own streams; IBM
+    publishes no dispatch details). The kernel before keeps the DDR bandwidth it uses.
+    False: every instruction waits for the barrier (runtime/timing.py, `Early`)."""
+
     numerics: str = "dl16"
     """Device 16-bit format: "dl16" (IBM DLFloat16, the hardware's) or "ieee-fp16"."""
 

@@ -176,3 +176,103 @@ def test_a_dma_engine_pays_the_latency_once_for_transfers_back_to_back():
     first, second = sorted((s for s in queued.spans if s.engine == "dma_in"), key=lambda s: s.start)
     assert first.end == pytest.approx(lat + stream, rel=1e-6)  # in order: not slowed by the second
     assert queued.engine_cycles["dma_in"] == pytest.approx(queued.cycles, rel=1e-6)  # busy once, not twice
+
+
+# region Early loads (DeviceConfig.early_loads)
+
+
+def _load_then_pass():
+    """One core: a load of 1024 sticks from argument 1 into LX, then a PT pass reading it."""
+    from spyre_mlir.runtime import timing
+
+    load = timing.Work(
+        0,
+        "spyre_isa.dma_load",
+        "dma_in",
+        latency=CFG.ddr_latency_cycles,
+        port=1024 * 128,
+        ddr=1024 * 128,
+        writes=((0, 1024),),
+        ddr_reads=((1 << 40, (1 << 40) + 1024),),
+    )
+    product = timing.Work(1, "spyre_isa.pt_matmul", "pt", compute=500, reads=((0, 1024),), writes=((2000, 2016),))
+    return {0: [load, product]}
+
+
+def test_early_loads_start_before_the_barrier_and_nothing_else_does():
+    from spyre_mlir.runtime import timing
+
+    programs = _load_then_pass()
+    lat = CFG.ddr_latency_cycles
+    base = timing.simulate(programs, CFG)
+    assert base.cycles == pytest.approx(lat + 1024 + 500)  # the load at the port's 128 B/cycle
+    early = timing.simulate(programs, CFG, timing.Early({0: (1, -300.0)}))
+    assert early.cycles == pytest.approx(base.cycles - 300)  # its first 300 cycles before the barrier
+    assert min(s.start for s in early.spans if s.engine == "pt") >= 0  # the pass is not released
+    # a core not released, or released for none of its instructions, waits for the barrier
+    assert timing.simulate(programs, CFG, timing.Early({1: (1, -300.0)})).cycles == base.cycles
+    assert timing.simulate(programs, CFG, timing.Early({0: (0, -300.0)})).cycles == base.cycles
+
+
+def test_early_loads_share_the_ddr_the_kernel_before_leaves():
+    from spyre_mlir.runtime import timing
+
+    programs = _load_then_pass()
+    base = timing.simulate(programs, CFG).cycles
+    whole = timing.simulate(programs, CFG, timing.Early({0: (1, -600.0)})).cycles
+    half = timing.simulate(programs, CFG, timing.Early({0: (1, -600.0)}, ddr_share=0.5)).cycles
+    none = timing.simulate(programs, CFG, timing.Early({0: (1, -600.0)}, ddr_share=0.0)).cycles
+    # before the barrier: 450 cycles of bytes after the latency, at 128 B/cycle (the port's),
+    # at half the DDR's 136.5 B/cycle, or not at all (only the latency passes)
+    assert whole == pytest.approx(base - 600)
+    ddr = CFG.ddr_bytes_per_s / CFG.clock_hz
+    assert half == pytest.approx(base - CFG.ddr_latency_cycles - 450 * (ddr / 2) / 128)
+    assert none == pytest.approx(base - CFG.ddr_latency_cycles)
+
+
+def test_a_weights_first_tile_loads_during_the_kernel_before():
+    """x * 2 (one small kernel), then a matrix-vector product with a resident weight: with early
+    loads the product's cores start its weight's first tiles during the small kernel and the
+    dispatch, so the product takes less time from its barrier; the same bits either way, the
+    small kernel (the sequence's first, started by the host) unchanged. An input sent at each
+    call (not read-only on the device) starts nothing early."""
+    import torch
+
+    from spyre_mlir.frontend.backend import get_device
+
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(1536, 576, bias=False).eval()
+    x = torch.randn(1, 1536)
+    runs = {}
+    for early in (True, False):
+        torch._dynamo.reset()
+        device = get_device(CFG.replace(early_loads=early))
+        before = len(device.profile.kernels)
+        with torch.no_grad():
+            y = torch.compile(lambda v: lin(v * 2.0), backend="spyre", options={"early_loads": early, "cache": False})(
+                x
+            )
+        runs[early] = (y, device.profile.kernels[before:])
+    (y_on, (scale_on, product_on)), (y_off, (scale_off, product_off)) = runs[True], runs[False]
+    assert torch.equal(y_on, y_off)
+    assert scale_on.time_s == scale_off.time_s
+    assert product_on.time_s < product_off.time_s
+    assert min(s.start for s in product_on.spans) < 0 <= min(s.start for s in product_off.spans)
+
+    def weight_as_input(v, w):
+        return (v * 2.0) @ w
+
+    times = {}
+    for early in (True, False):
+        torch._dynamo.reset()
+        device = get_device(CFG.replace(early_loads=early))
+        before = len(device.profile.kernels)
+        with torch.no_grad():
+            torch.compile(weight_as_input, backend="spyre", options={"early_loads": early, "cache": False})(
+                x, lin.weight.detach().T.contiguous()
+            )
+        times[early] = [k.time_s for k in device.profile.kernels[before:]]
+    assert times[True] == times[False]
+
+
+# endregion

@@ -32,12 +32,12 @@ if TYPE_CHECKING:
 
 
 def lower_matmul(gen: KernelCodegen, box: Box) -> list[Ins]:
-    """Per (n, m, k) chunk: the A tile in (unless resident, or stationary: the core's whole A
-    block loaded once per matrix, before its first chunk, where the plan has an `a_block`), the
-    B tile in (from DDR, or down
-    the multicast chain), a PT pass into the fp32 accumulator; after a tile's last k chunk the
-    k parts' partial sums added over the ring, then the rounding copy or the epilogue and the
-    tile out (or into the resident block)."""
+    """Per (n, m, k) chunk: the B tile in (from DDR, or down the multicast chain, after the A
+    tile there), the A tile in (unless resident, or stationary: the core's whole A block loaded
+    once per matrix, at its first chunk, where the plan has an `a_block`), a PT pass into the
+    fp32 accumulator; after a tile's last k chunk the k parts' partial sums added over the
+    ring, then the rounding copy or the epilogue and the tile out (or into the resident
+    block)."""
     op = gen.compute
     assert isinstance(op, spyre.MatmulOp)
     la, lb, lc = (spyre.device_layout(v.type) for v in (op.lhs, op.rhs, op.result))
@@ -98,11 +98,12 @@ def lower_matmul(gen: KernelCodegen, box: Box) -> list[Ins]:
         mr, nst, kst = m1 - m0, n1 - n0, k1 - k0
         r0, r1 = k0 * PT_LANES, min(K, k1 * PT_LANES)
         ncols = min(N, n1 * PT_LANES) - n0 * PT_LANES
+        a_in: list[Ins] = []  # this chunk's A load, after its B load from DDR (below)
         if a_res is not None:  # this chunk of the resident block
             lhs = (a_res + (k0 - kb0) * rows + m0 - mb0, [1, rows])
         elif stationary:  # this chunk of the stationary block, loaded at the matrix's first chunk
             if loaded_a != (b,):
-                out.append(
+                a_in.append(
                     load(A, b * sa_b + kb0 * sa_kt + mb0 * sa_m, [sa_kt, sa_m], lx["a_block"], [rows, 1], [kbox, rows])
                 )
                 loaded_a = (b,)
@@ -110,7 +111,7 @@ def lower_matmul(gen: KernelCodegen, box: Box) -> list[Ins]:
         else:
             if loaded_a != (b, m0, m1, k0, k1):  # A tile as [k stick][row]
                 n_a += 1
-                out.append(
+                a_in.append(
                     load(
                         A,
                         b * sa_b + k0 * sa_kt + m0 * sa_m,
@@ -122,6 +123,9 @@ def lower_matmul(gen: KernelCodegen, box: Box) -> list[Ins]:
                 )
                 loaded_a = (b, m0, m1, k0, k1)
             lhs = (gen.buf("lhs", n_a), [1, mr])
+        if group is not None:  # B down a chain: A first (the chain's waits would hold it up)
+            out += a_in
+            a_in = []
         if loaded_b != (b, n0, n1, k0, k1):  # B tile as [n stick][k row]
             n_b += 1
             rhs = gen.buf("rhs", n_b)
@@ -130,6 +134,9 @@ def lower_matmul(gen: KernelCodegen, box: Box) -> list[Ins]:
             if group is not None:
                 out += _multicast_step(gen, group, pos, n_b, n_tiles, rhs, [r1 - r0, 1], [nst, r1 - r0])
             loaded_b = (b, n0, n1, k0, k1)
+        # without a chain, B before A: a core's first loads are then of B, which a weight's
+        # frozen copy lets start before the launch's barrier (DeviceConfig.early_loads)
+        out += a_in
         out.append(
             pt(
                 lhs,

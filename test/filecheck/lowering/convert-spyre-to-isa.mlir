@@ -6,12 +6,13 @@
 // Every planned kernel becomes a program of SPMD streams (addresses per core are tables, in
 // sticks); the kernel op becomes a launch. A ragged last part gets a stream of its own.
 
-// Matmul: A tile (4 K-sticks x 8 rows), B tile (4 N-sticks x 256 rows), PT into fp32 partial
-// sums, one SFP copy rounds them into the output tile, DMA out.
+// Matmul: B tile (4 N-sticks x 256 rows) first (a weight's first loads can then start before
+// the launch's barrier: DeviceConfig.early_loads), A tile (4 K-sticks x 8 rows), PT into fp32
+// partial sums, one SFP copy rounds them into the output tile, DMA out.
 // CHECK-LABEL: spyre_isa.program @k0(%in0: {{.*}}, %in1: {{.*}}, %out: {{.*}}) inputs 2 {
 // CHECK-NEXT:    spyre_isa.stream cores [0 to 31] {
-// CHECK-NEXT:      spyre_isa.dma_load %in0[[0, 8, 16, {{.*}}, 120, 0, 8, {{.*}}], strides = [128, 1]] -> lx [0, strides = [8, 1]] sizes [4, 8]
 // CHECK-NEXT:      spyre_isa.dma_load %in1[[0, {{.*}}, 0, 1024, {{.*}}, 1024], strides = [256, 1]] -> lx [32, strides = [256, 1]] sizes [4, 256]
+// CHECK-NEXT:      spyre_isa.dma_load %in0[[0, 8, 16, {{.*}}, 120, 0, 8, {{.*}}], strides = [128, 1]] -> lx [0, strides = [8, 1]] sizes [4, 8]
 // CHECK-NEXT:      spyre_isa.pt_matmul lx [0, strides = [1, 8]], lx [32, strides = [1, 256]] -> lx [1056, strides = [2, 16], f32] m = 8 n = 256 k = 256
 // CHECK-NEXT:      spyre_isa.sfp_copy lx [1056, strides = [16, 2], f32] -> lx [1120, strides = [8, 1]] sizes [4, 8]
 // CHECK-NEXT:      spyre_isa.dma_store lx [1120, strides = [8, 1]] -> %out[[0, 8, {{.*}}, 512, 520, {{.*}}], strides = [128, 1]] sizes [4, 8]
