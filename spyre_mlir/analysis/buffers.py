@@ -30,7 +30,8 @@ bench/ablation.py: 4 buffers gave the same time as 2 (docs/optimizations.md), so
 
 STATIONARY_A_ROWS = 8
 """A matmul whose cores' blocks have at most this many rows of A (one PT pass of rows: a
-decode step's matrix-vector products) may keep each core's whole A block in LX, loaded once
+decode step's matrix-vector products), and no multicast chain (whose cores wait for B pieces
+between chunks), may keep each core's whole A block in LX, loaded once
 per matrix before its first PT pass (`a_block`), instead of loading an A tile per chunk:
 tiles that small would each take one of the DMA engine's `dma_queue_depth` slots behind the B
 tile streaming before them, so that every B tile after the first paid the DDR latency again."""
@@ -66,8 +67,8 @@ class KernelBuffers:
         # spyre-resident-chains: a matmul whose A an earlier launch left in LX loads no A tiles
         # (the kernel verifies that a matmul's resident_in names its A)
         self.a_resident = is_matmul and kernel.resident_in is not None
-        self.a_block = a_block_sticks(boxes) if is_matmul and not self.a_resident else 0
-        """Sticks of a stationary A block (0: A cannot be stationary)."""
+        self.a_block = a_block_sticks(boxes) if is_matmul and not self.a_resident and self.multicast == 1 else 0
+        """Sticks of a stationary A block (0: A cannot be stationary; not with a multicast chain)."""
 
     def sizes(self, chunks: dict[str, int], double: bool, stationary: bool = False) -> dict[str, int]:
         """LX sticks of every buffer spyre-plan-scratchpad places for a chunking, in placement order

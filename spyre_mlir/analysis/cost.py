@@ -579,7 +579,8 @@ def _best_chunks(
     dims = shape.dims
     boxes = [b for b in core_boxes(dims, split, config.cores) if b is not None]
     widest = {d.name: max(b[d.name][1] - b[d.name][0] for b in boxes) for d in dims}  # = max_chunk(..., 1)
-    a_block = a_block_sticks(boxes) if stationary and not a_resident else 0
+    # (a multicast chain's cores wait for B pieces between chunks: A stays in tiles there)
+    a_block = a_block_sticks(boxes) if stationary and not a_resident and multicast == 1 else 0
     variants = (a_block, 0) if a_block else (0,)  # A stationary (where it may be), or in tiles
     best = None
     options = [[1] if d.name == "b" else _powers(max(1, widest[d.name])) for d in dims]
