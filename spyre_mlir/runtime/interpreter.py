@@ -190,7 +190,7 @@ class ProgramPlan:
         before the barrier (timing.Early)."""
         if early is None and self._timeline is not None:
             return self._timeline
-        spec = None if early is None else (tuple(sorted(early.release.items())), early.ddr_share)
+        spec = None if early is None else (tuple(sorted(early.release.items())), early.ddr_shares)
         if spec is not None and spec in self._early:
             return self._early[spec]
         programs: dict[int, list[timing.Work]] = {}
@@ -366,49 +366,69 @@ class DeviceModel:
         self.sequence_open = False
         """Whether a launch sequence is running: the host launched a kernel and has not waited
         for the card since, so the card starts the next kernel itself (`dispatch_overhead_s`)."""
-        self._before: KernelRecord | None = None
-        """The launch the card ran last in the open sequence (None: none, or work priced as a
-        whole since): where its cores finished, for the next launch's early loads."""
+        self._clock = 0.0
+        """Cycles from the open sequence's start to the end of its last kernel."""
+        self._free: dict[int, float] = {}
+        """Per core, where (on `_clock`'s scale) its last instruction in the sequence ended."""
+        self._ran: list[tuple[float, float, float]] = []
+        """The sequence's last `early_loads` launches: (barrier, end, the DDR share left)."""
 
     def record(self, record: KernelRecord) -> KernelRecord:
         """Charge a launch to the profile: the first of a launch sequence at `launch_overhead_s`
         (as made), a later one at `dispatch_overhead_s`."""
         if self.sequence_open:
             record = record.dispatched()
+        else:
+            self._clock, self._free, self._ran = 0.0, {}, []
         self.sequence_open = True
-        self._before = record if record.spans or record.instructions else None
+        self._advance(record)
         self.profile.add(record)
         record_launch(record)
         return record
+
+    def _advance(self, record: KernelRecord) -> None:
+        """Move the sequence's clock past a launch (early loads' bookkeeping): where each core
+        finished, and the DDR share the launch left. Work priced as a whole (a copy) holds
+        every core and the DDR: nothing starts early across it."""
+        config = self.config
+        barrier = self._clock + (config.dispatch_overhead_s * config.clock_hz if self._ran or self._free else 0.0)
+        end = barrier + record.cycles
+        if not record.spans:
+            self._free = {c: end for c in range(config.cores)}
+            self._ran = [(barrier, end, 0.0)]
+        else:
+            for sp in record.spans:
+                if barrier + sp.end > self._free.get(sp.core, -math.inf):
+                    self._free[sp.core] = barrier + sp.end
+            self._ran = [*self._ran, (barrier, end, max(0.0, 1.0 - record.ddr_utilization))][
+                -max(1, config.early_loads) :
+            ]
+        self._clock = end
 
     def end_sequence(self) -> None:
         """The host waits for the card here (it reads a result, or a call ends): the next
         launch starts a new sequence."""
         self.sequence_open = False
-        self._before = None
 
     def _early(self, plan: ProgramPlan, args: Sequence[DdrTensor]) -> timing.Early | None:
-        """Where each core of a dispatched launch may start its loads of read-only arguments:
-        once it finished its part of the launch before (its last span's end), that launch's
-        tail and the dispatch ahead of the barrier (DeviceConfig.early_loads); before the
-        barrier, the DDR bandwidth that launch did not use on average."""
-        before, config = self._before, self.config
-        if not (config.early_loads and self.sequence_open and before is not None and before.cycles > 0):
+        """Where each core of a dispatched launch may start its loads of read-only arguments
+        (DeviceConfig.early_loads): once it finished its part of the launches before, and no
+        earlier than the barrier of the `early_loads`-th launch back; before the barrier, at
+        the DDR share each launch running then left on average (all of it in the dispatches)."""
+        config = self.config
+        if not (config.early_loads and self.sequence_open and self._ran):
             return None
         frozen = frozenset(i for i, a in enumerate(args) if isinstance(a, DdrTensor) and a.frozen)
         counts = plan.early_counts(frozen) if frozen else {}
         if not counts:
             return None
-        ends: dict[int, float] = {}
-        for sp in before.spans:
-            if sp.end > ends.get(sp.core, -math.inf):
-                ends[sp.core] = sp.end
-        gap = config.dispatch_overhead_s * config.clock_hz
-        used = before.ddr_bytes / (config.ddr_bytes_per_s / config.clock_hz * before.cycles)
-        release = {
-            c: (n, round(-(before.cycles - min(ends.get(c, 0.0), before.cycles) + gap), 3)) for c, n in counts.items()
-        }
-        return timing.Early(release, round(max(0.0, 1.0 - used), 3))
+        barrier = self._clock + config.dispatch_overhead_s * config.clock_hz
+        floor = self._ran[0][0]
+        release = {c: (n, round(max(floor, self._free.get(c, floor)) - barrier, 3)) for c, n in counts.items()}
+        shares: list[tuple[float, float]] = []
+        for start, end, share in self._ran:
+            shares += [(round(start - barrier, 3), round(share, 3)), (round(end - barrier, 3), 1.0)]
+        return timing.Early(release, tuple(shares))
 
     def plan(self, prog: spyre_isa.ProgramOp) -> ProgramPlan:
         plan = self._plans.get(prog)

@@ -37,12 +37,12 @@ softmax time (23.67 us for 512 x 1024 with intermediates in LX) needs about one 
 operation per cycle; a shared 128 B/cycle port could give neither (docs/hardware.md).
 Every constant comes from DeviceConfig.
 
-Early loads (`Early`, DeviceConfig.early_loads): a launch the card dispatches after another
+Early loads (`Early`, DeviceConfig.early_loads): a launch the card dispatches after others
 may let each core start its leading loads of read-only DDR tensors (the first `count`
 instructions of its program) at `release` <= 0, before the launch's barrier at 0, where it
-finished its part of the kernel before; every other instruction waits for 0. Before 0 the
-transfers share what DDR bandwidth the kernel before leaves (`ddr_share`). The timeline's
-`cycles` count from 0.
+finished its part of the kernels before; every other instruction waits for 0. Before 0 the
+transfers share what DDR bandwidth the kernels running then leave (`ddr_shares`). The
+timeline's `cycles` count from 0.
 """
 
 from __future__ import annotations
@@ -115,8 +115,9 @@ class Early:
 
     release: dict[int, tuple[int, float]]
     """Per core: (how many leading instructions may start early, from which cycle, <= 0)."""
-    ddr_share: float = 1.0
-    """The share of the DDR bandwidth transfers get before the barrier."""
+    ddr_shares: tuple[tuple[float, float], ...] = ()
+    """(from which cycle, share): the share of the DDR bandwidth transfers get before the
+    barrier, from each cycle until the next (1 before the first and from 0 on)."""
 
 
 def overlap(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]) -> bool:
@@ -198,9 +199,12 @@ class Simulation:
         self.programs = programs
         self.early = {c: r for c, r in (early.release.items() if early else ()) if r[0] > 0 and r[1] < 0}
         """Per core: leading instructions that may start before the barrier, and from when."""
-        self.early_share = early.ddr_share if early else 1.0
-        self.gates = sorted({r[1] for r in self.early.values()} | ({0.0} if self.early else set()))
-        """The clock's stops before the barrier: each core's release, then the barrier (0)."""
+        self.shares = [(at, share) for at, share in (early.ddr_shares if early else ()) if at < 0]
+        self.gates = sorted(
+            {r[1] for r in self.early.values()} | ({at for at, _ in self.shares} | {0.0} if self.early else set())
+        )
+        """The clock's stops before the barrier: each core's release, where the DDR share
+        changes, then the barrier (0)."""
         self.ddr_rate = config.ddr_bytes_per_s / config.clock_hz
         """DDR bytes per cycle, shared by every transfer in flight."""
         self.port_rate = config.lx_port_bytes_per_cycle
@@ -265,6 +269,14 @@ class Simulation:
             self._advance(self._next_event())
         first = min((s.start for s in self.spans), default=0.0)
         return Timeline(self.t, self.spans, dict(self.busy), max(0.0, -first))
+
+    def _share(self) -> float:
+        share = 1.0
+        for at, s in self.shares:
+            if at > self.t + _EPS:
+                break
+            share = s
+        return share
 
     def _next_gate(self) -> float:
         return next(g for g in self.gates if g > self.t + _EPS)
@@ -380,8 +392,8 @@ class Simulation:
         t, running = self.t, self.running
         port_rate, ddr_rate = self.port_rate, self.ddr_rate
         te = t + _EPS
-        if t < -_EPS:  # before the barrier: the kernel before has the rest of the DDR
-            ddr_rate *= self.early_share
+        if t < -_EPS:  # before the barrier: the kernels running then have the rest of the DDR
+            ddr_rate *= self._share()
         n_ddr = 0
         n_port: dict[int, int] = {}
         flight, queued = self.in_flight, self.queue_depth

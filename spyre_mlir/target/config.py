@@ -117,14 +117,15 @@ class DeviceConfig:
     round the ring (2 x 16 hops x 4 cycles) and the next program's fetch (one DDR latency),
     about 0.19 us (assumption; no public figure)."""
 
-    early_loads: bool = True
+    early_loads: int = 4
     """Within a launch sequence, a core starts a kernel's leading loads of read-only device
-    tensors (weights, constants) once it has finished its own part of the kernel before,
-    during that kernel's tail and the dispatch, instead of at the barrier; only into LX the
-    kernel's own plan gives them, so nothing a core still uses is overwritten (assumption:
-    each core queues its next program, as a dataflow card's cores run their own streams; IBM
-    publishes no dispatch details). The kernel before keeps the DDR bandwidth it uses.
-    False: every instruction waits for the barrier (runtime/timing.py, `Early`)."""
+    tensors (weights, constants) once it has finished its own part of the kernels before,
+    up to this many kernels ahead of the barrier, during their tails and the dispatches; only
+    into LX the kernel's own plan gives them, so nothing a core still uses is overwritten
+    (assumption: each core queues the programs it has work in, as a dataflow card's cores run
+    their own streams; IBM publishes no dispatch details). The kernels running meanwhile keep
+    the DDR bandwidth they use. 0: every instruction waits for the barrier
+    (runtime/timing.py, `Early`)."""
 
     numerics: str = "dl16"
     """Device 16-bit format: "dl16" (IBM DLFloat16, the hardware's) or "ieee-fp16"."""
@@ -186,6 +187,8 @@ class DeviceConfig:
             raise ValueError(
                 f"launch and dispatch overheads must be >= 0, got {self.launch_overhead_s}, {self.dispatch_overhead_s}"
             )
+        if isinstance(self.early_loads, bool) or not isinstance(self.early_loads, int) or self.early_loads < 0:
+            raise ValueError(f"early_loads must be an int >= 0 (kernels ahead; 0: none), got {self.early_loads!r}")
         if self.dma_queue_depth < 1:
             raise ValueError(f"dma_queue_depth must be >= 1, got {self.dma_queue_depth}")
         if self.cores < 1 or self.lx_bytes < self.stick_bytes:

@@ -220,14 +220,25 @@ def test_early_loads_share_the_ddr_the_kernel_before_leaves():
     programs = _load_then_pass()
     base = timing.simulate(programs, CFG).cycles
     whole = timing.simulate(programs, CFG, timing.Early({0: (1, -600.0)})).cycles
-    half = timing.simulate(programs, CFG, timing.Early({0: (1, -600.0)}, ddr_share=0.5)).cycles
-    none = timing.simulate(programs, CFG, timing.Early({0: (1, -600.0)}, ddr_share=0.0)).cycles
+    half = timing.simulate(programs, CFG, timing.Early({0: (1, -600.0)}, ddr_shares=((-600.0, 0.5),))).cycles
+    none = timing.simulate(programs, CFG, timing.Early({0: (1, -600.0)}, ddr_shares=((-600.0, 0.0),))).cycles
     # before the barrier: 450 cycles of bytes after the latency, at 128 B/cycle (the port's),
     # at half the DDR's 136.5 B/cycle, or not at all (only the latency passes)
     assert whole == pytest.approx(base - 600)
     ddr = CFG.ddr_bytes_per_s / CFG.clock_hz
     assert half == pytest.approx(base - CFG.ddr_latency_cycles - 450 * (ddr / 2) / 128)
     assert none == pytest.approx(base - CFG.ddr_latency_cycles)
+    # a share per kernel running before the barrier: none of it, then all of it (a dispatch)
+    steps = timing.simulate(programs, CFG, timing.Early({0: (1, -600.0)}, ddr_shares=((-600.0, 0.0), (-300.0, 1.0))))
+    assert steps.cycles == pytest.approx(base - CFG.ddr_latency_cycles - 300)
+
+
+def test_early_loads_is_a_count_of_kernels():
+    assert CFG.early_loads == 4
+    with pytest.raises(ValueError, match="early_loads must be an int >= 0"):
+        CFG.replace(early_loads=-1).validate()
+    with pytest.raises(ValueError, match="early_loads must be an int >= 0"):
+        CFG.replace(early_loads=True).validate()
 
 
 def test_a_weights_first_tile_loads_during_the_kernel_before():
@@ -244,7 +255,7 @@ def test_a_weights_first_tile_loads_during_the_kernel_before():
     lin = torch.nn.Linear(1536, 576, bias=False).eval()
     x = torch.randn(1, 1536)
     runs = {}
-    for early in (True, False):
+    for early in (4, 0):
         torch._dynamo.reset()
         device = get_device(CFG.replace(early_loads=early))
         before = len(device.profile.kernels)
@@ -253,7 +264,7 @@ def test_a_weights_first_tile_loads_during_the_kernel_before():
                 x
             )
         runs[early] = (y, device.profile.kernels[before:])
-    (y_on, (scale_on, product_on)), (y_off, (scale_off, product_off)) = runs[True], runs[False]
+    (y_on, (scale_on, product_on)), (y_off, (scale_off, product_off)) = runs[4], runs[0]
     assert torch.equal(y_on, y_off)
     assert scale_on.time_s == scale_off.time_s
     assert product_on.time_s < product_off.time_s
@@ -263,7 +274,7 @@ def test_a_weights_first_tile_loads_during_the_kernel_before():
         return (v * 2.0) @ w
 
     times = {}
-    for early in (True, False):
+    for early in (4, 0):
         torch._dynamo.reset()
         device = get_device(CFG.replace(early_loads=early))
         before = len(device.profile.kernels)
@@ -272,7 +283,7 @@ def test_a_weights_first_tile_loads_during_the_kernel_before():
                 x, lin.weight.detach().T.contiguous()
             )
         times[early] = [k.time_s for k in device.profile.kernels[before:]]
-    assert times[True] == times[False]
+    assert times[4] == times[0]
 
 
 # endregion
