@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
-import math
 import operator
 import os
 import pickle
@@ -393,13 +392,12 @@ class DeviceModel:
         config = self.config
         barrier = self._clock + (config.dispatch_overhead_s * config.clock_hz if self._ran or self._free else 0.0)
         end = barrier + record.cycles
-        if not record.spans:
+        if not record.instructions:
             self._free = {c: end for c in range(config.cores)}
             self._ran = [(barrier, end, 0.0)]
         else:
-            for sp in record.spans:
-                if barrier + sp.end > self._free.get(sp.core, -math.inf):
-                    self._free[sp.core] = barrier + sp.end
+            for core, last in record.core_ends.items():
+                self._free[core] = barrier + last
             self._ran = [*self._ran, (barrier, end, max(0.0, 1.0 - record.ddr_utilization))][
                 -max(1, config.early_loads) :
             ]

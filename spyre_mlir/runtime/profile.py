@@ -62,6 +62,8 @@ class KernelRecord:
     early_cycles: float = 0.0
     """Cycles before its barrier that its early loads began (DeviceConfig.early_loads), in
     the kernel before's time and not in `time_s`; the utilisations count them."""
+    core_ends: dict[int, float] = field(default_factory=dict, repr=False)
+    """Per core that ran an instruction, when its last one ended (cycles from the barrier)."""
 
     @staticmethod
     def from_timeline(name: str, tl: Timeline, config: DeviceConfig, **counts: int) -> KernelRecord:
@@ -74,6 +76,7 @@ class KernelRecord:
             spans=tl.spans,
             overhead_s=config.launch_overhead_s,
             early_cycles=tl.early,
+            core_ends=tl.ends,
             **counts,
         )
 

@@ -103,6 +103,8 @@ class Timeline:
     """Busy cycles per engine, summed over cores."""
     early: float = 0.0
     """Cycles before the barrier its first early load started (0: none; `Early`)."""
+    ends: dict[int, float] = field(default_factory=dict)
+    """Per core that ran an instruction, when its last one ended."""
 
 
 class DeadlockError(RuntimeError):
@@ -268,7 +270,11 @@ class Simulation:
                 raise DeadlockError(f"deadlock, every unfinished core is blocked: {where}")
             self._advance(self._next_event())
         first = min((s.start for s in self.spans), default=0.0)
-        return Timeline(self.t, self.spans, dict(self.busy), max(0.0, -first))
+        ends: dict[int, float] = {}
+        for sp in self.spans:
+            if sp.end > ends.get(sp.core, -math.inf):
+                ends[sp.core] = sp.end
+        return Timeline(self.t, self.spans, dict(self.busy), max(0.0, -first), ends)
 
     def _share(self) -> float:
         share = 1.0
