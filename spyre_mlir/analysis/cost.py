@@ -579,27 +579,37 @@ def _best_chunks(
     dims = shape.dims
     boxes = [b for b in core_boxes(dims, split, config.cores) if b is not None]
     widest = {d.name: max(b[d.name][1] - b[d.name][0] for b in boxes) for d in dims}  # = max_chunk(..., 1)
-    # (a multicast chain's cores wait for B pieces between chunks: A stays in tiles there)
-    a_block = a_block_sticks(boxes) if stationary and not a_resident and multicast == 1 else 0
-    variants = (a_block, 0) if a_block else (0,)  # A stationary (where it may be), or in tiles
     best = None
     options = [[1] if d.name == "b" else _powers(max(1, widest[d.name])) for d in dims]
+
+    def need(ext: dict[str, int], block: int) -> int:
+        sticks = sum(matmul_buffers(shape, ext, double_buffer, epilogue, multicast, a_resident, block).values())
+        if split.get("k", 1) > 1:
+            sticks += matmul_tiles(ext["m"], ext["n"], ext["k"])["acc"]  # acc_in: the next k part's sums
+        return sticks  # (tiles hold one matrix at a time)
+
     for combo in itertools.product(*options):
         chunks = {d.name: c for d, c in zip(dims, combo)}
         ext = {name: -(-w // chunks[name]) for name, w in widest.items()}  # = max_chunk(..., chunks)
-        for block in variants:
-            need = sum(
-                matmul_buffers(shape, ext, double_buffer, epilogue, multicast, a_resident, block).values()
-            )  # tiles hold one matrix at a time
-            if split.get("k", 1) > 1:
-                need += matmul_tiles(ext["m"], ext["n"], ext["k"])["acc"]  # acc_in: the next k part's sums
-            if need > budget_sticks:
-                continue
+        if need(ext, 0) > budget_sticks:
+            continue
+        est = matmul_estimate(shape, split, chunks, config, double_buffer, multicast, a_resident, out_resident)
+        if best is None or est.seconds < best[1].seconds:
+            best = (tuple(chunks.items()), est)
+    # A stationary with those chunks, where it is faster and fits: it saves A's reloads and
+    # keeps the chunks (another chunking would regroup the sums and shrink the first B tile,
+    # which early loads start before the barrier); not with a multicast chain, whose cores
+    # wait for B pieces between chunks
+    a_block = a_block_sticks(boxes) if stationary and not a_resident and multicast == 1 else 0
+    if best is not None and a_block:
+        chunks = dict(best[0])
+        ext = {name: -(-w // chunks[name]) for name, w in widest.items()}
+        if need(ext, a_block) <= budget_sticks:
             est = matmul_estimate(
-                shape, split, chunks, config, double_buffer, multicast, a_resident, out_resident, block > 0
+                shape, split, chunks, config, double_buffer, multicast, a_resident, out_resident, True
             )
-            if best is None or est.seconds < best[1].seconds:
-                best = (tuple(chunks.items()), est)
+            if est.seconds < best[1].seconds:
+                best = (best[0], est)
     return best
 
 

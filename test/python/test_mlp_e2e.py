@@ -300,8 +300,8 @@ def test_fewer_cores_same_answer():
     results agree within the bound (both within the reference's); the f64 reference mode's sums
     do not depend on tile shapes, and there the two give the same bits (without a k split,
     whose parts add their fp32 partial sums over the ring in either mode, and with the same k
-    chunks: a stationary A lets the planner choose other k chunks on 32 cores than on 4, and
-    the fp32 accumulator adds each chunk's sums)."""
+    chunks: with stationary A blocks the estimates may pick other splits on 32 cores than on
+    4, and with them other k chunks, whose sums the fp32 accumulator adds)."""
     model = mlp("gelu")
     x = torch.randn(32, 256)
     (exact,), (bound,) = reference(model, x, numerics=DL16)

@@ -135,8 +135,8 @@ def test_heads_from_a_transposed_linear_give_the_same_bits_in_fewer_launches(mon
     # fp32 sums: each run within the DL16 bound (`compiled`); the rewrite changes the products'
     # tile shapes, so BLAS's order of the sums. The f64 reference mode's sums do not depend on
     # tile shapes: there the two give the same bits, as long as both plans keep the same k
-    # chunks (the fp32 accumulator adds each chunk's sums), so stationary A blocks, which make
-    # the planner choose other k chunks for the rewrite's few-row products, are off in both.
+    # chunks (the fp32 accumulator adds each chunk's sums), so stationary A blocks, with which
+    # the estimates may pick other splits (and k chunks) for few-row products, are off in both.
     same_k = {"accumulation": "f64", "disable": ["stationary_a"]}
     launches_with, _ = _launches(attention, x)
     _, with_it = _launches(attention, x, **same_k)

@@ -16,13 +16,12 @@
 // CHECK: spyre.kernel "k3"({{.*}}) split <{{.*}}> chunks <d0 = 1, d1 = 1> lx <src = 0, dst = 8192>
 
 // The defaults double-buffer streamed tiles (a second buffer `name_1` that convert-spyre-to-isa
-// alternates with the first) and pick the matmul's chunks by estimated time: here 2 n chunks
-// by 4 k chunks of one stick, so that each tile's loads overlap the previous tile's PT passes
-// (the DMA engines queue their loads, so more loads cost no more latency than the first).
-// Each core's A block has 8 rows: it stays whole in LX (`a_block`, 8 rows x 4 sticks, loaded
-// once) instead of an A tile per chunk. The transpose is not double-buffered.
+// alternates with the first) and pick the matmul's chunks by estimated time: here 4 n chunks
+// of one stick, so that each tile's loads overlap the previous tile's PT passes (the DMA
+// engines queue their loads, so more loads cost no more latency than the first). The transpose
+// is not double-buffered.
 // DOUBLE-LABEL: func.func @even
-// DOUBLE: spyre.kernel "k0"({{.*}}) split <n = 2, m = 16, k = 1> chunks <n = 2, m = 1, k = 4> lx <a_block = 0, rhs = 4096, acc = 20480, out = 24576, rhs_1 = 26624, out_1 = 43008>
+// DOUBLE: spyre.kernel "k0"({{.*}}) split <n = 2, m = 16, k = 1> chunks <n = 4, m = 1, k = 1> lx <lhs = 0, rhs = 4096, acc = 36864, out = 38912, lhs_1 = 39936, rhs_1 = 44032, out_1 = 76800>
 // DOUBLE: spyre.kernel "k1"({{.*}}) split <{{.*}}> chunks <d0 = 1, d1 = 1> lx <in0 = 0, in1 = 4096, out = 4608, in0_1 = 8704, in1_1 = 12800, out_1 = 13312>
 // DOUBLE: spyre.kernel "k3"({{.*}}) split <{{.*}}> chunks <d0 = 1, d1 = 1> lx <src = 0, dst = 8192>
 
