@@ -241,6 +241,20 @@ def test_early_loads_is_a_count_of_kernels():
         CFG.replace(early_loads=True).validate()
 
 
+def _on_device(fn, *args, early: int):
+    """fn compiled for a device with `early_loads=early`, called once: its output and launches."""
+    import torch
+
+    from spyre_mlir.frontend.backend import get_device
+
+    torch._dynamo.reset()
+    device = get_device(CFG.replace(early_loads=early))
+    before = len(device.profile.kernels)
+    with torch.no_grad():
+        y = torch.compile(fn, backend="spyre", options={"early_loads": early, "cache": False})(*args)
+    return y, device.profile.kernels[before:]
+
+
 def test_a_weights_first_tile_loads_during_the_kernel_before():
     """x * 2 (one small kernel), then a matrix-vector product with a resident weight: with early
     loads the product's cores start its weight's first tiles during the small kernel and the
@@ -249,22 +263,11 @@ def test_a_weights_first_tile_loads_during_the_kernel_before():
     call (not read-only on the device) starts nothing early."""
     import torch
 
-    from spyre_mlir.frontend.backend import get_device
-
     torch.manual_seed(0)
     lin = torch.nn.Linear(1536, 576, bias=False).eval()
     x = torch.randn(1, 1536)
-    runs = {}
-    for early in (4, 0):
-        torch._dynamo.reset()
-        device = get_device(CFG.replace(early_loads=early))
-        before = len(device.profile.kernels)
-        with torch.no_grad():
-            y = torch.compile(lambda v: lin(v * 2.0), backend="spyre", options={"early_loads": early, "cache": False})(
-                x
-            )
-        runs[early] = (y, device.profile.kernels[before:])
-    (y_on, (scale_on, product_on)), (y_off, (scale_off, product_off)) = runs[4], runs[0]
+    y_on, (scale_on, product_on) = _on_device(lambda v: lin(v * 2.0), x, early=4)
+    y_off, (scale_off, product_off) = _on_device(lambda v: lin(v * 2.0), x, early=0)
     assert torch.equal(y_on, y_off)
     assert scale_on.time_s == scale_off.time_s
     assert product_on.time_s < product_off.time_s
@@ -273,17 +276,10 @@ def test_a_weights_first_tile_loads_during_the_kernel_before():
     def weight_as_input(v, w):
         return (v * 2.0) @ w
 
-    times = {}
-    for early in (4, 0):
-        torch._dynamo.reset()
-        device = get_device(CFG.replace(early_loads=early))
-        before = len(device.profile.kernels)
-        with torch.no_grad():
-            torch.compile(weight_as_input, backend="spyre", options={"early_loads": early, "cache": False})(
-                x, lin.weight.detach().T.contiguous()
-            )
-        times[early] = [k.time_s for k in device.profile.kernels[before:]]
-    assert times[4] == times[0]
+    w = lin.weight.detach().T.contiguous()
+    _, sent_on = _on_device(weight_as_input, x, w, early=4)
+    _, sent_off = _on_device(weight_as_input, x, w, early=0)
+    assert [k.time_s for k in sent_on] == [k.time_s for k in sent_off]
 
 
 # endregion
