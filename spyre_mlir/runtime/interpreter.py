@@ -217,6 +217,8 @@ class ProgramPlan:
         if spec is None:
             self._timeline = cached
         else:
+            if len(self._early) >= _TIMELINES_MAX:  # (a long-running server meets many sequences)
+                self._early.pop(next(iter(self._early)))
             self._early[spec] = cached
         return cached
 
@@ -336,7 +338,6 @@ class ProgramPlan:
         return record
 
 
-# endregion
 def _leading_loads(works: Sequence[timing.Work]) -> list[frozenset[int]]:
     """The DDR arguments each leading `dma_load` of one core's program reads (a Work's DDR
     interval is (argument << 40) + stick), up to its first other instruction."""
@@ -348,6 +349,7 @@ def _leading_loads(works: Sequence[timing.Work]) -> list[frozenset[int]]:
     return out
 
 
+# endregion
 # region The model
 
 
