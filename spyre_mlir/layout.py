@@ -371,8 +371,8 @@ class Layout:
     def canonical(self) -> Layout:
         """The same placement with adjacent device dims merged where they are one row-major
         run along one host dim (outer stride == inner stride * inner size); the lane dim and
-        size-1 dims are kept. Two layouts place a tensor identically iff their canonical
-        forms are equal."""
+        size-1 dims are kept. Two layouts with the same size-1 dims place a tensor identically
+        iff their canonical forms are equal (`places_like` sets the size-1 dims aside)."""
         sizes, strides = list(self.device_size[:-1]), list(self.stride_map[:-1])
         j = 0
         while j + 1 < len(sizes):
@@ -395,6 +395,27 @@ class Layout:
             (*sizes, self.device_size[-1]),
             (*strides, self.stride_map[-1]),
         )
+
+    def places_like(self, other: Layout) -> bool:
+        """Whether `other` puts every element of the same shape in the same stick and lane:
+        the canonical forms equal once the device dims of size 1 (which add nothing to an
+        address) are set aside, the lane dim kept."""
+        if self.shape != other.shape or self.element_bytes != other.element_bytes:
+            return False
+        if self == other:
+            return True
+
+        def placement(lay: Layout) -> tuple[tuple[int, ...], tuple[int, ...]]:
+            kept = [j for j, n in enumerate(lay.device_size[:-1]) if n > 1] + [len(lay.device_size) - 1]
+            bare = Layout(
+                lay.shape,
+                lay.element_bytes,
+                tuple(lay.device_size[j] for j in kept),
+                tuple(lay.stride_map[j] for j in kept),
+            ).canonical()
+            return bare.device_size, bare.stride_map
+
+        return placement(self) == placement(other)
 
     def _same_host_dim(self, s1: int, s2: int) -> bool:
         shape, hs = self.host_shape, self.host_strides

@@ -703,8 +703,9 @@ class ReshapeOp(IRDLOperation):
 
         r.flat[i] = x.flat[i]     (row-major; no data moves)
 
-    The result layout must be exactly `Layout.reshaped(shape)` of the input's; a reshape that
-    would move padding or split a stick is not a view (spyre.restickify first).
+    The result layout must place every element where `Layout.reshaped(shape)` of the input's
+    does (`Layout.places_like`: its device dims of size 1 may differ); a reshape that would
+    move padding or split a stick is not a view (spyre.restickify first).
     """
 
     name = "spyre.reshape"
@@ -728,7 +729,7 @@ class ReshapeOp(IRDLOperation):
                 f"'spyre.reshape': {src.shape} -> {res.shape} is not a free view of this layout "
                 f"(it would move padding or split a stick)"
             )
-        if res.canonical() != expect:
+        if not res.places_like(expect):
             raise VerifyException(
                 f"'spyre.reshape' is a free view: its result layout must be device_size = "
                 f"{list(expect.device_size)}, stride_map = {list(expect.stride_map)}"
@@ -1457,11 +1458,18 @@ def epilogue(ops: Sequence[Operation]) -> Epilogue:
     if mm.result not in pw.inputs or len([v for v in pw.inputs if v is mm.result]) != 1:
         raise ValueError("an epilogue reads the matmul's result once")
     loops, all_strides = pointwise_loops(pw)
-    roles = [(d.host_dim, d.weight) for d in loops]
-    if sorted(roles, key=str) != sorted([(1, F16_LANES), (0, 1)], key=str) or len(loops) != 2:
-        raise ValueError("an epilogue iterates the output's sticks and rows")
-    n_at, m_at = roles.index((1, F16_LANES)), roles.index((0, 1))
-    strides = tuple((st[n_at], st[m_at]) for st in all_strides)
+    roles = [(1, F16_LANES), (0, 1)]  # the output's sticks, its rows
+    at: dict[tuple[int, int], int] = {}
+    for i, d in enumerate(loops):
+        if d.host_dim is None and d.size == 1:
+            continue  # a unit loop (one stick, or one row): its strides are never stepped
+        role = (d.host_dim, d.weight)
+        if role not in roles or role in at:
+            raise ValueError("an epilogue iterates the output's sticks and rows")
+        at[role] = i
+    strides = tuple(
+        (st[at[roles[0]]] if roles[0] in at else 0, st[at[roles[1]]] if roles[1] in at else 0) for st in all_strides
+    )
     return Epilogue(mm, pw, list(pw.inputs).index(mm.result), strides)
 
 

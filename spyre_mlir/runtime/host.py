@@ -569,7 +569,7 @@ class Executable:
         if (
             mine is not None
             and op.permutation is None
-            and (mine.layout == layout or mine.layout.canonical() == layout.canonical())
+            and mine.layout.places_like(layout)
             and op not in self.written_transfers
             and op not in self.consumes.values()
         ):

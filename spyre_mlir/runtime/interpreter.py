@@ -458,7 +458,7 @@ class DeviceModel:
         for i, (t, want) in enumerate(zip(inputs, plan.arg_layouts)):
             if want is None:  # host indices, handed to the program as they are
                 continue
-            if t.layout != want and t.layout.canonical() != want.canonical():  # equal: the same placement, unchecked
+            if not t.layout.places_like(want):
                 raise DeviceError(f"kernel {name}: input {i} has layout {t.layout}, the program expects {want}")
         if plan.resident_in is not None and plan.resident_in not in self.resident:
             lo, hi = plan.resident_in

@@ -20,7 +20,14 @@ program launch); views and transfers stay on the host side, between launches.
 3. Epilogues (option `epilogues`, on by default): a matmul whose only reader is a pointwise op
    on its layout (bias, activation, residual add) shares its kernel: the op runs on each
    output tile's fp32 sums in LX (the matmul's result is not rounded on its own) and only its
-   result is rounded and stored (spyre.Epilogue).
+   result is rounded and stored (spyre.Epilogue). A free reshape between the two that moves
+   no element (a decoder's `o_proj(h).view(1, 1, d) + residual`: unit dims added) is looked
+   through: the pointwise op is rewritten on the matmul's shape and layout, its other inputs
+   reshaped to it, and its result reshaped back:
+
+       %m = matmul ..  -> 1x576                 %r' = spyre.reshape %r -> 1x576
+       %v = spyre.reshape %m -> 1x1x576    ->   %p' = spyre.pointwise %m, %r'  (1x576)
+       %p = spyre.pointwise %v, %r              %p = spyre.reshape %p' -> 1x1x576
 
 4. One kernel per remaining compute op (matmul, pointwise, reduce, gather, slice, restickify):
 
@@ -88,6 +95,7 @@ class SpyreFusePass(ModulePass):
             for mm in [
                 o for o in op.walk() if isinstance(o, spyre.MatmulOp) and not isinstance(o.parent_op(), spyre.KernelOp)
             ]:
+                _look_through_reshape(mm)
                 users = [u.operation for u in mm.result.uses]
                 if (
                     len(users) != 1
@@ -140,6 +148,70 @@ def _check_pointwise(op: spyre.PointwiseOp) -> None:
         pointwise_loops(op)
     except ValueError as e:
         raise PassFailedException(f"'spyre.pointwise': {e} (run spyre-propagate-layouts first)") from None
+
+
+def _look_through_reshape(mm: spyre.MatmulOp) -> None:
+    """When `mm`'s only reader is a spyre.reshape whose only reader is a pointwise op in its
+    block, whose inputs can be read on the matmul's shape (`_broadcast_shape`), and the
+    reshape moves no element (the op's result placed as the matmul's reshaped:
+    `Layout.places_like`), rewrite the op on the
+    matmul's shape and layout (module docstring, 3.) so that it can be the epilogue; else
+    leave the IR as it is."""
+    uses = list(mm.result.uses)
+    view = uses[0].operation if len(uses) == 1 else None
+    if not isinstance(view, spyre.ReshapeOp) or len(list(view.result.uses)) != 1:
+        return
+    pw = next(iter(view.result.uses)).operation
+    if not isinstance(pw, spyre.PointwiseOp) or pw.parent_block() is not mm.parent_block():
+        return
+    out, res = spyre.device_layout(mm.result.type), spyre.device_layout(pw.result.type)
+    back = out.reshaped(res.shape)
+    if back is None or not back.places_like(res) or len(out.shape) != 2:
+        return
+    inputs: list[SSAValue] = []
+    views: list[spyre.ReshapeOp] = []
+    for v in pw.inputs:
+        if v is view.result:
+            inputs.append(mm.result)
+            continue
+        lay = spyre.device_layout(v.type)
+        shape = _broadcast_shape(lay.shape, res.shape, out.shape)
+        flat = lay.reshaped(shape) if shape is not None else None
+        if shape is None or flat is None:
+            for r in views:  # detached: only their operands' uses to drop
+                r.erase()
+            return
+        views.append(spyre.ReshapeOp(v, spyre.device_tensor_type(shape, flat)))
+        inputs.append(views[-1].result)
+    body = pw.body.clone()
+    moved = spyre.PointwiseOp(inputs, mm.result.type, body)
+    try:
+        epilogue([mm, moved])
+    except ValueError:
+        moved.erase()
+        for r in views:
+            r.erase()
+        return
+    restored = spyre.ReshapeOp(moved.result, pw.result.type)
+    Rewriter.insert_op([*views, moved, restored], InsertPoint.before(pw))
+    pw.result.replace_all_uses_with(restored.result)
+    Rewriter.erase_op(pw)
+    Rewriter.erase_op(view)
+
+
+def _broadcast_shape(
+    shape: tuple[int, ...], result: tuple[int, ...], target: tuple[int, ...]
+) -> tuple[int, ...] | None:
+    """The shape an input of `shape` broadcast to `result` takes to broadcast the same way to
+    `target`: `target` itself for a full input; when `result` and `target` differ by unit
+    dims only, the input's dims along `result`'s others placed along `target`'s; else None."""
+    if shape == result:
+        return target
+    if [n for n in result if n > 1] != [n for n in target if n > 1]:
+        return None
+    padded = (1,) * (len(result) - len(shape)) + shape
+    kept = iter(padded[i] for i, n in enumerate(result) if n > 1)
+    return tuple(next(kept) if n > 1 else 1 for n in target)
 
 
 def _foldable_producer(consumer: spyre.PointwiseOp) -> spyre.PointwiseOp | None:

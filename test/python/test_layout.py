@@ -92,6 +92,32 @@ def test_reshape_view_is_exact_or_refused(shape, cut):
 
 @settings(max_examples=100, deadline=None)
 @given(shapes, st.randoms(use_true_random=False))
+def test_unit_device_dims_do_not_change_the_placement(shape, rnd):
+    lay = Layout.generic(tuple(shape), 2)
+    sizes, strides = list(lay.device_size), list(lay.stride_map)
+    for _ in range(rnd.randint(1, 3)):
+        at = rnd.randint(0, len(sizes) - 1)  # anywhere before the lane dim
+        sizes.insert(at, 1)
+        strides.insert(at, rnd.choice([1, 64, 576]))
+    padded = Layout(lay.shape, 2, tuple(sizes), tuple(strides))
+    padded.verify()
+    assert lay.places_like(padded) and padded.places_like(lay)
+    off, valid = lay.index_arrays()
+    poff, pvalid = padded.index_arrays()
+    assert np.array_equal(off[valid], poff[pvalid])
+    # the outer device dims in another order place the elements elsewhere, and are told apart
+    outer = [j for j, n in enumerate(lay.device_size[:-1]) if n > 1]
+    if len(outer) >= 2:
+        order = list(range(len(lay.device_size)))
+        order[outer[0]], order[outer[1]] = order[outer[1]], order[outer[0]]
+        moved = Layout(lay.shape, 2, tuple(lay.device_size[j] for j in order), tuple(lay.stride_map[j] for j in order))
+        moff, mvalid = moved.index_arrays()
+        assert not np.array_equal(off[valid], moff[mvalid])
+        assert not lay.places_like(moved)
+
+
+@settings(max_examples=100, deadline=None)
+@given(shapes, st.randoms(use_true_random=False))
 def test_transfers_roundtrip_bit_exactly(shape, rnd):
     """Values already representable in the device format come back unchanged, in any layout."""
     shape = tuple(shape)

@@ -115,6 +115,16 @@ def test_a_gated_activation_on_3d_inputs_runs_in_the_matmuls_epilogue():
     assert len(names) == 2, names  # one matmul, and one whose epilogue is silu(.) * the other's result
 
 
+@pytest.mark.parametrize("rows", [1, 8])
+def test_a_residual_add_after_a_3d_linear_runs_in_the_matmuls_epilogue(rows):
+    # a decoder's x + o_proj(h): the add reads the product through the view back to 3-d;
+    # spyre-fuse looks through the view (it moves no element) and the add is the epilogue
+    torch.manual_seed(3)
+    lin = torch.nn.Linear(128, 64, bias=False)
+    names, _ = _launches(lambda h, x: x + lin(h), randn(1, rows, 128, seed=19), randn(1, rows, 64, seed=20))
+    assert len(names) == 1, names
+
+
 @pytest.mark.slow
 def test_heads_from_a_transposed_linear_give_the_same_bits_in_fewer_launches(monkeypatch):
     """Q, K and V computed as w @ x^T + b[:, None] (HeadsFromTransposedLinear): the same
