@@ -63,6 +63,13 @@ is (fp32 on the host; the device then computes in DL16 either way).
                                                             the stick dim with dim p for the whole cat,
                                                             where the lowering would swap every piece and
                                                             the result apart
+    bmm(m(x * c), m'(y * d)) -> bmm(m(x * (c * d)), m'(y))  <= 1 fp32 ulp apart per element (one
+                                                            rounding of a scaling fewer; none when c * d
+                                                            is a power of two), m and m' moves and copies
+                                                            (views, permutes, expands, clones): SDPA's
+                                                            sqrt(scale) on q and on k becomes the scale
+                                                            on q, and k (the whole transposed K cache, at
+                                                            every step) is not scaled at all
     bmm(A, view(f(view(clone(expand(unsqueeze(kv, 2), [B, G, R, L, D])), [B, G * R, L, D]))))
                        -> view(bmm(view(A, [B * G, R * M, K]), view(f(kv))), [B * G * R, M, N])
                                                             the same products and sums, for GQA's repeat_kv
@@ -92,6 +99,7 @@ from xdsl.pattern_rewriter import (
     PatternRewriteWalker,
     RewritePattern,
 )
+from xdsl.rewriter import InsertPoint
 
 from spyre_mlir.dialects import torch as t
 from spyre_mlir.target.constants import F16_LANES
@@ -886,7 +894,12 @@ class LaneMovesInOneSwap(RewritePattern):
     with p the last other dim of extent > 1 (none: left as it is). The lowering would swap the
     stick dim with p for each slice, the negation and the cat (a block transpose there and
     back for each); here x is swapped once, its pieces are boxes of whole sticks along p, and
-    the result is swapped back. Exact: the same elements, moved, the same negations."""
+    the result is swapped back. Exact: the same elements, moved, the same negations.
+
+    When the cat's only reader is a product by s (a rotary embedding's rotate_half(k) * sin),
+    the negations move onto s instead: cat(...) * (s * S), S the lanes' signs (a constant of
+    the cat's last dim). Exact too (a negation is), and s * S is one op for every layer that
+    reads the same s (CSE), where each layer would negate its own pieces."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         matched = _cat_of_lane_pieces(op)
@@ -909,6 +922,7 @@ class LaneMovesInOneSwap(RewritePattern):
             out[partner], out[last] = out[last], out[partner]
             return t.ValueTensorType(out, dtype)
 
+        signs = _signs_onto_factor(op, found, rewriter) if any(p[3] for p in found) else False
         p_c, last_c = t.ConstantIntOp(partner), t.ConstantIntOp(last)
         one = t.ConstantIntOp(1)
         xt = _new(t.AtenTransposeIntOp.name, [x, p_c.result, last_c.result], swapped(xs))
@@ -923,7 +937,7 @@ class LaneMovesInOneSwap(RewritePattern):
                 swapped(shape),
             )
             ops += [*bounds, box]
-            if negated:
+            if negated and not signs:
                 box = _new("torch.aten.neg", [box.results[0]], swapped(shape))
                 ops.append(box)
             parts.append(box.results[0])
@@ -934,6 +948,89 @@ class LaneMovesInOneSwap(RewritePattern):
         back = _new(t.AtenTransposeIntOp.name, [joined.results[0], p_c.result, last_c.result], op.results[0].type)
         rewriter.replace(op, [*ops, joined_list, joined, back], [back.results[0]])
         _erase_dead(rewriter, [listed, *(o for p in found for o in p[4])])
+
+
+def _signs_onto_factor(
+    cat: Operation, found: Sequence[tuple[SSAValue, int, int, bool, list[Operation]]], rewriter: PatternRewriter
+) -> bool:
+    """When the cat's only reader is mul.Tensor(cat, s) (either order) with s of its dtype,
+    replace s there by s * S, S the signs of the pieces' lanes (-1 where a piece is negated),
+    and return True: the pieces are then taken without their negations. Else False."""
+    uses = list(cat.results[0].uses)
+    if len(uses) != 1 or (product := uses[0].operation).name != "torch.aten.mul.Tensor":
+        return False
+    other = product.operands[1 - uses[0].index]
+    dtype = t.vtensor_type(cat.results[0]).get_dtype()
+    shape = t.sizes_of(other)
+    if (
+        other is cat.results[0]
+        or shape is None
+        or not isinstance(dtype, Float32Type)
+        or t.vtensor_type(other).get_dtype() != dtype
+    ):
+        return False
+    lanes = [-1.0 if negated else 1.0 for _, start, end, negated, _ in found for _ in range(start, end)]
+    n = len(lanes)
+    if shape and shape[-1] not in (1, n):
+        return False
+    signs = t.ValueTensorLiteralOp(
+        DenseIntOrFPElementsAttr.from_list(TensorType(dtype, [n]), lanes), t.ValueTensorType([n], dtype)
+    )
+    signed = _new("torch.aten.mul.Tensor", [other, signs.result], t.ValueTensorType([*shape[:-1], n], dtype))
+    rewriter.insert_op([signs, signed], InsertPoint.before(product))
+    product.operands[1 - uses[0].index] = signed.results[0]
+    rewriter.notify_op_modified(product)
+    return True
+
+
+ELEMENT_MOVES = (
+    *VIEWS,
+    t.AtenPermuteOp.name,
+    t.AtenTransposeIntOp.name,
+    t.AtenCloneOp.name,
+    "torch.aten.expand",
+    "torch.aten.unsqueeze",
+)
+"""Ops that move or copy elements and compute none (a scaling commutes with them)."""
+
+
+def _scaling_under_moves(v: SSAValue) -> Operation | None:
+    """The mul.Scalar by a constant that v is, through ELEMENT_MOVES, each op (and the
+    scaling) read by nothing else; else None."""
+    while isinstance(owner := v.owner, Operation) and v.has_one_use():
+        if owner.name == t.AtenMulScalarOp.name and t.constant_float_value(owner.operands[1]) is not None:
+            return owner
+        if owner.name not in ELEMENT_MOVES:
+            return None
+        v = owner.operands[0]
+    return None
+
+
+class ScalingsOnOneOperand(RewritePattern):
+    """A product of two scaled operands scaled once (SDPA's decomposition scales q and k
+    each by sqrt(scale), for fp16 range):
+
+        bmm(m(x * c), m'(y * d)) -> bmm(m(x * (c * d)), m'(y))
+
+    m and m' move or copy elements only (ELEMENT_MOVES), each op read by nothing else. Each
+    product is x * y * c * d either way; one rounding of a scaling is gone (exact when c * d
+    is a power of two, as SDPA's scale 1/sqrt(D) is for heads of 4^n lanes), and the operand
+    that is the whole K cache, transposed, is no longer scaled at every decode step."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.name != t.AtenBmmOp.name:
+            return
+        lhs, rhs = (_scaling_under_moves(v) for v in op.operands)
+        if lhs is None or rhs is None or rhs.operands[0].type != rhs.results[0].type:
+            return
+        c, d = t.constant_float_value(lhs.operands[1]), t.constant_float_value(rhs.operands[1])
+        assert c is not None and d is not None
+        if not math.isfinite(c * d):
+            return
+        both = t.ConstantFloatOp(c * d)
+        scaled = _new(t.AtenMulScalarOp.name, [lhs.operands[0], both.result], lhs.results[0].type)
+        rewriter.replace(lhs, [both, scaled], [scaled.results[0]])
+        rewriter.replace(rhs, [], [rhs.operands[0]])
 
 
 def _repeated_kv(v: SSAValue) -> tuple[SSAValue, int, list[Operation]] | None:
@@ -1054,6 +1151,7 @@ ADAPTATIONS: tuple[type[RewritePattern], ...] = (
     LaneMovesAsProduct,
     InterleavedLaneMovesAsProduct,
     LaneMovesInOneSwap,
+    ScalingsOnOneOperand,
     GroupedHeadsInRows,
 )
 """The rewrites, in the order they are tried on each op (the gelu form is matched before its

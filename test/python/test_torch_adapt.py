@@ -195,6 +195,32 @@ def test_grouped_query_attention_gives_the_same_bits_without_the_cache_copies(mo
     assert grouped <= copied - 2 * copies, (grouped, copied)  # written once and read once (75.8 vs 299.0 KB)
 
 
+def test_attention_scales_q_once_and_leaves_the_k_cache_unscaled(monkeypatch):
+    """SDPA's decomposition scales q and k each by sqrt(1/8); ScalingsOnOneOperand scales q by
+    1/8 (exact) and k not at all: one launch fewer, less DDR traffic (the scaled copy of K is
+    neither written nor read), and the output within the DL16 bound either way."""
+    from spyre_mlir.frontend import backend
+    from spyre_mlir.transforms import torch_adapt
+
+    def attention(q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+
+    q, k, v = randn(1, 4, 8, 64, seed=16), randn(1, 4, 40, 64, seed=17), randn(1, 4, 40, 64, seed=18)
+    device = backend.get_device(backend.DeviceConfig())
+
+    def run():
+        before = len(device.profile.kernels)
+        launches, _ = _launches(attention, q, k, v)
+        return launches, sum(x.ddr_read_bytes + x.ddr_write_bytes for x in device.profile.kernels[before:])
+
+    launches_with, bytes_with = run()
+    kept = tuple(a for a in torch_adapt.ADAPTATIONS if a is not torch_adapt.ScalingsOnOneOperand)
+    monkeypatch.setattr(torch_adapt, "ADAPTATIONS", kept)
+    launches_without, bytes_without = run()
+    assert len(launches_with) == len(launches_without) - 1, (launches_with, launches_without)
+    assert bytes_with <= bytes_without - 2 * 4 * 40 * 64 * 2, (bytes_with, bytes_without)  # K's copy: written, read
+
+
 def test_a_rotary_embedding_gives_the_same_bits_in_fewer_launches(monkeypatch):
     """HF's apply_rotary_pos_emb at head dim 64: rotate_half's cat of half sticks swaps the
     stick dim once for the whole cat (LaneMovesInOneSwap) instead of once per piece; the same
@@ -351,6 +377,23 @@ def test_a_rotary_embedding_read_elsewhere_keeps_its_lane_moves():
     with torch.no_grad():
         y = torch.compile(Fn(rotary), backend="spyre")(q, angles.cos(), angles.sin())
     assert int(y.isnan().sum()) == 2 and bool(y[0, 1, 3, 5].isnan()) and bool(y[0, 1, 3, 37].isnan())
+
+
+def test_rotary_signs_move_onto_the_shared_sine_once_for_every_layer(monkeypatch):
+    """Two layers' keys rotated by one sin (read elsewhere, as a KV cache keeps them, so by
+    lane moves): rotate_half's negation moves onto sin (exact), one sin * signs for both
+    layers in place of a negation per layer, and the same bits."""
+    from spyre_mlir.transforms import torch_adapt
+
+    def rotary(k1, k2, cos, sin):
+        return torch.cat([k * cos + torch.cat((-k[..., 32:], k[..., :32]), dim=-1) * sin for k in (k1, k2)], dim=1)
+
+    k1, k2, angles = randn(1, 3, 16, 64, seed=21), randn(1, 3, 16, 64, seed=22), randn(1, 1, 16, 64, seed=23)
+    launches_with, with_it = _launches(rotary, k1, k2, angles.cos(), angles.sin())
+    monkeypatch.setattr(torch_adapt, "_signs_onto_factor", lambda *args: False)
+    launches_without, without = _launches(rotary, k1, k2, angles.cos(), angles.sin())
+    assert len(launches_with) == len(launches_without) - 1, (launches_with, launches_without)
+    assert torch.equal(with_it, without)
 
 
 @pytest.mark.parametrize("heads, seq, dim", [(4, 23, 64), (2, 3, 16), (3, 5, 8)])
