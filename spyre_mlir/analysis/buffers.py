@@ -19,6 +19,7 @@ from spyre_mlir.dialects.spyre import (
     kernel_ops,
     pointwise_loops,
     row_group,
+    sliced_concat,
 )
 from spyre_mlir.dialects.spyre_iteration import Box, lane_gather_dim, max_chunk, transpose_row_dim
 from spyre_mlir.target.constants import F16_LANES, TRANSPOSE_BLOCK
@@ -56,7 +57,10 @@ class KernelBuffers:
         self.ops = kernel_ops(kernel)
         self.epilogue = epilogue(self.ops) if len(self.ops) == 2 and isinstance(self.ops[0], spyre.MatmulOp) else None
         self.compute = self.ops[0] if len(self.ops) == 1 or self.epilogue is not None else None
-        """The compute op (a matmul with its epilogue), or None for a row group."""
+        """The compute op (a matmul with its epilogue, a concat with the slices it reads), or
+        None for a row group."""
+        if self.compute is None and isinstance(self.ops[-1], spyre.ConcatOp):
+            self.compute = sliced_concat(self.ops)
         self.group = row_group(self.ops) if self.compute is None else None
         self.dims = kernel_iteration_dims(kernel)
         self.boxes = boxes

@@ -1058,8 +1058,8 @@ class KernelOp(IRDLOperation):
             raise VerifyException(
                 f"'spyre.kernel' @{self.sym_name.data}: holds one compute op (spyre.matmul, spyre.pointwise, "
                 f"spyre.reduce, spyre.gather, spyre.scatter, spyre.slice, spyre.concat or spyre.restickify), a matmul and its pointwise "
-                f"epilogue, or a row group of reductions and pointwise ops, and views; found {len(compute)} compute op(s)"
-                + (f" and {', '.join(other)}" if other else "")
+                f"epilogue, a concat and slices it reads, or a row group of reductions and pointwise ops, and views; "
+                f"found {len(compute)} compute op(s)" + (f" and {', '.join(other)}" if other else "")
             )
         try:
             dims = kernel_iteration_dims(self)
@@ -1070,7 +1070,7 @@ class KernelOp(IRDLOperation):
             if attr is not None and list(attr.as_dict()) != names:
                 raise VerifyException(
                     f"'spyre.kernel' @{self.sym_name.data}: {what} names {list(attr.as_dict())} are not the "
-                    f"iteration dims {names} of its {compute[0].name if len(compute) == 1 else 'row group'}"
+                    f"iteration dims {names} of its {compute[0].name if len(compute) == 1 else compute[-1].name if isinstance(compute[-1], ConcatOp) else 'row group'}"
                 )
         self._verify_marks(compute, dims)
 
@@ -1223,15 +1223,34 @@ def single_pointwise(kernel: Operation | None) -> PointwiseOp | None:
 
 def kernel_iteration_dims(kernel: KernelOp) -> list[IterDim]:
     """The iteration dims a kernel's split and chunks name (spyre_iteration): its compute op's,
-    its matmul's (an epilogue) or its row group's; ValueError when its compute ops form none of
-    the three."""
+    its matmul's (an epilogue), its concat's (slices it reads) or its row group's; ValueError
+    when its compute ops form none of these."""
     ops = kernel_ops(kernel)
     if len(ops) == 1:
         return iteration_dims(ops[0])
     if isinstance(ops[0], MatmulOp):
         epilogue(ops)
         return iteration_dims(ops[0])
+    if isinstance(ops[-1], ConcatOp):
+        return iteration_dims(sliced_concat(ops))
     return row_group(ops).dims()
+
+
+def sliced_concat(ops: Sequence[Operation]) -> ConcatOp:
+    """The concat of a kernel of slices and the concat that reads them (`ops` in order), or
+    ValueError saying why they are not one. Each slice is read by the concat alone: its
+    part is DMAed from the slice's input, from the slice's start, and never stored (the
+    lowering refuses a slice whose input's sticks do not hold the part by one stride per
+    loop)."""
+    *slices, cat = ops
+    if not isinstance(cat, ConcatOp) or not slices:
+        raise ValueError("a sliced concat kernel holds slices and then the spyre.concat that reads them")
+    for sl in slices:
+        if not isinstance(sl, SliceOp) or sl.result not in cat.inputs:
+            raise ValueError("a sliced concat kernel's ops before its concat are slices that the concat reads")
+        if any(u.operation is not cat for u in sl.result.uses):
+            raise ValueError("a sliced concat kernel's slices are read by its concat alone")
+    return cat
 
 
 def kernel_core_boxes(kernel: KernelOp, cores: int) -> list[Box | None]:

@@ -29,7 +29,15 @@ program launch); views and transfers stay on the host side, between launches.
        %v = spyre.reshape %m -> 1x1x576    ->   %p' = spyre.pointwise %m, %r'  (1x576)
        %p = spyre.pointwise %v, %r              %p = spyre.reshape %p' -> 1x1x576
 
-4. One kernel per remaining compute op (matmul, pointwise, reduce, gather, slice, restickify):
+4. Sliced concats (option `sliced_concats`, on by default): a spyre.concat and the slices
+   it alone reads share a kernel; each such part is DMAed from the slice's input, from its
+   start, and the slice is never stored (a rotary embedding's cat(t[h:], t[:h]) along a dim
+   of whole sticks: one launch, not three):
+
+       %a = spyre.slice %t start [32, 0]; %b = spyre.slice %t start [0, 0]; %c = spyre.concat %a, %b
+         -> %c = spyre.kernel "k0" (%t) { the three ops; spyre.yield %c }
+
+5. One kernel per remaining compute op (matmul, pointwise, reduce, gather, slice, restickify):
 
        %r = spyre.matmul %a, %b      ->   %r = spyre.kernel "k0" (%a, %b) { spyre.matmul; spyre.yield }
 
@@ -49,8 +57,10 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
+from spyre_mlir.analysis.sticks import slice_strides
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import epilogue, pointwise_loops, row_group
+from spyre_mlir.layout import loop_dims
 
 KERNEL_OPS = (
     spyre.MatmulOp,
@@ -83,6 +93,9 @@ class SpyreFusePass(ModulePass):
 
     epilogues: bool = True
     """A matmul's single pointwise consumer applied to its output tiles (off: a launch of its own)."""
+
+    sliced_concats: bool = True
+    """A concat and the slices only it reads in one kernel (off: a launch each)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.pointwise_chains:
@@ -117,6 +130,14 @@ class SpyreFusePass(ModulePass):
                     counter += 1
                 taken.add(f"{self.prefix}{counter}")
                 _group_kernel(f"{self.prefix}{counter}", group)
+        if self.sliced_concats:
+            for cat in [o for o in op.walk() if isinstance(o, spyre.ConcatOp)]:
+                if isinstance(cat.parent_op(), spyre.KernelOp) or not (slices := _sliced_parts(cat)):
+                    continue
+                while f"{self.prefix}{counter}" in taken:
+                    counter += 1
+                taken.add(f"{self.prefix}{counter}")
+                _group_kernel(f"{self.prefix}{counter}", [*slices, cat])
         for compute in list(op.walk()):
             if not isinstance(compute, KERNEL_OPS) or isinstance(
                 compute.parent_op(), spyre.KernelOp | spyre.PointwiseOp
@@ -197,6 +218,27 @@ def _look_through_reshape(mm: spyre.MatmulOp) -> None:
     pw.result.replace_all_uses_with(restored.result)
     Rewriter.erase_op(pw)
     Rewriter.erase_op(view)
+
+
+def _sliced_parts(cat: spyre.ConcatOp) -> list[spyre.SliceOp]:
+    """The slices among `cat`'s inputs, in its block, that only it reads and whose input's
+    sticks hold the part by one stride per loop of the concat (`slice_strides`), in order."""
+    loops = loop_dims(spyre.device_layout(cat.result.type))
+    found: list[spyre.SliceOp] = []
+    for v in cat.inputs:
+        sl = v.owner
+        if (
+            isinstance(sl, spyre.SliceOp)
+            and sl not in found
+            and sl.parent_block() is cat.parent_block()
+            and all(u.operation is cat for u in sl.result.uses)
+            and slice_strides(sl, loops) is not None
+        ):
+            found.append(sl)
+    block = cat.parent_block()
+    assert block is not None
+    order = {o: i for i, o in enumerate(block.ops)} if len(found) > 1 else {}
+    return sorted(found, key=lambda o: order.get(o, 0))
 
 
 def _broadcast_shape(

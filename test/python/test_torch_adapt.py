@@ -379,6 +379,20 @@ def test_a_rotary_embedding_read_elsewhere_keeps_its_lane_moves():
     assert int(y.isnan().sum()) == 2 and bool(y[0, 1, 3, 5].isnan()) and bool(y[0, 1, 3, 37].isnan())
 
 
+@pytest.mark.parametrize("rows, cols", [(64, 128), (6, 200)])
+def test_halves_swapped_along_rows_are_one_launch_and_move_the_same_bits(rows, cols):
+    """cat(x[h:], x[:h]) along a dim of whole sticks: spyre-fuse's sliced concat, one launch
+    whose parts are DMAed from x at each slice's start; every element moved, none rounded."""
+    from spyre_mlir.runtime.numerics import DL16
+
+    h = rows // 2
+    x = randn(rows, cols, seed=24)
+    launches, y = _launches(lambda v: torch.cat((v[h:], v[:h]), 0), x)
+    assert len(launches) == 1, launches
+    want = torch.from_numpy(DL16.round(x.numpy()))
+    assert torch.equal(y, torch.cat((want[h:], want[:h]), 0))
+
+
 def test_rotary_signs_move_onto_the_shared_sine_once_for_every_layer(monkeypatch):
     """Two layers' keys rotated by one sin (read elsewhere, as a KV cache keeps them, so by
     lane moves): rotate_half's negation moves onto sin (exact), one sin * signs for both

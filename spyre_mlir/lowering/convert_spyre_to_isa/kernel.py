@@ -18,7 +18,14 @@ from xdsl.utils.exceptions import PassFailedException
 from spyre_mlir.analysis.buffers import KernelBuffers
 from spyre_mlir.analysis.sticks import matmul_reads
 from spyre_mlir.dialects import spyre
-from spyre_mlir.dialects.spyre import epilogue, kernel_core_boxes, kernel_iteration_dims, kernel_ops, row_group
+from spyre_mlir.dialects.spyre import (
+    epilogue,
+    kernel_core_boxes,
+    kernel_iteration_dims,
+    kernel_ops,
+    row_group,
+    sliced_concat,
+)
 from spyre_mlir.dialects.spyre_iteration import Box
 from spyre_mlir.layout import Layout
 from spyre_mlir.lowering.convert_spyre_to_isa.instructions import Ins
@@ -66,7 +73,10 @@ class KernelCodegen:
             )
         ops = kernel_ops(kernel)
         self.epilogue = epilogue(ops) if len(ops) == 2 and isinstance(ops[0], spyre.MatmulOp) else None
-        self.group = row_group(ops) if len(ops) > 1 and self.epilogue is None else None
+        self.sliced = sliced_concat(ops) if len(ops) > 1 and isinstance(ops[-1], spyre.ConcatOp) else None
+        """The concat of a kernel of slices and the concat that reads them (their parts DMAed
+        from the slices' inputs), or None."""
+        self.group = row_group(ops) if len(ops) > 1 and self.epilogue is None and self.sliced is None else None
         self.compute = ops[0] if self.epilogue is not None else ops[-1]  # a row group's result is its last op's
         self.dims = kernel_iteration_dims(kernel)
         try:

@@ -118,7 +118,9 @@ def _copy_box(
 def lower_concat(gen: KernelCodegen, box: Box) -> list[Ins]:
     """Each input's part of the chunk: DMA in from the input (its coordinate along the cat
     dim shifted back by the input's offset), DMA out at the result's coordinate. Along the
-    stick dim the loop counts sticks, and every offset is a whole number of them."""
+    stick dim the loop counts sticks, and every offset is a whole number of them. A part that
+    is a slice in the kernel (spyre.sliced_concat) is DMAed from the slice's input, from the
+    stick of its start, through that input's strides (`slice_strides`)."""
     op = gen.compute
     assert isinstance(op, spyre.ConcatOp)
     dst = spyre.device_layout(op.result.type)
@@ -127,15 +129,28 @@ def lower_concat(gen: KernelCodegen, box: Box) -> list[Ins]:
     cat = op.dim.value.data
     at = next((j for j, d in enumerate(dims) if d.host_dim == cat), None)
     unit = 1 if at is None else dims[at].weight
-    parts = []  # (argument, strides per loop, first unit, end unit along the cat loop)
+    parts = []  # (argument, first stick, strides per loop, first unit, end unit along the cat loop)
     for v, src, o in zip(op.inputs, srcs, op.offsets()):
-        if src.shape[cat]:
-            parts.append((gen.arg(v), loop_strides(src, dims), o // unit, o // unit + -(-src.shape[cat] // unit)))
+        if not src.shape[cat]:
+            continue
+        sl = v.owner
+        if isinstance(sl, spyre.SliceOp):
+            strides = slice_strides(sl, dims)
+            if strides is None:
+                raise PassFailedException(
+                    f"kernel {gen.name}: the concat's part 'spyre.slice' of {spyre.device_layout(sl.input.type).describe()} "
+                    f"from {list(sl.start.as_tuple())}: the input's sticks do not hold it by one stride per loop of the concat"
+                )
+            first = spyre.device_layout(sl.input.type).element_stick(sl.start.as_tuple())
+            arg = gen.arg(sl.input)
+        else:
+            strides, first, arg = loop_strides(src, dims), 0, gen.arg(v)
+        parts.append((arg, first, strides, o // unit, o // unit + -(-src.shape[cat] // unit)))
     out: list[Ins] = []
     for ch in chunk_boxes(box, gen.dims, gen.chunks):
         lo = [ch[d.name][0] for d in dims]
         ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
-        for arg, s, first, end in parts:
+        for arg, origin, s, first, end in parts:
             plo, pext = list(lo), list(ext)
             if at is not None:
                 a, b = max(lo[at], first), min(lo[at] + ext[at], end)
@@ -145,7 +160,7 @@ def lower_concat(gen: KernelCodegen, box: Box) -> list[Ins]:
             src_lo = list(plo)
             if at is not None:
                 src_lo[at] -= first
-            out += _copy_box(gen, arg, sum(x * y for x, y in zip(src_lo, s)), s, plo, pext, dims)
+            out += _copy_box(gen, arg, origin + sum(x * y for x, y in zip(src_lo, s)), s, plo, pext, dims)
     return out
 
 

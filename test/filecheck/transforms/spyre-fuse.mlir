@@ -1,6 +1,7 @@
 // RUN: spyre-opt %s -p spyre-fuse --split-input-file | filecheck %s
 // RUN: spyre-opt %s -p 'spyre-fuse{epilogues=false}' --split-input-file | filecheck %s --check-prefix=NOEPI
 // RUN: spyre-opt %s -p 'spyre-fuse{pointwise_chains=false}' --split-input-file | filecheck %s --check-prefix=UNFUSED
+// RUN: spyre-opt %s -p 'spyre-fuse{sliced_concats=false}' --split-input-file | filecheck %s --check-prefix=UNSLICED
 // spyre-fuse alone, on spyre-level functions with their layouts written in (as
 // spyre-propagate-layouts leaves them), so that only this pass decides the output.
 
@@ -184,9 +185,11 @@ func.func @chained_norms(%x: tensor<4x64xf32>, %w: tensor<64xf32>, %b: tensor<64
 // CHECK:         spyre.kernel "k2"
 // CHECK:         spyre.kernel "k3"
 // CHECK-NOT:     spyre.kernel
+// CHECK:         {{^}}// {{-{5}$}}
 // UNFUSED-LABEL:   func.func @chain(
 // UNFUSED-COUNT-6: spyre.kernel "k
 // UNFUSED-NOT:     spyre.kernel
+// UNFUSED:         {{^}}// {{-{5}$}}
 func.func @chain(%x: tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>, %b: tensor<64xf16, #spyre.layout<device_size = [1, 64], stride_map = [64, 1]>>) -> (tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>, tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>) {
   %0 = spyre.pointwise %x : (tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>) -> tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> {
   ^bb0(%a: f32):
@@ -220,4 +223,41 @@ func.func @chain(%x: tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], st
     spyre.yield %r : f32
   }
   func.return %2, %4 : tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>, tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
+}
+
+// -----
+
+// The halves of t swapped along dim 0 (whole sticks): the concat and the two slices only it
+// reads are one kernel of t, whose parts are DMAed from t at each slice's start. A slice
+// read elsewhere too stays a kernel of its own.
+
+// CHECK-LABEL: func.func @swapped_halves
+// CHECK:         %[[C:.*]] = spyre.kernel "k0"(%[[T:.*]]) : ({{.*}}) -> {{.*}} {
+// CHECK-NEXT:    ^{{.*}}(%[[TA:.*]]: {{.*}}):
+// CHECK-NEXT:      %[[HI:.*]] = spyre.slice %[[TA]] start [32, 0]
+// CHECK-NEXT:      %[[LO:.*]] = spyre.slice %[[TA]] start [0, 0]
+// CHECK-NEXT:      %[[CAT:.*]] = spyre.concat %[[HI]], %[[LO]] dim 0
+// CHECK-NEXT:      spyre.yield %[[CAT]]
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[S:.*]] = spyre.kernel "k2"(%[[T]])
+// CHECK-NEXT:    ^{{.*}}
+// CHECK-NEXT:      spyre.slice
+// CHECK-NEXT:      spyre.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[D:.*]] = spyre.kernel "k1"(%[[T]], %[[S]])
+// CHECK-NEXT:    ^{{.*}}(%[[TD:.*]]: {{.*}}, %[[SD:.*]]: {{.*}}):
+// CHECK-NEXT:      %[[HI2:.*]] = spyre.slice %[[TD]] start [32, 0]
+// CHECK-NEXT:      spyre.concat %[[SD]], %[[HI2]] dim 0
+// CHECK:         func.return %[[C]], %[[S]], %[[D]]
+// UNSLICED-LABEL: func.func @swapped_halves
+// UNSLICED-COUNT-6: spyre.kernel
+// UNSLICED-NOT:     spyre.kernel
+func.func @swapped_halves(%t: tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>) -> (tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>, tensor<32x128xf16, #spyre.layout<device_size = [2, 32, 64], stride_map = [64, 128, 1]>>, tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>) {
+  %hi = spyre.slice %t start [32, 0] : tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>> -> tensor<32x128xf16, #spyre.layout<device_size = [2, 32, 64], stride_map = [64, 128, 1]>>
+  %lo = spyre.slice %t start [0, 0] : tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>> -> tensor<32x128xf16, #spyre.layout<device_size = [2, 32, 64], stride_map = [64, 128, 1]>>
+  %c = spyre.concat %hi, %lo dim 0 : (tensor<32x128xf16, #spyre.layout<device_size = [2, 32, 64], stride_map = [64, 128, 1]>>, tensor<32x128xf16, #spyre.layout<device_size = [2, 32, 64], stride_map = [64, 128, 1]>>) -> tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>
+  %shared = spyre.slice %t start [0, 0] : tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>> -> tensor<32x128xf16, #spyre.layout<device_size = [2, 32, 64], stride_map = [64, 128, 1]>>
+  %hi2 = spyre.slice %t start [32, 0] : tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>> -> tensor<32x128xf16, #spyre.layout<device_size = [2, 32, 64], stride_map = [64, 128, 1]>>
+  %d = spyre.concat %shared, %hi2 dim 0 : (tensor<32x128xf16, #spyre.layout<device_size = [2, 32, 64], stride_map = [64, 128, 1]>>, tensor<32x128xf16, #spyre.layout<device_size = [2, 32, 64], stride_map = [64, 128, 1]>>) -> tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>
+  func.return %c, %shared, %d : tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>, tensor<32x128xf16, #spyre.layout<device_size = [2, 32, 64], stride_map = [64, 128, 1]>>, tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>
 }
