@@ -81,12 +81,19 @@ def test_a_mean_over_the_length_compiles_each_length_and_says_why():
 def test_four_prompts_in_one_bucket_make_three_compiles_and_eagers_tokens():
     """HF generate with a static cache (a fixed max_length, so one decode graph): prompt lengths
     5, 9, 11, 14 make the first prefill (static), one bucket-16 prefill and the decode graph;
-    a prompt of 20 does not fit bucket 32 in the 23-row cache and compiles at its length."""
+    a prompt of 20 does not fit bucket 32 in the 23-row cache and compiles at its length.
+
+    The tokens are eager's up to a near-tie of eager's logits, where the device's DL16 logits
+    may take the other token (and the continuations part): shown at the first token that
+    differs as eager's margin between the two tokens within twice the device's deviation from
+    eager's logits on the common prefix (a prefill of it), that deviation itself small
+    (cosine >= 0.999, the decoder families' criterion)."""
     torch._dynamo.reset()
     model = tiny_llama(pad_token_id=0, bos_token_id=1, eos_token_id=None)
     gen = torch.Generator().manual_seed(1)
     prompts = [torch.randint(2, 256, (1, n), generator=gen) for n in (5, 9, 11, 14, 20)]
     run = dict(do_sample=False, cache_implementation="static", max_length=24)
+    eager = model.forward
     with torch.no_grad():
         want = [model.generate(p, **run) for p in prompts]
         model.forward = torch.compile(model.forward, backend="spyre")
@@ -96,8 +103,18 @@ def test_four_prompts_in_one_bucket_make_three_compiles_and_eagers_tokens():
             got.append(model.generate(p, **run))
             if len(got) == 4:
                 assert STATS.compiles - first == 3
-    assert STATS.compiles - first == 4
-    for p, g, w in zip(prompts, got, want):
-        assert torch.equal(g, w), (p.shape, g, w)
-    for report in STATS.graphs[graphs:]:
-        assert not report.cpu_fallback, (report.name, report.cpu_fallback)
+        assert STATS.compiles - first == 4
+        for report in STATS.graphs[graphs:]:
+            assert not report.cpu_fallback, (report.name, report.cpu_fallback)
+        parted = 0
+        for p, g, w in zip(prompts, got, want):
+            differ = (g != w)[0].nonzero()
+            if not len(differ):
+                continue
+            n = int(differ[0])
+            parted += 1
+            e, d = eager(w[:, :n]).logits[0, -1], model.forward(w[:, :n]).logits[0, -1]
+            margin = float(e[w[0, n]] - e[g[0, n]])
+            assert 0 <= margin <= 2 * float((d - e).abs().max()), (p.shape, n, margin)
+            assert float(torch.nn.functional.cosine_similarity(d, e, dim=0)) >= 0.999
+    assert parted <= 1, [(g, w) for g, w in zip(got, want)]  # near-ties are rare: at most one of five
