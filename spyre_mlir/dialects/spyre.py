@@ -1066,11 +1066,14 @@ class KernelOp(IRDLOperation):
         except ValueError as e:  # compute ops the kernel form cannot hold (layouts not established)
             raise VerifyException(f"'spyre.kernel' @{self.sym_name.data}: {e}") from None
         names = [d.name for d in dims]
+        owner = compute[0].name if len(compute) == 1 or isinstance(compute[0], MatmulOp) else "row group"
+        if len(compute) > 1 and isinstance(compute[-1], ConcatOp):
+            owner = compute[-1].name
         for what, attr in (("split", self.split), ("chunks", self.chunks)):
             if attr is not None and list(attr.as_dict()) != names:
                 raise VerifyException(
                     f"'spyre.kernel' @{self.sym_name.data}: {what} names {list(attr.as_dict())} are not the "
-                    f"iteration dims {names} of its {compute[0].name if len(compute) == 1 else compute[-1].name if isinstance(compute[-1], ConcatOp) else 'row group'}"
+                    f"iteration dims {names} of its {owner}"
                 )
         self._verify_marks(compute, dims)
 

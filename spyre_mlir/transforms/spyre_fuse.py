@@ -175,9 +175,8 @@ def _look_through_reshape(mm: spyre.MatmulOp) -> None:
     """When `mm`'s only reader is a spyre.reshape whose only reader is a pointwise op in its
     block, whose inputs can be read on the matmul's shape (`_broadcast_shape`), and the
     reshape moves no element (the op's result placed as the matmul's reshaped:
-    `Layout.places_like`), rewrite the op on the
-    matmul's shape and layout (module docstring, 3.) so that it can be the epilogue; else
-    leave the IR as it is."""
+    `Layout.places_like`), rewrite the op on the matmul's shape and layout (module
+    docstring, 3.) so that it can be the epilogue; else leave the IR as it is."""
     uses = list(mm.result.uses)
     view = uses[0].operation if len(uses) == 1 else None
     if not isinstance(view, spyre.ReshapeOp) or len(list(view.result.uses)) != 1:
