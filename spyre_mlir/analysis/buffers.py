@@ -14,12 +14,9 @@ from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import (
     Epilogue,
     RowGroup,
-    epilogue,
-    kernel_iteration_dims,
+    kernel_form,
     kernel_ops,
     pointwise_loops,
-    row_group,
-    sliced_concat,
 )
 from spyre_mlir.dialects.spyre_iteration import Box, lane_gather_dim, max_chunk, transpose_row_dim
 from spyre_mlir.target.constants import F16_LANES, TRANSPOSE_BLOCK
@@ -38,11 +35,13 @@ tiles that small would each take one of the DMA engine's `dma_queue_depth` slots
 tile streaming before them, so that every B tile after the first paid the DDR latency again."""
 
 
-def a_block_sticks(boxes: Sequence[Box | None]) -> int:
+def a_block_sticks(boxes: Sequence[Box | None], a_resident: bool = False, multicast: int = 1) -> int:
     """Sticks of the largest core's whole A block ([k stick][row]) if every core's block has
-    at most STATIONARY_A_ROWS rows (A may be stationary), else 0."""
+    at most STATIONARY_A_ROWS rows (A may be stationary), else 0; 0 too for an A an earlier
+    launch left in LX (`a_resident`) and under a multicast chain (`multicast` > 1, whose cores
+    wait for B pieces between chunks)."""
     live = [b for b in boxes if b is not None]
-    if not live or max(b["m"][1] - b["m"][0] for b in live) > STATIONARY_A_ROWS:
+    if a_resident or multicast > 1 or not live or max(b["m"][1] - b["m"][0] for b in live) > STATIONARY_A_ROWS:
         return 0
     return max((b["m"][1] - b["m"][0]) * (b["k"][1] - b["k"][0]) for b in live)
 
@@ -55,14 +54,12 @@ class KernelBuffers:
     def __init__(self, kernel: spyre.KernelOp, boxes: Sequence[Box | None]):
         assert kernel.split is not None, "a kernel's buffers follow from its split"
         self.ops = kernel_ops(kernel)
-        self.epilogue = epilogue(self.ops) if len(self.ops) == 2 and isinstance(self.ops[0], spyre.MatmulOp) else None
-        self.compute = self.ops[0] if len(self.ops) == 1 or self.epilogue is not None else None
+        form = kernel_form(self.ops)
+        self.epilogue, self.group = form.epilogue, form.group
+        self.compute = form.compute
         """The compute op (a matmul with its epilogue, a concat with the slices it reads), or
         None for a row group."""
-        if self.compute is None and isinstance(self.ops[-1], spyre.ConcatOp):
-            self.compute = sliced_concat(self.ops)
-        self.group = row_group(self.ops) if self.compute is None else None
-        self.dims = kernel_iteration_dims(kernel)
+        self.dims = form.dims()
         self.boxes = boxes
         self.args = list(kernel.body.block.args)
         is_matmul = isinstance(self.compute, spyre.MatmulOp)
@@ -71,8 +68,8 @@ class KernelBuffers:
         # spyre-resident-chains: a matmul whose A an earlier launch left in LX loads no A tiles
         # (the kernel verifies that a matmul's resident_in names its A)
         self.a_resident = is_matmul and kernel.resident_in is not None
-        self.a_block = a_block_sticks(boxes) if is_matmul and not self.a_resident and self.multicast == 1 else 0
-        """Sticks of a stationary A block (0: A cannot be stationary; not with a multicast chain)."""
+        self.a_block = a_block_sticks(boxes, self.a_resident, self.multicast) if is_matmul else 0
+        """Sticks of a stationary A block (0: A cannot be stationary)."""
 
     def sizes(self, chunks: dict[str, int], double: bool, stationary: bool = False) -> dict[str, int]:
         """LX sticks of every buffer spyre-plan-scratchpad places for a chunking, in placement order

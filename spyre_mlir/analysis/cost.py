@@ -598,9 +598,8 @@ def _best_chunks(
             best = (tuple(chunks.items()), est)
     # A stationary with those chunks, where it is faster and fits: it saves A's reloads and
     # keeps the chunks (another chunking would regroup the sums and shrink the first B tile,
-    # which early loads start before the barrier); not with a multicast chain, whose cores
-    # wait for B pieces between chunks
-    a_block = a_block_sticks(boxes) if stationary and not a_resident and multicast == 1 else 0
+    # which early loads start before the barrier)
+    a_block = a_block_sticks(boxes, a_resident, multicast) if stationary else 0
     if best is not None and a_block:
         chunks = dict(best[0])
         ext = {name: -(-w // chunks[name]) for name, w in widest.items()}
