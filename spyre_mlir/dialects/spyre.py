@@ -1062,13 +1062,12 @@ class KernelOp(IRDLOperation):
                 f"found {len(compute)} compute op(s)" + (f" and {', '.join(other)}" if other else "")
             )
         try:
-            dims = kernel_iteration_dims(self)
+            form = kernel_form(kernel_ops(self))
+            dims = form.dims()
         except ValueError as e:  # compute ops the kernel form cannot hold (layouts not established)
             raise VerifyException(f"'spyre.kernel' @{self.sym_name.data}: {e}") from None
         names = [d.name for d in dims]
-        owner = compute[0].name if len(compute) == 1 or isinstance(compute[0], MatmulOp) else "row group"
-        if len(compute) > 1 and isinstance(compute[-1], ConcatOp):
-            owner = compute[-1].name
+        owner = form.compute.name if form.compute is not None else "row group"
         for what, attr in (("split", self.split), ("chunks", self.chunks)):
             if attr is not None and list(attr.as_dict()) != names:
                 raise VerifyException(
@@ -1224,19 +1223,41 @@ def single_pointwise(kernel: Operation | None) -> PointwiseOp | None:
     return ops[0] if len(ops) == 1 and isinstance(ops[0], PointwiseOp) else None
 
 
+@dataclass(frozen=True)
+class KernelForm:
+    """What a kernel's compute ops are: one op, a matmul and its epilogue, slices and the
+    concat that reads them, or a row group (`kernel_form`)."""
+
+    compute: Operation | None
+    """The op whose iteration dims the kernel takes and whose lowering it runs (the matmul
+    of an epilogue, the concat of sliced parts); None for a row group."""
+    epilogue: Epilogue | None = None
+    group: RowGroup | None = None
+
+    def dims(self) -> list[IterDim]:
+        if self.group is not None:
+            return self.group.dims()
+        assert self.compute is not None
+        return iteration_dims(self.compute)
+
+
+def kernel_form(ops: Sequence[Operation]) -> KernelForm:
+    """The form of a kernel's compute ops (`kernel_ops`), or ValueError saying why they form
+    none."""
+    if len(ops) == 1:
+        return KernelForm(ops[0])
+    if isinstance(ops[0], MatmulOp):
+        return KernelForm(ops[0], epilogue=epilogue(ops))
+    if isinstance(ops[-1], ConcatOp):
+        return KernelForm(sliced_concat(ops))
+    return KernelForm(None, group=row_group(ops))
+
+
 def kernel_iteration_dims(kernel: KernelOp) -> list[IterDim]:
     """The iteration dims a kernel's split and chunks name (spyre_iteration): its compute op's,
     its matmul's (an epilogue), its concat's (slices it reads) or its row group's; ValueError
     when its compute ops form none of these."""
-    ops = kernel_ops(kernel)
-    if len(ops) == 1:
-        return iteration_dims(ops[0])
-    if isinstance(ops[0], MatmulOp):
-        epilogue(ops)
-        return iteration_dims(ops[0])
-    if isinstance(ops[-1], ConcatOp):
-        return iteration_dims(sliced_concat(ops))
-    return row_group(ops).dims()
+    return kernel_form(kernel_ops(kernel)).dims()
 
 
 def sliced_concat(ops: Sequence[Operation]) -> ConcatOp:

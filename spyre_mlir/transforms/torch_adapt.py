@@ -983,14 +983,7 @@ def _signs_onto_factor(
     return True
 
 
-ELEMENT_MOVES = (
-    *VIEWS,
-    t.AtenPermuteOp.name,
-    t.AtenTransposeIntOp.name,
-    t.AtenCloneOp.name,
-    "torch.aten.expand",
-    "torch.aten.unsqueeze",
-)
+ELEMENT_MOVES = (*VIEWS, *LANE_MOVES, t.AtenCloneOp.name, "torch.aten.expand", "torch.aten.unsqueeze")
 """Ops that move or copy elements and compute none (a scaling commutes with them)."""
 
 

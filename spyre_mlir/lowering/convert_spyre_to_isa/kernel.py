@@ -19,12 +19,9 @@ from spyre_mlir.analysis.buffers import KernelBuffers
 from spyre_mlir.analysis.sticks import matmul_reads
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import (
-    epilogue,
     kernel_core_boxes,
-    kernel_iteration_dims,
+    kernel_form,
     kernel_ops,
-    row_group,
-    sliced_concat,
 )
 from spyre_mlir.dialects.spyre_iteration import Box
 from spyre_mlir.layout import Layout
@@ -72,13 +69,10 @@ class KernelCodegen:
                 f"kernel {self.name}: {len(kernel.outputs)} results; programs with several outputs are not supported yet"
             )
         ops = kernel_ops(kernel)
-        self.epilogue = epilogue(ops) if len(ops) == 2 and isinstance(ops[0], spyre.MatmulOp) else None
-        self.sliced = sliced_concat(ops) if len(ops) > 1 and isinstance(ops[-1], spyre.ConcatOp) else None
-        """The concat of a kernel of slices and the concat that reads them (their parts DMAed
-        from the slices' inputs), or None."""
-        self.group = row_group(ops) if len(ops) > 1 and self.epilogue is None and self.sliced is None else None
-        self.compute = ops[0] if self.epilogue is not None else ops[-1]  # a row group's result is its last op's
-        self.dims = kernel_iteration_dims(kernel)
+        form = kernel_form(ops)
+        self.epilogue, self.group = form.epilogue, form.group
+        self.compute = form.compute or ops[-1]  # a row group's result is its last op's
+        self.dims = form.dims()
         try:
             self.boxes = kernel_core_boxes(kernel, cores)
         except ValueError as e:
