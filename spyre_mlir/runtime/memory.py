@@ -17,6 +17,7 @@ import math
 import weakref
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -205,6 +206,26 @@ class LazyRowsTensor(DdrTensor):
         )
 
 
+class DecodedCopy(NamedTuple):
+    """A frozen tensor's sticks decoded to fp32 (`DeviceMemory.decoded`), (num_sticks, 64).
+
+    `rows` None: in stick order, stick p at values[p]. `rows` R: arranged so that sticks R apart
+    are side by side: stick p = c * R + r (column c of the R-stick columns, row r) at values[r *
+    C + c], C = num_sticks / R. A matrix whose sticks run down its rows first (a weight laid
+    out column of sticks by column, as work division over its columns wants it) then has each
+    row's sticks as one run of values: any block of it is a strided view, no copy."""
+
+    values: np.ndarray
+    rows: int | None
+
+    def index(self, sticks: np.ndarray) -> np.ndarray:
+        """Rows of `values` that hold the given sticks."""
+        if self.rows is None:
+            return sticks
+        columns = self.values.shape[0] // self.rows
+        return sticks % self.rows * columns + sticks // self.rows
+
+
 class DeviceMemory:
     """DDR allocations and the cores' LX scratchpads."""
 
@@ -220,7 +241,7 @@ class DeviceMemory:
         cores' LX are scratch (`reserve_scratch`)."""
         self.ddr_used = 0
         self._next_address = 0x1000_0000
-        self._decoded: weakref.WeakKeyDictionary[DdrTensor, np.ndarray] = weakref.WeakKeyDictionary()
+        self._decoded: weakref.WeakKeyDictionary[DdrTensor, DecodedCopy] = weakref.WeakKeyDictionary()
         """fp32 copies of frozen tensors, by the tensor that owns the bytes (`decoded`)."""
 
     def reserve_scratch(self, rows: int) -> None:
@@ -262,22 +283,42 @@ class DeviceMemory:
     @property
     def decoded_bytes(self) -> int:
         """Bytes of the decoded copies alive (a tensor dropped unfreed lets its copy go)."""
-        return sum(c.nbytes for c in self._decoded.values())
+        return sum(c.values.nbytes for c in self._decoded.values())
 
-    def decoded(self, t: DdrTensor) -> np.ndarray | None:
-        """The values of a frozen tensor's sticks as fp32, (num_sticks, 64): numerics.decode of
-        its bits, made on first use and kept while the tensor lives, within the config's
+    def will_decode(self, t: DdrTensor) -> bool:
+        """Whether `decoded(t)` gives a copy (it exists, or the budget has room for one),
+        without making it."""
+        if isinstance(t, LazyRowsTensor) or not t.frozen:
+            return False
+        root = t.owner or t
+        return root in self._decoded or self._fits(root)
+
+    def _fits(self, root: DdrTensor) -> bool:
+        return self.decoded_bytes + root.data.shape[0] * F16_LANES * 4 <= self.config.decoded_copy_bytes
+
+    def decoded(self, t: DdrTensor, rows: int | None = None) -> DecodedCopy | None:
+        """The values of a frozen tensor's sticks as fp32 (`DecodedCopy`): numerics.decode of
+        its bits, made on first use, arranged by `rows` then (when its sticks divide into
+        columns of that many), and kept while the tensor lives, within the config's
         `decoded_copy_bytes` (None for a tensor that is not frozen, or past the budget: the
-        caller decodes the bits, which gives the same values)."""
+        caller decodes the bits, which gives the same values). A later call gets the copy as
+        it was made, whatever its `rows`."""
         if isinstance(t, LazyRowsTensor) or not t.frozen:  # (a lazy table's `data` fills it whole)
             return None
         root = t.owner or t
         copy = self._decoded.get(root)
         if copy is None:
-            if self.decoded_bytes + root.data.shape[0] * F16_LANES * 4 > self.config.decoded_copy_bytes:
+            if not self._fits(root):
                 return None
-            copy = self.numerics.decode(root.data.view(np.uint16)).reshape(-1, F16_LANES)
-            copy.flags.writeable = False
+            values = self.numerics.decode(root.data.view(np.uint16)).reshape(-1, F16_LANES)
+            sticks = values.shape[0]
+            if rows is None or rows <= 1 or sticks % rows:
+                copy = DecodedCopy(values, None)
+            else:
+                # stick p = column * rows + row goes to row * columns + column
+                arranged = np.ascontiguousarray(values.reshape(sticks // rows, rows, F16_LANES).transpose(1, 0, 2))
+                copy = DecodedCopy(arranged.reshape(sticks, F16_LANES), rows)
+            copy.values.flags.writeable = False
             self._decoded[root] = copy
         return copy
 

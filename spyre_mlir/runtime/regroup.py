@@ -28,8 +28,10 @@ are one product). Each of a product's tiles is summed on its own, by plans.py's
 `tile_products` as PtPlan sums it, so the way products are grouped does not change a result.
 A product's B rows that hold sticks of a DDR argument as loaded (their values' origin,
 `_rename`) are read from that argument's decoded copy when it is frozen (memory.DdrTensor
-.freeze, DeviceMemory.decoded: the same values), as a strided view where the tiles are one;
-a load that nothing but such products reads is skipped then (`_FrozenLoad`).
+.freeze, DeviceMemory.decoded: the same values), as a strided view where the tiles lie on a
+grid of it (BView). The copy is made in the arrangement where a B row's sticks are side by
+side (memory.DecodedCopy), so that a weight laid out column of sticks by column is read in
+place too. A load that nothing but such products reads is skipped then (`_FrozenLoad`).
 
 DDR order is kept where it matters (exact sticks): a load or a store after a store of the
 same stick, and a store after a load of it, stay after it.
@@ -46,7 +48,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from spyre_mlir.runtime.plans import DmaPlan, Plan, PtPlan, Step, operand_matrix, tile_products
 from spyre_mlir.target.constants import F16_LANES, F32_LANES, STICK_BYTES
@@ -418,11 +419,13 @@ class GemmStep:
         for a_rows, b_rows, source in self.blocks:  # every (tile, row) pair: A[row] @ B[tile]
             a = operand_matrix(num, lx[a_rows], len(a_rows) * m, k).reshape(len(a_rows), m, k)
             b = self._b_operand(model, args, b_rows, source)
-            parts.append(tile_products(a[None], b[:, None], acc).reshape(-1, m, n))
+            grid = b.ndim - 2  # the tiles' axes
+            parts.append(tile_products(a[(None,) * grid], b[..., None, :, :], acc).reshape(-1, m, n))
         if self.singles is not None:
             a_rows, b_rows, source = self.singles
-            a = operand_matrix(num, lx[a_rows], len(a_rows) * m, k).reshape(len(a_rows), m, k)
-            parts.append(tile_products(a, self._b_operand(model, args, b_rows, source), acc))
+            b = self._b_operand(model, args, b_rows, source)
+            a = operand_matrix(num, lx[a_rows], len(a_rows) * m, k).reshape(*b.shape[:-2], m, k)
+            parts.append(tile_products(a, b, acc).reshape(-1, m, n))
         prod = parts[0] if len(parts) == 1 else np.concatenate(parts)
         width = self.out.shape[2] * F32_LANES
         if self.accumulate:
@@ -437,35 +440,28 @@ class GemmStep:
     def _b_operand(
         self, model: DeviceModel, args: Sequence[DdrTensor], rows: np.ndarray, source: BSource | None
     ) -> np.ndarray:
-        """B tiles (tiles, k, n) as fp32: the rows that hold sticks of a frozen argument as
-        loaded from its decoded copy (`DeviceMemory.decoded`; a strided view of it where the
-        tiles are one), the others decoded from their LX bits: the same values, as a frozen
-        tensor's bytes do not change."""
+        """B tiles (..., k, n) as fp32, (tiles, k, n) or the tiles on their grid (BView): the
+        rows that hold sticks of a frozen argument as loaded from its decoded copy
+        (`DeviceMemory.decoded`; a strided view of it where the tiles are one), the others
+        decoded from their LX bits: the same values, as a frozen tensor's bytes do not change."""
         k, n, tiles = self.k, self.n, len(rows)
         lx, num = model.memory.lx_rows, model.memory.numerics
         if source is None:
             return operand_matrix(num, lx[rows], tiles * k, n).reshape(tiles, k, n)
-        if source.view is not None:
-            arg, base, st, sr, ss, end = source.view
-            decoded = model.memory.decoded(args[arg])
-            if decoded is not None and end <= decoded.shape[0]:
-                at = decoded.reshape(-1)[base * F16_LANES :]
-                lane = STICK_BYTES * 2  # bytes of a stick's fp32 values
-                if ss == 1:  # a row's lanes are one run of the copy: a view
-                    return as_strided(at, (tiles, k, n), (st * lane, sr * lane, 4), writeable=False)
-                sticks = -(-n // F16_LANES)  # a row's sticks apart in the copy: one strided copy
-                rows = as_strided(
-                    at, (tiles, k, sticks, F16_LANES), (st * lane, sr * lane, ss * lane, 4), writeable=False
-                )
-                return rows.reshape(tiles, k, sticks * F16_LANES)[:, :, :n]
+        if source.views:
+            arg = source.parts[0][0]
+            copy = model.memory.decoded(args[arg], source.rows)
+            view = None if copy is None else source.views.get(copy.rows)
+            if view is not None and copy is not None and view.end <= copy.values.shape[0]:
+                return view.of(copy, k, n)
         flat = rows.reshape(tiles * k, -1)
         pieces = []  # (rows of the tiles * k, their values)
         for arg, idx, pos in source.parts:
-            decoded = model.memory.decoded(args[arg])
-            if decoded is None:
+            copy = model.memory.decoded(args[arg])
+            if copy is None:
                 pieces.append((idx, operand_matrix(num, lx[flat[idx]], len(idx), n)))
             else:
-                b = decoded.take(pos.reshape(-1), axis=0).reshape(len(idx), -1)
+                b = copy.values.take(copy.index(pos.reshape(-1)), axis=0).reshape(len(idx), -1)
                 pieces.append((idx, b if n == b.shape[1] else b[:, :n]))
         if source.computed is not None:
             pieces.append((source.computed, operand_matrix(num, lx[flat[source.computed]], len(source.computed), n)))
@@ -477,17 +473,94 @@ class GemmStep:
         return out.reshape(tiles, k, n)
 
 
+class BView(NamedTuple):
+    """B tiles as sticks of a decoded copy arranged by `rows` (memory.DecodedCopy), in its
+    coordinates (r, c): stick p is (p % rows, p // rows), or (0, p) in stick order, and lies at
+    row r * C + c of the copy (C its columns). The tiles lie on a grid (`grid`: per axis,
+    outermost first, (count, dr, dc)) from `base`; in a tile, row i and stick j of a B row add
+    i * `row` + j * `stick`. `end`: the last stick + 1."""
+
+    base: tuple[int, int]
+    grid: tuple[tuple[int, int, int], ...]
+    row: tuple[int, int]
+    stick: tuple[int, int]
+    end: int
+
+    def of(self, copy: Any, k: int, n: int) -> np.ndarray:
+        """The tiles (*grid counts, k, n): a strided view of `copy` where a B row's sticks are
+        side by side and rows at least a row apart (BLAS takes it as it is), else a strided copy."""
+        columns = copy.values.shape[0] // copy.rows if copy.rows else 0
+
+        def step(d: tuple[int, int]) -> int:
+            return d[0] * columns + d[1]
+
+        lane = STICK_BYTES * 2  # bytes of a stick's fp32 values
+        at = step(self.base) * lane
+        counts = tuple(g[0] for g in self.grid)
+        outer = tuple(step(g[1:]) * lane for g in self.grid)
+        sr, ss = step(self.row), step(self.stick)
+        sticks = -(-n // F16_LANES)
+        # (np.ndarray on the copy's buffer: as_strided's cost, a tenth, and the bounds checked)
+        if sticks == 1 or (ss == 1 and sr * F16_LANES >= n):
+            return np.ndarray((*counts, k, n), np.float32, copy.values, at, (*outer, sr * lane, 4))
+        b = np.ndarray((*counts, k, sticks, F16_LANES), np.float32, copy.values, at, (*outer, sr * lane, ss * lane, 4))
+        return b.reshape(*counts, k, sticks * F16_LANES)[..., :n]
+
+
 class BSource(NamedTuple):
     """Where a product's B rows (tiles, k, sticks of a row) hold sticks of DDR arguments as
     loaded (`_rename`'s origins): `parts`, per argument, (argument, rows of the tiles * k,
     their sticks); `computed`, the rows that hold values the launch computed (None: none);
-    `view`, when all rows are sticks of one argument at base + tile * st + row * sr + stick *
-    ss, (argument, base, st, sr, ss, last stick + 1): a strided view of its decoded copy (a
-    row's sticks side by side, ss = 1, or one stick a row) or a strided copy of it."""
+    `views`, when all rows are sticks of one argument on an affine grid, its BView per
+    arrangement of a decoded copy (`rows`, memory.DecodedCopy) that has one; `rows`, the
+    arrangement to make the copy in when there is none: the one where a B row's sticks are
+    side by side."""
 
     parts: list[tuple[int, np.ndarray, np.ndarray]]
     computed: np.ndarray | None
-    view: tuple[int, int, int, int, int, int] | None
+    views: dict[int | None, BView]
+    rows: int | None
+
+
+def _grid(points: np.ndarray) -> list[tuple[int, np.ndarray]] | None:
+    """`points` (n, d) as a row-major grid from points[0]: per axis, outermost first, (count,
+    step); None when they are none."""
+    axes: list[tuple[int, np.ndarray]] = []
+    rest = points
+    while len(rest) > 1:
+        step = rest[1] - rest[0]
+        runs = np.flatnonzero((np.diff(rest, axis=0) != step).any(axis=1))
+        count = int(runs[0]) + 1 if runs.size else len(rest)
+        if len(rest) % count:
+            return None
+        axes.append((count, step))
+        rest = rest[::count]
+    axes.reverse()
+    if axes:
+        index = np.indices([c for c, _ in axes]).reshape(len(axes), -1).T
+        if not np.array_equal(points[0] + index @ np.array([s for _, s in axes]), points):
+            return None
+    return axes
+
+
+def _b_view(pos: np.ndarray, rows: int | None) -> BView | None:
+    """The BView of B sticks `pos` (tiles, k, sticks) in a copy arranged by `rows`, or None."""
+    coords = np.stack([pos % rows, pos // rows] if rows else [np.zeros_like(pos), pos], axis=-1)
+    tiles, k, sticks, _ = coords.shape
+    first = coords[:, 0, 0]
+    row = coords[0, 1, 0] - coords[0, 0, 0] if k > 1 else np.zeros(2, dtype=np.int64)
+    stick = coords[0, 0, 1] - coords[0, 0, 0] if sticks > 1 else np.zeros(2, dtype=np.int64)
+    inside = first[:, None, None] + np.arange(k)[:, None, None] * row + np.arange(sticks)[:, None] * stick
+    grid = _grid(first)
+    if grid is None or not np.array_equal(coords, inside):
+        return None
+    return BView(
+        (int(first[0, 0]), int(first[0, 1])),
+        tuple((c, int(s[0]), int(s[1])) for c, s in grid),
+        (int(row[0]), int(row[1])),
+        (int(stick[0]), int(stick[1])),
+        int(pos.max()) + 1,
+    )
 
 
 def _b_source(origin: np.ndarray, n: int) -> BSource | None:
@@ -504,24 +577,17 @@ def _b_source(origin: np.ndarray, n: int) -> BSource | None:
         idx = np.flatnonzero(loaded & (arg == a))
         parts.append((int(a), idx, flat[idx] & ((1 << 40) - 1)))
     computed = None if loaded.all() else np.flatnonzero(~loaded)
-    view = None
+    views: dict[int | None, BView] = {}
+    arranged = None
     if len(parts) == 1 and computed is None:
         pos = parts[0][2].reshape(tiles, k, sticks)
-        base = int(pos[0, 0, 0])
-        st = int(pos[1, 0, 0] - base) if tiles > 1 else 0
-        ss = int(pos[0, 0, 1] - base) if sticks > 1 else 1
-        sr = int(pos[0, 1, 0] - base) if k > 1 else sticks * ss
-        affine = (
-            min(st, ss) >= 0
-            and (ss != 1 or sr * F16_LANES >= n)  # rows at least a row apart: BLAS takes the view as it is
-            and np.array_equal(
-                pos, base + st * np.arange(tiles)[:, None, None] + sr * np.arange(k)[:, None] + ss * np.arange(sticks)
-            )
-        )
-        if affine:
-            view = (parts[0][0], base, st, sr, ss, int(pos.max()) + 1)
-    return BSource(parts, computed, view)
-
+        in_order = _b_view(pos, None)
+        if in_order is not None and min(in_order.row[1], in_order.stick[1]) >= 0:
+            views[None] = in_order
+            ss = in_order.stick[1]
+            if sticks > 1 and ss > 1 and (by_rows := _b_view(pos, ss)) is not None and by_rows.stick == (0, 1):
+                views[ss], arranged = by_rows, ss
+    return BSource(parts, computed, views, arranged)
 
 class _FrozenLoad:
     """A DMA load whose rows only products read, as B tiles from its argument
@@ -533,7 +599,7 @@ class _FrozenLoad:
         self.load = load
 
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = False) -> None:
-        if model.memory.decoded(args[self.load.arg]) is None:
+        if not model.memory.will_decode(args[self.load.arg]):
             self.load.run(model, args, cores, check)
         else:
             self.load._check_ddr_bounds(args[self.load.arg], cores)

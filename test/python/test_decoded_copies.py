@@ -38,10 +38,12 @@ def _calls(batch: bool, rows: int, **options) -> tuple[list[np.ndarray], int]:
 @pytest.mark.parametrize("rows", [1, 8])  # a decode step's matrix-vector products, a prefill's
 def test_products_on_decoded_copies_give_the_same_bits(rows, monkeypatch):
     views = []
+    of = regroup.BView.of
 
-    def as_strided(*args, **kwargs):
-        views.append(args[1])
-        return np.lib.stride_tricks.as_strided(*args, **kwargs)
+    def view(self, copy, k, n):
+        b = of(self, copy, k, n)
+        views.append((copy.rows, len(self.grid), b.flags.owndata))
+        return b
 
     loads = []
     run = plans.DmaPlan.run
@@ -50,13 +52,16 @@ def test_products_on_decoded_copies_give_the_same_bits(rows, monkeypatch):
         loads.append(self.lx_idx.size if self.load else 0)
         return run(self, *args, **kwargs)
 
-    monkeypatch.setattr(regroup, "as_strided", as_strided)
+    monkeypatch.setattr(regroup.BView, "of", view)
     monkeypatch.setattr(plans.DmaPlan, "run", counted)
     cooperative, _ = _calls(False, rows, cores=8)
     loads.clear()
     copies, held = _calls(True, rows, cores=8)
     loaded_with_copies = sum(loads)
-    assert views, "no product read its B tiles as a view of a decoded copy"
+    # B tiles read in place: from copies arranged row by row (the weights' sticks run down
+    # their columns first), and at 1 row also on a grid of tiles (n groups x k halves)
+    assert any(arranged is not None and not owned for arranged, _, owned in views), views
+    assert rows != 1 or any(grid >= 2 and not owned for _, grid, owned in views), views
     loads.clear()
     none, held_none = _calls(True, rows, cores=8, decoded_copy_bytes=0)
     # the weights' loads are skipped (the products read the copies): 2 of 3 calls regrouped
@@ -70,19 +75,28 @@ def test_products_on_decoded_copies_give_the_same_bits(rows, monkeypatch):
 
 
 def test_a_frozen_tensor_has_read_only_bytes_and_a_budgeted_copy():
-    cfg = DeviceConfig(decoded_copy_bytes=4 * 64 * 64)  # one 64 x 64 tensor's copy
+    cfg = DeviceConfig(decoded_copy_bytes=2 * 4 * 64 * 64)  # two 64 x 64 tensors' copies
     memory = DeviceMemory(cfg)
     x = np.random.default_rng(1).standard_normal((64, 64)).astype(np.float32)
-    a, b = (memory.to_device(x, Layout.generic((64, 64), 2)) for _ in range(2))
-    assert memory.decoded(a) is None  # not frozen: its bytes may change
-    a.freeze()
-    b.freeze()
+    a, b, c = (memory.to_device(x, Layout.generic((64, 64), 2)) for _ in range(3))
+    assert memory.decoded(a) is None and not memory.will_decode(a)  # not frozen: its bytes may change
+    for t in (a, b, c):
+        t.freeze()
     with pytest.raises(ValueError, match="read-only"):
         a.data[0, 0] = 1
+    bits = memory.numerics.decode(a.data.view(np.uint16)).reshape(-1, 64)
     copy = memory.decoded(a)
-    assert copy is not None and copy.shape == (a.layout.num_sticks, 64)
-    assert np.array_equal(copy.reshape(-1), memory.numerics.decode(a.data.view(np.uint16)).reshape(-1))
-    assert memory.decoded(a.view_as(a.layout)) is copy  # views share their owner's copy
-    assert memory.decoded(b) is None  # past the budget: the caller decodes
+    assert copy is not None and copy.rows is None and copy.values.shape == (a.layout.num_sticks, 64)
+    assert np.array_equal(copy.values, bits)
+    assert memory.decoded(a.view_as(a.layout), 16) is copy  # views share their owner's copy, as it was made
+    # arranged by 16 rows: stick p = 16 c + r at row 4 r + c, each stick's values as decoded
+    arranged = memory.decoded(b, 16)
+    assert arranged is not None and arranged.rows == 16
+    sticks = np.arange(64)
+    assert np.array_equal(arranged.index(sticks), sticks % 16 * 4 + sticks // 16)
+    assert np.array_equal(arranged.values[arranged.index(sticks)], bits)
+    assert memory.will_decode(b) and not memory.will_decode(c)
+    assert memory.decoded(c) is None  # past the budget: the caller decodes
     memory.free(a)
-    assert memory.decoded_bytes == 0 and memory.decoded(b) is not None
+    memory.free(b)
+    assert memory.decoded_bytes == 0 and memory.will_decode(c) and memory.decoded(c) is not None
