@@ -34,7 +34,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -53,6 +53,7 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue, Use
 from spyre_mlir.dialects import spyre, spyre_isa
 from spyre_mlir.dialects import torch as t
 from spyre_mlir.gc_pause import gc_paused
+from spyre_mlir.layout import Layout
 from spyre_mlir.runtime.aten import (
     LAYOUTS,
     MEMORY_FORMATS,
@@ -72,6 +73,21 @@ def to_numpy(x: torch.Tensor) -> np.ndarray:
     if x.dtype == torch.bfloat16:
         x = x.float()
     return x.contiguous().numpy()
+
+
+class _View(NamedTuple):
+    """A spyre.permute or spyre.reshape, prepared: its result's layout (the same bytes)."""
+
+    layout: Layout
+
+
+class _Transfer(NamedTuple):
+    """A spyre.to_device, prepared: the function argument it uploads (None: another value),
+    its result's layout, and the permutation applied first."""
+
+    argument: int | None
+    layout: Layout
+    permutation: tuple[int, ...] | None
 
 
 class _HostOp:
@@ -234,7 +250,12 @@ class Executable:
             return op, _HostOp(op)
         if isinstance(op, (func.ReturnOp, arith.ConstantOp, UnrealizedConversionCastOp, *t.VALUE_OPS)):
             return op, None
-        if isinstance(op, spyre.ToDeviceOp | spyre.FromDeviceOp | spyre.PermuteOp | spyre.ReshapeOp):
+        if isinstance(op, spyre.PermuteOp | spyre.ReshapeOp):
+            return op, _View(spyre.device_layout(op.result.type))
+        if isinstance(op, spyre.ToDeviceOp):
+            perm = op.permutation.as_tuple() if op.permutation is not None else None
+            return op, _Transfer(_argument_of(op), spyre.device_layout(op.result.type), perm)
+        if isinstance(op, spyre.FromDeviceOp):
             return op, None
         raise DeviceError(
             f"'{op.name}' is not executable on the host or the device model: run the spyre-pipeline first"
@@ -480,12 +501,12 @@ class Executable:
         self.constants[op] = v
         return v
 
-    def _residency_key(self, op: spyre.ToDeviceOp, arg_keys: Sequence[Any]) -> Any:
+    def _residency_key(self, op: spyre.ToDeviceOp, prepared: _Transfer, arg_keys: Sequence[Any]) -> Any:
         """What names the uploaded value between calls (compared with ==), or None: not kept.
         An argument's key is the caller's (`arg_keys`: it must tell apart values that share an
         id, such as a new tensor where a freed one was); a constant's, a literal's or a folded
         op's result's, is "constant" (the value never changes)."""
-        j = _argument_of(op)
+        j = prepared.argument
         if j is not None:
             return arg_keys[j] if j < len(arg_keys) else None
         src = _view_root(op.input)
@@ -562,19 +583,20 @@ class Executable:
             return v
         return x
 
-    def _placed(self, x: DeviceInput, op: spyre.ToDeviceOp, owned: dict[SSAValue, DdrTensor]) -> DdrTensor:
+    def _placed(
+        self, x: DeviceInput, op: spyre.ToDeviceOp, prepared: _Transfer, owned: dict[SSAValue, DdrTensor]
+    ) -> DdrTensor:
         """A device argument where a transfer wants it: its own bytes, or a relayout's copy."""
-        layout = spyre.device_layout(op.result.type)
+        layout, perm = prepared.layout, prepared.permutation
         mine = x.tensor
         if (
             mine is not None
-            and op.permutation is None
+            and perm is None
             and mine.layout.places_like(layout)
             and op not in self.written_transfers
             and op not in self.consumes.values()
         ):
             return mine.view_as(layout)
-        perm = op.permutation.as_tuple() if op.permutation is not None else None
         dev = owned[op.result] = self.model.memory.to_device(x.values(), layout, perm)
         self.model.record(KernelRecord.copy("relayout", dev.nbytes, dev.nbytes, self.model.config))
         return dev
@@ -604,6 +626,8 @@ class Executable:
             ):  # an output in place is its input's buffer, owned as it is
                 owned.update(zip(outputs, (o.owner or o for o in outs)))
             env.update(zip(outputs, outs))
+        elif prepared.__class__ is _View:  # (the most frequent op after launches)
+            env[op.results[0]] = env[op.operands[0]].view_as(prepared.layout)
         elif isinstance(prepared, _HostOp):
             results = self.folded_values.get(op)
             if results is None:
@@ -611,31 +635,32 @@ class Executable:
                 if op in self.folded:
                     self.folded_values[op] = results
             env.update(zip(op.results, results))
-        elif isinstance(op, spyre.ToDeviceOp) and isinstance(env[op.input], DeviceInput):
-            env[op.result] = self._placed(env[op.input], op, owned)
-        elif isinstance(op, spyre.ToDeviceOp):
-            key = self._residency_key(op, keys)
+        elif prepared.__class__ is _Transfer:
+            x = env[op.operands[0]]
+            if isinstance(x, DeviceInput):
+                env[op.results[0]] = self._placed(x, op, prepared, owned)
+                return None
+            key = self._residency_key(op, prepared, keys)
             held = self.resident.get(op) if key is not None else None
             if held is not None:
                 if held[0] == key:
-                    env[op.result] = held[1]
+                    env[op.results[0]] = held[1]
                     return None
                 del self.resident[op]  # another value, or this one updated: the old copy goes
                 memory.free(held[1])
-            layout = spyre.device_layout(op.result.type)
-            perm = op.permutation.as_tuple() if op.permutation is not None else None
+            layout, perm = prepared.layout, prepared.permutation
             if op in self.gather_tables:
-                dev = memory.to_device_rows(np.asarray(env[op.input]), layout)
+                dev = memory.to_device_rows(np.asarray(x), layout)
             else:
-                dev = memory.to_device(np.asarray(env[op.input]), layout, perm)
-            self._transferred(dev.nbytes, "argument" if _argument_of(op) is not None else "intermediate")
+                dev = memory.to_device(np.asarray(x), layout, perm)
+            self._transferred(dev.nbytes, "argument" if prepared.argument is not None else "intermediate")
             if key is not None:
                 self.resident[op] = (key, dev)
                 if op not in self.written_transfers and op not in self.gather_tables:
                     dev.freeze()
             else:
-                owned[op.result] = dev
-            env[op.result] = dev
+                owned[op.results[0]] = dev
+            env[op.results[0]] = dev
         elif isinstance(op, spyre.FromDeviceOp):
             dev = env[op.input]
             # a mirror keeps the caller's tensor in step (FromDeviceOp.mirror), a result kept on
@@ -654,8 +679,6 @@ class Executable:
             res = op.result.type
             assert isinstance(res, TensorType)
             env[op.result] = memory.from_device(dev).astype(_host_numpy_dtype(res))
-        elif isinstance(op, spyre.PermuteOp | spyre.ReshapeOp):
-            env[op.result] = env[op.input].view_as(spyre.device_layout(op.result.type))
         elif isinstance(op, UnrealizedConversionCastOp):
             env.update(zip(op.outputs, (env[v] for v in op.inputs)))
         elif isinstance(op, t.PrimListConstructOp):

@@ -589,6 +589,7 @@ def _b_source(origin: np.ndarray, n: int) -> BSource | None:
                 views[ss], arranged = by_rows, ss
     return BSource(parts, computed, views, arranged)
 
+
 class _FrozenLoad:
     """A DMA load whose rows only products read, as B tiles from its argument
     (`GemmStep._b_operand`): skipped when the argument has a decoded copy, which the products
