@@ -310,14 +310,13 @@ class DeviceMemory:
         if copy is None:
             if not self._fits(root):
                 return None
-            values = self.numerics.decode(root.data.view(np.uint16)).reshape(-1, F16_LANES)
-            sticks = values.shape[0]
+            bits = root.data.view(np.uint16)
+            sticks = bits.shape[0]
             if rows is None or rows <= 1 or sticks % rows:
-                copy = DecodedCopy(values, None)
-            else:
-                # stick p = column * rows + row goes to row * columns + column
-                arranged = np.ascontiguousarray(values.reshape(sticks // rows, rows, F16_LANES).transpose(1, 0, 2))
-                copy = DecodedCopy(arranged.reshape(sticks, F16_LANES), rows)
+                copy = DecodedCopy(self.numerics.decode(bits).reshape(-1, F16_LANES), None)
+            else:  # stick p = column * rows + row goes to row * columns + column
+                arranged = bits.reshape(sticks // rows, rows, F16_LANES).transpose(1, 0, 2)
+                copy = DecodedCopy(self.numerics.decode(arranged).reshape(-1, F16_LANES), rows)
             copy.values.flags.writeable = False
             self._decoded[root] = copy
         return copy
