@@ -99,9 +99,17 @@ def dl16_encode(x: np.ndarray) -> np.ndarray:
     r keeps its sign; a NaN's rounding may carry into the exponent (to an infinity) or past
     the sign, so NaNs, found by one test of the whole array, get the NaN pattern apart."""
     bits = np.ascontiguousarray(x, dtype=np.float32).reshape(-1).view(np.uint32)
-    out = np.empty(bits.size, dtype=np.uint16)
     table = _dl16_of_rounded()
-    for lo in range(0, bits.size, _ENCODE_CHUNK):
+    if bits.size <= _ENCODE_CHUNK:  # one chunk (most calls): no output to fill piece by piece
+        r = bits >> 14
+        r &= 1
+        r += bits
+        r += 0x1FFF
+        r >>= 14
+        out = table.take(r)
+    else:
+        out = np.empty(bits.size, dtype=np.uint16)
+    for lo in range(0, bits.size if bits.size > _ENCODE_CHUNK else 0, _ENCODE_CHUNK):
         b = bits[lo : lo + _ENCODE_CHUNK]
         r = b >> 14
         r &= 1
@@ -120,8 +128,7 @@ _DL16_VALUES = dl16_decode_reference(np.arange(1 << 16, dtype=np.uint32).astype(
 
 
 def _lookup(table: np.ndarray, b: np.ndarray) -> np.ndarray:
-    b = np.asarray(b, dtype=np.uint16)
-    return table.take(b.reshape(-1)).reshape(b.shape)  # take: faster than table[b]
+    return table.take(np.asarray(b, dtype=np.uint16))  # take: faster than table[b]; the shape of b
 
 
 def dl16_decode(b: np.ndarray) -> np.ndarray:
