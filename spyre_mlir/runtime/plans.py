@@ -829,6 +829,9 @@ class SfpPlan(Plan):
             self.imm = None if op.imm is None else np.float32(op.imm.value.data)
         self.srcs = [(a.is_f32, _vector_pos(a, sizes, n)) for a in srcs]
         self.dst = (op.dst.is_f32, _vector_pos(op.dst, sizes, n))
+        self.moves_bits = self.function == "copy" and not srcs[0].is_f32 and not op.dst.is_f32
+        """A copy within the 16-bit format: the sticks' bits move as they are (their decoded
+        values, stored again, would round to the same bits; a NaN keeps its sign)."""
         vectors = int(np.prod(sizes))
         self._works(
             n,
@@ -849,6 +852,10 @@ class SfpPlan(Plan):
     def run(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
         if check:
             self.checks(model, args, cores)
+        if self.moves_bits:
+            lx = model.memory.lx_rows
+            lx[self.dst_idx] = lx[self.src_idx[0]]
+            return
         vals: list[Any] = [_load_vectors(model, idx, is_f32) for (is_f32, _), idx in zip(self.srcs, self.src_idx)]
         if self.imm is not None:
             vals.append(self.imm)
