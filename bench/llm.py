@@ -6,6 +6,7 @@ Granite-3.3-8B-shaped layer, through `torch.compile(model.forward, backend="spyr
     python bench/llm.py --json     # the same figures as one JSON object
     python bench/llm.py --quick    # a smoke test: SmolLM2 at 32 prompt tokens, 4 new; no Granite
     python bench/llm.py --worker granite 8   # one measurement alone (here the Granite layer, 8-token prompt)
+    python bench/llm.py --worker granite 1024 2   # its prefill with both corelets of each core driven
 
 What is measured (simulated figures are the device model's; host figures this machine's):
 - TTFT (time to first token): the simulated time of the prefill call of a warm `generate` (the
@@ -69,10 +70,10 @@ class Recorder:
     """Wraps a compiled forward: per call, its wall time and the device model's simulated time
     (kernels, transfers) and MACs."""
 
-    def __init__(self, fn: Any):
+    def __init__(self, fn: Any, config: Any = None):
         from spyre_mlir.frontend.backend import get_device
 
-        self.fn, self.profile = fn, get_device().profile
+        self.fn, self.profile = fn, get_device(config).profile
         self.calls: list[dict[str, float]] = []
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -111,14 +112,18 @@ def kv_bytes(config: Any, position: int) -> int:
     return config.num_hidden_layers * row * (position + 1 + 1)
 
 
-def generate_figures(model: Any, ids: Any, new_tokens: int, eager_model: Any | None = None) -> dict[str, Any]:
-    """Warm generate (compiles), then a measured one: TTFT, ITL, roofline, PT use, host times."""
+def generate_figures(
+    model: Any, ids: Any, new_tokens: int, eager_model: Any | None = None, options: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Warm generate (compiles), then a measured one: TTFT, ITL, roofline, PT use, host times.
+    `options`: the backend's (DeviceConfig fields among them)."""
     import torch
 
     from spyre_mlir.frontend.backend import STATS
     from spyre_mlir.target.config import DeviceConfig
 
-    cfg = DeviceConfig()
+    options = options or {}
+    cfg = DeviceConfig(**{k: v for k, v in options.items() if k in DeviceConfig.__dataclass_fields__})
     out: dict[str, Any] = {}
     with torch.no_grad():
         if eager_model is not None:
@@ -132,8 +137,8 @@ def generate_figures(model: Any, ids: Any, new_tokens: int, eager_model: Any | N
             out["eager_decode_token_s"] = (eager_total - eager_prefill) / max(new_tokens - 1, 1)
             out["eager_prefill_s"] = eager_prefill
         compiles = STATS.compiles
-        compiled = torch.compile(model.forward, backend="spyre")
-        rec = Recorder(compiled)
+        compiled = torch.compile(model.forward, backend="spyre", options=options or None)
+        rec = Recorder(compiled, cfg)
         model.forward = rec
         t = time.perf_counter()
         model.generate(ids, max_new_tokens=new_tokens, do_sample=False, cache_implementation="static")
@@ -186,7 +191,9 @@ def smollm2(quick: bool) -> dict[str, Any]:
     return figures
 
 
-def granite(tokens: int) -> dict[str, Any]:
+def granite(tokens: int, corelets: int = 1) -> dict[str, Any]:
+    """The Granite layer at a `tokens` prompt; `corelets`: the corelets per core the compiler
+    drives (DeviceConfig.corelets_used; the default config's 1 unless given)."""
     import torch
     from transformers import GraniteConfig, GraniteForCausalLM
 
@@ -195,7 +202,7 @@ def granite(tokens: int) -> dict[str, Any]:
     torch.manual_seed(0)
     model = GraniteForCausalLM(cfg).eval()
     ids = torch.randint(0, 256, (1, tokens))
-    figures = generate_figures(model, ids, 4)
+    figures = generate_figures(model, ids, 4, options={"corelets_used": corelets} if corelets != 1 else None)
     # the layer alone: its share of the weights (the toy vocabulary's embedding and head aside)
     layer = model.model.layers[0]
     figures["layer_weight_bytes"] = 2 * sum(p.numel() for p in layer.parameters())
@@ -318,7 +325,8 @@ def main(argv: list[str] | None = None) -> int:
         "--worker",
         nargs="+",
         metavar="ARG",
-        help="one measurement alone, its JSON printed: smollm2 QUICK (True/False) | granite TOKENS | lm_head TOKENS",
+        help="one measurement alone, its JSON printed: smollm2 QUICK (True/False) | granite TOKENS [CORELETS] | "
+        "lm_head TOKENS",
     )
     args = ap.parse_args(argv)
     if args.worker:

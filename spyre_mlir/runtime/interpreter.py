@@ -147,6 +147,7 @@ class ProgramPlan:
         """Per core, the DDR arguments each of its leading `dma_load`s reads (early loads)."""
         self._early: dict[tuple, timing.Timeline] = {}
         """Timelines of launches that start early loads (`timing.Early`), by the spec's key."""
+        self._early_counts: dict[frozenset[int], dict[int, int]] = {}
 
     def stream_plans(self) -> list[StreamPlan]:
         if self.streams is None:
@@ -174,14 +175,18 @@ class ProgramPlan:
 
     def early_counts(self, frozen: frozenset[int]) -> dict[int, int]:
         """Per core, how many of its leading instructions load read-only tensors only (the
-        arguments in `frozen`): those it may start before the barrier."""
-        counts = {}
-        for core, loads in self.leading_loads.items():
-            n = 0
-            while n < len(loads) and loads[n] <= frozen:
-                n += 1
-            if n:
-                counts[core] = n
+        arguments in `frozen`): those it may start before the barrier. (Memoised by `frozen`:
+        a program is launched with few sets of frozen arguments.)"""
+        counts = self._early_counts.get(frozen)
+        if counts is None:
+            counts = {}
+            for core, loads in self.leading_loads.items():
+                n = 0
+                while n < len(loads) and loads[n] <= frozen:
+                    n += 1
+                if n:
+                    counts[core] = n
+            self._early_counts[frozen] = counts
         return counts
 
     def timeline(self, early: timing.Early | None = None) -> timing.Timeline:
