@@ -34,7 +34,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import torch
@@ -636,6 +636,7 @@ class Executable:
                     self.folded_values[op] = results
             env.update(zip(op.results, results))
         elif prepared.__class__ is _Transfer:
+            op = cast(spyre.ToDeviceOp, op)
             x = env[op.operands[0]]
             if isinstance(x, DeviceInput):
                 env[op.results[0]] = self._placed(x, op, prepared, owned)

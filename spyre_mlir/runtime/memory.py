@@ -218,7 +218,7 @@ class DecodedCopy(NamedTuple):
     values: np.ndarray
     rows: int | None
 
-    def index(self, sticks: np.ndarray) -> np.ndarray:
+    def rows_of(self, sticks: np.ndarray) -> np.ndarray:
         """Rows of `values` that hold the given sticks."""
         if self.rows is None:
             return sticks

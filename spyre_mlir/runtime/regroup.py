@@ -461,7 +461,7 @@ class GemmStep:
             if copy is None:
                 pieces.append((idx, operand_matrix(num, lx[flat[idx]], len(idx), n)))
             else:
-                b = copy.values.take(copy.index(pos.reshape(-1)), axis=0).reshape(len(idx), -1)
+                b = copy.values.take(copy.rows_of(pos.reshape(-1)), axis=0).reshape(len(idx), -1)
                 pieces.append((idx, b if n == b.shape[1] else b[:, :n]))
         if source.computed is not None:
             pieces.append((source.computed, operand_matrix(num, lx[flat[source.computed]], len(source.computed), n)))

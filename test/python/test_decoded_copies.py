@@ -93,8 +93,8 @@ def test_a_frozen_tensor_has_read_only_bytes_and_a_budgeted_copy():
     arranged = memory.decoded(b, 16)
     assert arranged is not None and arranged.rows == 16
     sticks = np.arange(64)
-    assert np.array_equal(arranged.index(sticks), sticks % 16 * 4 + sticks // 16)
-    assert np.array_equal(arranged.values[arranged.index(sticks)], bits)
+    assert np.array_equal(arranged.rows_of(sticks), sticks % 16 * 4 + sticks // 16)
+    assert np.array_equal(arranged.values[arranged.rows_of(sticks)], bits)
     assert memory.will_decode(b) and not memory.will_decode(c)
     assert memory.decoded(c) is None  # past the budget: the caller decodes
     memory.free(a)
