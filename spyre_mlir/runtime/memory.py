@@ -285,14 +285,6 @@ class DeviceMemory:
         """Bytes of the decoded copies alive (a tensor dropped unfreed lets its copy go)."""
         return sum(c.values.nbytes for c in self._decoded.values())
 
-    def will_decode(self, t: DdrTensor) -> bool:
-        """Whether `decoded(t)` gives a copy (it exists, or the budget has room for one),
-        without making it."""
-        if isinstance(t, LazyRowsTensor) or not t.frozen:
-            return False
-        root = t.owner or t
-        return root in self._decoded or self._fits(root)
-
     def _fits(self, root: DdrTensor) -> bool:
         return self.decoded_bytes + root.data.shape[0] * F16_LANES * 4 <= self.config.decoded_copy_bytes
 

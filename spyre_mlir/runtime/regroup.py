@@ -593,14 +593,16 @@ def _b_source(origin: np.ndarray, n: int) -> BSource | None:
 class _FrozenLoad:
     """A DMA load whose rows only products read, as B tiles from its argument
     (`GemmStep._b_operand`): skipped when the argument has a decoded copy, which the products
-    read instead (`DeviceMemory.decoded`: once it exists it stays while the argument lives, so
-    the products take it too); run otherwise."""
+    read instead (`DeviceMemory.decoded`, made here in the arrangement `rows` the products
+    take, if it is not yet: once it exists it stays while the argument lives, so the products
+    take it too); run otherwise."""
 
     def __init__(self, load: DmaPlan):
         self.load = load
+        self.rows: int | None = None
 
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = False) -> None:
-        if not model.memory.will_decode(args[self.load.arg]):
+        if model.memory.decoded(args[self.load.arg], self.rows) is None:
             self.load.run(model, args, cores, check)
         else:
             self.load._check_ddr_bounds(args[self.load.arg], cores)
@@ -615,6 +617,21 @@ class _CopyBack:
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = False) -> None:
         lx = model.memory.lx_rows
         lx[self.dst] = lx[self.src]
+
+
+def _arrange_frozen_loads(steps: list[tuple[Step, np.ndarray]]) -> None:
+    """Give each _FrozenLoad the arrangement of its argument's decoded copy that the products
+    reading the argument take (BSource.rows), so that the copy it makes is theirs."""
+    rows: dict[int, int] = {}
+    for step, _ in steps:
+        if isinstance(step, GemmStep):
+            sources = [source for _, _, source in step.blocks] + ([step.singles[2]] if step.singles else [])
+            for source in sources:
+                if source is not None and source.rows is not None:
+                    rows.setdefault(source.parts[0][0], source.rows)
+    for step, _ in steps:
+        if isinstance(step, _FrozenLoad):
+            step.rows = rows.get(step.load.arg)
 
 
 def regroup(
@@ -645,6 +662,7 @@ def regroup(
         if n.write is not None:
             n.write = final[n.write]
     out = [step for g in groups for step in _merge_all(g)]
+    _arrange_frozen_loads(out)
     if moved.any():
         out.append((_CopyBack(final[out_rows[moved]], final[src[moved]]), np.zeros(0, dtype=np.int64)))
     return out, scratch
