@@ -54,7 +54,7 @@ from spyre_mlir.target.constants import F16_LANES, F32_LANES, STICK_BYTES
 
 if TYPE_CHECKING:
     from spyre_mlir.runtime.interpreter import DeviceModel
-    from spyre_mlir.runtime.memory import DdrTensor
+    from spyre_mlir.runtime.memory import DdrTensor, DecodedCopy
 
 
 class Unbatchable(Exception):
@@ -486,7 +486,7 @@ class BView(NamedTuple):
     stick: tuple[int, int]
     end: int
 
-    def of(self, copy: Any, k: int, n: int) -> np.ndarray:
+    def of(self, copy: DecodedCopy, k: int, n: int) -> np.ndarray:
         """The tiles (*grid counts, k, n): a strided view of `copy` where a B row's sticks are
         side by side and rows at least a row apart (BLAS takes it as it is), else a strided copy."""
         columns = copy.values.shape[0] // copy.rows if copy.rows else 0
