@@ -85,6 +85,16 @@ def _dl16_of_rounded() -> np.ndarray:
     return dl16_encode_reference((np.arange(1 << 18, dtype=np.uint32) << 14).view(np.float32))
 
 
+def _rounded(b: np.ndarray) -> np.ndarray:
+    """(b + 0x1FFF + ((b >> 14) & 1)) >> 14 of fp32 bits b: `dl16_encode`'s rounded patterns."""
+    r = b >> 14
+    r &= 1
+    r += b
+    r += 0x1FFF
+    r >>= 14
+    return r
+
+
 def dl16_encode(x: np.ndarray) -> np.ndarray:
     """fp32 values -> DL16 bit patterns (uint16), the bits of `dl16_encode_reference`.
 
@@ -101,22 +111,11 @@ def dl16_encode(x: np.ndarray) -> np.ndarray:
     bits = np.ascontiguousarray(x, dtype=np.float32).reshape(-1).view(np.uint32)
     table = _dl16_of_rounded()
     if bits.size <= _ENCODE_CHUNK:  # one chunk (most calls): no output to fill piece by piece
-        r = bits >> 14
-        r &= 1
-        r += bits
-        r += 0x1FFF
-        r >>= 14
-        out = table.take(r)
+        out = table.take(_rounded(bits))
     else:
         out = np.empty(bits.size, dtype=np.uint16)
-    for lo in range(0, bits.size if bits.size > _ENCODE_CHUNK else 0, _ENCODE_CHUNK):
-        b = bits[lo : lo + _ENCODE_CHUNK]
-        r = b >> 14
-        r &= 1
-        r += b
-        r += 0x1FFF
-        r >>= 14
-        out[lo : lo + _ENCODE_CHUNK] = table.take(r)  # take: faster than a[r]
+        for lo in range(0, bits.size, _ENCODE_CHUNK):
+            out[lo : lo + _ENCODE_CHUNK] = table.take(_rounded(bits[lo : lo + _ENCODE_CHUNK]))
     values = bits.view(np.float32)
     if np.isnan(values).any():
         nan = np.isnan(values)
