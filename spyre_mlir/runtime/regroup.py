@@ -405,12 +405,16 @@ class GemmStep:
                 singles.append(groups[0][0])
                 continue
             tiles = [g[0] for g in groups]
-            self.blocks.append((a[groups[0]], b[tiles], _b_source(b_origin[tiles], self.n)))
+            self.blocks.append((a[groups[0]], b[tiles], _b_source(b_origin[tiles])))
             order.extend(r for g in groups for r in g)  # tile by tile, each in stack order
-        self.singles = None if not singles else (a[singles], b[singles], _b_source(b_origin[singles], self.n))
+        self.singles = None if not singles else (a[singles], b[singles], _b_source(b_origin[singles]))
         order.extend(singles)
         self.out = c[order]
         self.old = None if old is None else old[order]
+
+    def sources(self) -> list[BSource | None]:
+        """Where each product's B rows come from: the blocks', then the singles'."""
+        return [source for _, _, source in self.blocks] + ([self.singles[2]] if self.singles else [])
 
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = False) -> None:
         lx, num, acc = model.memory.lx_rows, model.memory.numerics, model.config.accumulation
@@ -512,14 +516,17 @@ class BSource(NamedTuple):
     loaded (`_rename`'s origins): `parts`, per argument, (argument, rows of the tiles * k,
     their sticks); `computed`, the rows that hold values the launch computed (None: none);
     `views`, when all rows are sticks of one argument on an affine grid, its BView per
-    arrangement of a decoded copy (`rows`, memory.DecodedCopy) that has one; `rows`, the
-    arrangement to make the copy in when there is none: the one where a B row's sticks are
-    side by side."""
+    arrangement of a decoded copy (`rows`, memory.DecodedCopy) that has one."""
 
     parts: list[tuple[int, np.ndarray, np.ndarray]]
     computed: np.ndarray | None
     views: dict[int | None, BView]
-    rows: int | None
+
+    @property
+    def rows(self) -> int | None:
+        """The arrangement to make the copy in when there is none: the one with a view where a
+        B row's sticks are side by side (`_b_source` keeps no other arranged view)."""
+        return next((r for r in self.views if r is not None), None)
 
 
 def _grid(points: np.ndarray) -> list[tuple[int, np.ndarray]] | None:
@@ -563,7 +570,7 @@ def _b_view(pos: np.ndarray, rows: int | None) -> BView | None:
     )
 
 
-def _b_source(origin: np.ndarray, n: int) -> BSource | None:
+def _b_source(origin: np.ndarray) -> BSource | None:
     """The BSource of B rows (tiles, k, sticks) from their origin keys, or None when no row
     holds a loaded stick."""
     tiles, k, sticks = origin.shape
@@ -578,7 +585,6 @@ def _b_source(origin: np.ndarray, n: int) -> BSource | None:
         parts.append((int(a), idx, flat[idx] & ((1 << 40) - 1)))
     computed = None if loaded.all() else np.flatnonzero(~loaded)
     views: dict[int | None, BView] = {}
-    arranged = None
     if len(parts) == 1 and computed is None:
         pos = parts[0][2].reshape(tiles, k, sticks)
         in_order = _b_view(pos, None)
@@ -586,8 +592,8 @@ def _b_source(origin: np.ndarray, n: int) -> BSource | None:
             views[None] = in_order
             ss = in_order.stick[1]
             if sticks > 1 and ss > 1 and (by_rows := _b_view(pos, ss)) is not None and by_rows.stick == (0, 1):
-                views[ss], arranged = by_rows, ss
-    return BSource(parts, computed, views, arranged)
+                views[ss] = by_rows
+    return BSource(parts, computed, views)
 
 
 class _FrozenLoad:
@@ -625,8 +631,7 @@ def _arrange_frozen_loads(steps: list[tuple[Step, np.ndarray]]) -> None:
     rows: dict[int, int] = {}
     for step, _ in steps:
         if isinstance(step, GemmStep):
-            sources = [source for _, _, source in step.blocks] + ([step.singles[2]] if step.singles else [])
-            for source in sources:
+            for source in step.sources():
                 if source is not None and source.rows is not None:
                     rows.setdefault(source.parts[0][0], source.rows)
     for step, _ in steps:
