@@ -113,6 +113,7 @@ def pipeline_passes(
             [
                 SpyreResidentChainsPass(
                     cores=config.cores,
+                    corelets_used=config.corelets_used,
                     budget_bytes=config.planner_lx_bytes,
                     double_buffer=opts.double_buffer,
                     multicast=opts.multicast,
@@ -125,6 +126,7 @@ def pipeline_passes(
         ),
         SpyreDivideWorkPass(
             cores=config.cores,
+            corelets_used=config.corelets_used,
             strategy="cost" if opts.cost_split else "even",
             budget_bytes=config.planner_lx_bytes,
             double_buffer=opts.double_buffer,
@@ -140,6 +142,7 @@ def pipeline_passes(
         SpyrePlanScratchpadPass(
             budget_bytes=config.planner_lx_bytes,
             cores=config.cores,
+            corelets_used=config.corelets_used,
             double_buffer=opts.double_buffer,
             cost=opts.cost_chunks,
             stationary_a=opts.stationary_a,
@@ -218,8 +221,17 @@ class SpyrePipelinePass(ModulePass):
     cores: int = DEFAULT_CONFIG.cores
     """Cores of the target device."""
 
+    corelets_used: int = DEFAULT_CONFIG.corelets_used
+    """Corelets per core the compiler drives (DeviceConfig.corelets_used)."""
+
     strict: bool = False
     """Refuse float ops without a device lowering instead of leaving them on the host."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        run_pipeline(ctx, op, DEFAULT_CONFIG.replace(cores=self.cores), strict=self.strict, verify_each=True)
+        run_pipeline(
+            ctx,
+            op,
+            DEFAULT_CONFIG.replace(cores=self.cores, corelets_used=self.corelets_used),
+            strict=self.strict,
+            verify_each=True,
+        )

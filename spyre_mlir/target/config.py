@@ -191,6 +191,10 @@ class DeviceConfig:
             raise ValueError(f"early_loads must be an int >= 0 (kernels ahead; 0: none), got {self.early_loads!r}")
         if self.dma_queue_depth < 1:
             raise ValueError(f"dma_queue_depth must be >= 1, got {self.dma_queue_depth}")
+        if not 1 <= self.corelets_used <= self.corelets_per_core:
+            raise ValueError(
+                f"corelets_used must be 1 .. corelets_per_core ({self.corelets_per_core}), got {self.corelets_used}"
+            )
         if self.cores < 1 or self.lx_bytes < self.stick_bytes:
             raise ValueError(f"a device needs >= 1 core and >= 1 stick of LX, got {self.cores}, {self.lx_bytes}")
         if self.lx_sticks > MAX_LOOP_COUNT + 1:

@@ -47,6 +47,10 @@ class SpyreDivideWorkPass(ModulePass):
     cores: int = DEFAULT_CONFIG.cores
     """Cores to divide the work over."""
 
+    corelets_used: int = DEFAULT_CONFIG.corelets_used
+    """Corelets per core the PT and SFP estimates assume (DeviceConfig.corelets_used; plan for
+    the device the programs run on)."""
+
     strategy: str = "cost"
     """How to choose splits: "cost" (estimated time) or "even" (stick-aligned halving)."""
 
@@ -77,6 +81,11 @@ class SpyreDivideWorkPass(ModulePass):
             raise PassFailedException(f"spyre-divide-work: unknown strategy {self.strategy!r} (supported: cost, even)")
         if self.cores < 1:
             raise PassFailedException(f"spyre-divide-work: cores must be >= 1, got {self.cores}")
+        if not 1 <= self.corelets_used <= DEFAULT_CONFIG.corelets_per_core:
+            raise PassFailedException(
+                f"spyre-divide-work: corelets_used must be 1 .. {DEFAULT_CONFIG.corelets_per_core}, "
+                f"got {self.corelets_used}"
+            )
         for kernel in op.walk():
             if not isinstance(kernel, spyre.KernelOp) or kernel.split is not None:
                 continue
@@ -95,7 +104,7 @@ class SpyreDivideWorkPass(ModulePass):
         self, mm: spyre.MatmulOp, epilogue: tuple[int, int, int, int] | None
     ) -> tuple[dict[str, int] | None, int]:
         """The split and B-multicast chain length (1: none) with the least estimated time."""
-        config = DEFAULT_CONFIG.replace(cores=self.cores)
+        config = DEFAULT_CONFIG.replace(cores=self.cores, corelets_used=self.corelets_used)
         best = plan_matmul(
             matmul_shape(mm),
             config,

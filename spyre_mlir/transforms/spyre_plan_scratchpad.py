@@ -58,6 +58,10 @@ class SpyrePlanScratchpadPass(ModulePass):
     cores: int = DEFAULT_CONFIG.cores
     """Cores of the device (must match spyre-divide-work)."""
 
+    corelets_used: int = DEFAULT_CONFIG.corelets_used
+    """Corelets per core the PT and SFP estimates assume (DeviceConfig.corelets_used; plan for
+    the device the programs run on)."""
+
     double_buffer: bool = True
     """Second buffers for streamed matmul and pointwise tiles."""
 
@@ -108,7 +112,7 @@ class SpyrePlanScratchpadPass(ModulePass):
 
         if self.cost and isinstance(compute, spyre.MatmulOp):
             assert compute is not None
-            config = DEFAULT_CONFIG.replace(cores=self.cores)
+            config = DEFAULT_CONFIG.replace(cores=self.cores, corelets_used=self.corelets_used)
             found = best_chunks(
                 matmul_shape(compute),
                 split,

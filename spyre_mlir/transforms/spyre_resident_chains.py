@@ -155,6 +155,10 @@ class SpyreResidentChainsPass(ModulePass):
     cores: int = DEFAULT_CONFIG.cores
     """Cores of the device (must match spyre-divide-work)."""
 
+    corelets_used: int = DEFAULT_CONFIG.corelets_used
+    """Corelets per core the PT and SFP estimates assume (DeviceConfig.corelets_used; plan for
+    the device the programs run on)."""
+
     budget_bytes: int = DEFAULT_CONFIG.planner_lx_bytes
     """The planner's LX budget per core; the resident block takes its top part."""
 
@@ -223,7 +227,7 @@ class SpyreResidentChainsPass(ModulePass):
             return "only 2-D matmuls chain"
         if ps.n % F16_LANES:
             return f"the intermediate's {ps.n} columns are not whole sticks"
-        config = DEFAULT_CONFIG.replace(cores=self.cores)
+        config = DEFAULT_CONFIG.replace(cores=self.cores, corelets_used=self.corelets_used)
         span = order[order.index(p) : order.index(c) + 1]  # the pair and the kernels between
         budget = self.budget_bytes // STICK_BYTES
         for k in span:
