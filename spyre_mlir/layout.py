@@ -107,6 +107,19 @@ class Layout:
             stride = (*hs[1:-1], lanes, hs[0], lane_stride)
         return Layout(shape, element_bytes, size, stride)
 
+    @staticmethod
+    def batch_major(shape: tuple[int, ...], element_bytes: int) -> Layout:
+        """Every host dim one device dim in host order, sticked along the last: a stack of
+        row-major matrices, each row its sticks side by side. For (8, 4096, 1024) f16:
+        device_size [8, 4096, 16, 64], stride_map [4194304, 1024, 64, 1]. Viewed as
+        (1, 32, 1024, 1024) it is that shape's generic layout (the batch split into heads)."""
+        shape = tuple(shape)
+        if len(shape) < 2 or shape[-1] < 2:
+            raise LayoutError(f"a batch-major layout needs rank >= 2 and a last dim > 1, got {shape}")
+        lanes = lanes_for(element_bytes)
+        hs = row_major_strides(shape)
+        return Layout(shape, element_bytes, (*shape[:-1], math.ceil(shape[-1] / lanes), lanes), (*hs[:-1], lanes, 1))
+
     # ------------------------------------------------------------------ derived facts
     @property
     def lanes(self) -> int:

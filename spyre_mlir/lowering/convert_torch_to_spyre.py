@@ -568,7 +568,10 @@ class LowerMatmul(Lowering):
         if op.name == "torch.aten.bmm":
             a, b = self.dev(op.operands[0], op), self.dev(op.operands[1], op)
             shape = (_shape(a)[0], _shape(a)[1], _shape(b)[2])
-            mm = spyre.MatmulOp(a, b, spyre.device_tensor_type(shape))
+            # batch-major: attention's (heads, rows, keys) scores viewed as (1, heads, rows,
+            # keys) are then in that shape's generic layout, which the softmax reads as it is
+            lay = Layout.batch_major(shape, 2) if shape[2] > 1 else None
+            mm = spyre.MatmulOp(a, b, spyre.device_tensor_type(shape, lay))
             return [mm], mm.result
         if op.name == "torch.aten.linear":
             inp, weight, bias_v = op.operands

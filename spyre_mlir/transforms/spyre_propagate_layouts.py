@@ -1,7 +1,8 @@
 """`spyre-propagate-layouts`: make every operand's layout one its consumer can read, with an
 explicit `spyre.restickify` where it is not, then move what can be moved to the host.
 
-    matmul      c in the generic stick layout; a (sticked on K) and b (on N) in a layout whose
+    matmul      c in the generic stick layout (a batched one's: batch-major, as converted);
+                a (sticked on K) and b (on N) in a layout whose
                 sticks hold what the generic layout's hold, each dim one device dim
                 (`matmul_reads`: the generic layout or a stick permutation of it)
     pointwise   each input's sticks hold the same elements as the output's sticks (any
@@ -92,15 +93,19 @@ def _operand_generic(op: Operation, index: int, rewriter: PatternRewriter) -> No
 
 
 class MatmulOperandsReadable(RewritePattern):
-    """The result generic; an operand the matmul cannot read as it is (`matmul_reads`) is
+    """The result in a layout the matmul writes as it is (`matmul_reads`: the generic one, or a
+    batched product's batch-major one); an operand the matmul cannot read as it is is
     restickified to the generic layout."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: spyre.MatmulOp, rewriter: PatternRewriter):
         if _in_kernel(op):
             return
-        if spyre.device_layout(op.result.type).canonical() != _generic(op.result):
-            raise PassFailedException(f"'spyre.matmul': result {op.result.type} must be in the generic stick layout")
+        if not matmul_reads(spyre.device_layout(op.result.type)):
+            raise PassFailedException(
+                f"'spyre.matmul': result {op.result.type} must be in a layout whose sticks hold the generic "
+                f"layout's, each dim one device dim"
+            )
         for i in (0, 1):
             v = op.operands[i]
             if not matmul_reads(spyre.device_layout(v.type)):
