@@ -66,6 +66,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.cost import host_round_trip_seconds, relayout_seconds
+from spyre_mlir.analysis.sticks import slice_strides
 from spyre_mlir.analysis.views import transfer_permutation
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects import torch as t
@@ -885,12 +886,14 @@ class LowerSlice(Lowering):
         box = tuple(count if i == dim else n for i, n in enumerate(shape))
         if box == shape:  # select of an extent-1 dim still drops it (never after the transpose: extent > 1)
             return x
-        # a slice reads its input in the generic layout (its starts are checked against it):
-        # e.g. a transposed view is restickified first (spyre-propagate-layouts would anyway)
-        x = _generic(ops, x)
+        # a slice reads its input as it is where the input's sticks hold the box's by one
+        # stride per loop (a rotary embedding's half of transposed heads), else in the generic
+        # layout (spyre-propagate-layouts' rule; the starts are checked against the layout read)
         start = [begin if i == dim else 0 for i in range(len(shape))]
         steps = [step if i == dim else 1 for i in range(len(shape))]
         sl = spyre.SliceOp(x, start, spyre.device_tensor_type(box), steps)
+        if slice_strides(sl) is None:
+            sl = spyre.SliceOp(_generic(ops, x), start, spyre.device_tensor_type(box), steps)
         ops.append(sl)
         return sl.result if perm is None else _permute(ops, sl.result, perm)  # a swap undoes itself
 

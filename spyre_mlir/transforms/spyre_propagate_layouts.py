@@ -10,7 +10,8 @@ explicit `spyre.restickify` where it is not, then move what can be moved to the 
                 is restickified to the output's layout (or, if it broadcasts, to its own
                 generic layout, or to a splat when it broadcasts along the stick dim)
     reduce      the input in the generic layout (the result is its splat)
-    slice       the input in the generic layout
+    slice       the input as it is where its sticks hold the result's by one stride per loop
+                (`slice_strides`), else in the generic layout
     concat      every input in the generic layout
     gather      the table in the generic layout (each row a DMA of whole sticks)
     fold        restickify(views(to_device(x))) -> to_device(x) straight into the wanted
@@ -60,7 +61,7 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.cost import relayout_seconds
-from spyre_mlir.analysis.sticks import matmul_reads
+from spyre_mlir.analysis.sticks import matmul_reads, slice_strides
 from spyre_mlir.analysis.views import transfer_permutation
 from spyre_mlir.dialects import spyre
 from spyre_mlir.layout import Layout, broadcast_dim_map, operand_strides
@@ -173,12 +174,14 @@ class ReduceInputGeneric(RewritePattern):
 
 
 class SliceInputShareSticks(RewritePattern):
-    """A slice copies whole sticks from its start on: it reads its input in the generic
-    layout (one digit per host dim, so the box is one strided loop nest)."""
+    """A slice copies whole sticks from its start on, the box one strided loop nest: it reads
+    its input as it is where the input's sticks hold the result's by one stride per loop
+    (`slice_strides`: e.g. a rotary embedding's halves of attention heads, transposed, whose
+    sticks each hold 64 elements of one head and row), else in the generic layout."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: spyre.SliceOp, rewriter: PatternRewriter):
-        if _in_kernel(op):
+        if _in_kernel(op) or slice_strides(op) is not None:
             return
         _operand_generic(op, 0, rewriter)
 

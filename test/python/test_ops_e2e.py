@@ -105,6 +105,33 @@ def test_attention_scores_with_expand():
     check(lambda a, b: torch.softmax(a @ b.transpose(-1, -2) / 8.0, dim=-1), q, k)
 
 
+def test_grouped_query_attention_with_a_mask():
+    """GQA as HF writes it (repeat_kv's expand, a causal mask added to the scores): the scores'
+    batched product is batch-major, so the mask's add runs in the softmax's row group."""
+    q, k, v = randn(1, 4, 64, 64, seed=31), randn(1, 2, 64, 64, seed=32), randn(1, 2, 64, 64, seed=33)
+    mask = torch.triu(torch.full((64, 64), -1e4), 1)
+
+    def attention(q, k, v, mask):
+        k = k[:, :, None].expand(1, 2, 2, 64, 64).reshape(1, 4, 64, 64)
+        v = v[:, :, None].expand(1, 2, 2, 64, 64).reshape(1, 4, 64, 64)
+        return torch.softmax(q @ k.transpose(-1, -2) / 8.0 + mask, dim=-1) @ v
+
+    check(attention, q, k, v, mask)
+
+
+def test_rotary_halves_of_transposed_heads():
+    """rotate_half on heads of 128 transposed to (1, heads, rows, 128): the slices of whole
+    sticks read the transposed view as it is."""
+    x, w = randn(1, 64, 256, seed=34), randn(256, 256, seed=35, scale=0.05)
+    cos, sin = randn(1, 1, 64, 128, seed=36), randn(1, 1, 64, 128, seed=37)
+
+    def rotary(x, w, cos, sin):
+        q = (x @ w).view(1, 64, 2, 128).transpose(1, 2)
+        return q * cos + torch.cat((-q[..., 64:], q[..., :64]), dim=-1) * sin
+
+    check(rotary, x, w, cos, sin)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("batch,seq", [(1, 128), (2, 100)])
 def test_attention_with_heads_below_a_stick_runs_on_the_device(batch, seq):

@@ -56,3 +56,28 @@ func.func @lanes_alone(%x: !torch.vtensor<[130],f32>) -> !torch.vtensor<[65],f32
   %1 = torch.aten.neg %0 : !torch.vtensor<[65],f32> -> !torch.vtensor<[65],f32>
   return %1 : !torch.vtensor<[65],f32>
 }
+
+// A slice of whole sticks of a transposed view (a rotary embedding's second half of each head,
+// the heads transposed to (1, heads, rows, 128)): every stick of the view holds 64 elements of
+// one head and row, so the slice copies them by one stride per loop from the view as it is; no
+// relayout to the generic layout first.
+// CHECK-LABEL: func.func @half_of_transposed_heads
+// CHECK:         %[[P:.*]] = spyre.permute %{{.*}} permutation [0, 2, 1, 3]
+// CHECK-NEXT:    spyre.slice %[[P]] start [0, 0, 0, 64] : tensor<1x4x128x128xf16, #spyre.layout<device_size = [128, 4, 2, 1, 64], stride_map = [128, 16384, 64, 65536, 1]>>
+// CHECK-NOT:     spyre.restickify
+func.func @half_of_transposed_heads(%x: !torch.vtensor<[1,128,512],f32>) -> !torch.vtensor<[1,4,128,64],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int3 = torch.constant.int 3
+  %int4 = torch.constant.int 4
+  %int64 = torch.constant.int 64
+  %int128 = torch.constant.int 128
+  %none = torch.constant.none
+  %l = torch.prim.ListConstruct %int1, %int128, %int4, %int128 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.view %x, %l : !torch.vtensor<[1,128,512],f32>, !torch.list<int> -> !torch.vtensor<[1,128,4,128],f32>
+  %1 = torch.aten.transpose.int %0, %int1, %int2 : !torch.vtensor<[1,128,4,128],f32>, !torch.int, !torch.int -> !torch.vtensor<[1,4,128,128],f32>
+  %2 = torch.aten.slice.Tensor %1, %int3, %int64, %int128, %int1 : !torch.vtensor<[1,4,128,128],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[1,4,128,64],f32>
+  return %2 : !torch.vtensor<[1,4,128,64],f32>
+}
+// ISA-LABEL: func.func @half_of_transposed_heads
