@@ -63,6 +63,12 @@ is (fp32 on the host; the device then computes in DL16 either way).
                                                             the stick dim with dim p for the whole cat,
                                                             where the lowering would swap every piece and
                                                             the result apart
+    cat([±x[..., a1:b1], ...], -1) * s
+                       -> cat([x[..., a1:b1], ...], -1) * (s * S)
+                                                            exact, for pieces of whole sticks (rotate_half
+                                                            at heads of 128) read only by the product: S
+                                                            the lanes' signs; no negation kernel, and the
+                                                            pieces are slices the cat's kernel copies
     bmm(m(x * c), m'(y * d)) -> bmm(m(x * (c * d)), m'(y))  <= 1 fp32 ulp apart per element (one
                                                             rounding of a scaling fewer; none when c * d
                                                             is a power of two), m and m' moves and copies
@@ -950,6 +956,34 @@ class LaneMovesInOneSwap(RewritePattern):
         _erase_dead(rewriter, [listed, *(o for p in found for o in p[4])])
 
 
+class NegationsOntoFactor(RewritePattern):
+    """cat([±x[..., a1:b1], ±x[..., a2:b2], ...], -1) of pieces of whole sticks, one negated at
+    least (a rotary embedding's rotate_half at heads of 128), whose only reader is a product by
+    s (rotate_half(q) * sin):
+
+        -> cat([x[..., a1:b1], x[..., a2:b2], ...], -1) * (s * S)
+
+    with S the lanes' signs (a constant of the cat's last dim). Exact (a negation is). The pieces are then slices alone, which the cat's kernel copies
+    (spyre-fuse's sliced concats), where a negated piece took a slice kernel and a negation
+    kernel of its own; s * S is one op for every layer that reads the same s (CSE). Pieces
+    that start or end inside a stick are LaneMovesInOneSwap's."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        matched = _cat_of_lane_pieces(op)
+        if matched is None:
+            return
+        listed, _, found = matched
+        offset, inside = 0, False
+        for _, start, end, _, _ in found:
+            inside |= start % F16_LANES != 0 or end % F16_LANES != 0 or offset % F16_LANES != 0
+            offset += end - start
+        if inside or not any(p[3] for p in found) or not _signs_onto_factor(op, found, rewriter):
+            return
+        for v in list(listed.elements):
+            if isinstance(neg := v.owner, Operation) and neg.name == "torch.aten.neg":
+                rewriter.replace_op(neg, [], [neg.operands[0]])
+
+
 def _signs_onto_factor(
     cat: Operation, found: Sequence[tuple[SSAValue, int, int, bool, list[Operation]]], rewriter: PatternRewriter
 ) -> bool:
@@ -1144,6 +1178,7 @@ ADAPTATIONS: tuple[type[RewritePattern], ...] = (
     LaneMovesAsProduct,
     InterleavedLaneMovesAsProduct,
     LaneMovesInOneSwap,
+    NegationsOntoFactor,
     ScalingsOnOneOperand,
     GroupedHeadsInRows,
 )

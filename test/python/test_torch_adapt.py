@@ -256,6 +256,37 @@ def test_a_rotary_embedding_gives_the_same_bits_in_fewer_launches(monkeypatch):
     assert torch.equal(nan_with.nan_to_num(), nan_without.nan_to_num())
 
 
+def test_rotate_half_of_whole_sticks_negates_the_factor_instead(monkeypatch):
+    """apply_rotary_pos_emb at head dim 128 (Granite, Llama 3), the heads transposed: the
+    negated half moves onto sin as a product by the lanes' signs (NegationsOntoFactor), so the
+    cat's kernel copies both halves and no negation runs; the same bits, a NaN included."""
+    from spyre_mlir.transforms import torch_adapt
+
+    def rotary(x, cos, sin):
+        q = x.view(1, 16, 2, 128).transpose(1, 2)
+        return q * cos + torch.cat((-q[..., 64:], q[..., :64]), dim=-1) * sin
+
+    x, angles = randn(1, 16, 256, seed=13), randn(1, 1, 16, 128, seed=14)
+    nan_x = x.clone()
+    nan_x[0, 3, 70] = float("nan")
+
+    def run():
+        launches, y = _launches(rotary, x, angles.cos(), angles.sin())
+        torch._dynamo.reset()
+        with torch.no_grad():
+            y_nan = torch.compile(Fn(rotary), backend="spyre")(nan_x, angles.cos(), angles.sin())
+        return launches, y, y_nan
+
+    launches_with, with_it, nan_with = run()
+    kept = tuple(a for a in torch_adapt.ADAPTATIONS if a is not torch_adapt.NegationsOntoFactor)
+    monkeypatch.setattr(torch_adapt, "ADAPTATIONS", kept)
+    launches_without, without, nan_without = run()
+    assert torch.equal(with_it, without)
+    assert len(launches_with) == len(launches_without) - 1, (launches_with, launches_without)
+    assert torch.equal(nan_with.isnan(), nan_without.isnan()) and int(nan_with.isnan().sum()) == 2
+    assert torch.equal(nan_with.nan_to_num(), nan_without.nan_to_num())
+
+
 @pytest.mark.parametrize("rows, sizes", [(1, (64, 128)), (23, (63, 65, 1)), (100, (257, 64))])
 def test_a_split_into_pieces_is_slices_on_the_device(rows, sizes):
     """split_with_sizes, unpacked: a slice per piece (SplitIntoSlices), joined again in the
