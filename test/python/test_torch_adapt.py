@@ -33,6 +33,29 @@ def _launches(fn, *inputs, **options):
     return [k.name for k in device.profile.kernels[before:]], y
 
 
+def _with_and_without(monkeypatch, adaptation, fn, inputs, nan_inputs):
+    """`fn` compiled with the adaptations as they are and without `adaptation`: the launches of
+    each, asserting the same bits on `inputs` and the same NaNs and other bits on `nan_inputs`
+    (a NaN in an input, which each run keeps where it is). The NaN runs' outputs are returned."""
+    from spyre_mlir.transforms import torch_adapt
+
+    def run():
+        launches, y = _launches(fn, *inputs)
+        torch._dynamo.reset()
+        with torch.no_grad():
+            y_nan = torch.compile(Fn(fn), backend="spyre")(*nan_inputs)
+        return launches, y, y_nan
+
+    launches_with, with_it, nan_with = run()
+    kept = tuple(a for a in torch_adapt.ADAPTATIONS if a is not adaptation)
+    monkeypatch.setattr(torch_adapt, "ADAPTATIONS", kept)
+    launches_without, without, nan_without = run()
+    assert torch.equal(with_it, without)
+    assert torch.equal(nan_with.isnan(), nan_without.isnan())
+    assert torch.equal(nan_with.nan_to_num(), nan_without.nan_to_num())
+    return launches_with, launches_without, nan_with
+
+
 def gelu_new(x):  # GPT-2's NewGELUActivation, as written in transformers
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
 
@@ -269,22 +292,15 @@ def test_rotate_half_of_whole_sticks_negates_the_factor_instead(monkeypatch):
     x, angles = randn(1, 16, 256, seed=13), randn(1, 1, 16, 128, seed=14)
     nan_x = x.clone()
     nan_x[0, 3, 70] = float("nan")
-
-    def run():
-        launches, y = _launches(rotary, x, angles.cos(), angles.sin())
-        torch._dynamo.reset()
-        with torch.no_grad():
-            y_nan = torch.compile(Fn(rotary), backend="spyre")(nan_x, angles.cos(), angles.sin())
-        return launches, y, y_nan
-
-    launches_with, with_it, nan_with = run()
-    kept = tuple(a for a in torch_adapt.ADAPTATIONS if a is not torch_adapt.NegationsOntoFactor)
-    monkeypatch.setattr(torch_adapt, "ADAPTATIONS", kept)
-    launches_without, without, nan_without = run()
-    assert torch.equal(with_it, without)
-    assert len(launches_with) == len(launches_without) - 1, (launches_with, launches_without)
-    assert torch.equal(nan_with.isnan(), nan_without.isnan()) and int(nan_with.isnan().sum()) == 2
-    assert torch.equal(nan_with.nan_to_num(), nan_without.nan_to_num())
+    with_it, without, nan_out = _with_and_without(
+        monkeypatch,
+        torch_adapt.NegationsOntoFactor,
+        rotary,
+        (x, angles.cos(), angles.sin()),
+        (nan_x, angles.cos(), angles.sin()),
+    )
+    assert len(with_it) == len(without) - 1, (with_it, without)
+    assert int(nan_out.isnan().sum()) == 2
 
 
 @pytest.mark.parametrize("rows, sizes", [(1, (64, 128)), (23, (63, 65, 1)), (100, (257, 64))])
@@ -378,21 +394,15 @@ def test_a_rotary_embedding_by_a_product_gives_the_same_bits_in_fewer_launches(m
     nan_q = q.clone()
     nan_q[0, 0, 0, 5] = float("nan")
 
-    def run():
-        launches, y = _launches(scores, q, k, angles.cos(), angles.sin())
-        torch._dynamo.reset()
-        with torch.no_grad():
-            y_nan = torch.compile(Fn(scores), backend="spyre")(nan_q, k, angles.cos(), angles.sin())
-        return launches, y, y_nan
-
-    launches_with, with_it, nan_with = run()
-    swap_only = tuple(a for a in torch_adapt.ADAPTATIONS if a is not torch_adapt.LaneMovesAsProduct)
-    monkeypatch.setattr(torch_adapt, "ADAPTATIONS", swap_only)
-    launches_without, without, nan_without = run()
-    assert torch.equal(with_it, without)
-    assert len(launches_with) < len(launches_without), (launches_with, launches_without)
-    assert torch.equal(nan_with.isnan(), nan_without.isnan()) and nan_with[0, 0, 0].isnan().all()
-    assert torch.equal(nan_with.nan_to_num(), nan_without.nan_to_num())
+    with_it, without, nan_out = _with_and_without(
+        monkeypatch,
+        torch_adapt.LaneMovesAsProduct,
+        scores,
+        (q, k, angles.cos(), angles.sin()),
+        (nan_q, k, angles.cos(), angles.sin()),
+    )
+    assert len(with_it) < len(without), (with_it, without)
+    assert nan_out[0, 0, 0].isnan().all()
 
 
 def test_a_rotary_embedding_read_elsewhere_keeps_its_lane_moves():
