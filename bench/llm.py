@@ -70,7 +70,7 @@ def smollm2_dir() -> str:
 
 class Recorder:
     """Wraps a compiled forward: per call, its wall time and the device model's simulated time
-    (kernels, transfers) and MACs."""
+    (kernels, transfers), MACs and launches, and the kernels that multiply (products) apart."""
 
     def __init__(self, fn: Any, config: Any = None):
         from spyre_mlir.frontend.backend import get_device
@@ -89,6 +89,9 @@ class Recorder:
                 "kernel_s": sum(k.time_s for k in kernels),
                 "transfer_s": p.transfers_s - t0,
                 "macs": sum(k.macs for k in kernels),
+                "launches": len(kernels),
+                "products": sum(1 for k in kernels if k.macs),
+                "products_s": sum(k.time_s for k in kernels if k.macs),
             }
         )
         return out
