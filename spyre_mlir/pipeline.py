@@ -32,6 +32,7 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from xdsl.utils.exceptions import PassFailedException
 
+from spyre_mlir.analysis.cost import planning_config
 from spyre_mlir.diagnostics import in_pass, verify_after_pass
 from spyre_mlir.dialects import spyre
 from spyre_mlir.gc_pause import gc_paused
@@ -231,7 +232,7 @@ class SpyrePipelinePass(ModulePass):
         run_pipeline(
             ctx,
             op,
-            DEFAULT_CONFIG.replace(cores=self.cores, corelets_used=self.corelets_used),
+            planning_config(self.name, self.cores, self.corelets_used),
             strict=self.strict,
             verify_each=True,
         )

@@ -30,11 +30,11 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.buffers import epilogue_sticks
-from spyre_mlir.analysis.cost import matmul_shape, plan_matmul
+from spyre_mlir.analysis.cost import matmul_shape, plan_matmul, planning_config
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import epilogue, iteration_dims, kernel_iteration_dims, kernel_ops
 from spyre_mlir.dialects.spyre_iteration import even_split
-from spyre_mlir.target.config import DEFAULT_CONFIG
+from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig
 from spyre_mlir.target.constants import STICK_BYTES
 
 
@@ -81,11 +81,7 @@ class SpyreDivideWorkPass(ModulePass):
             raise PassFailedException(f"spyre-divide-work: unknown strategy {self.strategy!r} (supported: cost, even)")
         if self.cores < 1:
             raise PassFailedException(f"spyre-divide-work: cores must be >= 1, got {self.cores}")
-        if not 1 <= self.corelets_used <= DEFAULT_CONFIG.corelets_per_core:
-            raise PassFailedException(
-                f"spyre-divide-work: corelets_used must be 1 .. {DEFAULT_CONFIG.corelets_per_core}, "
-                f"got {self.corelets_used}"
-            )
+        config = planning_config(self.name, self.cores, self.corelets_used)
         for kernel in op.walk():
             if not isinstance(kernel, spyre.KernelOp) or kernel.split is not None:
                 continue
@@ -94,17 +90,17 @@ class SpyreDivideWorkPass(ModulePass):
             ops = kernel_ops(kernel)
             if self.strategy == "cost" and isinstance(ops[0], spyre.MatmulOp):
                 split, multicast = self.cheapest_matmul_split(
-                    ops[0], epilogue_sticks(epilogue(ops)) if len(ops) > 1 else None
+                    ops[0], epilogue_sticks(epilogue(ops)) if len(ops) > 1 else None, config
                 )
                 if multicast > 1:
                     kernel.multicast = spyre.MulticastAttr(multicast)
             kernel.split = spyre.SplitAttr(split or even_split(dims, self.cores))
 
     def cheapest_matmul_split(
-        self, mm: spyre.MatmulOp, epilogue: tuple[int, int, int, int] | None
+        self, mm: spyre.MatmulOp, epilogue: tuple[int, int, int, int] | None, config: DeviceConfig
     ) -> tuple[dict[str, int] | None, int]:
-        """The split and B-multicast chain length (1: none) with the least estimated time."""
-        config = DEFAULT_CONFIG.replace(cores=self.cores, corelets_used=self.corelets_used)
+        """The split and B-multicast chain length (1: none) with the least estimated time on
+        the device `config`."""
         best = plan_matmul(
             matmul_shape(mm),
             config,

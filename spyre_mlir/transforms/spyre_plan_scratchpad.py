@@ -38,7 +38,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.buffers import KernelBuffers, epilogue_sticks
-from spyre_mlir.analysis.cost import best_chunks, matmul_shape
+from spyre_mlir.analysis.cost import best_chunks, matmul_shape, planning_config
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import kernel_iteration_dims, kernel_ops
 from spyre_mlir.dialects.spyre_iteration import core_boxes, max_chunk
@@ -112,7 +112,7 @@ class SpyrePlanScratchpadPass(ModulePass):
 
         if self.cost and isinstance(compute, spyre.MatmulOp):
             assert compute is not None
-            config = DEFAULT_CONFIG.replace(cores=self.cores, corelets_used=self.corelets_used)
+            config = planning_config(self.name, self.cores, self.corelets_used)
             found = best_chunks(
                 matmul_shape(compute),
                 split,

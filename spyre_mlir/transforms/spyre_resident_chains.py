@@ -44,7 +44,14 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from spyre_mlir.analysis.buffers import epilogue_sticks
-from spyre_mlir.analysis.cost import MatmulShape, best_chunks, matmul_shape, multicast_chains, plan_matmul
+from spyre_mlir.analysis.cost import (
+    MatmulShape,
+    best_chunks,
+    matmul_shape,
+    multicast_chains,
+    plan_matmul,
+    planning_config,
+)
 from spyre_mlir.diagnostics import REMARKS
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import epilogue, kernel_ops
@@ -227,7 +234,7 @@ class SpyreResidentChainsPass(ModulePass):
             return "only 2-D matmuls chain"
         if ps.n % F16_LANES:
             return f"the intermediate's {ps.n} columns are not whole sticks"
-        config = DEFAULT_CONFIG.replace(cores=self.cores, corelets_used=self.corelets_used)
+        config = planning_config(self.name, self.cores, self.corelets_used)
         span = order[order.index(p) : order.index(c) + 1]  # the pair and the kernels between
         budget = self.budget_bytes // STICK_BYTES
         for k in span:
