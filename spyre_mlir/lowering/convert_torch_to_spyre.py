@@ -893,7 +893,7 @@ class LowerSlice(Lowering):
         steps = [step if i == dim else 1 for i in range(len(shape))]
         sl = spyre.SliceOp(x, start, spyre.device_tensor_type(box), steps)
         if slice_strides(sl) is None:
-            sl = spyre.SliceOp(_generic(ops, x), start, spyre.device_tensor_type(box), steps)
+            sl.operands[0] = _generic(ops, x)
         ops.append(sl)
         return sl.result if perm is None else _permute(ops, sl.result, perm)  # a swap undoes itself
 

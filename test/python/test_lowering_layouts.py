@@ -147,3 +147,22 @@ def test_ragged_relayouts_split_mid_dimension_are_exact(case):
     x = (np.random.default_rng(2).integers(-512, 512, shape) / 64).astype(np.float32)  # exact in DL16
     _, y = lowered_and_run(relayout_module(shape, src, dst), x)
     np.testing.assert_array_equal(y, x)
+
+
+def test_a_slice_lowering_leaves_no_use_by_an_op_outside_the_module():
+    """A slice whose input the copy cannot read as it is reads a relayout of it: the value
+    keeps no use by a slice that never joined the module (its readers are counted, e.g. for
+    epilogues, which need a matmul's result read once)."""
+    from pathlib import Path
+
+    from spyre_mlir.lowering.convert_torch_to_spyre import ConvertTorchToSpyrePass
+
+    src = (Path(__file__).parents[1] / "filecheck" / "lowering" / "strided-slice.mlir").read_text()
+    ctx = make_tool_context()
+    m = Parser(ctx, src).parse_module()
+    ConvertTorchToSpyrePass().apply(ctx, m)
+    assert any(op.name == "spyre.restickify" for op in m.walk())  # a slice read a relayout
+    detached = [
+        (op.name, u.operation.name) for op in m.walk() for r in op.results for u in r.uses if u.operation.parent is None
+    ]
+    assert not detached
