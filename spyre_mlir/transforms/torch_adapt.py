@@ -671,6 +671,17 @@ def _cat_of_lane_pieces(
     return listed, rs, [p for p in pieces if p is not None]
 
 
+def _moves_lanes(found: Sequence[tuple[SSAValue, int, int, bool, list[Operation]]]) -> bool:
+    """Whether a cat of these pieces (`_cat_of_lane_pieces`) moves elements between lanes: a
+    piece starts or ends inside a stick of x, or starts inside a stick of the cat."""
+    offset = 0
+    for _, start, end, _, _ in found:
+        if start % F16_LANES or end % F16_LANES or offset % F16_LANES:
+            return True
+        offset += end - start
+    return False
+
+
 LANE_PRODUCT_MAX = 4 * F16_LANES
 """The widest last dim (and cat) `LaneMovesAsProduct` moves by a product: 4 sticks, a rotary
 embedding's head of up to 256, whose signed permutation matrix is 256 x 256."""
@@ -789,12 +800,12 @@ class LaneMovesAsProduct(RewritePattern):
         x, xs = found[0][0], t.sizes_of(found[0][0])
         if xs is None or list(xs[:-1]) != list(rs[:-1]) or max(xs[-1], rs[-1]) > LANE_PRODUCT_MAX:
             return
-        offset, inside = 0, False
-        for _, start, end, _, _ in found:
-            inside |= start % F16_LANES != 0 or end % F16_LANES != 0 or offset % F16_LANES != 0
-            offset += end - start
         dtype = t.vtensor_type(op.results[0]).get_dtype()
-        if not inside or not isinstance(dtype, Float32Type) or not _only_contracted(op.results[0], len(rs) - 1):
+        if (
+            not _moves_lanes(found)
+            or not isinstance(dtype, Float32Type)
+            or not _only_contracted(op.results[0], len(rs) - 1)
+        ):
             return
         d, n = xs[-1], rs[-1]
         weights = [0.0] * (n * d)
@@ -912,13 +923,10 @@ class LaneMovesInOneSwap(RewritePattern):
         if matched is None:
             return
         listed, rs, found = matched
-        x, offset, inside = found[0][0], 0, False
-        for _, start, end, _, _ in found:
-            inside |= start % F16_LANES != 0 or end % F16_LANES != 0 or offset % F16_LANES != 0
-            offset += end - start
+        x = found[0][0]
         xs = t.sizes_of(x)
         partner = next((d for d in range(len(rs) - 2, -1, -1) if rs[d] > 1), None)
-        if not inside or partner is None or xs is None or xs[:-1] != rs[:-1]:
+        if not _moves_lanes(found) or partner is None or xs is None or xs[:-1] != rs[:-1]:
             return
         dtype = t.vtensor_type(op.results[0]).get_dtype()
         last = len(rs) - 1
@@ -973,11 +981,7 @@ class NegationsOntoFactor(RewritePattern):
         if matched is None:
             return
         listed, _, found = matched
-        offset, inside = 0, False
-        for _, start, end, _, _ in found:
-            inside |= start % F16_LANES != 0 or end % F16_LANES != 0 or offset % F16_LANES != 0
-            offset += end - start
-        if inside or not any(p[3] for p in found) or not _signs_onto_factor(op, found, rewriter):
+        if _moves_lanes(found) or not any(p[3] for p in found) or not _signs_onto_factor(op, found, rewriter):
             return
         for v in list(listed.elements):
             if isinstance(neg := v.owner, Operation) and neg.name == "torch.aten.neg":
