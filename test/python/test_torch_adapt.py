@@ -260,23 +260,17 @@ def test_a_rotary_embedding_gives_the_same_bits_in_fewer_launches(monkeypatch):
     nan_q = q.clone()
     nan_q[0, 1, 3, 5] = float("nan")
 
-    def run():
-        launches, y = _launches(rotary, q, angles.cos(), angles.sin())
-        torch._dynamo.reset()
-        with torch.no_grad():
-            y_nan = torch.compile(Fn(rotary), backend="spyre")(nan_q, angles.cos(), angles.sin())
-        return launches, y, y_nan
-
     swap_only = tuple(a for a in torch_adapt.ADAPTATIONS if a is not torch_adapt.LaneMovesAsProduct)
     monkeypatch.setattr(torch_adapt, "ADAPTATIONS", swap_only)
-    launches_with, with_it, nan_with = run()
-    kept = tuple(a for a in swap_only if a is not torch_adapt.LaneMovesInOneSwap)
-    monkeypatch.setattr(torch_adapt, "ADAPTATIONS", kept)
-    launches_without, without, nan_without = run()
-    assert torch.equal(with_it, without)
-    assert len(launches_with) <= len(launches_without) - 3, (launches_with, launches_without)  # 6 vs 9
-    assert torch.equal(nan_with.isnan(), nan_without.isnan()) and int(nan_with.isnan().sum()) == 2
-    assert torch.equal(nan_with.nan_to_num(), nan_without.nan_to_num())
+    with_it, without, nan_out = _with_and_without(
+        monkeypatch,
+        torch_adapt.LaneMovesInOneSwap,
+        rotary,
+        (q, angles.cos(), angles.sin()),
+        (nan_q, angles.cos(), angles.sin()),
+    )
+    assert len(with_it) <= len(without) - 3, (with_it, without)  # 6 vs 9
+    assert int(nan_out.isnan().sum()) == 2
 
 
 def test_rotate_half_of_whole_sticks_negates_the_factor_instead(monkeypatch):
