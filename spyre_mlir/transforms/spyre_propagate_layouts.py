@@ -34,6 +34,12 @@ and the card's dispatch of a kernel within a launch sequence):
                    + relayout(v) if any other reader (matmul, reduce, slice, view) needs v's
                      original layout and L is not it;  from_device reads any layout (free)
 
+A pointwise op that is the only reader of a 2-D matmul's result (directly, or through a
+reshape only it reads) becomes that matmul's epilogue in spyre-fuse when its result is placed
+as the product's (a residual add after o_proj or down_proj): in any other candidate it is a
+kernel of its own, which stores the product's result and loads it again, so that candidate
+costs relayout(product's result) more; the product's layout is a candidate.
+
 The cheapest candidate wins; a tie keeps the converted layout. Readers that need the original
 layout then read a restickify of the result back to it (one, shared). So a pointwise chain on a
 transposed value whose result goes to the host runs in the transposed layout (no relayout at
@@ -236,6 +242,30 @@ class DropNeedlessRestickify(RewritePattern):
             rewriter.replace(op, [], [src])
 
 
+def _product_read_alone(op: spyre.PointwiseOp) -> tuple[Layout, Layout] | None:
+    """(the layout of `op`'s result placed as the product's, the product's layout) when `op`
+    reads, once, the result of a 2-D matmul that nothing else reads, directly or through a
+    reshape that nothing else reads and that moves no element: what spyre-fuse needs of an
+    epilogue but the result's layout; else None."""
+    out = spyre.device_layout(op.result.type)
+    for v in dict.fromkeys(op.inputs):
+        src = v
+        if isinstance(v.owner, spyre.ReshapeOp) and len(list(v.uses)) == 1:
+            src = v.owner.input
+        mm = src.owner
+        if not isinstance(mm, spyre.MatmulOp) or _in_kernel(mm) or len(list(mm.result.uses)) != 1:
+            continue
+        if len([u for u in op.inputs if u is v]) != 1:
+            continue
+        product = spyre.device_layout(mm.result.type)
+        if len(product.shape) != 2 or product.element_bytes != out.element_bytes:
+            continue
+        there = product.reshaped(out.shape)
+        if there is not None:
+            return there, product
+    return None
+
+
 class LayoutChooser:
     """The min-cost choice of pointwise result layouts (module docstring)."""
 
@@ -251,8 +281,8 @@ class LayoutChooser:
         out = spyre.device_layout(op.result.type)
         found = [out]
         seen = {out.canonical()}
-        for v in op.inputs:
-            lay = self.layout(v, override)
+        product = _product_read_alone(op)
+        for lay in [self.layout(v, override) for v in op.inputs] + ([product[0]] if product else []):
             if lay.shape != out.shape or lay.element_bytes != out.element_bytes or lay.is_splat or lay.is_sparse:
                 continue
             lay = Layout(out.shape, out.element_bytes, lay.device_size, lay.stride_map)
@@ -260,6 +290,15 @@ class LayoutChooser:
                 seen.add(lay.canonical())
                 found.append(lay)
         return found
+
+    def own_cost(self, op: spyre.PointwiseOp, out: Layout, override: dict[SSAValue, Layout]) -> float:
+        """The inputs' restickifies for an output in `out`, plus the product's round trip
+        through DDR where `op` could be its epilogue in another layout only (module docstring)."""
+        total = self.inputs_cost(op, out, override)
+        product = _product_read_alone(op)
+        if product is not None and not out.places_like(product[0]):
+            total += relayout_seconds(product[1], self.config)
+        return total
 
     def inputs_cost(self, op: spyre.PointwiseOp, out: Layout, override: dict[SSAValue, Layout]) -> float:
         """The restickifies the inputs need for an output in `out` (PointwiseOperandsShareSticks
@@ -289,8 +328,7 @@ class LayoutChooser:
                 if isinstance(u, spyre.PointwiseOp) and not _in_kernel(u):
                     override = {v: lay}
                     total += min(
-                        self.inputs_cost(u, c, override) + self.future(u.result, c)
-                        for c in self.candidates(u, override)
+                        self.own_cost(u, c, override) + self.future(u.result, c) for c in self.candidates(u, override)
                     )
                 elif lay.canonical() != converted:
                     back = True
@@ -301,8 +339,7 @@ class LayoutChooser:
 
     def choose(self, op: spyre.PointwiseOp) -> Layout:
         costs = [
-            (self.inputs_cost(op, c, {}) + self.future(op.result, c), i, c)
-            for i, c in enumerate(self.candidates(op, {}))
+            (self.own_cost(op, c, {}) + self.future(op.result, c), i, c) for i, c in enumerate(self.candidates(op, {}))
         ]
         return min(costs)[2]
 

@@ -985,7 +985,7 @@ class NegationsOntoFactor(RewritePattern):
             return
         for v in list(listed.elements):
             if isinstance(neg := v.owner, Operation) and neg.name == "torch.aten.neg":
-                rewriter.replace_op(neg, [], [neg.operands[0]])
+                rewriter.replace(neg, [], [neg.operands[0]])
 
 
 def _signs_onto_factor(
@@ -1015,7 +1015,7 @@ def _signs_onto_factor(
         DenseIntOrFPElementsAttr.from_list(TensorType(dtype, [n]), lanes), t.ValueTensorType([n], dtype)
     )
     signed = _new("torch.aten.mul.Tensor", [other, signs.result], t.ValueTensorType([*shape[:-1], n], dtype))
-    rewriter.insert_op([signs, signed], InsertPoint.before(product))
+    rewriter.insert([signs, signed], InsertPoint.before(product))
     product.operands[1 - uses[0].index] = signed.results[0]
     rewriter.notify_op_modified(product)
     return True
