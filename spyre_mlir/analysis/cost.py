@@ -18,8 +18,9 @@ and then
     port  = max over cores of its DMA bytes / LX port bytes per cycle
     busy  = max over cores of max(pt, sfp)
     dma   = per DMA engine of a core: its instructions' latency + its bytes at the full rate
-    time  = max(busy, ddr, port) + fill + drain          (double-buffered: DMA hides behind compute;
-                                                          busy = max over cores of pt, sfp, dma)
+    time  = fill + max(contended(compute, rest, port),    (double-buffered: DMA hides behind compute;
+                       max(busy, rest, port) + last) + drain  rest = ddr after the fill, last = the
+                                                          last chunk's PT after its loads)
     time  = sum over chunks of (load + compute + store)   (single-buffered: every step waits)
 
 With a k split (split k = p), a core whose k range is not the last receives the next part's
@@ -28,6 +29,18 @@ fp32 sums (acc_in) and adds them (SFP), a core whose range is not the first send
 
 where fill is the first chunk's loads and drain the last chunk's store, each at its share of
 the DDR bandwidth.
+
+Contention: PT, DDR and the LX port each have a demand (cycles it would take alone). Where one
+dominates, the time is its demand; where two or three are near one another, each waits on the
+others now and then (a B tile late down a chain holds the PT, a PT pass holds the next load's
+buffer), and the simulation takes longer than the largest demand. `contended` combines the
+demands by their p-norm, p = CONTENTION_NORM = 6: the largest demand plus a share of the others
+that grows as they near it (two equal demands: 1.12 times one; a demand at half the largest
+adds 0.3%). p was chosen on the Granite-8B-shaped layer's products at 1024 rows on both
+corelets, where PT, DDR and the port are all near saturation and the simulated times of
+the candidate plans rank as their p-norm estimates do (bench/plans.py prints both for every
+plan it runs, beside the plain maximum); where one resource dominates the estimate is the
+maximum's.
 """
 
 from __future__ import annotations
@@ -51,6 +64,20 @@ from spyre_mlir.target.cycles import dma_engine_cycles, host_transfer_seconds, s
 MULTICAST_PIECE = 64
 """Sticks (8 KiB) per ring send down a multicast chain (convert-spyre-to-isa): a piece moves on
 as soon as it has landed, so the chain fills in (g - 1) piece hops, not (g - 1) tile hops."""
+
+
+CONTENTION_NORM = 6
+"""The p of `contended`'s p-norm (module docstring, "Contention")."""
+
+
+def contended(*demands: float) -> float:
+    """The time of work whose resources (PT, DDR, LX port), each needing `demands[i]` cycles
+    on its own, run side by side: their p-norm, which is the largest demand when one dominates
+    and more when several are near it (module docstring, "Contention")."""
+    top = max(demands)
+    if top <= 0:
+        return 0.0
+    return top * sum((d / top) ** CONTENTION_NORM for d in demands) ** (1 / CONTENTION_NORM)
 
 
 def piece_rows(n_sticks: int) -> int:
@@ -354,7 +381,7 @@ def matmul_estimate(
         # the first tiles' loads (fill), then the rest of the transfers beside the products,
         # the last tiles' products after the last load, the last store (drain)
         rest = ddr - first_sticks * STICK_BYTES / ddr_rate
-        cycles = fill + max(compute, max(busy, rest, port) + last_pt) + drain
+        cycles = fill + max(contended(compute, rest, port), max(busy, rest, port) + last_pt) + drain
     else:
         cycles = max(serial, ddr)
     bound = max((("pt", pt_max), ("sfp", sfp_max), ("ddr", ddr), ("port", port)), key=lambda kv: kv[1])[0]
