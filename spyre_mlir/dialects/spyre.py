@@ -1058,7 +1058,8 @@ class KernelOp(IRDLOperation):
             raise VerifyException(
                 f"'spyre.kernel' @{self.sym_name.data}: holds one compute op (spyre.matmul, spyre.pointwise, "
                 f"spyre.reduce, spyre.gather, spyre.scatter, spyre.slice, spyre.concat or spyre.restickify), a matmul and its pointwise "
-                f"epilogue, a concat and slices it reads, or a row group of reductions and pointwise ops, and views; "
+                f"epilogue, a concat and slices it reads, a pointwise op and the sliced concats it reads, or a row group "
+                f"of reductions and pointwise ops, and views; "
                 f"found {len(compute)} compute op(s)" + (f" and {', '.join(other)}" if other else "")
             )
         try:
@@ -1233,6 +1234,9 @@ class KernelForm:
     of an epilogue, the concat of sliced parts); None for a row group."""
     epilogue: Epilogue | None = None
     group: RowGroup | None = None
+    sliced_inputs: tuple[int, ...] = ()
+    """Of a pointwise compute op, the inputs that are concats of slices in the kernel, each
+    read part by part from its slices' inputs (`pointwise_sliced_inputs`)."""
 
     def dims(self) -> list[IterDim]:
         if self.group is not None:
@@ -1250,6 +1254,8 @@ def kernel_form(ops: Sequence[Operation]) -> KernelForm:
         return KernelForm(ops[0], epilogue=epilogue(ops))
     if isinstance(ops[-1], ConcatOp):
         return KernelForm(sliced_concat(ops))
+    if isinstance(ops[-1], PointwiseOp) and any(isinstance(o, ConcatOp) for o in ops):
+        return KernelForm(ops[-1], sliced_inputs=pointwise_sliced_inputs(ops))
     return KernelForm(None, group=row_group(ops))
 
 
@@ -1275,6 +1281,32 @@ def sliced_concat(ops: Sequence[Operation]) -> ConcatOp:
         if any(u.operation is not cat for u in sl.result.uses):
             raise ValueError("a sliced concat kernel's slices are read by its concat alone")
     return cat
+
+
+def pointwise_sliced_inputs(ops: Sequence[Operation]) -> tuple[int, ...]:
+    """The inputs of a kernel's pointwise op that are concats of slices in the kernel (`ops`
+    in order: the slices, the concats that read them, the pointwise op last), or ValueError
+    saying why the ops are not such a kernel. Each concat is placed as the pointwise op's
+    result and read by it alone, each of its parts is a slice it alone reads, and the lowering
+    DMAs each part of a tile from the slice's input (one stride per loop: it refuses a slice
+    whose input's sticks do not hold the part so)."""
+    *rest, pw = ops
+    if not isinstance(pw, PointwiseOp):
+        raise ValueError("a kernel of sliced concats read by a pointwise op ends with the spyre.pointwise")
+    out = device_layout(pw.result.type).canonical()
+    cats = [o for o in rest if isinstance(o, ConcatOp)]
+    parts: list[Operation] = []
+    for cat in cats:
+        slices = [o for o in rest if isinstance(o, SliceOp) and o.result in cat.inputs]
+        if any(not isinstance(v.owner, SliceOp) or v.owner not in slices for v in cat.inputs):
+            raise ValueError("a concat a pointwise op reads in its kernel has slices in the kernel for parts")
+        sliced_concat([*slices, cat])
+        if any(u.operation is not pw for u in cat.result.uses) or device_layout(cat.result.type).canonical() != out:
+            raise ValueError("a concat a pointwise op reads in its kernel is read by it alone, placed as its result")
+        parts += slices
+    if len(parts) + len(cats) != len(rest):
+        raise ValueError("a kernel of sliced concats read by a pointwise op holds only those slices and concats")
+    return tuple(i for i, v in enumerate(pw.inputs) if v.owner in cats)
 
 
 def kernel_core_boxes(kernel: KernelOp, cores: int) -> list[Box | None]:

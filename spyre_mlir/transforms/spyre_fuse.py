@@ -37,6 +37,14 @@ program launch); views and transfers stay on the host side, between launches.
        %a = spyre.slice %t start [32, 0]; %b = spyre.slice %t start [0, 0]; %c = spyre.concat %a, %b
          -> %c = spyre.kernel "k0" (%t) { the three ops; spyre.yield %c }
 
+   A pointwise op that alone reads such a concat, placed as its result (the rotary
+   embedding's t * cos + cat(t[h:], t[:h]) * sin'), takes the concat and its slices into its
+   own kernel instead: each part of an input tile is DMAed from the slice's input, and the
+   swapped copy is never stored (spyre.pointwise_sliced_inputs):
+
+       %c = spyre.concat %a, %b; %y = spyre.pointwise %t, %cos, %c, %sin
+         -> %y = spyre.kernel "k0" (%t, %cos, %sin) { the slices, the concat, the pointwise op }
+
 5. One kernel per remaining compute op (matmul, pointwise, reduce, gather, slice, restickify):
 
        %r = spyre.matmul %a, %b      ->   %r = spyre.kernel "k0" (%a, %b) { spyre.matmul; spyre.yield }
@@ -59,7 +67,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.sticks import slice_strides
 from spyre_mlir.dialects import spyre
-from spyre_mlir.dialects.spyre import epilogue, pointwise_loops, row_group
+from spyre_mlir.dialects.spyre import epilogue, pointwise_loops, pointwise_sliced_inputs, row_group
 from spyre_mlir.layout import loop_dims
 
 KERNEL_OPS = (
@@ -131,6 +139,13 @@ class SpyreFusePass(ModulePass):
                 taken.add(f"{self.prefix}{counter}")
                 _group_kernel(f"{self.prefix}{counter}", group)
         if self.sliced_concats:
+            for pw in [o for o in op.walk() if isinstance(o, spyre.PointwiseOp)]:
+                if isinstance(pw.parent_op(), spyre.KernelOp | spyre.PointwiseOp) or not (reads := _sliced_inputs(pw)):
+                    continue
+                while f"{self.prefix}{counter}" in taken:
+                    counter += 1
+                taken.add(f"{self.prefix}{counter}")
+                _group_kernel(f"{self.prefix}{counter}", [*reads, pw])
             for cat in [o for o in op.walk() if isinstance(o, spyre.ConcatOp)]:
                 if isinstance(cat.parent_op(), spyre.KernelOp) or not (slices := _sliced_parts(cat)):
                     continue
@@ -238,6 +253,51 @@ def _sliced_parts(cat: spyre.ConcatOp) -> list[spyre.SliceOp]:
     assert block is not None
     order = {o: i for i, o in enumerate(block.ops)} if len(found) > 1 else {}
     return sorted(found, key=lambda o: order.get(o, 0))
+
+
+def _sliced_inputs(pw: spyre.PointwiseOp) -> list[Operation]:
+    """The slices and concats of `pw`'s inputs that are concats of slices it can read part by
+    part (each concat in its block, read by `pw` alone, placed as `pw`'s result, along one
+    loop of it in whole units, every part a slice only the concat reads whose input's sticks
+    hold it by one stride per loop: `slice_strides`), in block order; [] if none is."""
+    if not any(isinstance(v.owner, spyre.ConcatOp) for v in pw.inputs):
+        return []
+    try:
+        loops = pointwise_loops(pw)[0]
+    except ValueError:  # refused with the reason later (_check_pointwise)
+        return []
+    out = spyre.device_layout(pw.result.type).canonical()
+    found: list[Operation] = []
+    for v in dict.fromkeys(pw.inputs):
+        cat = v.owner
+        if (
+            not isinstance(cat, spyre.ConcatOp)
+            or cat.parent_block() is not pw.parent_block()
+            or any(u.operation is not pw for u in cat.result.uses)
+            or spyre.device_layout(cat.result.type).canonical() != out
+        ):
+            continue
+        along = [d for d in loops if d.host_dim == cat.dim.value.data]
+        slices = _sliced_parts(cat)
+        if (
+            len(along) != 1
+            or len(slices) != len(cat.inputs)
+            or any(slice_strides(sl, loops) is None for sl in slices)
+            or any(o % along[0].weight for o in cat.offsets())
+        ):
+            continue
+        found += [*slices, cat]
+    if not found:
+        return []
+    block = pw.parent_block()
+    assert block is not None
+    order = {o: i for i, o in enumerate(block.ops)}
+    ops = sorted(found, key=order.__getitem__)
+    try:
+        pointwise_sliced_inputs([*ops, pw])
+    except ValueError:
+        return []
+    return ops
 
 
 def _broadcast_shape(

@@ -275,8 +275,9 @@ def test_a_rotary_embedding_gives_the_same_bits_in_fewer_launches(monkeypatch):
 
 def test_rotate_half_of_whole_sticks_negates_the_factor_instead(monkeypatch):
     """apply_rotary_pos_emb at head dim 128 (Granite, Llama 3), the heads transposed: the
-    negated half moves onto sin as a product by the lanes' signs (NegationsOntoFactor), so the
-    cat's kernel copies both halves and no negation runs; the same bits, a NaN included."""
+    negated half moves onto sin as a product by the lanes' signs (NegationsOntoFactor), so no
+    negation runs and the cat is of slices alone, which the combination with cos and sin reads
+    in its own kernel (spyre-fuse): two launches fewer; the same bits, a NaN included."""
     from spyre_mlir.transforms import torch_adapt
 
     def rotary(x, cos, sin):
@@ -293,8 +294,40 @@ def test_rotate_half_of_whole_sticks_negates_the_factor_instead(monkeypatch):
         (x, angles.cos(), angles.sin()),
         (nan_x, angles.cos(), angles.sin()),
     )
-    assert len(with_it) == len(without) - 1, (with_it, without)
+    assert len(with_it) == len(without) - 2, (with_it, without)
     assert int(nan_out.isnan().sum()) == 2
+
+
+def test_a_rotary_combination_reads_the_swapped_halves_in_its_kernel(monkeypatch):
+    """q * cos + cat(q[..., 64:], q[..., :64]) * sin on heads of 128 (sticks swapped, after
+    NegationsOntoFactor): spyre-fuse puts the slices and the cat into the combination's
+    kernel, which DMAs each half of a tile from q; the swapped copy is never stored. One launch
+    fewer, and the same bits as with the copy (it moves elements, it rounds none), a NaN
+    included."""
+    from spyre_mlir.transforms import spyre_fuse
+
+    def rotary(x, cos, sin):
+        q = x.view(1, 16, 2, 128).transpose(1, 2)
+        return q * cos + torch.cat((-q[..., 64:], q[..., :64]), dim=-1) * sin
+
+    x, angles = randn(1, 16, 256, seed=15), randn(1, 1, 16, 128, seed=16)
+    nan_x = x.clone()
+    nan_x[0, 5, 200] = float("nan")
+
+    def run():
+        launches, y = _launches(rotary, x, angles.cos(), angles.sin())
+        torch._dynamo.reset()
+        with torch.no_grad():
+            y_nan = torch.compile(Fn(rotary), backend="spyre")(nan_x, angles.cos(), angles.sin())
+        return launches, y, y_nan
+
+    launches_with, with_it, nan_with = run()
+    monkeypatch.setattr(spyre_fuse, "_sliced_inputs", lambda pw: [])
+    launches_without, without, nan_without = run()
+    assert len(launches_with) == len(launches_without) - 1, (launches_with, launches_without)
+    assert torch.equal(with_it, without)
+    assert torch.equal(nan_with.isnan(), nan_without.isnan()) and int(nan_with.isnan().sum()) == 2
+    assert torch.equal(nan_with.nan_to_num(7.0), nan_without.nan_to_num(7.0))
 
 
 @pytest.mark.parametrize("rows, sizes", [(1, (64, 128)), (23, (63, 65, 1)), (100, (257, 64))])

@@ -71,6 +71,8 @@ class KernelCodegen:
         ops = kernel_ops(kernel)
         form = kernel_form(ops)
         self.epilogue, self.group = form.epilogue, form.group
+        self.sliced_inputs = form.sliced_inputs
+        """A pointwise op's inputs that are sliced concats (KernelForm.sliced_inputs)."""
         self.compute = form.compute or ops[-1]  # a row group's result is its last op's
         self.dims = form.dims()
         try:

@@ -261,3 +261,37 @@ func.func @swapped_halves(%t: tensor<64x128xf16, #spyre.layout<device_size = [2,
   %d = spyre.concat %shared, %hi2 dim 0 : (tensor<32x128xf16, #spyre.layout<device_size = [2, 32, 64], stride_map = [64, 128, 1]>>, tensor<32x128xf16, #spyre.layout<device_size = [2, 32, 64], stride_map = [64, 128, 1]>>) -> tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>
   func.return %c, %shared, %d : tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>, tensor<32x128xf16, #spyre.layout<device_size = [2, 32, 64], stride_map = [64, 128, 1]>>, tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>
 }
+
+// -----
+
+// A rotary combination t * c + cat(t[:, 64:], t[:, :64]) * s on rows of two sticks (a head of
+// 128): the cat of slices is read by the pointwise op alone and placed as its result, so the
+// slices and the cat join the pointwise op's kernel, which DMAs each half of a tile from t;
+// the swapped copy is never stored. With sliced_concats off: the cat, then the combination.
+
+// CHECK-LABEL: func.func @rotary_combination
+// CHECK:         %[[Y:.*]] = spyre.kernel "k0"(%[[T:.*]], %[[C:.*]], %[[S:.*]]) : ({{.*}}) -> {{.*}} {
+// CHECK-NEXT:    ^{{.*}}(%[[TA:.*]]: {{.*}}, %[[CA:.*]]: {{.*}}, %[[SA:.*]]: {{.*}}):
+// CHECK-NEXT:      %[[HI:.*]] = spyre.slice %[[TA]] start [0, 64]
+// CHECK-NEXT:      %[[LO:.*]] = spyre.slice %[[TA]] start [0, 0]
+// CHECK-NEXT:      %[[CAT:.*]] = spyre.concat %[[HI]], %[[LO]] dim 1
+// CHECK-NEXT:      %[[P:.*]] = spyre.pointwise %[[TA]], %[[CA]], %[[CAT]], %[[SA]]
+// CHECK:           spyre.yield %[[P]]
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %[[Y]]
+// UNSLICED-LABEL: func.func @rotary_combination
+// UNSLICED-COUNT-4: spyre.kernel
+// UNSLICED-NOT:     spyre.kernel
+func.func @rotary_combination(%t: tensor<16x128xf16, #spyre.layout<device_size = [2, 16, 64], stride_map = [64, 128, 1]>>, %c: tensor<16x128xf16, #spyre.layout<device_size = [2, 16, 64], stride_map = [64, 128, 1]>>, %s: tensor<16x128xf16, #spyre.layout<device_size = [2, 16, 64], stride_map = [64, 128, 1]>>) -> tensor<16x128xf16, #spyre.layout<device_size = [2, 16, 64], stride_map = [64, 128, 1]>> {
+  %hi = spyre.slice %t start [0, 64] : tensor<16x128xf16, #spyre.layout<device_size = [2, 16, 64], stride_map = [64, 128, 1]>> -> tensor<16x64xf16, #spyre.layout<device_size = [1, 16, 64], stride_map = [64, 64, 1]>>
+  %lo = spyre.slice %t start [0, 0] : tensor<16x128xf16, #spyre.layout<device_size = [2, 16, 64], stride_map = [64, 128, 1]>> -> tensor<16x64xf16, #spyre.layout<device_size = [1, 16, 64], stride_map = [64, 64, 1]>>
+  %r = spyre.concat %hi, %lo dim 1 : (tensor<16x64xf16, #spyre.layout<device_size = [1, 16, 64], stride_map = [64, 64, 1]>>, tensor<16x64xf16, #spyre.layout<device_size = [1, 16, 64], stride_map = [64, 64, 1]>>) -> tensor<16x128xf16, #spyre.layout<device_size = [2, 16, 64], stride_map = [64, 128, 1]>>
+  %y = spyre.pointwise %t, %c, %r, %s : (tensor<16x128xf16, #spyre.layout<device_size = [2, 16, 64], stride_map = [64, 128, 1]>>, tensor<16x128xf16, #spyre.layout<device_size = [2, 16, 64], stride_map = [64, 128, 1]>>, tensor<16x128xf16, #spyre.layout<device_size = [2, 16, 64], stride_map = [64, 128, 1]>>, tensor<16x128xf16, #spyre.layout<device_size = [2, 16, 64], stride_map = [64, 128, 1]>>) -> tensor<16x128xf16, #spyre.layout<device_size = [2, 16, 64], stride_map = [64, 128, 1]>> {
+  ^bb0(%a: f32, %b: f32, %d: f32, %e: f32):
+    %m = arith.mulf %a, %b : f32
+    %n = arith.mulf %d, %e : f32
+    %o = arith.addf %m, %n : f32
+    spyre.yield %o : f32
+  }
+  func.return %y : tensor<16x128xf16, #spyre.layout<device_size = [2, 16, 64], stride_map = [64, 128, 1]>>
+}
