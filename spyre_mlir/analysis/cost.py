@@ -34,13 +34,14 @@ Contention: PT, DDR and the LX port each have a demand (cycles it would take alo
 dominates, the time is its demand; where two or three are near one another, each waits on the
 others now and then (a B tile late down a chain holds the PT, a PT pass holds the next load's
 buffer), and the simulation takes longer than the largest demand. `contended` combines the
-demands by their p-norm, p = CONTENTION_NORM = 6: the largest demand plus a share of the others
-that grows as they near it (two equal demands: 1.12 times one; a demand at half the largest
-adds 0.3%). p was chosen on the Granite-8B-shaped layer's products at 1024 rows on both
-corelets, where PT, DDR and the port are all near saturation and the simulated times of
-the candidate plans rank as their p-norm estimates do (bench/plans.py prints both for every
-plan it runs, beside the plain maximum); where one resource dominates the estimate is the
-maximum's.
+demands by their p-norm, p = CONTENTION_NORM = 8: the largest demand plus a share of the others
+that grows as they near it (two equal demands: 1.09 times one; one at 80% of the largest adds
+2%, one at half of it 0.05%). p was chosen on the Granite-8B-shaped layer's products at 1024
+rows on both corelets, where PT, DDR and the port are all near saturation and the p-norm
+ranks the candidate plans as their simulated times do, and checked on the one-corelet products
+of bench/ablation.py, where the PT dominates and a smaller p (6) chose chunkings that simulate
+slower (bench/plans.py prints the estimates with and without the term beside the simulated
+time of every plan it runs); where one resource dominates the estimate is the maximum's.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ MULTICAST_PIECE = 64
 as soon as it has landed, so the chain fills in (g - 1) piece hops, not (g - 1) tile hops."""
 
 
-CONTENTION_NORM = 6
+CONTENTION_NORM = 8
 """The p of `contended`'s p-norm (module docstring, "Contention")."""
 
 

@@ -16,7 +16,7 @@ from spyre_mlir.analysis.sticks import slice_strides
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import pointwise_loops, reduce_tile_dim
 from spyre_mlir.dialects.spyre_iteration import Box, chunk_boxes
-from spyre_mlir.layout import loop_dims, loop_strides
+from spyre_mlir.layout import LoopDim, loop_dims, loop_strides
 from spyre_mlir.lowering.convert_spyre_to_isa.instructions import Ins, compact, load, reduce, sfp, store
 from spyre_mlir.target.constants import F16_LANES
 
@@ -107,7 +107,7 @@ def lower_pointwise(gen: KernelCodegen, box: Box) -> list[Ins]:
 
 
 def _sliced_parts(
-    gen: KernelCodegen, v: SSAValue, dims: list
+    gen: KernelCodegen, v: SSAValue, dims: list[LoopDim]
 ) -> tuple[int, list[tuple[int, int, list[int], int, int]]]:
     """A sliced concat a pointwise op reads (placed as its result, so on its loops `dims`):
     the loop along the concat's dim, and per part (the slice's input, the stick of the
