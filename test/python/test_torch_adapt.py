@@ -34,10 +34,21 @@ def _launches(fn, *inputs, **options):
 
 
 def _with_and_without(monkeypatch, adaptation, fn, inputs, nan_inputs):
-    """`fn` compiled with the adaptations as they are and without `adaptation`: the launches of
-    each, asserting the same bits on `inputs` and the same NaNs and other bits on `nan_inputs`
-    (a NaN in an input, which each run keeps where it is). The NaN runs' outputs are returned."""
+    """`fn` compiled with the adaptations as they are and without `adaptation`
+    (`_with_and_without_change`)."""
     from spyre_mlir.transforms import torch_adapt
+
+    kept = tuple(a for a in torch_adapt.ADAPTATIONS if a is not adaptation)
+    return _with_and_without_change(
+        lambda: monkeypatch.setattr(torch_adapt, "ADAPTATIONS", kept), fn, inputs, nan_inputs
+    )
+
+
+def _with_and_without_change(undo, fn, inputs, nan_inputs):
+    """`fn` compiled as the compiler is and after `undo()` (a monkeypatch taking a change
+    out): the launches of each, asserting the same bits on `inputs` and the same NaNs and
+    other bits on `nan_inputs` (a NaN in an input, which each run keeps where it is). The NaN
+    runs' outputs are returned."""
 
     def run():
         launches, y = _launches(fn, *inputs)
@@ -47,8 +58,7 @@ def _with_and_without(monkeypatch, adaptation, fn, inputs, nan_inputs):
         return launches, y, y_nan
 
     launches_with, with_it, nan_with = run()
-    kept = tuple(a for a in torch_adapt.ADAPTATIONS if a is not adaptation)
-    monkeypatch.setattr(torch_adapt, "ADAPTATIONS", kept)
+    undo()
     launches_without, without, nan_without = run()
     assert torch.equal(with_it, without)
     assert torch.equal(nan_with.isnan(), nan_without.isnan())
@@ -280,19 +290,9 @@ def test_rotate_half_of_whole_sticks_negates_the_factor_instead(monkeypatch):
     in its own kernel (spyre-fuse): two launches fewer; the same bits, a NaN included."""
     from spyre_mlir.transforms import torch_adapt
 
-    def rotary(x, cos, sin):
-        q = x.view(1, 16, 2, 128).transpose(1, 2)
-        return q * cos + torch.cat((-q[..., 64:], q[..., :64]), dim=-1) * sin
-
-    x, angles = randn(1, 16, 256, seed=13), randn(1, 1, 16, 128, seed=14)
-    nan_x = x.clone()
-    nan_x[0, 3, 70] = float("nan")
+    inputs, nan_inputs = _rotary_inputs(seed=13, nan_at=(0, 3, 70))
     with_it, without, nan_out = _with_and_without(
-        monkeypatch,
-        torch_adapt.NegationsOntoFactor,
-        rotary,
-        (x, angles.cos(), angles.sin()),
-        (nan_x, angles.cos(), angles.sin()),
+        monkeypatch, torch_adapt.NegationsOntoFactor, _rotary_of_heads_of_128, inputs, nan_inputs
     )
     assert len(with_it) == len(without) - 2, (with_it, without)
     assert int(nan_out.isnan().sum()) == 2
@@ -306,28 +306,29 @@ def test_a_rotary_combination_reads_the_swapped_halves_in_its_kernel(monkeypatch
     included."""
     from spyre_mlir.transforms import spyre_fuse
 
-    def rotary(x, cos, sin):
-        q = x.view(1, 16, 2, 128).transpose(1, 2)
-        return q * cos + torch.cat((-q[..., 64:], q[..., :64]), dim=-1) * sin
+    inputs, nan_inputs = _rotary_inputs(seed=15, nan_at=(0, 5, 200))
+    with_it, without, nan_out = _with_and_without_change(
+        lambda: monkeypatch.setattr(spyre_fuse, "_sliced_inputs", lambda pw: []),
+        _rotary_of_heads_of_128,
+        inputs,
+        nan_inputs,
+    )
+    assert len(with_it) == len(without) - 1, (with_it, without)
+    assert int(nan_out.isnan().sum()) == 2
 
-    x, angles = randn(1, 16, 256, seed=15), randn(1, 1, 16, 128, seed=16)
+
+def _rotary_of_heads_of_128(x, cos, sin):
+    """apply_rotary_pos_emb on heads of 128 transposed to (1, heads, rows, 128)."""
+    q = x.view(1, 16, 2, 128).transpose(1, 2)
+    return q * cos + torch.cat((-q[..., 64:], q[..., :64]), dim=-1) * sin
+
+
+def _rotary_inputs(seed, nan_at):
+    """(x, cos, sin) for `_rotary_of_heads_of_128`, and the same with a NaN in x at `nan_at`."""
+    x, angles = randn(1, 16, 256, seed=seed), randn(1, 1, 16, 128, seed=seed + 1)
     nan_x = x.clone()
-    nan_x[0, 5, 200] = float("nan")
-
-    def run():
-        launches, y = _launches(rotary, x, angles.cos(), angles.sin())
-        torch._dynamo.reset()
-        with torch.no_grad():
-            y_nan = torch.compile(Fn(rotary), backend="spyre")(nan_x, angles.cos(), angles.sin())
-        return launches, y, y_nan
-
-    launches_with, with_it, nan_with = run()
-    monkeypatch.setattr(spyre_fuse, "_sliced_inputs", lambda pw: [])
-    launches_without, without, nan_without = run()
-    assert len(launches_with) == len(launches_without) - 1, (launches_with, launches_without)
-    assert torch.equal(with_it, without)
-    assert torch.equal(nan_with.isnan(), nan_without.isnan()) and int(nan_with.isnan().sum()) == 2
-    assert torch.equal(nan_with.nan_to_num(7.0), nan_without.nan_to_num(7.0))
+    nan_x[nan_at] = float("nan")
+    return (x, angles.cos(), angles.sin()), (nan_x, angles.cos(), angles.sin())
 
 
 @pytest.mark.parametrize("rows, sizes", [(1, (64, 128)), (23, (63, 65, 1)), (100, (257, 64))])
