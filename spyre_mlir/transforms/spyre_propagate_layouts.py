@@ -273,6 +273,13 @@ class LayoutChooser:
         self.config = config
         self.fold_transfers = fold_transfers
         self.memo: dict[tuple[SSAValue, Layout], float] = {}
+        self.products: dict[Operation, tuple[Layout, Layout] | None] = {}
+        """`_product_read_alone` per op (the products and views it looks at are not rewritten)."""
+
+    def product(self, op: spyre.PointwiseOp) -> tuple[Layout, Layout] | None:
+        if op not in self.products:
+            self.products[op] = _product_read_alone(op)
+        return self.products[op]
 
     def layout(self, v: SSAValue, override: dict[SSAValue, Layout]) -> Layout:
         return override[v] if v in override else spyre.device_layout(v.type)
@@ -281,7 +288,7 @@ class LayoutChooser:
         out = spyre.device_layout(op.result.type)
         found = [out]
         seen = {out.canonical()}
-        product = _product_read_alone(op)
+        product = self.product(op)
         for lay in [self.layout(v, override) for v in op.inputs] + ([product[0]] if product else []):
             if lay.shape != out.shape or lay.element_bytes != out.element_bytes or lay.is_splat or lay.is_sparse:
                 continue
@@ -295,7 +302,7 @@ class LayoutChooser:
         """The inputs' restickifies for an output in `out`, plus the product's round trip
         through DDR where `op` could be its epilogue in another layout only (module docstring)."""
         total = self.inputs_cost(op, out, override)
-        product = _product_read_alone(op)
+        product = self.product(op)
         if product is not None and not out.places_like(product[0]):
             total += relayout_seconds(product[1], self.config)
         return total
