@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from xdsl.utils.exceptions import PassFailedException
 
@@ -116,23 +116,62 @@ def _copy_box(
 
 
 def lower_concat(gen: KernelCodegen, box: Box) -> list[Ins]:
-    """Each input's part of the chunk: DMA in from the input (its coordinate along the cat
-    dim shifted back by the input's offset), DMA out at the result's coordinate. Along the
-    stick dim the loop counts sticks, and every offset is a whole number of them. A part that
-    is a slice in the kernel (spyre.sliced_concat) is DMAed from the slice's input, from the
-    stick of its start, through that input's strides (`slice_strides`)."""
+    """Each input's part of the chunk (`concat_parts`, `part_of_chunk`): DMA in from the
+    input, DMA out at the result's coordinate."""
     op = gen.compute
     assert isinstance(op, spyre.ConcatOp)
-    dst = spyre.device_layout(op.result.type)
-    srcs = [spyre.device_layout(v.type) for v in op.inputs]  # generic (KernelCodegen._check_layouts)
-    dims = loop_dims(dst)
-    cat = op.dim.value.data
-    at = next((j for j, d in enumerate(dims) if d.host_dim == cat), None)
+    dims = loop_dims(spyre.device_layout(op.result.type))
+    at, parts = concat_parts(gen, op, dims)
+    out: list[Ins] = []
+    for ch in chunk_boxes(box, gen.dims, gen.chunks):
+        lo = [ch[d.name][0] for d in dims]
+        ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
+        for part in parts:
+            if (share := part_of_chunk(part, at, lo, ext)) is not None:
+                base, plo, pext = share
+                out += _copy_box(gen, part.arg, base, part.strides, plo, pext, dims)
+    return out
+
+
+class ConcatPart(NamedTuple):
+    """Where one input of a concat is read from, over the loops of the concat's result."""
+
+    arg: int
+    """The kernel argument: the input, or the input of the slice the input is (in the kernel)."""
+    origin: int
+    """The stick of the argument the part starts at (a slice's start)."""
+    strides: list[int]
+    """The argument's stick stride per loop."""
+    first: int
+    end: int
+    """The part's units [first, end) along the loop of the concat's dim."""
+
+
+def concat_parts(
+    gen: KernelCodegen, cat: spyre.ConcatOp, dims: Sequence[LoopDim]
+) -> tuple[int | None, list[ConcatPart]]:
+    """The loop of `dims` (the loops of a value placed as the concat's result) along the
+    concat's dim (None: no loop is), and each non-empty input's part. Along the stick dim the
+    loop counts sticks, and every offset is a whole number of them. A part that is a slice in
+    the kernel (spyre.sliced_concat, spyre.pointwise_sliced_inputs) is DMAed from the slice's
+    input, from the stick of its start, through that input's strides (`slice_strides`).
+    Refused: the dim split over several loops, an offset inside a unit of its loop, a slice
+    whose input's sticks do not hold the part by one stride per loop."""
+    d = cat.dim.value.data
+    along = [j for j, loop in enumerate(dims) if loop.host_dim == d]
+    if len(along) > 1:
+        raise PassFailedException(f"kernel {gen.name}: the concat's dim {d} is {len(along)} loops, not one")
+    at = along[0] if along else None
     unit = 1 if at is None else dims[at].weight
-    parts = []  # (argument, first stick, strides per loop, first unit, end unit along the cat loop)
-    for v, src, o in zip(op.inputs, srcs, op.offsets()):
-        if not src.shape[cat]:
+    parts = []
+    for v, offset in zip(cat.inputs, cat.offsets()):
+        extent = spyre.device_layout(v.type).shape[d]
+        if not extent:
             continue
+        if offset % unit:
+            raise PassFailedException(
+                f"kernel {gen.name}: the concat's part at {offset} along dim {d} starts inside a unit of {unit} of its loop"
+            )
         sl = v.owner
         if isinstance(sl, spyre.SliceOp):
             strides = slice_strides(sl, dims)
@@ -141,27 +180,31 @@ def lower_concat(gen: KernelCodegen, box: Box) -> list[Ins]:
                     f"kernel {gen.name}: the concat's part 'spyre.slice' of {spyre.device_layout(sl.input.type).describe()} "
                     f"from {list(sl.start.as_tuple())}: the input's sticks do not hold it by one stride per loop of the concat"
                 )
-            first = spyre.device_layout(sl.input.type).element_stick(sl.start.as_tuple())
-            arg = gen.arg(sl.input)
+            origin = spyre.device_layout(sl.input.type).element_stick(sl.start.as_tuple())
+            parts.append(
+                ConcatPart(gen.arg(sl.input), origin, strides, offset // unit, offset // unit + -(-extent // unit))
+            )
         else:
-            strides, first, arg = loop_strides(src, dims), 0, gen.arg(v)
-        parts.append((arg, first, strides, o // unit, o // unit + -(-src.shape[cat] // unit)))
-    out: list[Ins] = []
-    for ch in chunk_boxes(box, gen.dims, gen.chunks):
-        lo = [ch[d.name][0] for d in dims]
-        ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
-        for arg, origin, s, first, end in parts:
-            plo, pext = list(lo), list(ext)
-            if at is not None:
-                a, b = max(lo[at], first), min(lo[at] + ext[at], end)
-                if a >= b:
-                    continue
-                plo[at], pext[at] = a, b - a
-            src_lo = list(plo)
-            if at is not None:
-                src_lo[at] -= first
-            out += _copy_box(gen, arg, origin + sum(x * y for x, y in zip(src_lo, s)), s, plo, pext, dims)
-    return out
+            src = spyre.device_layout(v.type)
+            parts.append(
+                ConcatPart(gen.arg(v), 0, loop_strides(src, dims), offset // unit, offset // unit + -(-extent // unit))
+            )
+    return at, parts
+
+
+def part_of_chunk(
+    part: ConcatPart, at: int | None, lo: Sequence[int], ext: Sequence[int]
+) -> tuple[int, list[int], list[int]] | None:
+    """A part's share of a chunk (`lo`, `ext` units per loop): the stick of the part's argument
+    it starts at, its first unit and extent per loop; None if the chunk holds none of it."""
+    plo, pext = list(lo), list(ext)
+    src_lo = list(lo)
+    if at is not None:
+        a, b = max(lo[at], part.first), min(lo[at] + ext[at], part.end)
+        if a >= b:
+            return None
+        plo[at], pext[at], src_lo[at] = a, b - a, a - part.first
+    return part.origin + sum(x * y for x, y in zip(src_lo, part.strides)), plo, pext
 
 
 def lower_restickify(gen: KernelCodegen, box: Box) -> list[Ins]:

@@ -12,12 +12,12 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.sfp import pointwise_program
-from spyre_mlir.analysis.sticks import slice_strides
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import pointwise_loops, reduce_tile_dim
 from spyre_mlir.dialects.spyre_iteration import Box, chunk_boxes
 from spyre_mlir.layout import LoopDim, loop_dims, loop_strides
 from spyre_mlir.lowering.convert_spyre_to_isa.instructions import Ins, compact, load, reduce, sfp, store
+from spyre_mlir.lowering.convert_spyre_to_isa.movement import ConcatPart, concat_parts, part_of_chunk
 from spyre_mlir.target.constants import F16_LANES
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ def lower_pointwise(gen: KernelCodegen, box: Box) -> list[Ins]:
     steps, _ = pointwise_program(op)
     lx = gen.lx
     result: list[Ins] = []
-    sliced = {i: _sliced_parts(gen, op.inputs[i], dims) for i in gen.sliced_inputs}
+    sliced = {i: _sliced_parts(gen, op.inputs[i], dims) for i in gen.sliced_inputs}  # input i: (its loop, parts)
     # a resident value (spyre-onchip-relayout) is the core's whole box, dense, in LX
     box_lo = [box[d.name][0] for d in dims]
     box_ext = [box[d.name][1] - box[d.name][0] for d in dims]
@@ -61,15 +61,11 @@ def lower_pointwise(gen: KernelCodegen, box: Box) -> list[Ins]:
             if i in sliced:  # each part's share of the tile, from its slice's input
                 at, parts = sliced[i]
                 tile_in, buf = compact(ext), gen.buf(f"in{i}", count)
-                for arg, origin, part_strides, first, end in parts:
-                    a, b = max(lo[at], first), min(lo[at] + ext[at], end)
-                    if a >= b:
-                        continue
-                    plo, pext = list(lo), list(ext)
-                    plo[at], pext[at] = a, b - a
-                    src = sum((x - first if j == at else x) * y for j, (x, y) in enumerate(zip(plo, part_strides)))
-                    dst = buf + sum((x - y) * t for x, y, t in zip(plo, lo, tile_in))
-                    result.append(load(arg, origin + src, part_strides, dst, tile_in, pext))
+                for part in parts:
+                    if (share := part_of_chunk(part, at, lo, ext)) is not None:
+                        src, plo, pext = share
+                        dst = buf + sum((x - y) * t for x, y, t in zip(plo, lo, tile_in))
+                        result.append(load(part.arg, src, part.strides, dst, tile_in, pext))
                 access[("in", i)] = (buf, tile_in, False)
                 continue
             s = strides_in[i]
@@ -106,36 +102,16 @@ def lower_pointwise(gen: KernelCodegen, box: Box) -> list[Ins]:
     return result
 
 
-def _sliced_parts(
-    gen: KernelCodegen, v: SSAValue, dims: list[LoopDim]
-) -> tuple[int, list[tuple[int, int, list[int], int, int]]]:
-    """A sliced concat a pointwise op reads (placed as its result, so on its loops `dims`):
-    the loop along the concat's dim, and per part (the slice's input, the stick of the
-    slice's start in it, its strides per loop, the part's first and end unit along that
-    loop). Refused where a part is not whole units of that loop or its input's sticks do not
-    hold it by one stride per loop (`slice_strides`)."""
+def _sliced_parts(gen: KernelCodegen, v: SSAValue, dims: list[LoopDim]) -> tuple[int, list[ConcatPart]]:
+    """A sliced concat a pointwise op reads, placed as its result, so on its loops `dims`
+    (`concat_parts`); refused where no loop runs along the concat's dim."""
     cat = v.owner
-    assert isinstance(cat, spyre.ConcatOp)
-    d = cat.dim.value.data
-    along = [j for j, loop in enumerate(dims) if loop.host_dim == d]
-    if len(along) != 1:
-        raise PassFailedException(f"kernel {gen.name}: the pointwise op's sliced concat is along dim {d}, not one loop")
-    at, unit = along[0], dims[along[0]].weight
-    total = spyre.device_layout(cat.result.type).shape[d]
-    parts = []
-    for part, offset in zip(cat.inputs, cat.offsets()):
-        sl = part.owner
-        assert isinstance(sl, spyre.SliceOp)  # pointwise_sliced_inputs
-        strides = slice_strides(sl, dims)
-        extent = spyre.device_layout(part.type).shape[d]
-        if strides is None or offset % unit or (extent % unit and offset + extent != total):
-            raise PassFailedException(
-                f"kernel {gen.name}: the part 'spyre.slice' of {spyre.device_layout(sl.input.type).describe()} from "
-                f"{list(sl.start.as_tuple())} is not whole units of the loop along dim {d}, or the input's sticks do "
-                "not hold it by one stride per loop"
-            )
-        first = spyre.device_layout(sl.input.type).element_stick(sl.start.as_tuple())
-        parts.append((gen.arg(sl.input), first, strides, offset // unit, offset // unit + -(-extent // unit)))
+    assert isinstance(cat, spyre.ConcatOp)  # pointwise_sliced_inputs
+    at, parts = concat_parts(gen, cat, dims)
+    if at is None:
+        raise PassFailedException(
+            f"kernel {gen.name}: the pointwise op's sliced concat is along dim {cat.dim.value.data}, which no loop runs along"
+        )
     return at, parts
 
 
