@@ -51,7 +51,8 @@ QUICK = [(128, 384, 1536, 1)]
 
 @contextmanager
 def contention_norm(p: float):
-    """cost.CONTENTION_NORM set to `p` (a huge p: the plain maximum), caches cleared around it."""
+    """cost.CONTENTION_NORM set to `p` (a huge p: the plain maximum) for direct calls of
+    cost.matmul_estimate (the search's memoised chunkings are not asked inside it)."""
     old = cost.CONTENTION_NORM
     cost.CONTENTION_NORM = p
     try:
@@ -61,17 +62,10 @@ def contention_norm(p: float):
 
 
 def ranked_plans(shape: cost.MatmulShape, config: DeviceConfig) -> list[tuple[dict, int, dict, float]]:
-    """Every (split, chain) of the search with its best chunking and estimate, fastest first."""
-    budget = config.planner_lx_bytes // 128
-    splits = cost.candidate_splits(shape.dims, config.cores, True)
-    within = [s for s in splits if cost.widest_span(shape, s, config) <= config.per_core_span_bytes]
-    found = []
-    for split in within or splits:
-        for chain in cost.multicast_chains(split.get("m", 1), True):
-            best = cost.best_chunks(shape, split, config, budget, True, chain)
-            if best is not None:
-                found.append((split, chain, best[0], best[1].seconds))
-    return sorted(found, key=lambda f: f[3])
+    """Every (split, chain) of the search (`cost.every_plan`) with its best chunking and
+    estimate in seconds, fastest first."""
+    plans = cost.every_plan(shape, config, config.planner_lx_bytes // 128, True, True, True)
+    return sorted(((split, chain, chunks, est.seconds) for split, chain, chunks, est in plans), key=lambda f: f[3])
 
 
 def simulate(m: int, k: int, n: int, config: DeviceConfig, split: dict, chain: int) -> tuple[float, dict]:

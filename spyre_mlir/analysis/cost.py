@@ -542,6 +542,28 @@ def _plan_matmul(
     return best
 
 
+def every_plan(
+    shape: MatmulShape,
+    config: DeviceConfig,
+    budget_sticks: int,
+    double_buffer: bool,
+    allow_multicast: bool,
+    split_k: bool,
+) -> list[tuple[dict[str, int], int, dict[str, int], Estimate]]:
+    """Every (split, chain) `plan_matmul` considers, unpruned, in its enumeration order, with
+    its best chunking and estimate (split, chain, chunks, estimate): what the pruned search
+    must agree with, and what bench/plans.py ranks."""
+    splits = candidate_splits(shape.dims, config.cores, split_k)
+    within = [split for split in splits if widest_span(shape, split, config) <= config.per_core_span_bytes]
+    found = []
+    for split in within or splits:
+        for chain in multicast_chains(split.get("m", 1), allow_multicast):
+            best = best_chunks(shape, split, config, budget_sticks, double_buffer, chain)
+            if best is not None:
+                found.append((split, chain, best[0], best[1]))
+    return found
+
+
 def widest_span(shape: MatmulShape, split: dict[str, int], config: DeviceConfig) -> int:
     """The most bytes any core of `split` spans in one operand (from the first byte it reads or
     writes to the last), in the generic layouts the lowering gives a matmul: A (M, K) and the

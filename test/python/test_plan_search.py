@@ -29,13 +29,9 @@ def _exhaustive(shape, config, budget, double_buffer, multicast, split_k):
     """plan_matmul without pruning: the least estimate over every (split, chain), the first in
     enumeration order among equals."""
     best = None
-    splits = cost.candidate_splits(shape.dims, config.cores, split_k)
-    within = [s for s in splits if cost.widest_span(shape, s, config) <= config.per_core_span_bytes]
-    for split in within or splits:
-        for chain in cost.multicast_chains(split.get("m", 1), multicast):
-            found = cost.best_chunks(shape, split, config, budget, double_buffer, chain)
-            if found is not None and (best is None or found[1].seconds < best[2].seconds):
-                best = (split, chain, found[1])
+    for split, chain, _, estimate in cost.every_plan(shape, config, budget, double_buffer, multicast, split_k):
+        if best is None or estimate.seconds < best[2].seconds:
+            best = (split, chain, estimate)
     return best
 
 
