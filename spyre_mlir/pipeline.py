@@ -60,6 +60,9 @@ class Optimizations:
     """spyre-fuse{row_groups}: reductions and their pointwise neighbours in one kernel, in LX."""
     epilogues: bool = True
     """spyre-fuse{epilogues}: a matmul's pointwise consumer applied to its output tiles in LX."""
+    attention: bool = True
+    """spyre-fuse{attention} (with row_groups): the scores product, the softmax and the context
+    product in one kernel, the scores in LX."""
     cost_split: bool = True
     """spyre-divide-work{strategy=cost}: matmul splits by estimated time (off: even)."""
     multicast: bool = True
@@ -109,6 +112,9 @@ def pipeline_passes(
             pointwise_chains=opts.pointwise_chains,
             row_groups=opts.row_groups,
             epilogues=opts.epilogues,
+            attention=opts.attention,
+            cores=config.cores,
+            budget_bytes=config.planner_lx_bytes,
         ),
         *(
             [

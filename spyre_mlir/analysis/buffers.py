@@ -12,6 +12,7 @@ from xdsl.ir import Operation
 from spyre_mlir.analysis.sfp import pointwise_program
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import (
+    Attention,
     Epilogue,
     RowGroup,
     kernel_form,
@@ -55,7 +56,7 @@ class KernelBuffers:
         assert kernel.split is not None, "a kernel's buffers follow from its split"
         self.ops = kernel_ops(kernel)
         form = kernel_form(self.ops)
-        self.epilogue, self.group = form.epilogue, form.group
+        self.epilogue, self.group, self.attention = form.epilogue, form.group, form.attention
         self.compute = form.compute
         """The compute op (a matmul with its epilogue, a concat with the slices it reads), or
         None for a row group."""
@@ -83,6 +84,8 @@ class KernelBuffers:
                                    out, res, a row group's inputs and result, a pointwise's inputs)
         """
         ext = max_chunk(self.dims, self.boxes, chunks)
+        if self.attention is not None:
+            return attention_buffers(self.attention, ext["p"], self.args, double)
         if self.group is not None:
             bufs = row_group_buffers(self.group, ext, self.args)
         else:
@@ -225,3 +228,46 @@ def row_group_buffers(group: RowGroup, ext: dict[str, int], args: Sequence) -> d
     if any(isinstance(o, spyre.ReduceOp) and o.kind.data in ("sum", "mean") for o in group.ops):
         bufs["acc"] = 2 * vectors
     return bufs
+
+
+def attention_buffers(att: Attention, rows: int, args: Sequence, double: bool) -> dict[str, int]:
+    """LX sticks per buffer of an attention kernel's chunk of `rows` rows (spyre.Attention):
+    `q` the rows of q ([k stick][row]), `kt` and `v` one matrix's whole K^T and V (B tiles:
+    [n stick][k row]), `scores` the scores' fp32 sums ([n stick][row]), `s` the rounded scores
+    ([row][stick]), the row group's buffers on those rows (as row_group_buffers names them:
+    `a{i}` its inputs, `v{j}` its values, the last of which is the second product's A, `t{k}`
+    its temporaries, `acc` a sum's partials), `context` the second product's fp32 sums and
+    `out` its rounded tile ([n stick][row]). With `double`, q, the group's inputs, the scores'
+    sums, the group's result and `out` get a second copy: the next chunk's scores are computed
+    while the group works on this one's (convert-spyre-to-isa pipelines them)."""
+    k1, r = matrix_sticks(att.scores.rhs)
+    k2, n2 = matrix_sticks(att.context.rhs)
+    bufs = {
+        "q": rows * -(-k1 // F16_LANES),
+        "kt": k1 * r,
+        "v": k2 * n2,
+        "scores": 2 * rows * r,
+        "s": rows * r,
+    }
+    for i, a in enumerate(args):  # the group's inputs: dense over the rows and sticks they vary along
+        users = [o for o in att.group.ops if a in o.operands]
+        if users:
+            st = att.group.strides(a, users[0])
+            bufs[f"a{i}"] = (rows if st[att.rows] else 1) * (r if st[-1] else 1)
+    one_row = row_group_buffers(att.group, {**{d.name: 1 for d in att.group.outer}, "r": r}, [])
+    for name, sticks in one_row.items():
+        bufs[name] = sticks * rows
+    bufs["context"] = 2 * rows * n2
+    bufs["out"] = rows * n2
+    if double:
+        last = f"v{len(att.group.ops) - 1}"
+        for name in list(bufs):
+            if name in ("q", "scores", "out", last) or name[:1] == "a" and name[1:].isdigit():
+                bufs[f"{name}_1"] = bufs[name]
+    return bufs
+
+
+def matrix_sticks(v) -> tuple[int, int]:
+    """A matrix operand's rows and its columns in sticks (its last two dims)."""
+    shape = spyre.device_layout(v.type).shape
+    return shape[-2], -(-shape[-1] // F16_LANES)

@@ -56,8 +56,10 @@ from typing import NamedTuple
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.buffers import MULTICAST_BUFFERS, a_block_sticks, matmul_tiles
+from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre_iteration import IterDim, core_boxes, parts
 from spyre_mlir.layout import Layout
+from spyre_mlir.target import cycles
 from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig
 from spyre_mlir.target.constants import F16_LANES, STICK_BYTES
 from spyre_mlir.target.cycles import dma_engine_cycles, host_transfer_seconds, sfp_cycles
@@ -695,3 +697,36 @@ def host_round_trip_seconds(layout: Layout, config: DeviceConfig) -> float:
         + config.launch_overhead_s
         - config.dispatch_overhead_s
     )
+
+
+def attention_seconds(att: spyre.Attention, split: dict[str, int], config: DeviceConfig) -> float:
+    """Estimated time of an attention kernel (spyre.Attention) under `split` (its dims b, p,
+    h): the larger of its PT passes on the busiest core and its DDR traffic at the shared
+    bandwidth, where every core loads the whole K^T and V of each matrix it takes, q's rows
+    and the context once, and the group's other inputs (a mask) once per core and matrix
+    where they are the same for every head, else once per row."""
+    dims = att.dims()
+    boxes = [b for b in core_boxes(dims, split, config.cores) if b is not None]
+    (k1, n1), (k2, n2) = (spyre.device_layout(v.type).shape[-2:] for v in (att.scores.rhs, att.context.rhs))
+    r = math.ceil(n1 / F16_LANES)
+    per_matrix = (k1 * r + k2 * math.ceil(n2 / F16_LANES)) * STICK_BYTES
+    sticks = 0
+    pt = 0.0
+    group = att.group
+    extra = [
+        group.strides(v, next(o for o in group.ops if v in o.operands))
+        for v in dict.fromkeys(v for o in group.ops for v in o.operands if v.owner not in group.ops)
+        if v is not att.scores_value()
+    ]
+    for box in boxes:
+        mats = box["b"][1] - box["b"][0]
+        pos = box["p"][1] - box["p"][0]
+        rows = mats * pos * (box["h"][1] - box["h"][0])
+        sticks += mats * per_matrix // STICK_BYTES
+        sticks += rows * (math.ceil(k1 / F16_LANES) + math.ceil(n2 / F16_LANES))
+        for st in extra:
+            shared = not any(s for j, s in enumerate(st[:-1]) if j != att.rows)
+            sticks += (mats * pos if shared else rows) * (r if st[-1] else 1)
+        passes = cycles.pt_passes(config, rows, n1, k1) + cycles.pt_passes(config, rows, n2, k2)
+        pt = max(pt, passes / config.clock_hz)
+    return max(pt, sticks * STICK_BYTES / config.ddr_bytes_per_s)

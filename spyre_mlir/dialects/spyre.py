@@ -71,7 +71,16 @@ from spyre_mlir.dialects.spyre_marks import (
     ResidentInAttr,
     ResidentOutAttr,
 )
-from spyre_mlir.layout import Layout, LayoutError, LoopDim, broadcast_dim_map, loop_dims, loop_strides, operand_strides
+from spyre_mlir.layout import (
+    Layout,
+    LayoutError,
+    LoopDim,
+    broadcast_dim_map,
+    digit_stride,
+    loop_dims,
+    loop_strides,
+    operand_strides,
+)
 from spyre_mlir.target.constants import F16_LANES, STICK_BYTES, TRANSPOSE_BLOCK
 
 T = TypeVar("T")
@@ -1058,8 +1067,8 @@ class KernelOp(IRDLOperation):
             raise VerifyException(
                 f"'spyre.kernel' @{self.sym_name.data}: holds one compute op (spyre.matmul, spyre.pointwise, "
                 f"spyre.reduce, spyre.gather, spyre.scatter, spyre.slice, spyre.concat or spyre.restickify), a matmul and its pointwise "
-                f"epilogue, a concat and slices it reads, a pointwise op and the sliced concats it reads, or a row group "
-                f"of reductions and pointwise ops, and views; "
+                f"epilogue, a concat and slices it reads, a pointwise op and the sliced concats it reads, a row group "
+                f"of reductions and pointwise ops, or attention (a matmul, a row group, a matmul), and views; "
                 f"found {len(compute)} compute op(s)" + (f" and {', '.join(other)}" if other else "")
             )
         try:
@@ -1068,16 +1077,16 @@ class KernelOp(IRDLOperation):
         except ValueError as e:  # compute ops the kernel form cannot hold (layouts not established)
             raise VerifyException(f"'spyre.kernel' @{self.sym_name.data}: {e}") from None
         names = [d.name for d in dims]
-        owner = form.compute.name if form.compute is not None else "row group"
+        owner = form.compute.name if form.compute is not None else "attention" if form.attention else "row group"
         for what, attr in (("split", self.split), ("chunks", self.chunks)):
             if attr is not None and list(attr.as_dict()) != names:
                 raise VerifyException(
                     f"'spyre.kernel' @{self.sym_name.data}: {what} names {list(attr.as_dict())} are not the "
                     f"iteration dims {names} of its {owner}"
                 )
-        self._verify_marks(compute, dims)
+        self._verify_marks(compute, dims, form)
 
-    def _verify_marks(self, compute: Sequence[Operation], dims: Sequence[IterDim]) -> None:
+    def _verify_marks(self, compute: Sequence[Operation], dims: Sequence[IterDim], form: KernelForm) -> None:
         """The marks against the kernel: what each says alone its own verify() checks."""
         where = f"'spyre.kernel' @{self.sym_name.data}"
         for key in self.attributes:
@@ -1086,7 +1095,7 @@ class KernelOp(IRDLOperation):
                     f"{where}: {key} is not an attribute of spyre.kernel (its marks are the properties multicast, "
                     "core_order, resident_in, resident_out, onchip and lx_budget)"
                 )
-        matmul = compute[0] if isinstance(compute[0], MatmulOp) else None
+        matmul = compute[0] if isinstance(compute[0], MatmulOp) and form.attention is None else None
         pointwise = compute[0] if len(compute) == 1 and isinstance(compute[0], PointwiseOp) else None
         if self.multicast is not None and matmul is None:
             raise VerifyException(
@@ -1227,13 +1236,14 @@ def single_pointwise(kernel: Operation | None) -> PointwiseOp | None:
 @dataclass(frozen=True)
 class KernelForm:
     """What a kernel's compute ops are: one op, a matmul and its epilogue, slices and the
-    concat that reads them, or a row group (`kernel_form`)."""
+    concat that reads them, a row group, or attention (`kernel_form`)."""
 
     compute: Operation | None
     """The op whose iteration dims the kernel takes and whose lowering it runs (the matmul
-    of an epilogue, the concat of sliced parts); None for a row group."""
+    of an epilogue, the concat of sliced parts); None for a row group and for attention."""
     epilogue: Epilogue | None = None
     group: RowGroup | None = None
+    attention: Attention | None = None
     sliced_inputs: tuple[int, ...] = ()
     """Of a pointwise compute op, the inputs that are concats of slices in the kernel, each
     read part by part from its slices' inputs (`pointwise_sliced_inputs`)."""
@@ -1241,6 +1251,8 @@ class KernelForm:
     def dims(self) -> list[IterDim]:
         if self.group is not None:
             return self.group.dims()
+        if self.attention is not None:
+            return self.attention.dims()
         assert self.compute is not None
         return iteration_dims(self.compute)
 
@@ -1250,6 +1262,8 @@ def kernel_form(ops: Sequence[Operation]) -> KernelForm:
     none."""
     if len(ops) == 1:
         return KernelForm(ops[0])
+    if isinstance(ops[0], MatmulOp) and isinstance(ops[-1], MatmulOp) and len(ops) > 2:
+        return KernelForm(None, attention=attention(ops))
     if isinstance(ops[0], MatmulOp):
         return KernelForm(ops[0], epilogue=epilogue(ops))
     if isinstance(ops[-1], ConcatOp):
@@ -1548,6 +1562,150 @@ def epilogue(ops: Sequence[Operation]) -> Epilogue:
     return Epilogue(mm, pw, list(pw.inputs).index(mm.result), strides)
 
 
+@dataclass(frozen=True)
+class Attention:
+    """Attention in one kernel: a batched product (the scores, q @ k^T), a row group over its
+    rows (the softmax, with a mask's add or a soft cap), and a batched product reading the
+    group's result as its A (the context, p @ v), the two views between them looked through.
+    Each core takes whole rows of one or more matrices (iteration dims b and m): per chunk of
+    rows it computes the scores' fp32 sums, rounds them as a store would, runs the group's
+    steps and the second product on them in LX; only q's rows, each matrix's K^T and V once,
+    the group's other inputs (the mask's rows) and the context move through DDR.
+
+    `rows` is the group's outer loop that steps one row of the products (a matrix's rows may
+    span several of its other loops: a query head's rows after another's); `row_stride` and
+    `matrix_stride` are the scores' stick strides per row and per matrix, by which a row's
+    first stick is decoded into the group's outer loops (`group_index`).
+
+    Iteration dims: b (the matrices), p (a row's position along `rows`) and h (which run of
+    `positions` rows: a query head of a GQA group), row m = h * positions + p. A core's box
+    takes positions of every head of its matrices, so that the rows of a mask broadcast over
+    the heads are read once for all of them; the lowering runs b and h inside each chunk of
+    positions (neither is chunked)."""
+
+    scores: MatmulOp
+    group: RowGroup
+    context: MatmulOp
+    rows: int
+    """Index into group.outer of the loop that steps the products' rows."""
+    row_stride: int
+    matrix_stride: int
+
+    @property
+    def positions(self) -> int:
+        """Rows per head: the row loop's extent where a matrix's rows are whole runs of it,
+        else all its rows."""
+        m = device_layout(self.scores.lhs.type).shape[-2]
+        size = self.group.outer[self.rows].size
+        return size if size <= m and m % size == 0 else m
+
+    def dims(self) -> list[IterDim]:
+        shape = device_layout(self.scores.lhs.type).shape
+        b = shape[0] if len(shape) == 3 else 1
+        return [
+            IterDim("b", b, chunkable=False),
+            IterDim("p", self.positions),
+            IterDim("h", shape[-2] // self.positions, chunkable=False),
+        ]
+
+    def scores_value(self) -> SSAValue:
+        """The value the group reads for the scores (the product's result or its view)."""
+        uses = list(self.scores.result.uses)
+        op = uses[0].operation
+        return op.results[0] if isinstance(op, ReshapeOp) else self.scores.result
+
+    def group_index(self, b: int, m: int) -> list[int]:
+        """The group's outer loop indices of row m of matrix b (ValueError: no row of the
+        group's layout starts there; attention() checks the corners)."""
+        at = b * self.matrix_stride + m * self.row_stride
+        order = sorted(range(len(self.group.outer)), key=lambda j: -self.group.outer[j].stick_stride)
+        idx = [0] * len(self.group.outer)
+        for j in order:
+            d = self.group.outer[j]
+            if d.stick_stride > 0 and d.size > 1:
+                idx[j], at = divmod(at, d.stick_stride)
+        if at != 0:
+            raise ValueError(f"row {m} of matrix {b} of the scores does not start a row of the row group's layout")
+        return idx
+
+
+def attention(ops: Sequence[Operation]) -> Attention:
+    """The attention form of `ops` (a kernel's compute ops: two batched products and a row
+    group between them), or ValueError saying why they are not one."""
+    scores, context = ops[0], ops[-1]
+    if not isinstance(scores, MatmulOp) or not isinstance(context, MatmulOp) or len(ops) < 3:
+        raise ValueError("an attention kernel holds a spyre.matmul, a row group and a spyre.matmul")
+    group = row_group(ops[1:-1])
+    sa, sr, ca = (device_layout(v.type) for v in (scores.lhs, scores.result, context.lhs))
+    if len(sa.shape) != len(ca.shape):
+        raise ValueError("an attention kernel's products are both batched (3-d) or both not (2-d)")
+    if sr.shape != ca.shape:
+        raise ValueError("an attention kernel's second product reads the scores' shape as its A")
+
+    def through_view(v: SSAValue) -> Operation | None:
+        uses = list(v.uses)
+        if len(uses) != 1:
+            return None
+        op = uses[0].operation
+        if isinstance(op, ReshapeOp):
+            uses = list(op.result.uses)
+            return uses[0].operation if len(uses) == 1 else None
+        return op
+
+    inside = set(group.ops)
+    seen = scores.result
+    if len(list(seen.uses)) == 1 and isinstance(next(iter(seen.uses)).operation, ReshapeOp):
+        seen = next(iter(seen.uses)).operation.results[0]
+    if not device_layout(seen.type).places_like(group.full) or any(u.operation not in inside for u in seen.uses):
+        raise ValueError("an attention kernel's row group alone reads the scores, in its reduced layout")
+    last = group.ops[-1].results[0]
+    if not group.is_full(last) or through_view(last) is not context:
+        raise ValueError("an attention kernel's second product alone reads the row group's result")
+    if context.lhs is not last and (
+        not isinstance(context.lhs.owner, ReshapeOp) or context.lhs.owner.input is not last
+    ):
+        raise ValueError("an attention kernel's second product reads the row group's result as its A")
+    strides = [
+        (
+            digit_stride(lay, 0, 1) if len(lay.shape) == 3 else 0,
+            digit_stride(lay, -2, 1),
+            digit_stride(lay, -1, F16_LANES),
+        )
+        for lay in (sr, ca)
+    ]
+    if strides[0] != strides[1]:
+        raise ValueError("an attention kernel's scores and the second product's A hold their rows alike")
+    sb, sm, sn = strides[0]
+    if group.full.stick_strides[group.tile] != sn or group.r != math.ceil(sr.shape[-1] / F16_LANES):
+        raise ValueError("an attention kernel's row group reduces along the scores' columns")
+    rows = [j for j, d in enumerate(group.outer) if d.stick_stride == sm and d.size > 1]
+    if len(rows) != 1:
+        raise ValueError("an attention kernel's row group steps the scores' rows with one loop")
+    att = Attention(scores, group, context, rows[0], sm, sb)
+    b, m = (sr.shape[0] if len(sr.shape) == 3 else 1), sr.shape[-2]
+    for corner in ((b - 1, m - 1), (b - 1, 0), (0, m - 1)):
+        idx = att.group_index(*corner)  # every row decodes into the group's loops (asserts)
+        if any(i >= d.size for i, d in zip(idx, group.outer)):
+            raise ValueError("an attention kernel's scores rows lie outside its row group's loops")
+    for i, v in enumerate(_group_inputs(group)):
+        users = [o for o in group.ops if v in o.operands]
+        st = group.strides(v, users[0])
+        if st[att.rows] == 0 and any(st[: len(group.outer)]):
+            raise ValueError(f"an attention kernel's row group input {i} varies along its loops but not along the rows")
+    return att
+
+
+def _group_inputs(group: RowGroup) -> list[SSAValue]:
+    """The values a row group's ops read that none of them computes, in order."""
+    made = {o.results[0] for o in group.ops}
+    out: list[SSAValue] = []
+    for o in group.ops:
+        for v in o.operands:
+            if v not in made and v not in out:
+                out.append(v)
+    return out
+
+
 # endregion
 
 Spyre = Dialect(
@@ -1615,6 +1773,8 @@ __all__ = [
     "pointwise_loops",
     "RowGroup",
     "row_group",
+    "Attention",
     "Epilogue",
+    "attention",
     "epilogue",
 ]

@@ -11,6 +11,7 @@
                     the best chunking that fits LX, ranked by
                     analysis/cost.py's estimate (PT passes, DDR traffic with re-reads at the
                     shared bandwidth, ring transfers, LX port);
+                    attention (spyre.Attention): `attention_split` (estimated time);
                     other kernels: as even (their output dims split first, never a reduction)
 
     %r = spyre.kernel "k0" (...)   ->   %r = spyre.kernel "k0" (...) split <n = 8, m = 4>
@@ -30,10 +31,10 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.buffers import epilogue_sticks
-from spyre_mlir.analysis.cost import matmul_shape, plan_matmul, planning_config
+from spyre_mlir.analysis.cost import attention_seconds, matmul_shape, plan_matmul, planning_config
 from spyre_mlir.dialects import spyre
-from spyre_mlir.dialects.spyre import epilogue, iteration_dims, kernel_iteration_dims, kernel_ops
-from spyre_mlir.dialects.spyre_iteration import even_split
+from spyre_mlir.dialects.spyre import epilogue, iteration_dims, kernel_form, kernel_iteration_dims, kernel_ops
+from spyre_mlir.dialects.spyre_iteration import box_count, even_split
 from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig
 from spyre_mlir.target.constants import STICK_BYTES
 
@@ -88,7 +89,9 @@ class SpyreDivideWorkPass(ModulePass):
             dims = kernel_iteration_dims(kernel)
             split = None
             ops = kernel_ops(kernel)
-            if self.strategy == "cost" and isinstance(ops[0], spyre.MatmulOp):
+            if (att := kernel_form(ops).attention) is not None:
+                split = attention_split(att, config)
+            elif self.strategy == "cost" and isinstance(ops[0], spyre.MatmulOp):
                 split, multicast = self.cheapest_matmul_split(
                     ops[0], epilogue_sticks(epilogue(ops)) if len(ops) > 1 else None, config
                 )
@@ -114,3 +117,27 @@ class SpyreDivideWorkPass(ModulePass):
         if best is None:
             return None, 1
         return {d.name: best[0][d.name] for d in iteration_dims(mm)}, best[1]
+
+
+def attention_split(att: spyre.Attention, config: DeviceConfig) -> dict[str, int]:
+    """An attention kernel's split (either strategy; spyre.Attention's dims b, p, h): its
+    matrices over as many cores as there are, then of the splits of each matrix's positions,
+    and of its heads beyond them, over the cores left, the one with the least estimated time
+    (cost.attention_seconds; the fewest cores among equals). A core loads the whole K^T and V
+    of each matrix it takes, so that more cores per matrix cost DDR traffic: Granite's 8
+    matrices of 4 heads x 1024 positions on 32 cores take 4 parts of the positions each (each
+    K and V read 4 times); a small attention keeps cores idle rather than read K and V on
+    every one. Positions are split before heads, so that a mask's rows are read by one core
+    for all heads."""
+    b, p, h = att.dims()
+    parts_b = min(b.size, config.cores)
+    best: tuple[float, int, dict[str, int]] | None = None
+    for per_matrix in (1 << i for i in range((config.cores // parts_b).bit_length())):
+        parts_p = min(p.size, per_matrix)
+        split = {b.name: parts_b, p.name: parts_p, h.name: min(h.size, per_matrix // parts_p)}
+        cores = box_count([b, p, h], split)
+        key = (attention_seconds(att, split, config), cores, split)
+        if best is None or key[:2] < best[:2]:
+            best = key
+    assert best is not None
+    return best[2]

@@ -45,7 +45,19 @@ program launch); views and transfers stay on the host side, between launches.
        %c = spyre.concat %a, %b; %y = spyre.pointwise %t, %cos, %c, %sin
          -> %y = spyre.kernel "k0" (%t, %cos, %sin) { the slices, the concat, the pointwise op }
 
-5. One kernel per remaining compute op (matmul, pointwise, reduce, gather, slice, restickify):
+5. Attention (option `attention`, on by default): a batched product whose result only a row
+   group reads (through a view), and a batched product that alone reads the group's result as
+   its A (the scores, the softmax with the mask's add, the context) share one kernel
+   (spyre.Attention): each core computes a chunk of rows' scores, their softmax and their
+   context in LX, and the scores never reach DDR. Taken where a matrix's whole K^T and V and
+   a chunk of 8 rows fit the LX budget, and where there are rows for every core (batches x
+   rows >= cores x 8: a decode step's few rows keep their products split over all cores):
+
+       %s = matmul %q, %kt; %sv = reshape %s; <row group on %sv, %mask> -> %p; %pv = reshape %p
+       %c = matmul %pv, %v
+         -> %c = spyre.kernel "k0" (%q, %kt, %mask, %v) { the ops and views; spyre.yield %c }
+
+6. One kernel per remaining compute op (matmul, pointwise, reduce, gather, slice, restickify):
 
        %r = spyre.matmul %a, %b      ->   %r = spyre.kernel "k0" (%a, %b) { spyre.matmul; spyre.yield }
 
@@ -56,6 +68,7 @@ is refused, naming the op, the two layouts and the reason.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -65,10 +78,13 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
+from spyre_mlir.analysis.buffers import attention_buffers
 from spyre_mlir.analysis.sticks import slice_strides
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import epilogue, pointwise_loops, pointwise_sliced_inputs, row_group
 from spyre_mlir.layout import loop_dims
+from spyre_mlir.target.config import DEFAULT_CONFIG
+from spyre_mlir.target.constants import STICK_BYTES
 
 KERNEL_OPS = (
     spyre.MatmulOp,
@@ -85,8 +101,9 @@ KERNEL_OPS = (
 
 @dataclass(frozen=True)
 class SpyreFusePass(ModulePass):
-    """Group device compute ops into spyre.kernel launches: pointwise chains, row groups and
-    matmul epilogues share a kernel; every other compute op is a kernel of its own."""
+    """Group device compute ops into spyre.kernel launches: pointwise chains, row groups,
+    matmul epilogues, sliced concats and attention share a kernel; every other compute op is a
+    kernel of its own."""
 
     name = "spyre-fuse"
 
@@ -105,6 +122,16 @@ class SpyreFusePass(ModulePass):
     sliced_concats: bool = True
     """A concat and the slices only it reads in one kernel (off: a launch each)."""
 
+    attention: bool = True
+    """The scores product, a row group on its rows and the product reading the group's result
+    in one kernel (off: three launches, the scores through DDR)."""
+
+    cores: int = DEFAULT_CONFIG.cores
+    """Cores of the device (attention is fused where every core gets rows)."""
+
+    budget_bytes: int = DEFAULT_CONFIG.planner_lx_bytes
+    """LX bytes per core the plan may use (attention is fused where its buffers fit)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.pointwise_chains:
             for consumer in [o for o in op.walk() if isinstance(o, spyre.PointwiseOp)]:
@@ -112,6 +139,14 @@ class SpyreFusePass(ModulePass):
                     consumer = _fold(producer, consumer)
         taken = {k.sym_name.data for k in op.walk() if isinstance(k, spyre.KernelOp)}
         counter = 0
+        if self.attention and self.row_groups:
+            for group in _row_groups(op):
+                if (fused := self._attention_ops(group)) is None:
+                    continue
+                while f"{self.prefix}{counter}" in taken:
+                    counter += 1
+                taken.add(f"{self.prefix}{counter}")
+                _group_kernel(f"{self.prefix}{counter}", fused)
         if self.epilogues:
             for mm in [
                 o for o in op.walk() if isinstance(o, spyre.MatmulOp) and not isinstance(o.parent_op(), spyre.KernelOp)
@@ -174,6 +209,46 @@ class SpyreFusePass(ModulePass):
                 compute.operands[i] = arg
             block.add_op(compute)
             block.add_op(spyre.YieldOp(compute.results[0]))
+
+    def _attention_ops(self, group: list[Operation]) -> list[Operation] | None:
+        """The ops of an attention kernel around row group `group` (module docstring, 5.), in
+        block order, or None where the group is not between two such products, or where the
+        kernel would not fit LX or leave cores without rows."""
+        block = group[0].parent_block()
+        made = {o.results[0] for o in group}
+        views: list[Operation] = []
+        scores = None
+        for v in (v for o in group for v in o.operands if v not in made):
+            owner = v.owner
+            if isinstance(owner, spyre.ReshapeOp) and isinstance(owner.input.owner, spyre.MatmulOp):
+                views, scores = [owner], owner.input.owner
+            elif isinstance(owner, spyre.MatmulOp):
+                views, scores = [], owner
+            if scores is not None:
+                break
+        uses = list(group[-1].results[0].uses)
+        after = uses[0].operation if len(uses) == 1 else None
+        if isinstance(after, spyre.ReshapeOp) and len(list(after.result.uses)) == 1:
+            views.append(after)
+            after = next(iter(after.result.uses)).operation
+        if scores is None or not isinstance(after, spyre.MatmulOp):
+            return None
+        if any(o.parent_block() is not block for o in (scores, after, *views)):
+            return None
+        try:
+            att = spyre.attention([scores, *group, after])
+        except ValueError:
+            return None
+        if math.prod(spyre.device_layout(scores.lhs.type).shape[:-1]) < self.cores * DEFAULT_CONFIG.pt_rows:
+            return None
+        inside = {scores, *group, after, *views}
+        inputs = list(dict.fromkeys(v for o in inside for v in o.operands if v.owner not in inside))
+        fits = sum(attention_buffers(att, DEFAULT_CONFIG.pt_rows, inputs, double=False).values())
+        if fits * STICK_BYTES > self.budget_bytes:
+            return None
+        assert block is not None
+        order = {o: i for i, o in enumerate(block.ops)}
+        return sorted(inside, key=order.__getitem__)
 
 
 def _check_pointwise(op: spyre.PointwiseOp) -> None:

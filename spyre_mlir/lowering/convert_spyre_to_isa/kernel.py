@@ -25,6 +25,7 @@ from spyre_mlir.dialects.spyre import (
 )
 from spyre_mlir.dialects.spyre_iteration import Box
 from spyre_mlir.layout import Layout
+from spyre_mlir.lowering.convert_spyre_to_isa.attention import lower_attention
 from spyre_mlir.lowering.convert_spyre_to_isa.instructions import Ins
 from spyre_mlir.lowering.convert_spyre_to_isa.matmul import lower_matmul, multicast_groups
 from spyre_mlir.lowering.convert_spyre_to_isa.movement import (
@@ -70,7 +71,7 @@ class KernelCodegen:
             )
         ops = kernel_ops(kernel)
         form = kernel_form(ops)
-        self.epilogue, self.group = form.epilogue, form.group
+        self.epilogue, self.group, self.attention = form.epilogue, form.group, form.attention
         self.sliced_inputs = form.sliced_inputs
         """A pointwise op's inputs that are sliced concats (KernelForm.sliced_inputs)."""
         self.compute = form.compute or ops[-1]  # a row group's result is its last op's
@@ -131,6 +132,8 @@ class KernelCodegen:
         lower: Callable[[KernelCodegen, Box], list[Ins]]
         if self.group is not None:
             lower = lower_row_group
+        elif self.attention is not None:
+            lower = lower_attention
         else:
             lower = LOWERINGS[type(self.compute)]
         self._check_layouts()
@@ -152,8 +155,16 @@ class KernelCodegen:
         """Refuse, once per kernel, the layouts a matmul, gather, scatter or concat program cannot address
         (docs/layouts.md, "What the lowering assumes")."""
         op = self.compute
-        if isinstance(op, spyre.MatmulOp):
-            for role, v in (("lhs", op.lhs), ("rhs", op.rhs), ("result", op.result)):
+        if self.attention is not None:  # the operands its products read from or store to DDR
+            att = self.attention
+            operands = [("q", att.scores.lhs), ("k^T", att.scores.rhs), ("v", att.context.rhs)]
+            operands.append(("result", att.context.result))
+        elif isinstance(op, spyre.MatmulOp):
+            operands = [("lhs", op.lhs), ("rhs", op.rhs), ("result", op.result)]
+        else:
+            operands = []
+        if operands:
+            for role, v in operands:
                 lay = spyre.device_layout(v.type)
                 if not matmul_reads(lay):
                     raise PassFailedException(

@@ -177,9 +177,6 @@ def lower_row_group(gen: KernelCodegen, box: Box) -> list[Ins]:
     g = gen.group
     assert g is not None
     args = list(gen.kernel.body.block.args)
-    first_reduce = next(o for o in g.ops if isinstance(o, spyre.ReduceOp))
-    extent = g.full.shape[first_reduce.dim.value.data]
-    tail = extent - F16_LANES * (g.r - 1)
     last = len(g.ops) - 1
     out: list[Ins] = []
     # a rank-1 group (one row) gets an outer loop of one, so that every step has a loop
@@ -212,34 +209,7 @@ def lower_row_group(gen: KernelCodegen, box: Box) -> list[Ins]:
             for p, j in enumerate(kept):
                 strides[j] = tile[p]
             loc[a] = (buf, strides)
-        for j, o in enumerate(g.ops):
-            full = g.is_full(o.results[0])
-            vbuf = gen.buf(f"v{j}", count) if j == last else gen.lx[f"v{j}"]
-            res = (vbuf, compact(full_sizes) if full else [*vec, 0])
-            if isinstance(o, spyre.ReduceOp):
-                src_base, src_strides = loc[o.input]
-                kind = o.kind.data
-                if kind in ("sum", "mean"):
-                    acc = (gen.lx["acc"], [2 * v for v in vec] + [0], True)
-                    out.append(reduce("sum", (src_base, src_strides, False), acc, full_sizes, tail))
-                    if kind == "sum":
-                        out.append(sfp("copy", [(acc[0], acc[1][:-1], True)], (vbuf, vec, False), ext))
-                    else:
-                        out.append(sfp("mul", [(acc[0], acc[1][:-1], True)], (vbuf, vec, False), ext, 1.0 / extent))
-                else:
-                    out.append(reduce(kind, (src_base, src_strides, False), (vbuf, [*vec, 0], False), full_sizes, tail))
-            else:
-                assert isinstance(o, spyre.PointwiseOp)
-                steps, _ = pointwise_program(o)
-                sizes = full_sizes if full else [*ext, 1]
-                access: dict[tuple[str, int], tuple[int, list[int], bool]] = {("out", 0): (res[0], res[1], False)}
-                for i, v in enumerate(o.inputs):
-                    access[("in", i)] = (loc[v][0], loc[v][1], False)
-                for k in range(max((int(n[1:]) + 1 for n in gen.lx if n[:1] == "t" and n[1:].isdigit()), default=0)):
-                    access[("t", k)] = (gen.lx[f"t{k}"], [2 * x for x in compact(sizes)], True)
-                for step in steps:
-                    out.append(sfp(step.fn, [access[x] for x in step.srcs], access[step.dst], sizes, step.imm))
-            loc[o.results[0]] = res
+        out += row_group_steps(gen, g, loc, ext, r, count)
         result = g.ops[last].results[0]
         st = group_strides(result, g.ops[last])
         base = sum(lo[j] * st[j] for j in range(len(lo)))
@@ -247,4 +217,55 @@ def lower_row_group(gen: KernelCodegen, box: Box) -> list[Ins]:
             out.append(store(gen.arg(result), loc[result][0], loc[result][1], base, st, full_sizes))
         else:
             out.append(store(gen.arg(result), loc[result][0], vec or [0], base, st[:-1] or [0], ext or [1]))
+    return out
+
+
+def row_group_steps(
+    gen: KernelCodegen,
+    g: spyre.RowGroup,
+    loc: dict[SSAValue, tuple[int, list[int]]],
+    ext: list[int],
+    r: int,
+    count: int,
+) -> list[Ins]:
+    """The reductions and SFP steps of row group `g` on a chunk of rows (`ext`: its outer
+    loops' extents) and `r` sticks, LX to LX: `loc` holds where the values read from outside
+    the group are ((LX stick, strides per [*outer, r]), 0 where one broadcasts), and gets each
+    op's result (`v{j}`: the last one's copy for chunk `count`; full values dense over
+    [*outer, r], splat values one stick per row)."""
+    first_reduce = next(o for o in g.ops if isinstance(o, spyre.ReduceOp))
+    extent = g.full.shape[first_reduce.dim.value.data]
+    tail = extent - F16_LANES * (g.r - 1)
+    last = len(g.ops) - 1
+    full_sizes = [*ext, r]
+    vec = compact(ext) if ext else []
+    out: list[Ins] = []
+    for j, o in enumerate(g.ops):
+        full = g.is_full(o.results[0])
+        vbuf = gen.buf(f"v{j}", count) if j == last else gen.lx[f"v{j}"]
+        res = (vbuf, compact(full_sizes) if full else [*vec, 0])
+        if isinstance(o, spyre.ReduceOp):
+            src_base, src_strides = loc[o.input]
+            kind = o.kind.data
+            if kind in ("sum", "mean"):
+                acc = (gen.lx["acc"], [2 * v for v in vec] + [0], True)
+                out.append(reduce("sum", (src_base, src_strides, False), acc, full_sizes, tail))
+                if kind == "sum":
+                    out.append(sfp("copy", [(acc[0], acc[1][:-1], True)], (vbuf, vec, False), ext))
+                else:
+                    out.append(sfp("mul", [(acc[0], acc[1][:-1], True)], (vbuf, vec, False), ext, 1.0 / extent))
+            else:
+                out.append(reduce(kind, (src_base, src_strides, False), (vbuf, [*vec, 0], False), full_sizes, tail))
+        else:
+            assert isinstance(o, spyre.PointwiseOp)
+            steps, _ = pointwise_program(o)
+            sizes = full_sizes if full else [*ext, 1]
+            access: dict[tuple[str, int], tuple[int, list[int], bool]] = {("out", 0): (res[0], res[1], False)}
+            for i, v in enumerate(o.inputs):
+                access[("in", i)] = (loc[v][0], loc[v][1], False)
+            for k in range(max((int(n[1:]) + 1 for n in gen.lx if n[:1] == "t" and n[1:].isdigit()), default=0)):
+                access[("t", k)] = (gen.lx[f"t{k}"], [2 * x for x in compact(sizes)], True)
+            for step in steps:
+                out.append(sfp(step.fn, [access[x] for x in step.srcs], access[step.dst], sizes, step.imm))
+        loc[o.results[0]] = res
     return out

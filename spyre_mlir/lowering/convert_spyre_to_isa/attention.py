@@ -1,0 +1,147 @@
+"""An attention kernel's instructions per core (spyre.Attention): for each chunk of rows of a
+matrix, the scores' PT passes, their rounding, the row group's steps and the context's PT
+passes, all in LX; the scores never reach DDR.
+
+The chunks are pipelined over the engines, which each run their instructions in order: the
+PT computes chunk i + 1's scores before chunk i's context, so that it works while the SFP
+runs chunk i's softmax, into the second copies of the scores' sums and the group's result:
+
+    PT    scores 0 | scores 1 | context 0 | scores 2 | context 1 | ...
+    SFP              softmax 0 |            softmax 1 |            softmax 2 ...
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from xdsl.ir import SSAValue
+
+from spyre_mlir.dialects import spyre
+from spyre_mlir.dialects.spyre_iteration import Box, chunk_boxes
+from spyre_mlir.layout import digit_stride
+from spyre_mlir.lowering.convert_spyre_to_isa.instructions import Ins, load, pt, sfp, store
+from spyre_mlir.lowering.convert_spyre_to_isa.pointwise import row_group_steps
+from spyre_mlir.target.constants import PT_LANES
+
+if TYPE_CHECKING:
+    from spyre_mlir.lowering.convert_spyre_to_isa.kernel import KernelCodegen
+
+
+def matrix_strides(v: SSAValue) -> tuple[int, int, int]:
+    """Stick strides of a matrix operand per matrix (0 unbatched), per row, per stick of columns."""
+    lay = spyre.device_layout(v.type)
+    batched = len(lay.shape) == 3
+    return (digit_stride(lay, 0, 1) if batched else 0, digit_stride(lay, -2, 1), digit_stride(lay, -1, PT_LANES))
+
+
+def lower_attention(gen: KernelCodegen, box: Box) -> list[Ins]:
+    """Per matrix b of the core's box: its K^T in (once), then per chunk of rows: q's rows in,
+    the group's other inputs' rows in (a mask's rows, decoded from the scores' rows:
+    `Attention.group_index`), the scores' PT pass, then the previous chunk's context (below),
+    V in where the matrix changed, the scores rounded into `s` and the group's steps; each
+    chunk's context after the next chunk's scores: its PT pass on the group's result and V,
+    its rounding and its store."""
+    att = gen.attention
+    assert att is not None
+    g = att.group
+    q, kt, v = att.scores.lhs, att.scores.rhs, att.context.rhs
+    k1, n1 = spyre.device_layout(kt.type).shape[-2:]
+    k2, n2 = spyre.device_layout(v.type).shape[-2:]
+    k1_st, r, n2_st = -(-k1 // PT_LANES), -(-n1 // PT_LANES), -(-n2 // PT_LANES)
+    sq_b, sq_m, sq_k = matrix_strides(q)
+    skt_b, skt_k, skt_n = matrix_strides(kt)
+    sv_b, sv_k, sv_n = matrix_strides(v)
+    so_b, so_m, so_n = matrix_strides(att.context.result)
+    Q, KT, V, OUT = gen.arg(q), gen.arg(kt), gen.arg(v), gen.arg(att.context.result)
+    lx = gen.lx
+    args = list(gen.kernel.body.block.args)
+    inputs = [  # the group's other inputs (a mask), with their DDR strides per [*outer, r]
+        (i, a, g.strides(a, users[0])) for i, a in enumerate(args) if (users := [o for o in g.ops if a in o.operands])
+    ]
+    out: list[Ins] = []
+    pending: tuple | None = None  # the chunk whose context is still to come: (b, m0, rows, count)
+    matrix = None
+    positions = att.positions
+    chunks = chunk_boxes(box, gen.dims, gen.chunks)  # b and h are never chunked: chunks of positions
+    steps = [(b, c, h, ch["p"]) for b in range(*box["b"]) for c, ch in enumerate(chunks) for h in range(*ch["h"])]
+    shared = [(i, a, st) for i, a, st in inputs if not any(st[j] for j in range(len(g.outer)) if j != att.rows)]
+    """Inputs the same for every matrix and head (a causal mask): loaded once per chunk of positions."""
+    loc: dict[SSAValue, tuple[int, list[int]]] = {}
+    loads = 0  # chunks of positions whose shared inputs were loaded: their buffers alternate
+
+    def context(b: int, m0: int, mr: int, count: int) -> list[Ins]:
+        p = gen.buf(f"v{len(g.ops) - 1}", count)
+        tile = gen.buf("out", count)
+        return [
+            pt((p, [r, 1]), (lx["v"], [1, k2]), (lx["context"], [2, 2 * mr]), mr, n2, k2, False),
+            sfp("copy", [(lx["context"], [2 * mr, 2], True)], (tile, [mr, 1], False), [n2_st, mr]),
+            store(OUT, tile, [mr, 1], b * so_b + m0 * so_m, [so_n, so_m], [n2_st, mr]),
+        ]
+
+    for count, (b, c, h, (p0, p1)) in enumerate(steps, start=1):
+        mr, m0 = p1 - p0, h * positions + p0
+        if b != matrix:
+            out.append(load(KT, b * skt_b, [skt_n, skt_k], lx["kt"], [k1, 1], [r, k1]))
+        qbuf = gen.buf("q", count)
+        out.append(load(Q, b * sq_b + m0 * sq_m, [sq_k, sq_m], qbuf, [mr, 1], [k1_st, mr]))
+        first = count == 1 or steps[count - 2][:2] != (b, c)  # the first step of this chunk of positions
+        loads += first
+        for i, a, st in inputs:
+            if first or (i, a, st) not in shared:
+                buf = gen.buf(f"a{i}", loads if (i, a, st) in shared else count)
+                loc[a] = (buf, _group_input(gen, att, out, a, st, buf, b, m0, mr, r))
+        scores = gen.buf("scores", count)
+        out.append(pt((qbuf, [1, mr]), (lx["kt"], [1, k1]), (scores, [2, 2 * mr]), mr, n1, k1, False))
+        if pending is not None:
+            out += context(*pending)
+        if b != matrix:  # after the previous matrix's last context pass, which read the old V
+            out.append(load(V, b * sv_b, [sv_n, sv_k], lx["v"], [k2, 1], [n2_st, k2]))
+            matrix = b
+        out.append(sfp("copy", [(scores, [2 * mr, 2], True)], (lx["s"], [1, r], False), [r, mr]))
+        loc[att.scores_value()] = (lx["s"], [r, 1])
+        out += row_group_steps(gen, g, loc, [mr], r, count)
+        pending = (b, m0, mr, count)
+    if pending is not None:
+        out += context(*pending)
+    return out
+
+
+def _group_input(
+    gen: KernelCodegen,
+    att: spyre.Attention,
+    out: list[Ins],
+    a: SSAValue,
+    st: list[int],
+    buf: int,
+    b: int,
+    m0: int,
+    mr: int,
+    r: int,
+) -> list[int]:
+    """Load the rows m0 .. m0 + mr of matrix b of a row group input `a` (DDR stick strides `st`
+    per [*group outer loops, r]) into `buf`, dense over [row, stick] where it varies along
+    them; its LX strides per [row, stick]. A chunk's rows may cross from one of the group's
+    outer loops into the next (a query head's rows into the next head's): one load per run of
+    rows inside one."""
+    g = att.group
+    row_st, col_st = st[att.rows], st[-1]
+    lx_row = r if col_st else 1
+    strides = [lx_row if row_st else 0, 1 if col_st else 0]
+    if not row_st:  # constant along the rows and, attention() checked, along every outer loop
+        if col_st:
+            out.append(load(gen.arg(a), 0, [col_st], buf, [1], [r]))
+        else:
+            out.append(load(gen.arg(a), 0, [1], buf, [1], [1]))
+        return strides
+    m = m0
+    while m < m0 + mr:
+        idx = att.group_index(b, m)
+        run = min(m0 + mr - m, g.outer[att.rows].size - idx[att.rows])
+        base = sum(i * s for i, s in zip(idx, st))
+        dst = buf + (m - m0) * lx_row
+        if col_st:
+            out.append(load(gen.arg(a), base, [row_st, col_st], dst, [lx_row, 1], [run, r]))
+        else:
+            out.append(load(gen.arg(a), base, [row_st], dst, [1], [run]))
+        m += run
+    return strides

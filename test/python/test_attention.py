@@ -1,0 +1,83 @@
+"""spyre-fuse's attention kernel (spyre.Attention, docs/optimizations.md "Attention in one
+kernel"): the scores product, the softmax's row group and the context product in one launch,
+the scores kept in LX. Each variant is within the DL16 bound of the exact result (what
+`compiled_within_bound` checks), in one launch where the three kernels apart are three, and
+moves less through DDR; with sums whose order does not depend on tile shapes (the f64
+reference mode) it gives the bits of the three kernels apart."""
+
+import pytest
+import torch
+from helpers import compiled_within_bound, seeded_randn
+
+from spyre_mlir.frontend import backend
+
+HEADS, KV_HEADS, POSITIONS, HEAD_DIM = 8, 2, 128, 64
+"""2 matrices (KV heads) of 4 query heads x 128 positions: 1024 rows, enough for every core."""
+
+
+def causal(positions: int) -> torch.Tensor:
+    return torch.triu(torch.full((positions, positions), -1e4), 1)
+
+
+def attention(variant: str):
+    """Grouped-query attention as transformers writes it (repeat_kv, a scaled product, an
+    additive mask, softmax), in one of the variants the kernel takes."""
+    group = HEADS // KV_HEADS
+
+    def repeat_kv(x):
+        return x[:, :, None].expand(1, KV_HEADS, group, POSITIONS, HEAD_DIM).reshape(1, HEADS, POSITIONS, HEAD_DIM)
+
+    def fn(q, k, v, mask):
+        scores = q @ repeat_kv(k).transpose(-1, -2) * HEAD_DIM**-0.5
+        if variant == "soft-capped":  # Gemma 2's logit soft-capping, then the mask
+            scores = torch.tanh(scores / 5.0) * 5.0
+        if variant != "unmasked":
+            scores = scores + mask
+        return torch.softmax(scores, dim=-1) @ repeat_kv(v)
+
+    return fn
+
+
+def inputs(variant: str) -> tuple[torch.Tensor, ...]:
+    mask = causal(POSITIONS)
+    if variant == "per-head bias":  # a bias that differs by head (ALiBi's form): read per head
+        mask = mask + seeded_randn(1, HEADS, POSITIONS, POSITIONS, seed=4)
+    return (
+        seeded_randn(1, HEADS, POSITIONS, HEAD_DIM, seed=1),
+        seeded_randn(1, KV_HEADS, POSITIONS, HEAD_DIM, seed=2),
+        seeded_randn(1, KV_HEADS, POSITIONS, HEAD_DIM, seed=3),
+        mask,
+    )
+
+
+def launches(fn, xs, **options):
+    """The kernels of one compiled call (checked within the DL16 bound) and its output."""
+    device = backend.get_device(backend.DeviceConfig(**{k: v for k, v in options.items() if k != "disable"}))
+    before = len(device.profile.kernels)
+    y, report = compiled_within_bound(fn, *xs, **options)
+    assert not report.cpu_fallback
+    return device.profile.kernels[before:], y
+
+
+@pytest.mark.parametrize("variant", ["causal mask", "per-head bias", "soft-capped", "unmasked"])
+def test_attention_is_one_launch_that_keeps_the_scores_in_lx(variant):
+    fn, xs = attention(variant), inputs(variant)
+    fused, _ = launches(fn, xs)
+    apart, _ = launches(fn, xs, disable=["attention"])
+    assert len(fused) == 1 and len(apart) == 3, ([k.name for k in fused], [k.name for k in apart])
+    scores = KV_HEADS * (HEADS // KV_HEADS) * POSITIONS * POSITIONS * 2  # bytes of DL16 scores
+    moved = [sum(k.ddr_read_bytes + k.ddr_write_bytes for k in ks) for ks in (fused, apart)]
+    # apart, the scores are stored, read and stored by the softmax, and read: 4 times
+    assert moved[0] < moved[1] - 2 * scores, moved
+    assert sum(k.time_s for k in fused) < sum(k.time_s for k in apart)
+
+
+def test_attention_gives_the_bits_of_the_kernels_apart():
+    """In the f64 reference mode (a tile's sums do not depend on its shape) and without k
+    splits (the same additions of k chunks), the fused kernel rounds the scores, runs the
+    softmax's steps and the context's product on the same values as the three kernels."""
+    fn, xs = attention("causal mask"), inputs("causal mask")
+    same_sums = {"accumulation": "f64"}
+    _, fused = launches(fn, xs, **same_sums, disable=["k_split"])
+    _, apart = launches(fn, xs, **same_sums, disable=["k_split", "attention"])
+    assert torch.equal(fused, apart)
