@@ -1262,7 +1262,8 @@ def kernel_form(ops: Sequence[Operation]) -> KernelForm:
     none."""
     if len(ops) == 1:
         return KernelForm(ops[0])
-    if isinstance(ops[0], MatmulOp) and isinstance(ops[-1], MatmulOp) and len(ops) > 2:
+    matmul_last = isinstance(ops[-1], MatmulOp) or isinstance(ops[-1], RestickifyOp) and isinstance(ops[-2], MatmulOp)
+    if isinstance(ops[0], MatmulOp) and matmul_last and len(ops) > 2:
         return KernelForm(None, attention=attention(ops))
     if isinstance(ops[0], MatmulOp):
         return KernelForm(ops[0], epilogue=epilogue(ops))
@@ -1590,6 +1591,43 @@ class Attention:
     """Index into group.outer of the loop that steps the products' rows."""
     row_stride: int
     matrix_stride: int
+    relayout: RestickifyOp | None = None
+    """A restickify that alone reads the context (through views) and moves whole sticks (the
+    heads' contexts side by side for the output projection): the kernel stores each context
+    stick where the restickify would put it (`out_stick`), and its result is the kernel's."""
+    views: tuple[Operation, ...] = ()
+    """The reshapes and permutes from the context to the relayout's input, in order."""
+
+    @property
+    def result(self) -> SSAValue:
+        """The kernel's result: the relayout's, else the context's."""
+        return self.relayout.result if self.relayout is not None else self.context.result
+
+    def out_stick(self, b: int, m: int, stick: int) -> int:
+        """The result's stick holding the context's stick `stick` of row m of matrix b."""
+        if self.relayout is None:
+            lay = device_layout(self.context.result.type)
+            return (b * digit_stride(lay, 0, 1) if len(lay.shape) == 3 else 0) + m * digit_stride(
+                lay, -2, 1
+            ) + stick * digit_stride(lay, -1, F16_LANES)
+        return device_layout(self.relayout.result.type).element_stick(self.relayout_coords(b, m, stick * F16_LANES))
+
+    def relayout_coords(self, b: int, m: int, e: int) -> tuple[int, ...]:
+        """The relayout's coordinates of the context's element (b, m, e), through the views."""
+        shape = device_layout(self.context.result.type).shape
+        coords: tuple[int, ...] = (b, m, e) if len(shape) == 3 else (m, e)
+        for view in self.views:
+            if isinstance(view, PermuteOp):
+                coords = tuple(coords[p] for p in view.permutation.as_tuple())
+            else:
+                assert isinstance(view, ReshapeOp)
+                new = device_layout(view.result.type).shape
+                flat = 0
+                for x, n in zip(coords, shape):
+                    flat = flat * n + x
+                coords = tuple(int(x) for x in _unravel(flat, new))
+            shape = device_layout(view.result.type).shape
+        return coords
 
     @property
     def positions(self) -> int:
@@ -1629,9 +1667,21 @@ class Attention:
         return idx
 
 
+def _unravel(flat: int, shape: Sequence[int]) -> list[int]:
+    out = []
+    for n in reversed(shape):
+        flat, x = divmod(flat, n)
+        out.append(x)
+    return out[::-1]
+
+
 def attention(ops: Sequence[Operation]) -> Attention:
     """The attention form of `ops` (a kernel's compute ops: two batched products and a row
-    group between them), or ValueError saying why they are not one."""
+    group between them, and maybe a restickify that moves the context's sticks), or
+    ValueError saying why they are not one."""
+    relayout = ops[-1] if isinstance(ops[-1], RestickifyOp) else None
+    if relayout is not None:
+        ops = ops[:-1]
     scores, context = ops[0], ops[-1]
     if not isinstance(scores, MatmulOp) or not isinstance(context, MatmulOp) or len(ops) < 3:
         raise ValueError("an attention kernel holds a spyre.matmul, a row group and a spyre.matmul")
@@ -1681,7 +1731,17 @@ def attention(ops: Sequence[Operation]) -> Attention:
     rows = [j for j, d in enumerate(group.outer) if d.stick_stride == sm and d.size > 1]
     if len(rows) != 1:
         raise ValueError("an attention kernel's row group steps the scores' rows with one loop")
-    att = Attention(scores, group, context, rows[0], sm, sb)
+    views: list[Operation] = []
+    if relayout is not None:
+        v = context.result
+        while len(uses := list(v.uses)) == 1 and isinstance(uses[0].operation, ReshapeOp | PermuteOp):
+            views.append(uses[0].operation)
+            v = uses[0].operation.results[0]
+        if len(uses) != 1 or uses[0].operation is not relayout:
+            raise ValueError("an attention kernel's restickify alone reads the context, through views")
+    att = Attention(scores, group, context, rows[0], sm, sb, relayout, tuple(views))
+    if relayout is not None:
+        _check_stick_moves(att)
     b, m = (sr.shape[0] if len(sr.shape) == 3 else 1), sr.shape[-2]
     for corner in ((b - 1, m - 1), (b - 1, 0), (0, m - 1)):
         idx = att.group_index(*corner)  # every row decodes into the group's loops (asserts)
@@ -1693,6 +1753,29 @@ def attention(ops: Sequence[Operation]) -> Attention:
         if st[att.rows] == 0 and any(st[: len(group.outer)]):
             raise ValueError(f"an attention kernel's row group input {i} varies along its loops but not along the rows")
     return att
+
+
+def _check_stick_moves(att: Attention) -> None:
+    """ValueError unless the relayout moves the context's sticks whole: each stick's lanes
+    land in one stick of the result, in order (checked at the first and last rows, whose
+    lanes and strides every other row shares in a layout)."""
+    out = device_layout(att.relayout.result.type) if att.relayout is not None else None
+    assert out is not None
+    shape = device_layout(att.context.result.type).shape
+    b, m, n = (shape[0] if len(shape) == 3 else 1), shape[-2], shape[-1]
+    h = out.stick_dim
+    for row in ((0, 0), (b - 1, m - 1)):
+        for stick in range(math.ceil(n / F16_LANES)):
+            first = att.relayout_coords(*row, stick * F16_LANES)
+            last = att.relayout_coords(*row, min(n, (stick + 1) * F16_LANES) - 1)
+            moved = [i for i, (x, y) in enumerate(zip(first, last)) if x != y]
+            if h is None or first[h] % F16_LANES or moved not in ([h], []) or last[h] - first[h] != last_lane(n, stick):
+                raise ValueError("an attention kernel's restickify moves whole sticks of the context")
+
+
+def last_lane(n: int, stick: int) -> int:
+    """The last lane of stick `stick` of a dim of n elements."""
+    return min(n, (stick + 1) * F16_LANES) - 1 - stick * F16_LANES
 
 
 def _group_inputs(group: RowGroup) -> list[SSAValue]:

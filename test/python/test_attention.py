@@ -25,10 +25,11 @@ def attention(variant: str):
     group = HEADS // KV_HEADS
 
     def repeat_kv(x):
-        return x[:, :, None].expand(1, KV_HEADS, group, POSITIONS, HEAD_DIM).reshape(1, HEADS, POSITIONS, HEAD_DIM)
+        d = x.shape[-1]
+        return x[:, :, None].expand(1, KV_HEADS, group, POSITIONS, d).reshape(1, HEADS, POSITIONS, d)
 
     def fn(q, k, v, mask):
-        scores = q @ repeat_kv(k).transpose(-1, -2) * HEAD_DIM**-0.5
+        scores = q @ repeat_kv(k).transpose(-1, -2) * q.shape[-1] ** -0.5
         if variant == "soft-capped":  # Gemma 2's logit soft-capping, then the mask
             scores = torch.tanh(scores / 5.0) * 5.0
         if variant != "unmasked":
@@ -38,14 +39,14 @@ def attention(variant: str):
     return fn
 
 
-def inputs(variant: str) -> tuple[torch.Tensor, ...]:
+def inputs(variant: str, head_dim: int = HEAD_DIM) -> tuple[torch.Tensor, ...]:
     mask = causal(POSITIONS)
     if variant == "per-head bias":  # a bias that differs by head (ALiBi's form): read per head
         mask = mask + seeded_randn(1, HEADS, POSITIONS, POSITIONS, seed=4)
     return (
-        seeded_randn(1, HEADS, POSITIONS, HEAD_DIM, seed=1),
-        seeded_randn(1, KV_HEADS, POSITIONS, HEAD_DIM, seed=2),
-        seeded_randn(1, KV_HEADS, POSITIONS, HEAD_DIM, seed=3),
+        seeded_randn(1, HEADS, POSITIONS, head_dim, seed=1),
+        seeded_randn(1, KV_HEADS, POSITIONS, head_dim, seed=2),
+        seeded_randn(1, KV_HEADS, POSITIONS, head_dim, seed=3),
         mask,
     )
 
@@ -81,3 +82,25 @@ def test_attention_gives_the_bits_of_the_kernels_apart():
     _, fused = launches(fn, xs, **same_sums, disable=["k_split"])
     _, apart = launches(fn, xs, **same_sums, disable=["k_split", "attention"])
     assert torch.equal(fused, apart)
+
+
+def test_the_heads_side_by_side_are_stored_by_the_attention_kernel():
+    """The context transposed to (positions, heads x head dim) for the output projection, as
+    transformers writes it: the restickify that puts the heads side by side moves whole
+    sticks, so the attention kernel stores each context stick where it would put it, and no
+    relayout launch is left; the bits are those of the kernels apart (f64 sums). Heads of 128
+    (two sticks), as Granite's: heads of one stick need no relayout for the projection."""
+    head_dim = 128
+    w = seeded_randn(HEADS * head_dim, 256, seed=5) * 0.05
+
+    def projected(q, k, v, mask):
+        context = attention("causal mask")(q, k, v, mask)
+        return context.transpose(1, 2).reshape(1, POSITIONS, HEADS * head_dim) @ w
+
+    xs = inputs("causal mask", head_dim)
+    fused, _ = launches(projected, xs)
+    apart, _ = launches(projected, xs, disable=["attention"])
+    assert len(fused) == 2 and len(apart) == 5, ([k.name for k in fused], [k.name for k in apart])
+    _, y = launches(projected, xs, accumulation="f64", disable=["k_split"])
+    _, y_apart = launches(projected, xs, accumulation="f64", disable=["k_split", "attention"])
+    assert torch.equal(y, y_apart)

@@ -22,6 +22,9 @@ and where intermediates live, never what is computed, except one:
   * stationary_a (a matrix-vector product's A block loaded once) needs few-row products,
     which the Block has none of: its own test compares a decode-shaped product, within the
     DL16 bound (the planner may choose other k chunks with it);
+  * attention (the scores product, the softmax and the context product in one kernel) needs
+    batched products with rows for every core, which the Block has none of: test_attention.py
+    compares it with the three kernels apart, bit for bit in the f64 reference mode;
   * k_split sums a matmul's k halves on two cores and adds the two fp32 partial sums: a
     different association of the fp32 sum, so it too is compared within the DL16 bound (and
     the bit-for-bit comparisons of the others are made with it off on both sides).
@@ -177,7 +180,7 @@ def test_k_split_stays_within_the_dl16_bound(optimized):
 
 
 def test_every_switch_is_known():
-    assert set(BIT_EXACT) | {"pointwise_chains", "epilogues", "k_split", "stationary_a"} == {
+    assert set(BIT_EXACT) | {"pointwise_chains", "epilogues", "k_split", "stationary_a", "attention"} == {
         f for f in Optimizations.__dataclass_fields__
     }
     with pytest.raises(ValueError, match="unknown optimisation"):

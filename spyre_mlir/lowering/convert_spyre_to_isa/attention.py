@@ -51,8 +51,7 @@ def lower_attention(gen: KernelCodegen, box: Box) -> list[Ins]:
     sq_b, sq_m, sq_k = matrix_strides(q)
     skt_b, skt_k, skt_n = matrix_strides(kt)
     sv_b, sv_k, sv_n = matrix_strides(v)
-    so_b, so_m, so_n = matrix_strides(att.context.result)
-    Q, KT, V, OUT = gen.arg(q), gen.arg(kt), gen.arg(v), gen.arg(att.context.result)
+    Q, KT, V, OUT = gen.arg(q), gen.arg(kt), gen.arg(v), gen.arg(att.result)
     lx = gen.lx
     args = list(gen.kernel.body.block.args)
     inputs = [  # the group's other inputs (a mask), with their DDR strides per [*outer, r]
@@ -72,11 +71,13 @@ def lower_attention(gen: KernelCodegen, box: Box) -> list[Ins]:
     def context(b: int, m0: int, mr: int, count: int) -> list[Ins]:
         p = gen.buf(f"v{len(g.ops) - 1}", count)
         tile = gen.buf("out", count)
-        return [
+        out = [
             pt((p, [r, 1]), (lx["v"], [1, k2]), (lx["context"], [2, 2 * mr]), mr, n2, k2, False),
             sfp("copy", [(lx["context"], [2 * mr, 2], True)], (tile, [mr, 1], False), [n2_st, mr]),
-            store(OUT, tile, [mr, 1], b * so_b + m0 * so_m, [so_n, so_m], [n2_st, mr]),
         ]
+        for first, rows, base, s_row, s_n in _store_runs(att, b, m0, mr, n2_st):
+            out.append(store(OUT, tile + first, [mr, 1], base, [s_n, s_row], [n2_st, rows]))
+        return out
 
     for count, (b, c, h, (p0, p1)) in enumerate(steps, start=1):
         mr, m0 = p1 - p0, h * positions + p0
@@ -145,3 +146,24 @@ def _group_input(
             out.append(load(gen.arg(a), base, [row_st], dst, [1], [run]))
         m += run
     return strides
+
+
+def _store_runs(att: spyre.Attention, b: int, m0: int, mr: int, sticks: int) -> list[tuple[int, int, int, int, int]]:
+    """The stores of a context tile of rows m0 .. m0 + mr of matrix b: runs of rows whose
+    sticks the result places by one stride per row and one per stick (`Attention.out_stick`:
+    the context's own layout, or where its relayout puts them), as (first row in the tile,
+    rows, first stick, stride per row, stride per stick)."""
+    runs: list[tuple[int, int, int, int, int]] = []
+    row = 0
+    while row < mr:
+        base = att.out_stick(b, m0 + row, 0)
+        s_n = att.out_stick(b, m0 + row, 1) - base if sticks > 1 else 0
+        s_row = att.out_stick(b, m0 + row + 1, 0) - base if row + 1 < mr else 0
+        end = row + 1
+        while end < mr and att.out_stick(b, m0 + end, 0) == base + (end - row) * s_row:
+            end += 1
+        if sticks > 1 and att.out_stick(b, m0 + end - 1, sticks - 1) != base + (end - 1 - row) * s_row + (sticks - 1) * s_n:
+            end = row + 1  # the stick stride differs along the run: a row at a time
+        runs.append((row, end - row, base, s_row, s_n))
+        row = end
+    return runs

@@ -155,10 +155,9 @@ class KernelCodegen:
         """Refuse, once per kernel, the layouts a matmul, gather, scatter or concat program cannot address
         (docs/layouts.md, "What the lowering assumes")."""
         op = self.compute
-        if self.attention is not None:  # the operands its products read from or store to DDR
+        if self.attention is not None:  # the operands its products read from DDR (it stores by out_stick)
             att = self.attention
             operands = [("q", att.scores.lhs), ("k^T", att.scores.rhs), ("v", att.context.rhs)]
-            operands.append(("result", att.context.result))
         elif isinstance(op, spyre.MatmulOp):
             operands = [("lhs", op.lhs), ("rhs", op.rhs), ("result", op.result)]
         else:
