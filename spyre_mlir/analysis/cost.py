@@ -57,7 +57,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.buffers import MULTICAST_BUFFERS, a_block_sticks, matmul_tiles
 from spyre_mlir.dialects import spyre
-from spyre_mlir.dialects.spyre_iteration import IterDim, core_boxes, parts
+from spyre_mlir.dialects.spyre_iteration import Box, IterDim, core_boxes, parts
 from spyre_mlir.layout import Layout
 from spyre_mlir.target import cycles
 from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig
@@ -699,12 +699,15 @@ def host_round_trip_seconds(layout: Layout, config: DeviceConfig) -> float:
     )
 
 
-def attention_seconds(att: spyre.Attention, split: dict[str, int], config: DeviceConfig) -> float:
+def attention_seconds(
+    att: spyre.Attention, split: dict[str, int], config: DeviceConfig, multicast: bool = False
+) -> float:
     """Estimated time of an attention kernel (spyre.Attention) under `split` (its dims b, p,
     h): the larger of its PT passes on the busiest core and its DDR traffic at the shared
-    bandwidth, where every core loads the whole K^T and V of each matrix it takes, q's rows
-    and the context once, and the group's other inputs (a mask) once per core and matrix
-    where they are the same for every head, else once per row."""
+    bandwidth, where every core loads the whole K^T and V of each matrix it takes (with
+    `multicast`, the cores of one matrix load them once: `attention_chain`), q's rows and the
+    context once, and the group's other inputs (a mask) once per core and matrix where they
+    are the same for every head, else once per row."""
     dims = att.dims()
     boxes = [b for b in core_boxes(dims, split, config.cores) if b is not None]
     (k1, n1), (k2, n2) = (spyre.device_layout(v.type).shape[-2:] for v in (att.scores.rhs, att.context.rhs))
@@ -718,11 +721,15 @@ def attention_seconds(att: spyre.Attention, split: dict[str, int], config: Devic
         for v in dict.fromkeys(v for o in group.ops for v in o.operands if v.owner not in group.ops)
         if v is not att.scores_value()
     ]
+    chained = multicast and attention_chain(boxes) > 1
+    loaded: set[tuple[int, int]] = set()
     for box in boxes:
         mats = box["b"][1] - box["b"][0]
         pos = box["p"][1] - box["p"][0]
         rows = mats * pos * (box["h"][1] - box["h"][0])
-        sticks += mats * per_matrix // STICK_BYTES
+        if not chained or box["b"] not in loaded:
+            sticks += mats * per_matrix // STICK_BYTES
+            loaded.add(box["b"])
         sticks += rows * (math.ceil(k1 / F16_LANES) + math.ceil(n2 / F16_LANES))
         for st in extra:
             shared = not any(s for j, s in enumerate(st[:-1]) if j != att.rows)
@@ -730,3 +737,21 @@ def attention_seconds(att: spyre.Attention, split: dict[str, int], config: Devic
         passes = cycles.pt_passes(config, rows, n1, k1) + cycles.pt_passes(config, rows, n2, k2)
         pt = max(pt, passes / config.clock_hz)
     return max(pt, sticks * STICK_BYTES / config.ddr_bytes_per_s)
+
+
+def attention_chain(boxes: Sequence[Box | None]) -> int:
+    """The cores per matrix of an attention kernel's boxes when K^T and V can pass down chains
+    of them over the ring: each core takes one matrix, and the cores of a matrix are
+    consecutive and equally many; else 1."""
+    by_matrix: dict[tuple[int, int], list[int]] = {}
+    for core, box in enumerate(boxes):
+        if box is not None:
+            by_matrix.setdefault(box["b"], []).append(core)
+    sizes = {len(cores) for cores in by_matrix.values()}
+    if (
+        any(b1 - b0 != 1 for b0, b1 in by_matrix)
+        or len(sizes) != 1
+        or any(cores != list(range(cores[0], cores[0] + len(cores))) for cores in by_matrix.values())
+    ):
+        return 1
+    return sizes.pop()

@@ -970,7 +970,8 @@ class KernelOp(IRDLOperation):
 
     Marks (spyre_marks; each verifies itself, and is verified here against the kernel):
 
-        multicast <chain = g>        B tiles passed down chains of g cores (a matmul)
+        multicast <chain = g>        B tiles passed down chains of g cores (a matmul; an
+                                     attention kernel's K^T and V)
                                      (spyre-divide-work, spyre-resident-chains)
         core_order [c0, ...]         box j of the split (core_boxes order) on core c_j: as many
                                      cores as the split has boxes (spyre-resident-chains)
@@ -1097,7 +1098,7 @@ class KernelOp(IRDLOperation):
                 )
         matmul = compute[0] if isinstance(compute[0], MatmulOp) and form.attention is None else None
         pointwise = compute[0] if len(compute) == 1 and isinstance(compute[0], PointwiseOp) else None
-        if self.multicast is not None and matmul is None:
+        if self.multicast is not None and matmul is None and form.attention is None:
             raise VerifyException(
                 f"{where}: multicast passes a matmul's B tiles down the ring, and the kernel has no matmul"
             )
@@ -1607,9 +1608,11 @@ class Attention:
         """The result's stick holding the context's stick `stick` of row m of matrix b."""
         if self.relayout is None:
             lay = device_layout(self.context.result.type)
-            return (b * digit_stride(lay, 0, 1) if len(lay.shape) == 3 else 0) + m * digit_stride(
-                lay, -2, 1
-            ) + stick * digit_stride(lay, -1, F16_LANES)
+            return (
+                (b * digit_stride(lay, 0, 1) if len(lay.shape) == 3 else 0)
+                + m * digit_stride(lay, -2, 1)
+                + stick * digit_stride(lay, -1, F16_LANES)
+            )
         return device_layout(self.relayout.result.type).element_stick(self.relayout_coords(b, m, stick * F16_LANES))
 
     def relayout_coords(self, b: int, m: int, e: int) -> tuple[int, ...]:

@@ -64,7 +64,8 @@ class MulticastAttr(_IntFieldsAttr):
     """`multicast <chain = 8>` on a matmul kernel (spyre-divide-work, spyre-resident-chains):
     the cores that read the same B tiles (same b, n and k ranges) form chains of `chain`
     cores in ring order; the first loads each tile from DDR and the tile passes down the chain
-    over the ring. `chain` >= 2."""
+    over the ring. `chain` >= 2. On an attention kernel (spyre.Attention), the cores that take
+    the same matrix do so with its K^T and V."""
 
     name = "spyre.multicast"
     chain: IntAttr

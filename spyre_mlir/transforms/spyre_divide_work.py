@@ -31,10 +31,10 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.buffers import epilogue_sticks
-from spyre_mlir.analysis.cost import attention_seconds, matmul_shape, plan_matmul, planning_config
+from spyre_mlir.analysis.cost import attention_chain, attention_seconds, matmul_shape, plan_matmul, planning_config
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import epilogue, iteration_dims, kernel_form, kernel_iteration_dims, kernel_ops
-from spyre_mlir.dialects.spyre_iteration import box_count, even_split
+from spyre_mlir.dialects.spyre_iteration import box_count, core_boxes, even_split
 from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig
 from spyre_mlir.target.constants import STICK_BYTES
 
@@ -90,7 +90,10 @@ class SpyreDivideWorkPass(ModulePass):
             split = None
             ops = kernel_ops(kernel)
             if (att := kernel_form(ops).attention) is not None:
-                split = attention_split(att, config)
+                split = attention_split(att, config, self.multicast)
+                chain = attention_chain(core_boxes(dims, split, self.cores)) if self.multicast else 1
+                if chain > 1:
+                    kernel.multicast = spyre.MulticastAttr(chain)
             elif self.strategy == "cost" and isinstance(ops[0], spyre.MatmulOp):
                 split, multicast = self.cheapest_matmul_split(
                     ops[0], epilogue_sticks(epilogue(ops)) if len(ops) > 1 else None, config
@@ -119,7 +122,7 @@ class SpyreDivideWorkPass(ModulePass):
         return {d.name: best[0][d.name] for d in iteration_dims(mm)}, best[1]
 
 
-def attention_split(att: spyre.Attention, config: DeviceConfig) -> dict[str, int]:
+def attention_split(att: spyre.Attention, config: DeviceConfig, multicast: bool = True) -> dict[str, int]:
     """An attention kernel's split (either strategy; spyre.Attention's dims b, p, h): its
     matrices over as many cores as there are, then of the splits of each matrix's positions,
     and of its heads beyond them, over the cores left, the one with the least estimated time
@@ -128,7 +131,8 @@ def attention_split(att: spyre.Attention, config: DeviceConfig) -> dict[str, int
     matrices of 4 heads x 1024 positions on 32 cores take 4 parts of the positions each (each
     K and V read 4 times); a small attention keeps cores idle rather than read K and V on
     every one. Positions are split before heads, so that a mask's rows are read by one core
-    for all heads."""
+    for all heads. With `multicast`, the cores of a matrix pass its K^T and V down a chain
+    (`multicast <chain = g>` on the kernel, cost.attention_chain)."""
     b, p, h = att.dims()
     parts_b = min(b.size, config.cores)
     best: tuple[float, int, dict[str, int]] | None = None
@@ -136,7 +140,7 @@ def attention_split(att: spyre.Attention, config: DeviceConfig) -> dict[str, int
         parts_p = min(p.size, per_matrix)
         split = {b.name: parts_b, p.name: parts_p, h.name: min(h.size, per_matrix // parts_p)}
         cores = box_count([b, p, h], split)
-        key = (attention_seconds(att, split, config), cores, split)
+        key = (attention_seconds(att, split, config, multicast), cores, split)
         if best is None or key[:2] < best[:2]:
             best = key
     assert best is not None

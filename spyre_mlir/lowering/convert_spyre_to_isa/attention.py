@@ -15,11 +15,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from xdsl.ir import SSAValue
+from xdsl.utils.exceptions import PassFailedException
 
+from spyre_mlir.analysis.cost import attention_chain
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre_iteration import Box, chunk_boxes
 from spyre_mlir.layout import digit_stride
 from spyre_mlir.lowering.convert_spyre_to_isa.instructions import Ins, load, pt, sfp, store
+from spyre_mlir.lowering.convert_spyre_to_isa.matmul import _multicast_step
 from spyre_mlir.lowering.convert_spyre_to_isa.pointwise import row_group_steps
 from spyre_mlir.target.constants import PT_LANES
 
@@ -68,10 +71,27 @@ def lower_attention(gen: KernelCodegen, box: Box) -> list[Ins]:
     loc: dict[SSAValue, tuple[int, list[int]]] = {}
     loads = 0  # chunks of positions whose shared inputs were loaded: their buffers alternate
 
+    chain = _chain(gen)
+    pos = chain.index(gen.core) if chain else 0
+
+    def matrix_in(arg: int, base: int, strides: list[int], buf: int, rows: int, sticks: int) -> list[Ins]:
+        """One matrix's K^T or V into `buf` ([stick][row]): from DDR, or down the chain of the
+        cores that take the matrix (the first loads it)."""
+        ins = [load(arg, base, strides, buf, [rows, 1], [sticks, rows])] if pos == 0 else []
+        if chain:
+            ins += _multicast_step(gen, chain, pos, 1, 1, buf, [rows, 1], [sticks, rows])
+        return ins
+
+    v_of: list[int | None] = [None]  # the matrix whose V is in LX
+
     def context(b: int, m0: int, mr: int, count: int) -> list[Ins]:
         p = gen.buf(f"v{len(g.ops) - 1}", count)
         tile = gen.buf("out", count)
-        out = [
+        out = []
+        if v_of[0] != b:  # after the previous matrix's last context pass, which read the old V
+            out += matrix_in(V, b * sv_b, [sv_n, sv_k], lx["v"], k2, n2_st)
+            v_of[0] = b
+        out += [
             pt((p, [r, 1]), (lx["v"], [1, k2]), (lx["context"], [2, 2 * mr]), mr, n2, k2, False),
             sfp("copy", [(lx["context"], [2 * mr, 2], True)], (tile, [mr, 1], False), [n2_st, mr]),
         ]
@@ -81,8 +101,6 @@ def lower_attention(gen: KernelCodegen, box: Box) -> list[Ins]:
 
     for count, (b, c, h, (p0, p1)) in enumerate(steps, start=1):
         mr, m0 = p1 - p0, h * positions + p0
-        if b != matrix:
-            out.append(load(KT, b * skt_b, [skt_n, skt_k], lx["kt"], [k1, 1], [r, k1]))
         qbuf = gen.buf("q", count)
         out.append(load(Q, b * sq_b + m0 * sq_m, [sq_k, sq_m], qbuf, [mr, 1], [k1_st, mr]))
         first = count == 1 or steps[count - 2][:2] != (b, c)  # the first step of this chunk of positions
@@ -91,13 +109,13 @@ def lower_attention(gen: KernelCodegen, box: Box) -> list[Ins]:
             if first or (i, a, st) not in shared:
                 buf = gen.buf(f"a{i}", loads if (i, a, st) in shared else count)
                 loc[a] = (buf, _group_input(gen, att, out, a, st, buf, b, m0, mr, r))
+        if b != matrix:  # after this matrix's first rows of q (a chain's wait holds up what follows it)
+            out += matrix_in(KT, b * skt_b, [skt_n, skt_k], lx["kt"], k1, r)
+            matrix = b
         scores = gen.buf("scores", count)
         out.append(pt((qbuf, [1, mr]), (lx["kt"], [1, k1]), (scores, [2, 2 * mr]), mr, n1, k1, False))
         if pending is not None:
             out += context(*pending)
-        if b != matrix:  # after the previous matrix's last context pass, which read the old V
-            out.append(load(V, b * sv_b, [sv_n, sv_k], lx["v"], [k2, 1], [n2_st, k2]))
-            matrix = b
         out.append(sfp("copy", [(scores, [2 * mr, 2], True)], (lx["s"], [1, r], False), [r, mr]))
         loc[att.scores_value()] = (lx["s"], [r, 1])
         out += row_group_steps(gen, g, loc, [mr], r, count)
@@ -162,8 +180,28 @@ def _store_runs(att: spyre.Attention, b: int, m0: int, mr: int, sticks: int) -> 
         end = row + 1
         while end < mr and att.out_stick(b, m0 + end, 0) == base + (end - row) * s_row:
             end += 1
-        if sticks > 1 and att.out_stick(b, m0 + end - 1, sticks - 1) != base + (end - 1 - row) * s_row + (sticks - 1) * s_n:
+        if (
+            sticks > 1
+            and att.out_stick(b, m0 + end - 1, sticks - 1) != base + (end - 1 - row) * s_row + (sticks - 1) * s_n
+        ):
             end = row + 1  # the stick stride differs along the run: a row at a time
         runs.append((row, end - row, base, s_row, s_n))
         row = end
     return runs
+
+
+def _chain(gen: KernelCodegen) -> list[int]:
+    """With `multicast <chain = g>`: the cores that take this core's matrix, in ring order
+    (cost.attention_chain: consecutive, one matrix each), which pass its K^T and V down the
+    ring; else []."""
+    if gen.kernel.multicast is None:
+        return []
+    g = gen.kernel.multicast.chain.data
+    if attention_chain(gen.boxes) != g:
+        raise PassFailedException(
+            f"kernel {gen.name}: multicast <chain = {g}>: an attention kernel's chains are the cores of one matrix, "
+            f"consecutive and one matrix each, and its split gives {attention_chain(gen.boxes)} such cores per matrix"
+        )
+    box = gen.boxes[gen.core]
+    assert box is not None
+    return [c for c, other in enumerate(gen.boxes) if other is not None and other["b"] == box["b"]]
