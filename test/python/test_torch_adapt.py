@@ -317,6 +317,27 @@ def test_a_rotary_combination_reads_the_swapped_halves_in_its_kernel(monkeypatch
     assert int(nan_out.isnan().sum()) == 2
 
 
+def test_a_rotary_combination_copies_the_swapped_halves_from_its_own_tile(monkeypatch):
+    """The same combination: where a chunk's tile of q holds whole heads, the swapped halves
+    are SFP copies from that tile (pointwise._held_in_tile), not a second DMA of q: the same
+    bits and NaNs as with the second DMA, and q read from DDR once."""
+    from spyre_mlir.frontend import backend
+    from spyre_mlir.lowering.convert_spyre_to_isa import pointwise
+
+    inputs, nan_inputs = _rotary_inputs(seed=16, nan_at=(0, 3, 70))
+    device = backend.get_device(backend.DeviceConfig())
+    reads = []
+
+    def undo():
+        reads.append(sum(k.ddr_read_bytes for k in device.profile.kernels[-1:]))
+        monkeypatch.setattr(pointwise, "_held_in_tile", lambda *args: None)
+
+    _with_and_without_change(undo, _rotary_of_heads_of_128, inputs, nan_inputs)
+    reads.append(device.profile.kernels[-1].ddr_read_bytes)
+    q_bytes = 16 * 256 * 2  # x in DL16
+    assert reads[0] <= reads[1] - q_bytes, reads
+
+
 def _rotary_of_heads_of_128(x, cos, sin):
     """apply_rotary_pos_emb on heads of 128 transposed to (1, heads, rows, 128)."""
     q = x.view(1, 16, 2, 128).transpose(1, 2)

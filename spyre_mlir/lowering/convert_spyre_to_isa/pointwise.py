@@ -58,15 +58,7 @@ def lower_pointwise(gen: KernelCodegen, box: Box) -> list[Ins]:
                 access[("in", i)] = (gen.resident_in[1] + in_box, box_strides, False)
                 gen.resident("spyre.resident_in", gen.resident_in[1], math.prod(box_ext))
                 continue
-            if i in sliced:  # each part's share of the tile, from its slice's input
-                at, parts = sliced[i]
-                tile_in, buf = compact(ext), gen.buf(f"in{i}", count)
-                for part in parts:
-                    if (share := part_of_chunk(part, at, lo, ext)) is not None:
-                        src, plo, pext = share
-                        dst = buf + sum((x - y) * t for x, y, t in zip(plo, lo, tile_in))
-                        result.append(load(part.arg, src, part.strides, dst, tile_in, pext))
-                access[("in", i)] = (buf, tile_in, False)
+            if i in sliced:  # after the other inputs: a part may be copied from one's tile
                 continue
             s = strides_in[i]
             kept = [j for j in range(len(dims)) if s[j] != 0]
@@ -89,6 +81,20 @@ def lower_pointwise(gen: KernelCodegen, box: Box) -> list[Ins]:
             for pos, j in enumerate(kept):
                 full[j] = in_tile[pos]
             access[("in", i)] = (gen.buf(f"in{i}", count), full, False)
+        for i in sliced:  # each part's share of the tile, from its slice's input
+            at, parts = sliced[i]
+            tile_in, buf = compact(ext), gen.buf(f"in{i}", count)
+            for part in parts:
+                if (share := part_of_chunk(part, at, lo, ext)) is None:
+                    continue
+                src, plo, pext = share
+                dst = buf + sum((x - y) * t for x, y, t in zip(plo, lo, tile_in))
+                held = _held_in_tile(gen, op, dims, strides_in, part, at, src, lo, ext, pext, sliced, count)
+                if held is not None:  # the tile of another input holds it: an SFP copy, not a DMA
+                    result.append(sfp("copy", [(held, tile_in, False)], (dst, tile_in, False), pext))
+                else:
+                    result.append(load(part.arg, src, part.strides, dst, tile_in, pext))
+            access[("in", i)] = (buf, tile_in, False)
         for name, base in lx.items():
             if name.startswith("t") and not name.endswith("_1"):
                 access[("t", int(name[1:]))] = (base, [2 * s for s in tile], True)
@@ -100,6 +106,54 @@ def lower_pointwise(gen: KernelCodegen, box: Box) -> list[Ins]:
                 store(gen.arg(op.result), gen.buf("out", count), tile, out_base, [d.stick_stride for d in dims], ext)
             )
     return result
+
+
+def _held_in_tile(
+    gen: KernelCodegen,
+    op: spyre.PointwiseOp,
+    dims: list[LoopDim],
+    strides_in: list[list[int]],
+    part: ConcatPart,
+    at: int | None,
+    src: int,
+    lo: list[int],
+    ext: list[int],
+    pext: list[int],
+    sliced: dict,
+    count: int,
+) -> int | None:
+    """The LX stick where the tile of another input of the pointwise op, loaded from DDR for
+    this chunk, holds a sliced input's part starting at DDR stick `src` of its argument (the
+    rotary embedding's swapped halves of t, when t's whole head is in the tile: t * cos +
+    cat(t[h:], t[:h]) * sin' reads t once); None where no tile does. The part's slice starts
+    along the concat's loop only (its origin, decoded by the loops' strides, steps no other
+    loop), so the offset from the tile's
+    first stick is along that loop."""
+    if at is None or gen.resident_in is not None:
+        return None
+    tile = compact(ext)
+    s_at = part.strides[at]
+    rem = part.origin  # the origin's units per loop, widest stride first
+    for k in sorted(range(len(dims)), key=lambda k: -part.strides[k]):
+        if part.strides[k] > 0:
+            units, rem = divmod(rem, part.strides[k])
+            if units and k != at or units >= dims[k].size:
+                return None
+    if s_at <= 0 or rem:
+        return None
+    for j, v in enumerate(op.inputs):
+        if j in sliced or gen.arg(v) != part.arg or list(strides_in[j]) != list(part.strides):
+            continue
+        if any(s == 0 and n > 1 for s, n in zip(strides_in[j], ext)):  # its tile is not the whole chunk
+            continue
+        offset = src - sum(x * s for x, s in zip(lo, part.strides))
+        if offset % s_at:
+            continue
+        first = offset // s_at  # the part's first unit along the loop, from the tile's
+        if first < 0 or first + pext[at] > ext[at]:
+            continue
+        return gen.buf(f"in{j}", count) + first * tile[at]
+    return None
 
 
 def _sliced_parts(gen: KernelCodegen, v: SSAValue, dims: list[LoopDim]) -> tuple[int, list[ConcatPart]]:
