@@ -1736,10 +1736,10 @@ def attention(ops: Sequence[Operation]) -> Attention:
         raise ValueError("an attention kernel's row group steps the scores' rows with one loop")
     views: list[Operation] = []
     if relayout is not None:
-        v = context.result
-        while len(uses := list(v.uses)) == 1 and isinstance(uses[0].operation, ReshapeOp | PermuteOp):
+        out: SSAValue = context.result
+        while len(uses := list(out.uses)) == 1 and isinstance(uses[0].operation, ReshapeOp | PermuteOp):
             views.append(uses[0].operation)
-            v = uses[0].operation.results[0]
+            out = uses[0].operation.results[0]
         if len(uses) != 1 or uses[0].operation is not relayout:
             raise ValueError("an attention kernel's restickify alone reads the context, through views")
     att = Attention(scores, group, context, rows[0], sm, sb, relayout, tuple(views))
@@ -1747,12 +1747,12 @@ def attention(ops: Sequence[Operation]) -> Attention:
         _check_stick_moves(att)
     b, m = (sr.shape[0] if len(sr.shape) == 3 else 1), sr.shape[-2]
     for corner in ((b - 1, m - 1), (b - 1, 0), (0, m - 1)):
-        idx = att.group_index(*corner)  # every row decodes into the group's loops (asserts)
+        idx = att.group_index(*corner)  # every row decodes into the group's loops (else ValueError)
         if any(i >= d.size for i, d in zip(idx, group.outer)):
             raise ValueError("an attention kernel's scores rows lie outside its row group's loops")
-    for i, v in enumerate(_group_inputs(group)):
-        users = [o for o in group.ops if v in o.operands]
-        st = group.strides(v, users[0])
+    for i, value in enumerate(_group_inputs(group)):
+        users = [o for o in group.ops if value in o.operands]
+        st = group.strides(value, users[0])
         if st[att.rows] == 0 and any(st[: len(group.outer)]):
             raise ValueError(f"an attention kernel's row group input {i} varies along its loops but not along the rows")
     return att
