@@ -38,12 +38,16 @@ def matmul_reads(lay: Layout) -> bool:
     return all(n == 1 for j, n in enumerate(lay.device_size[:-1]) if j not in stepping)
 
 
-def slice_strides(op: spyre.SliceOp, loops: Sequence[LoopDim] | None = None) -> list[int] | None:
+def slice_strides(
+    op: spyre.SliceOp, loops: Sequence[LoopDim] | None = None, src: Layout | None = None
+) -> list[int] | None:
     """The input's stick stride per loop of the result (`slice_loops`), a step multiplying it
     (element r[i] is x[start + i * step]); None when the input's sticks do not hold the
     result's elements, the result's padding reaches past the input's from the start, or a
-    stepped dim is split over several of the input's digits."""
-    src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
+    stepped dim is split over several of the input's digits. `src`: the input's layout, if
+    not its own (what a reader would see of a candidate layout)."""
+    src = spyre.device_layout(op.input.type) if src is None else src
+    dst = spyre.device_layout(op.result.type)
     loops = slice_loops(op) if loops is None else loops
     strides = operand_strides(dst, src, list(range(len(dst.host_shape))), loops)
     if strides is None:

@@ -31,8 +31,9 @@ and the card's dispatch of a kernel within a launch sequence):
     cost(op, L)    = sum over inputs that cannot be read in L of relayout(input)
                    + future(result, L)
     future(v, L)   = sum over v's pointwise readers u of min over u's candidates L' of cost(u, L')
-                   + relayout(v) if any other reader (matmul, reduce, slice, view) needs v's
-                     original layout and L is not it;  from_device reads any layout (free)
+                   + relayout(v) if any other reader (matmul, reduce, view, a slice whose
+                     part L does not hold by one stride per loop) needs v's original layout
+                     and L is not it;  from_device reads any layout (free)
 
 A pointwise op that is the only reader of a 2-D matmul's result (directly, or through a
 reshape only it reads) becomes that matmul's epilogue in spyre-fuse when its result is placed
@@ -337,6 +338,8 @@ class LayoutChooser:
                     total += min(
                         self.own_cost(u, c, override) + self.future(u.result, c) for c in self.candidates(u, override)
                     )
+                elif isinstance(u, spyre.SliceOp) and not _in_kernel(u) and slice_strides(u, src=lay) is not None:
+                    continue  # a slice copies its part from the candidate as it is
                 elif lay.canonical() != converted:
                     back = True
             if back:
@@ -363,6 +366,9 @@ class LayoutChooser:
                 (use.operation, use.index)
                 for use in op.result.uses
                 if not isinstance(use.operation, spyre.PointwiseOp | spyre.FromDeviceOp)
+                and not (
+                    isinstance(use.operation, spyre.SliceOp) and slice_strides(use.operation, src=best) is not None
+                )
             ]
             result = Rewriter.replace_value_with_new_type(op.result, spyre.device_tensor_type(best.shape, best))
             if others:  # readers that need the converted layout read one restickify back to it

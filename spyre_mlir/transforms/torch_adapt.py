@@ -83,6 +83,10 @@ is (fp32 on the host; the device then computes in DL16 either way).
                                                             the R query heads of a group are rows of one
                                                             product with their shared K or V, instead of
                                                             the cache copied R times
+    slice(f(a, b), d) -> f(slice(a, d), slice(b, d))         exact, for f element-wise or a reduction along
+                                                            other dims, read only by the slice, the slice
+                                                            keeping at most half of d: generate's last-position
+                                                            logits slice moves before the final norm
 
 The pass runs first in spyre-pipeline; `convert-torch-to-spyre` without it stays correct (it
 refuses what it cannot lower exactly, e.g. integer exponents, and the op runs on the CPU).
@@ -427,6 +431,69 @@ class ReduceWithoutKeepdim(RewritePattern):
         size_ops, sizes = _ints(rt.get_shape())
         view = _new(t.AtenViewOp.name, [kept.results[0], sizes], rt)
         rewriter.replace(op, [true, kept, *size_ops, view], [view.results[0]])
+
+
+class SliceBeforeRowwise(RewritePattern):
+    """slice(f(a, b, ...), d, s, e, k) -> f(slice(a, d', s, e, k), slice(b, ...), ...) for f an
+    element-wise op or a reduction with keepdim along other dims than d, whose result only the
+    slice reads, and a slice keeping at most half of dim d: exact (each element of the result
+    is computed from the same elements). An operand that broadcasts along d (missing, or of
+    extent 1) is not sliced. Applied to a fixed point, a slice moves up to the first value
+    something else reads: generate's prefill keeps the last position's logits
+    (`hidden[:, -1:]` after the final norm), so the norm runs on that row instead of every
+    prompt position's, and the slices of the value it normalises (the last residual sum, read
+    by the norm's square and its scaling) are one after CSE; the residual add itself stays
+    whole (its result has several readers), so the last layer runs as every other."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.name != "torch.aten.slice.Tensor":
+            return
+        x, rt = op.operands[0], op.results[0].type
+        f = x.owner
+        if not isinstance(f, Operation) or len(f.results) != 1 or not x.has_one_use():
+            return
+        if not (_sized(x.type) and _sized(rt)) or not x.type.get_shape():
+            return
+        shape = list(x.type.get_shape())
+        d = t.constant_int_value(op.operands[1])
+        if d is None or not -len(shape) <= d < len(shape):
+            return
+        d %= len(shape)
+        if 2 * rt.get_shape()[d] > shape[d] or list(rt.get_shape()) != shape[:d] + [rt.get_shape()[d]] + shape[d + 1 :]:
+            return
+        if f.name in (*t.ELEMENTWISE_UNARY, *t.ELEMENTWISE_SCALAR):
+            arity = 1
+        elif f.name in t.ELEMENTWISE_BINARY:
+            arity = 2
+        elif f.name in ReduceWithoutKeepdim.NAMES:
+            dims, keep = t.constant_list_ints(f.operands[1]), f.operands[2].owner
+            if dims is None or not isinstance(keep, t.ConstantBoolOp) or not keep.value.value.data:
+                return
+            if any(not -len(shape) <= r < len(shape) or r % len(shape) == d for r in dims):
+                return
+            arity = 1
+        else:
+            return
+        new: list[Operation] = []
+        operands: list[SSAValue] = []
+        for o in f.operands[:arity]:
+            if not _sized(o.type) or o.type.get_dtype() != x.type.get_dtype() and f.name in t.ELEMENTWISE_BINARY:
+                return
+            oshape = list(o.type.get_shape())
+            od = d - (len(shape) - len(oshape))
+            if od < 0 or oshape[od] == 1:  # broadcast along d: read as it is
+                operands.append(o)
+                continue
+            if oshape[od] != shape[d]:
+                return
+            dim = t.ConstantIntOp(od)
+            oshape[od] = rt.get_shape()[d]
+            piece = _new(op.name, [o, dim.result, *op.operands[2:]], t.ValueTensorType(oshape, o.type.get_dtype()))
+            new += [dim, piece]
+            operands.append(piece.results[0])
+        moved = _new(f.name, [*operands, *f.operands[arity:]], rt)
+        rewriter.replace(op, [*new, moved], [moved.results[0]])
+        _erase_dead(rewriter, [f])
 
 
 VIEWS = (t.AtenViewOp.name, t.AtenReshapeOp.name, t.AtenUnsafeViewOp.name)
@@ -1185,6 +1252,7 @@ ADAPTATIONS: tuple[type[RewritePattern], ...] = (
     NegationsOntoFactor,
     ScalingsOnOneOperand,
     GroupedHeadsInRows,
+    SliceBeforeRowwise,
 )
 """The rewrites, in the order they are tried on each op (the gelu form is matched before its
 pow(x, 3) is rewritten)."""

@@ -521,3 +521,31 @@ def test_an_interleaved_rotary_embedding_by_a_product_gives_the_same_bits(monkey
     launches_without, without = _launches(scores, q, k, angles.cos(), angles.sin())
     assert torch.equal(with_it, without)
     assert len(launches_with) < len(launches_without), (launches_with, launches_without)
+
+
+def test_a_slice_of_rows_moves_before_a_norm(monkeypatch):
+    """generate's prefill keeps the last position: `norm(h)[:, -1:]` (SliceBeforeRowwise) becomes
+    the norm of `h[:, -1:]`; the element-wise ops and the mean along the last dim each see the
+    last row only, so the launches read one row of h instead of all of them (and the result
+    is within the DL16 bound either way)."""
+    from spyre_mlir.frontend import backend
+    from spyre_mlir.transforms import torch_adapt
+
+    def last_row_normed(h, w):
+        normed = h * torch.rsqrt((h * h).mean(-1, keepdim=True) + 1e-6) * w
+        return normed[:, -1:]
+
+    h, w = randn(1, 256, 512, seed=21), randn(512, seed=22)
+    device = backend.get_device(backend.DeviceConfig())
+
+    def read_bytes():
+        before = len(device.profile.kernels)
+        _launches(last_row_normed, h, w)
+        return sum(k.ddr_read_bytes for k in device.profile.kernels[before:])
+
+    moved = read_bytes()
+    kept = tuple(a for a in torch_adapt.ADAPTATIONS if a is not torch_adapt.SliceBeforeRowwise)
+    monkeypatch.setattr(torch_adapt, "ADAPTATIONS", kept)
+    whole = read_bytes()
+    h_bytes = 256 * 512 * 2
+    assert whole >= h_bytes and moved < h_bytes // 8, (moved, whole)
