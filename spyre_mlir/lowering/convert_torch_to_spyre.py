@@ -1162,7 +1162,9 @@ def _index_bounds(v: SSAValue) -> tuple[int, int] | None:
         if any(a is None for a in args):
             return None
         values = range(*(a for a in args if a is not None))
-        return (min(values), max(values)) if values else None
+        if not values:
+            return None
+        return (values[0], values[-1]) if values.step > 0 else (values[-1], values[0])  # not a walk of every value
     if op.name in ("torch.aten.argmax", "torch.aten.argmin"):
         shape = t.vtensor_type(op.operands[0]).get_shape()
         dim = t.constant_int_value(op.operands[1]) if len(op.operands) > 1 else None
