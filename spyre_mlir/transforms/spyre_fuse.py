@@ -254,14 +254,14 @@ class SpyreFusePass(ModulePass):
                 pass
         if math.prod(spyre.device_layout(scores.lhs.type).shape[:-1]) < self.cores * DEFAULT_CONFIG.pt_rows:
             return None
-        inside = {scores, *group, after, *views}
-        inputs = list(dict.fromkeys(v for o in inside for v in o.operands if v.owner not in inside))
+        assert block is not None
+        order = {o: i for i, o in enumerate(block.ops)}
+        ops = sorted({scores, *group, after, *views}, key=order.__getitem__)
+        inputs = list(dict.fromkeys(v for o in ops for v in o.operands if v.owner not in ops))
         fits = sum(attention_buffers(att, DEFAULT_CONFIG.pt_rows, inputs, double=False).values())
         if fits * STICK_BYTES > self.budget_bytes:
             return None
-        assert block is not None
-        order = {o: i for i, o in enumerate(block.ops)}
-        return sorted(inside, key=order.__getitem__)
+        return ops
 
 
 def _check_pointwise(op: spyre.PointwiseOp) -> None:

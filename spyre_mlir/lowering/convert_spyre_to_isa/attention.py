@@ -22,7 +22,7 @@ from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre_iteration import Box, chunk_boxes
 from spyre_mlir.layout import digit_stride
 from spyre_mlir.lowering.convert_spyre_to_isa.instructions import Ins, load, pt, sfp, store
-from spyre_mlir.lowering.convert_spyre_to_isa.matmul import _multicast_step
+from spyre_mlir.lowering.convert_spyre_to_isa.matmul import multicast_step
 from spyre_mlir.lowering.convert_spyre_to_isa.pointwise import row_group_steps
 from spyre_mlir.target.constants import PT_LANES
 
@@ -38,12 +38,15 @@ def matrix_strides(v: SSAValue) -> tuple[int, int, int]:
 
 
 def lower_attention(gen: KernelCodegen, box: Box) -> list[Ins]:
-    """Per matrix b of the core's box: its K^T in (once), then per chunk of rows: q's rows in,
-    the group's other inputs' rows in (a mask's rows, decoded from the scores' rows:
-    `Attention.group_index`), the scores' PT pass, then the previous chunk's context (below),
-    V in where the matrix changed, the scores rounded into `s` and the group's steps; each
-    chunk's context after the next chunk's scores: its PT pass on the group's result and V,
-    its rounding and its store."""
+    """Per matrix b of the core's box, per chunk of positions, per head h (a step: rows
+    h * positions + the chunk's): q's rows in; the group's other inputs' rows in (a mask's
+    rows, decoded from the scores' rows: `Attention.group_index`; at the chunk's first step
+    only where they are the same for every head and matrix); at the matrix's first step its
+    K^T in (from DDR, or down the chain of the cores that take the matrix); the scores' PT
+    pass; the previous step's context (below); the scores rounded into `s` and the group's
+    steps. A step's context comes after the next step's scores: V in where the matrix changed
+    (after the old V's last pass), the PT pass on the group's result and V, its rounding, and
+    its store where the result places each stick (`_store_runs`)."""
     att = gen.attention
     assert att is not None
     g = att.group
@@ -79,7 +82,7 @@ def lower_attention(gen: KernelCodegen, box: Box) -> list[Ins]:
         cores that take the matrix (the first loads it)."""
         ins = [load(arg, base, strides, buf, [rows, 1], [sticks, rows])] if pos == 0 else []
         if chain:
-            ins += _multicast_step(gen, chain, pos, 1, 1, buf, [rows, 1], [sticks, rows])
+            ins += multicast_step(gen, chain, pos, 1, 1, buf, [rows, 1], [sticks, rows])
         return ins
 
     v_of: list[int | None] = [None]  # the matrix whose V is in LX

@@ -132,7 +132,7 @@ def lower_matmul(gen: KernelCodegen, box: Box) -> list[Ins]:
             if group is None or pos == 0:  # the chain's first core loads B from DDR
                 out.append(load(B, b * sb_b + n0 * sb_nt + r0 * sb_k, [sb_nt, sb_k], rhs, [r1 - r0, 1], [nst, r1 - r0]))
             if group is not None:
-                out += _multicast_step(gen, group, pos, n_b, n_tiles, rhs, [r1 - r0, 1], [nst, r1 - r0])
+                out += multicast_step(gen, group, pos, n_b, n_tiles, rhs, [r1 - r0, 1], [nst, r1 - r0])
             loaded_b = (b, n0, n1, k0, k1)
         # without a chain, B before A: a core's first loads are then of B, which a weight's
         # frozen copy lets start before the launch's barrier (DeviceConfig.early_loads)
@@ -247,7 +247,7 @@ def _epilogue(
     return res
 
 
-def _multicast_step(
+def multicast_step(
     gen, group: list[int], pos: int, tile: int, tiles: int, rhs: int, lx_strides: list[int], sizes: list[int]
 ) -> list[Ins]:
     """B tile number `tile` (1-based, [n stick][row] at `rhs`) travels down the group's chain
