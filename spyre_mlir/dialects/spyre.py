@@ -1729,7 +1729,7 @@ def attention(ops: Sequence[Operation]) -> Attention:
     if strides[0] != strides[1]:
         raise ValueError("an attention kernel's scores and the second product's A hold their rows alike")
     sb, sm, sn = strides[0]
-    if group.full.stick_strides[group.tile] != sn or group.r != math.ceil(sr.shape[-1] / F16_LANES):
+    if group.r != math.ceil(sr.shape[-1] / F16_LANES) or group.r > 1 and group.full.stick_strides[group.tile] != sn:
         raise ValueError("an attention kernel's row group reduces along the scores' columns")
     rows = [j for j, d in enumerate(group.outer) if d.stick_stride == sm and d.size > 1]
     if len(rows) != 1:

@@ -104,3 +104,17 @@ def test_the_heads_side_by_side_are_stored_by_the_attention_kernel():
     _, y = launches(projected, xs, accumulation="f64", disable=["k_split"])
     _, y_apart = launches(projected, xs, accumulation="f64", disable=["k_split", "attention"])
     assert torch.equal(y, y_apart)
+
+
+def test_keys_inside_one_stick_are_attended_in_one_launch():
+    """23 positions (BERT-style heads at a short prompt: 12 x 23 rows, enough for every core):
+    the scores' rows are a single stick of 23 keys, the lanes past them masked in the
+    reductions; one launch for the three, within the DL16 bound."""
+
+    def fn(q, k, v):
+        return torch.softmax(q @ k.transpose(-1, -2) * 0.125, dim=-1) @ v
+
+    xs = tuple(seeded_randn(1, 12, 23, 64, seed=s) for s in (6, 7, 8))
+    fused, _ = launches(fn, xs)
+    apart, _ = launches(fn, xs, disable=["attention"])
+    assert len(fused) == len(apart) - 2, ([k.name for k in fused], [k.name for k in apart])
