@@ -1569,10 +1569,10 @@ class Attention:
     """Attention in one kernel: a batched product (the scores, q @ k^T), a row group over its
     rows (the softmax, with a mask's add or a soft cap), and a batched product reading the
     group's result as its A (the context, p @ v), the two views between them looked through.
-    Each core takes whole rows of one or more matrices (iteration dims b and m): per chunk of
-    rows it computes the scores' fp32 sums, rounds them as a store would, runs the group's
-    steps and the second product on them in LX; only q's rows, each matrix's K^T and V once,
-    the group's other inputs (the mask's rows) and the context move through DDR.
+    Each core takes rows of one or more matrices: per chunk of rows it computes the scores'
+    fp32 sums, rounds them as a store would, runs the group's steps and the second product on
+    them in LX; only q's rows, each matrix's K^T and V once, the group's other inputs (the
+    mask's rows) and the context move through DDR.
 
     `rows` is the group's outer loop that steps one row of the products (a matrix's rows may
     span several of its other loops: a query head's rows after another's); `row_stride` and
@@ -1582,8 +1582,8 @@ class Attention:
     Iteration dims: b (the matrices), p (a row's position along `rows`) and h (which run of
     `positions` rows: a query head of a GQA group), row m = h * positions + p. A core's box
     takes positions of every head of its matrices, so that the rows of a mask broadcast over
-    the heads are read once for all of them; the lowering runs b and h inside each chunk of
-    positions (neither is chunked)."""
+    the heads are read once for all of them; the lowering takes each matrix's chunks of
+    positions in turn and, inside a chunk, each head (b and h are never chunked)."""
 
     scores: MatmulOp
     group: RowGroup
