@@ -11,7 +11,7 @@ operands, attributes and result types; the ops with `Pure`, see torch.PURE_OPS) 
 before they become kernels, e.g. the attention mask's where that SDPA's decomposition repeats
 in every layer. It has no switch: spyre-propagate-layouts runs the same cse again (for its
 restickifies), so turning the early one off would not keep equal computations apart: without
-it, MiniLM still gives 104 launches and the same bits. The early one puts the merge where it
+it, MiniLM still gives 91 launches and the same bits. The early one puts the merge where it
 belongs, in the torch-level IR (SPYRE_DUMP_IR shows one mask where after it, of six), and hands
 convert-torch-to-spyre one op instead of one per layer.
 Stages that find their input already lowered do nothing, so the pipeline accepts torch,
