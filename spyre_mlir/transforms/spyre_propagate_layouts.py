@@ -267,6 +267,13 @@ def _product_read_alone(op: spyre.PointwiseOp) -> tuple[Layout, Layout] | None:
     return None
 
 
+def _slice_reads(op: Operation, lay: Layout) -> bool:
+    """Whether `op` is a slice that copies its part from a value in `lay` as it is (its
+    sticks hold the part by one stride per loop: `slice_strides`), needing no relayout back;
+    the chooser's cost and its placement of restickifies ask the same."""
+    return isinstance(op, spyre.SliceOp) and not _in_kernel(op) and slice_strides(op, src=lay) is not None
+
+
 class LayoutChooser:
     """The min-cost choice of pointwise result layouts (module docstring)."""
 
@@ -338,8 +345,8 @@ class LayoutChooser:
                     total += min(
                         self.own_cost(u, c, override) + self.future(u.result, c) for c in self.candidates(u, override)
                     )
-                elif isinstance(u, spyre.SliceOp) and not _in_kernel(u) and slice_strides(u, src=lay) is not None:
-                    continue  # a slice copies its part from the candidate as it is
+                elif _slice_reads(u, lay):
+                    continue
                 elif lay.canonical() != converted:
                     back = True
             if back:
@@ -366,9 +373,7 @@ class LayoutChooser:
                 (use.operation, use.index)
                 for use in op.result.uses
                 if not isinstance(use.operation, spyre.PointwiseOp | spyre.FromDeviceOp)
-                and not (
-                    isinstance(use.operation, spyre.SliceOp) and slice_strides(use.operation, src=best) is not None
-                )
+                and not _slice_reads(use.operation, best)
             ]
             result = Rewriter.replace_value_with_new_type(op.result, spyre.device_tensor_type(best.shape, best))
             if others:  # readers that need the converted layout read one restickify back to it
