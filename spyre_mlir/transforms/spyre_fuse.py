@@ -241,15 +241,14 @@ class SpyreFusePass(ModulePass):
             return None
         # a restickify that alone reads the context (through views) and moves whole sticks
         # (the heads side by side for the output projection): stored so by the kernel
-        out_views, v = [], after.result
+        v = after.result
         while len(uses := list(v.uses)) == 1 and isinstance(uses[0].operation, spyre.ReshapeOp | spyre.PermuteOp):
-            out_views.append(uses[0].operation)
             v = uses[0].operation.results[0]
         relayout = uses[0].operation if len(uses) == 1 else None
         if isinstance(relayout, spyre.RestickifyOp) and relayout.parent_block() is block:
             try:
                 att = spyre.attention([scores, *group, after, relayout])
-                views += [*out_views, relayout]
+                views += [*att.views, relayout]
             except ValueError:
                 pass
         if math.prod(spyre.device_layout(scores.lhs.type).shape[:-1]) < self.cores * DEFAULT_CONFIG.pt_rows:
