@@ -613,6 +613,13 @@ def loop_strides(layout: Layout, loops: Sequence[LoopDim]) -> list[int]:
     return [0 if d.host_dim is None else digit_stride(layout, d.host_dim, d.weight) for d in loops]
 
 
+def matrix_strides(layout: Layout) -> tuple[int, int, int]:
+    """Stick strides of a (batched) matrix's layout per matrix (0 unbatched), per row and per
+    stick of columns (`digit_stride`): how a matmul steps its operands and result."""
+    batch = digit_stride(layout, 0, 1) if len(layout.shape) == 3 else 0
+    return batch, digit_stride(layout, -2, 1), digit_stride(layout, -1, layout.lanes)
+
+
 def digit_stride(layout: Layout, host_dim: int, weight: int) -> int:
     """Stick stride of a step of `weight` elements along host dim `host_dim` of `layout`: the
     stride of the device dim whose digit holds that step (scaled when the step is a multiple

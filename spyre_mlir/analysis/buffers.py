@@ -249,10 +249,9 @@ def attention_buffers(att: Attention, rows: int, args: Sequence, double: bool) -
         "scores": 2 * rows * r,
         "s": rows * r,
     }
+    read = dict(att.inputs())
     for i, a in enumerate(args):  # the group's inputs: dense over the rows and sticks they vary along
-        users = [o for o in att.group.ops if a in o.operands]
-        if users:
-            st = att.group.strides(a, users[0])
+        if (st := read.get(a)) is not None:
             bufs[f"a{i}"] = (rows if st[att.rows] else 1) * (r if st[-1] else 1)
     one_row = row_group_buffers(att.group, {**{d.name: 1 for d in att.group.outer}, "r": r}, [])
     for name, sticks in one_row.items():

@@ -715,12 +715,7 @@ def attention_seconds(
     per_matrix = (k1 * r + k2 * math.ceil(n2 / F16_LANES)) * STICK_BYTES
     sticks = 0
     pt = 0.0
-    group = att.group
-    extra = [
-        group.strides(v, next(o for o in group.ops if v in o.operands))
-        for v in dict.fromkeys(v for o in group.ops for v in o.operands if v.owner not in group.ops)
-        if v is not att.scores_value()
-    ]
+    extra = [st for _, st in att.inputs()]
     chained = multicast and attention_chain(boxes) > 1
     loaded: set[tuple[int, int]] = set()
     for box in boxes:
@@ -732,8 +727,7 @@ def attention_seconds(
             loaded.add(box["b"])
         sticks += rows * (math.ceil(k1 / F16_LANES) + math.ceil(n2 / F16_LANES))
         for st in extra:
-            shared = not any(s for j, s in enumerate(st[:-1]) if j != att.rows)
-            sticks += (mats * pos if shared else rows) * (r if st[-1] else 1)
+            sticks += (mats * pos if att.same_for_every_head(st) else rows) * (r if st[-1] else 1)
         passes = cycles.pt_passes(config, rows, n1, k1) + cycles.pt_passes(config, rows, n2, k2)
         pt = max(pt, passes / config.clock_hz)
     return max(pt, sticks * STICK_BYTES / config.ddr_bytes_per_s)

@@ -76,9 +76,9 @@ from spyre_mlir.layout import (
     LayoutError,
     LoopDim,
     broadcast_dim_map,
-    digit_stride,
     loop_dims,
     loop_strides,
+    matrix_strides,
     operand_strides,
 )
 from spyre_mlir.target.constants import F16_LANES, STICK_BYTES, TRANSPOSE_BLOCK
@@ -1607,12 +1607,8 @@ class Attention:
     def out_stick(self, b: int, m: int, stick: int) -> int:
         """The result's stick holding the context's stick `stick` of row m of matrix b."""
         if self.relayout is None:
-            lay = device_layout(self.context.result.type)
-            return (
-                (b * digit_stride(lay, 0, 1) if len(lay.shape) == 3 else 0)
-                + m * digit_stride(lay, -2, 1)
-                + stick * digit_stride(lay, -1, F16_LANES)
-            )
+            sb, sm, sn = matrix_strides(device_layout(self.context.result.type))
+            return b * sb + m * sm + stick * sn
         return device_layout(self.relayout.result.type).element_stick(self.relayout_coords(b, m, stick * F16_LANES))
 
     def relayout_coords(self, b: int, m: int, e: int) -> tuple[int, ...]:
@@ -1654,6 +1650,22 @@ class Attention:
         uses = list(self.scores.result.uses)
         op = uses[0].operation
         return op.results[0] if isinstance(op, ReshapeOp) else self.scores.result
+
+    def inputs(self) -> list[tuple[SSAValue, list[int]]]:
+        """The values the row group reads from outside other than the scores (a mask, a bias),
+        in order, with their DDR stick strides per [*group.outer, r] (0: broadcast)."""
+        made, scores = {o.results[0] for o in self.group.ops}, self.scores_value()
+        found: dict[SSAValue, list[int]] = {}
+        for o in self.group.ops:
+            for v in o.operands:
+                if v not in made and v is not scores and v not in found:
+                    found[v] = self.group.strides(v, o)
+        return list(found.items())
+
+    def same_for_every_head(self, strides: Sequence[int]) -> bool:
+        """Whether an input with these strides (`inputs`) steps no loop of the group but the
+        rows: the same for every matrix and head (a causal mask), read once per chunk of rows."""
+        return not any(s for j, s in enumerate(strides[: len(self.group.outer)]) if j != self.rows)
 
     def group_index(self, b: int, m: int) -> list[int]:
         """The group's outer loop indices of row m of matrix b (ValueError: no row of the
@@ -1718,14 +1730,7 @@ def attention(ops: Sequence[Operation]) -> Attention:
         not isinstance(context.lhs.owner, ReshapeOp) or context.lhs.owner.input is not last
     ):
         raise ValueError("an attention kernel's second product reads the row group's result as its A")
-    strides = [
-        (
-            digit_stride(lay, 0, 1) if len(lay.shape) == 3 else 0,
-            digit_stride(lay, -2, 1),
-            digit_stride(lay, -1, F16_LANES),
-        )
-        for lay in (sr, ca)
-    ]
+    strides = [matrix_strides(lay) for lay in (sr, ca)]
     if strides[0] != strides[1]:
         raise ValueError("an attention kernel's scores and the second product's A hold their rows alike")
     sb, sm, sn = strides[0]
@@ -1750,10 +1755,8 @@ def attention(ops: Sequence[Operation]) -> Attention:
         idx = att.group_index(*corner)  # every row decodes into the group's loops (else ValueError)
         if any(i >= d.size for i, d in zip(idx, group.outer)):
             raise ValueError("an attention kernel's scores rows lie outside its row group's loops")
-    for i, value in enumerate(_group_inputs(group)):
-        users = [o for o in group.ops if value in o.operands]
-        st = group.strides(value, users[0])
-        if st[att.rows] == 0 and any(st[: len(group.outer)]):
+    for i, (_, st) in enumerate(att.inputs()):
+        if st[att.rows] == 0 and not att.same_for_every_head(st):
             raise ValueError(f"an attention kernel's row group input {i} varies along its loops but not along the rows")
     return att
 
@@ -1779,17 +1782,6 @@ def _check_stick_moves(att: Attention) -> None:
 def last_lane(n: int, stick: int) -> int:
     """The last lane of stick `stick` of a dim of n elements."""
     return min(n, (stick + 1) * F16_LANES) - 1 - stick * F16_LANES
-
-
-def _group_inputs(group: RowGroup) -> list[SSAValue]:
-    """The values a row group's ops read that none of them computes, in order."""
-    made = {o.results[0] for o in group.ops}
-    out: list[SSAValue] = []
-    for o in group.ops:
-        for v in o.operands:
-            if v not in made and v not in out:
-                out.append(v)
-    return out
 
 
 # endregion

@@ -20,7 +20,7 @@ from xdsl.utils.exceptions import PassFailedException
 from spyre_mlir.analysis.cost import attention_chain
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre_iteration import Box, chunk_boxes
-from spyre_mlir.layout import digit_stride
+from spyre_mlir.layout import matrix_strides
 from spyre_mlir.lowering.convert_spyre_to_isa.instructions import Ins, load, pt, sfp, store
 from spyre_mlir.lowering.convert_spyre_to_isa.matmul import multicast_step
 from spyre_mlir.lowering.convert_spyre_to_isa.pointwise import row_group_steps
@@ -28,13 +28,6 @@ from spyre_mlir.target.constants import PT_LANES
 
 if TYPE_CHECKING:
     from spyre_mlir.lowering.convert_spyre_to_isa.kernel import KernelCodegen
-
-
-def matrix_strides(v: SSAValue) -> tuple[int, int, int]:
-    """Stick strides of a matrix operand per matrix (0 unbatched), per row, per stick of columns."""
-    lay = spyre.device_layout(v.type)
-    batched = len(lay.shape) == 3
-    return (digit_stride(lay, 0, 1) if batched else 0, digit_stride(lay, -2, 1), digit_stride(lay, -1, PT_LANES))
 
 
 def lower_attention(gen: KernelCodegen, box: Box) -> list[Ins]:
@@ -54,22 +47,20 @@ def lower_attention(gen: KernelCodegen, box: Box) -> list[Ins]:
     k1, n1 = spyre.device_layout(kt.type).shape[-2:]
     k2, n2 = spyre.device_layout(v.type).shape[-2:]
     k1_st, r, n2_st = -(-k1 // PT_LANES), -(-n1 // PT_LANES), -(-n2 // PT_LANES)
-    sq_b, sq_m, sq_k = matrix_strides(q)
-    skt_b, skt_k, skt_n = matrix_strides(kt)
-    sv_b, sv_k, sv_n = matrix_strides(v)
+    sq_b, sq_m, sq_k = matrix_strides(spyre.device_layout(q.type))
+    skt_b, skt_k, skt_n = matrix_strides(spyre.device_layout(kt.type))
+    sv_b, sv_k, sv_n = matrix_strides(spyre.device_layout(v.type))
     Q, KT, V, OUT = gen.arg(q), gen.arg(kt), gen.arg(v), gen.arg(att.result)
     lx = gen.lx
-    args = list(gen.kernel.body.block.args)
-    inputs = [  # the group's other inputs (a mask), with their DDR strides per [*outer, r]
-        (i, a, g.strides(a, users[0])) for i, a in enumerate(args) if (users := [o for o in g.ops if a in o.operands])
-    ]
+    args: list[SSAValue] = list(gen.kernel.body.block.args)
+    inputs = [(args.index(a), a, st) for a, st in att.inputs()]  # a mask: its argument, DDR strides per [*outer, r]
     out: list[Ins] = []
     pending: tuple | None = None  # the chunk whose context is still to come: (b, m0, rows, count)
     matrix = None
     positions = att.positions
     chunks = chunk_boxes(box, gen.dims, gen.chunks)  # b and h are never chunked: chunks of positions
     steps = [(b, c, h, ch["p"]) for b in range(*box["b"]) for c, ch in enumerate(chunks) for h in range(*ch["h"])]
-    shared = [(i, a, st) for i, a, st in inputs if not any(st[j] for j in range(len(g.outer)) if j != att.rows)]
+    shared = [(i, a, st) for i, a, st in inputs if att.same_for_every_head(st)]
     """Inputs the same for every matrix and head (a causal mask): loaded once per chunk of positions."""
     loc: dict[SSAValue, tuple[int, list[int]]] = {}
     loads = 0  # chunks of positions whose shared inputs were loaded: their buffers alternate
@@ -174,6 +165,9 @@ def _store_runs(att: spyre.Attention, b: int, m0: int, mr: int, sticks: int) -> 
     sticks the result places by one stride per row and one per stick (`Attention.out_stick`:
     the context's own layout, or where its relayout puts them), as (first row in the tile,
     rows, first stick, stride per row, stride per stick)."""
+    if att.relayout is None:  # the context's own layout: one stride per row and per stick
+        sb, sm, sn = matrix_strides(spyre.device_layout(att.context.result.type))
+        return [(0, mr, b * sb + m0 * sm, sm, sn)]
     runs: list[tuple[int, int, int, int, int]] = []
     row = 0
     while row < mr:

@@ -13,7 +13,7 @@ from spyre_mlir.analysis.cost import piece_rows
 from spyre_mlir.analysis.sfp import pointwise_program
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre_iteration import Box, chunk_boxes, parts
-from spyre_mlir.layout import digit_stride
+from spyre_mlir.layout import matrix_strides
 from spyre_mlir.lowering.convert_spyre_to_isa.instructions import (
     Ins,
     compact,
@@ -43,22 +43,7 @@ def lower_matmul(gen: KernelCodegen, box: Box) -> list[Ins]:
     la, lb, lc = (spyre.device_layout(v.type) for v in (op.lhs, op.rhs, op.result))
     M, K = la.shape[-2:]
     N = lb.shape[-1]
-    batched = len(la.shape) == 3
-    sa_b, sa_m, sa_kt = (
-        digit_stride(la, 0, 1) if batched else 0,
-        digit_stride(la, -2, 1),
-        digit_stride(la, -1, PT_LANES),
-    )
-    sb_b, sb_k, sb_nt = (
-        digit_stride(lb, 0, 1) if batched else 0,
-        digit_stride(lb, -2, 1),
-        digit_stride(lb, -1, PT_LANES),
-    )
-    sc_b, sc_m, sc_nt = (
-        digit_stride(lc, 0, 1) if batched else 0,
-        digit_stride(lc, -2, 1),
-        digit_stride(lc, -1, PT_LANES),
-    )
+    (sa_b, sa_m, sa_kt), (sb_b, sb_k, sb_nt), (sc_b, sc_m, sc_nt) = map(matrix_strides, (la, lb, lc))
     A, B, C = gen.arg(op.lhs), gen.arg(op.rhs), gen.arg(op.result)
     lx = gen.lx
     out: list[Ins] = []
