@@ -75,7 +75,8 @@ class Sanitizer:
         self.vc = np.zeros((self.cores, self.cores), dtype=np.int32)
         self.tokens: dict[int, deque[np.ndarray]] = defaultdict(deque)
         self.ddr: dict[int, _DdrState] = {}
-        self.span: dict[tuple[int, int], tuple[int, int]] = {}
+        self.span: dict[int, np.ndarray] = {}
+        """Per argument, (2, cores): the lowest and highest stick each core addressed."""
 
     # ------------------------------------------------------------------ LX
     def lx_read(self, where: str, cores: np.ndarray, pos: np.ndarray) -> None:
@@ -141,17 +142,18 @@ class Sanitizer:
 
     def _check_span(self, where: str, cores: np.ndarray, arg: int, tensor: DdrTensor, flat: np.ndarray) -> None:
         limit = self.config.per_core_span_bytes
-        lo_now, hi_now = flat.min(axis=1), flat.max(axis=1)
-        for i, c in enumerate(cores):
-            key = (int(c), arg)
-            lo, hi = self.span.get(key, (int(lo_now[i]), int(hi_now[i])))
-            lo, hi = min(lo, int(lo_now[i])), max(hi, int(hi_now[i]))
-            self.span[key] = (lo, hi)
-            if (hi - lo + 1) * STICK_BYTES > limit:
-                raise DeviceError(
-                    f"{where}, core {c}: addresses bytes [{lo * STICK_BYTES}, {(hi + 1) * STICK_BYTES}) of "
-                    f"{self._arg(arg, tensor)}, a span over the {limit}-byte limit for one core in one tensor"
-                )
+        span = self.span.get(arg)
+        if span is None:
+            span = self.span[arg] = np.array([[np.iinfo(np.int64).max], [-1]], dtype=np.int64).repeat(self.cores, 1)
+        lo = span[0, cores] = np.minimum(span[0, cores], flat.min(axis=1))
+        hi = span[1, cores] = np.maximum(span[1, cores], flat.max(axis=1))
+        over = (hi - lo + 1) * STICK_BYTES > limit
+        if over.any():
+            i = int(np.argmax(over))
+            raise DeviceError(
+                f"{where}, core {cores[i]}: addresses bytes [{lo[i] * STICK_BYTES}, {(hi[i] + 1) * STICK_BYTES}) of "
+                f"{self._arg(arg, tensor)}, a span over the {limit}-byte limit for one core in one tensor"
+            )
 
     def _race(self, where, cores, arg, tensor, flat, conflict, writer, what, write) -> None:
         row, col = (int(i[0]) for i in np.nonzero(conflict))
