@@ -59,18 +59,21 @@ def host_threads() -> Iterator[None]:
     ms on two, 10 ms on two beside torch's two; docs/performance.md)."""
     global _BLAS, _blas_depth
     if _blas_depth == 0:
-        if _BLAS is None:
-            _BLAS = ThreadpoolController().select(internal_api="openblas")
+        if _BLAS is None:  # OpenBLAS's controllers, called directly: a threadpoolctl limit costs ~5 us
+            _BLAS = ThreadpoolController().select(internal_api="openblas").lib_controllers
         torch_threads = torch.get_num_threads()
         torch.set_num_threads(1)
-        limit = _BLAS.limit(limits=torch_threads)
+        blas_threads = [c.get_num_threads() for c in _BLAS]
+        for c in _BLAS:
+            c.set_num_threads(torch_threads)
     _blas_depth += 1
     try:
         yield
     finally:
         _blas_depth -= 1
         if _blas_depth == 0:
-            limit.restore_original_limits()
+            for c, n in zip(_BLAS, blas_threads):
+                c.set_num_threads(n)
             torch.set_num_threads(torch_threads)
 
 
@@ -228,6 +231,12 @@ class ProgramPlan:
         return cached
 
     def execute(self, model: DeviceModel, args: Sequence[DdrTensor]) -> None:
+        """Run the program on `args` (numpy's floating-point warnings off: an SFP function's
+        infinities and NaNs are values of the device's arithmetic, not errors)."""
+        with np.errstate(all="ignore"):
+            self._execute(model, args)
+
+    def _execute(self, model: DeviceModel, args: Sequence[DdrTensor]) -> None:
         """The semantics: streams run cooperatively until they block on a wait or a barrier.
 
         The first launch checks (LX bounds, the sanitizer); later ones run the program as

@@ -36,24 +36,22 @@ class DeviceError(RuntimeError):
     naming the kernel, core, instruction and bytes where they apply)."""
 
 
-STICK = np.dtype((np.void, STICK_BYTES))
-"""One stick as a single numpy item."""
-
-
 class StickRows:
-    """A (rows, 128) uint8 array read and written by arrays of row indices: `rows[idx]` is
-    np.take and `rows[idx] = v` is np.put on 128-byte items, the same as fancy indexing (the
-    last of repeated indices wins) at a fraction of its cost."""
+    """A (rows, width) array read and written by arrays of row indices: `rows[idx]` is np.take
+    and `rows[idx] = v` is np.put on whole rows as single items, the same as fancy indexing
+    (the last of repeated indices wins) at a fraction of its cost. The LX bytes are (rows, 128)
+    uint8; the decoded values kept beside scratch rows (`DeviceMemory.scratch_values`) are
+    (rows, 64) float32."""
 
     def __init__(self, array: np.ndarray):
         self.array = array
-        self.items = array.view(STICK).reshape(-1)
+        self.items = array.view(np.dtype((np.void, array.shape[1] * array.itemsize))).reshape(-1)
 
     def __getitem__(self, idx: np.ndarray) -> np.ndarray:
         return self.array.take(idx, axis=0)  # the method: np.take's wrapper costs a microsecond a call
 
     def __setitem__(self, idx: np.ndarray, values: np.ndarray) -> None:
-        self.items.put(idx, np.ascontiguousarray(values, dtype=np.uint8).view(STICK))
+        self.items.put(idx, np.ascontiguousarray(values, dtype=self.array.dtype).view(self.items.dtype))
 
 
 @dataclass(frozen=True)
@@ -239,16 +237,24 @@ class DeviceMemory:
         self.lx_rows = StickRows(backing)
         """The same bytes as rows: core c's stick s is row c * lx_sticks + s; rows past the
         cores' LX are scratch (`reserve_scratch`)."""
+        self.scratch_values = StickRows(np.zeros((lx, F16_LANES), dtype=np.float32))
+        """Per scratch row (row lx + i is values row i), the fp32 values of the 16-bit sticks a
+        regrouped step stored there, kept beside (or instead of) the bits for the steps that
+        read them (runtime/regroup.py, "values"); like the scratch rows, nothing in it outlives
+        a launch. Pages untouched until used."""
         self.ddr_used = 0
         self._next_address = 0x1000_0000
         self._decoded: weakref.WeakKeyDictionary[DdrTensor, DecodedCopy] = weakref.WeakKeyDictionary()
         """fp32 copies of frozen tensors, by the tensor that owns the bytes (`decoded`)."""
 
     def reserve_scratch(self, rows: int) -> None:
-        """Make `lx_rows` reach `rows` rows past the cores' LX: scratch that the regrouped
-        steps of a launch write fresh values into (runtime/regroup.py); no instruction
-        addresses it, and nothing in it outlives a launch. The LX bytes are kept."""
+        """Make `lx_rows` reach `rows` rows past the cores' LX, and `scratch_values` that
+        many: scratch that the regrouped steps of a launch write fresh values into
+        (runtime/regroup.py); no instruction addresses it, and nothing in it outlives a
+        launch. The LX bytes are kept."""
         lx = self.lx.shape[0] * self.lx.shape[1]
+        if self.scratch_values.array.shape[0] < rows:
+            self.scratch_values = StickRows(np.zeros((rows, F16_LANES), dtype=np.float32))
         if self.lx_rows.array.shape[0] >= lx + rows:
             return
         backing = np.zeros((lx + max(rows, 2 * (self.lx_rows.array.shape[0] - lx)), STICK_BYTES), dtype=np.uint8)

@@ -135,6 +135,40 @@ def dl16_decode(b: np.ndarray) -> np.ndarray:
     return _lookup(_DL16_VALUES, b)
 
 
+@functools.cache
+def _dl16_values_of_rounded() -> np.ndarray:
+    """The fp32 values of `_dl16_of_rounded`'s patterns (1 MiB), built at the first use."""
+    return _DL16_VALUES.take(_dl16_of_rounded())
+
+
+def dl16_store(x: np.ndarray, bits: bool = True) -> tuple[np.ndarray | None, np.ndarray]:
+    """What a store of fp32 values x leaves: with `bits`, the DL16 patterns (`dl16_encode`'s),
+    and the fp32 values they hold (`dl16_decode` of them, bit for bit), both from the rounded
+    patterns r of `dl16_encode` by table. A NaN stores the NaN pattern, whose value is the
+    quiet NaN 0x7FC00000 whatever its sign."""
+    src = np.ascontiguousarray(x, dtype=np.float32).reshape(-1).view(np.uint32)
+    values_of, bits_of = _dl16_values_of_rounded(), _dl16_of_rounded()
+    if src.size <= _ENCODE_CHUNK:
+        r = _rounded(src)
+        values, out = values_of.take(r), bits_of.take(r) if bits else None
+    else:
+        values = np.empty(src.size, dtype=np.float32)
+        out = np.empty(src.size, dtype=np.uint16) if bits else None
+        for lo in range(0, src.size, _ENCODE_CHUNK):
+            r = _rounded(src[lo : lo + _ENCODE_CHUNK])
+            values[lo : lo + _ENCODE_CHUNK] = values_of.take(r)
+            if out is not None:
+                out[lo : lo + _ENCODE_CHUNK] = bits_of.take(r)
+    x32 = src.view(np.float32)
+    if np.isnan(x32).any():
+        nan = np.isnan(x32)
+        values[nan] = _DL16_VALUES[DL16_NAN]
+        if out is not None:
+            out[nan] = DL16_NAN | ((src[nan] >> 16) & 0x8000)
+    shape = np.shape(x)
+    return (None if out is None else out.reshape(shape)), values.reshape(shape)
+
+
 def fp16_encode(x: np.ndarray) -> np.ndarray:
     """fp32 -> IEEE binary16 bits (round to nearest even, overflow to inf, subnormals kept)."""
     with np.errstate(over="ignore"):
@@ -160,6 +194,14 @@ class Numerics:
 
     def decode(self, b: np.ndarray) -> np.ndarray:
         return dl16_decode(b) if self.name == "dl16" else fp16_decode(b)
+
+    def store(self, x: np.ndarray, bits: bool = True) -> tuple[np.ndarray | None, np.ndarray]:
+        """A store of x: (its bit patterns, or None without `bits`; the values they hold),
+        the same as (encode(x), decode(encode(x)))."""
+        if self.name == "dl16":
+            return dl16_store(x, bits)
+        b = fp16_encode(x)
+        return (b if bits else None), fp16_decode(b)
 
     def round(self, x: np.ndarray) -> np.ndarray:
         """The fp32 value a store of x leaves in device memory."""

@@ -150,18 +150,37 @@ def _blas_operand(x: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(x, dtype=np.float32)
 
 
-def _load_vectors(model: DeviceModel, idx: np.ndarray, is_f32: bool) -> np.ndarray:
-    """(n, vectors, 64) float32 values at the LX rows `idx` (`_flat` of an SFP access)."""
+def _load_vectors(model: DeviceModel, idx: np.ndarray, is_f32: bool, kept: np.ndarray | None = None) -> np.ndarray:
+    """(n, vectors, 64) float32 values at the LX rows `idx` (`_flat` of an SFP access); with
+    `kept`, the rows of `DeviceMemory.scratch_values` that hold them decoded (`Plan.kept_reads`)."""
+    if kept is not None:
+        return model.memory.scratch_values[kept].reshape(len(idx), -1, F16_LANES)
     raw = model.memory.lx_rows[idx]
     if is_f32:
         return raw.view(np.float32).reshape(len(idx), -1, F16_LANES)
     return model.memory.numerics.decode(raw.view(np.uint16)).reshape(len(idx), -1, F16_LANES)
 
 
-def _store_vectors(model: DeviceModel, idx: np.ndarray, is_f32: bool, values: np.ndarray) -> None:
+def _store_vectors(
+    model: DeviceModel,
+    idx: np.ndarray,
+    is_f32: bool,
+    values: np.ndarray,
+    kept: np.ndarray | None = None,
+    bits: bool = True,
+) -> None:
+    """Store fp32 values at the LX rows `idx`, rounded to the 16-bit format unless `is_f32`;
+    with `kept` (`Plan.kept_write`), the stored values also go to those rows of
+    `DeviceMemory.scratch_values`, and without `bits` only there."""
     values = np.ascontiguousarray(values, dtype=np.float32)
-    bits = values if is_f32 else model.memory.numerics.encode(values)
-    model.memory.lx_rows[idx] = bits.view(np.uint8).reshape(*idx.shape, STICK_BYTES)
+    if kept is not None:
+        stored, decoded = model.memory.numerics.store(values, bits)
+        model.memory.scratch_values[kept] = decoded.reshape(*kept.shape, F16_LANES)
+        if stored is not None:
+            model.memory.lx_rows[idx] = stored.view(np.uint8).reshape(*idx.shape, STICK_BYTES)
+        return
+    out = values if is_f32 else model.memory.numerics.encode(values)
+    model.memory.lx_rows[idx] = out.view(np.uint8).reshape(*idx.shape, STICK_BYTES)
 
 
 # endregion
@@ -237,6 +256,15 @@ class Plan:
     """Its write holds the bytes of its first read (a ring send): the regrouping follows the values."""
     dst_spans: Sequence[tuple[int, int, int]] = ()
     """Per core, (target core, lo, hi): the LX sticks [lo, hi) it writes in another core's LX."""
+    kept_reads: tuple[np.ndarray | None, ...] = ()
+    """A regrouped step's: per read of `accesses`, the rows of `DeviceMemory.scratch_values`
+    that hold its 16-bit values decoded (None, or none given: it decodes its LX rows' bits)."""
+    kept_write: np.ndarray | None = None
+    """A regrouped step's: the rows of `DeviceMemory.scratch_values` its 16-bit store keeps its
+    values in (runtime/regroup.py, "values")."""
+    writes_bits = True
+    """A regrouped step's with `kept_write`: whether its LX rows get the bits too (False:
+    nothing reads them as bits)."""
 
     def __init__(self, op: Operation, kernel: str, index: int, n: int, config: DeviceConfig):
         self.op = op
@@ -301,6 +329,17 @@ class Plan:
     def ddr_access(self) -> DdrAccess | None:
         """Its DDR side, for a DMA."""
         return None
+
+    def decoding_reads(self) -> list[bool]:
+        """Per read of `accesses`: whether it only takes the 16-bit values its rows hold
+        (decodes them), never their bits, so that a regrouped step may take them decoded."""
+        acc = self.accesses()
+        return [False] * (0 if acc is None else len(acc[0]))
+
+    def stores_values(self) -> bool:
+        """Whether its write is computed fp32 values rounded to the 16-bit format, so that a
+        regrouped step may keep them decoded (`kept_write`)."""
+        return False
 
     def with_rows(self, reads: list[np.ndarray], write: np.ndarray | None, ddr_pos: np.ndarray | None) -> Plan:
         """A copy (without works: timing replays the streams' own plans) that reads and writes
@@ -717,6 +756,9 @@ class PtPlan(Plan):
     def accesses(self) -> tuple[list[np.ndarray], np.ndarray | None]:
         return [self.a_idx, self.b_idx] + ([self.c_idx] if self.accumulate else []), self.c_idx
 
+    def decoding_reads(self) -> list[bool]:
+        return [True, False] + ([False] if self.accumulate else [])  # (B: read as decoded copies, or bits)
+
     def with_rows(self, reads: list[np.ndarray], write: np.ndarray | None, ddr_pos: np.ndarray | None) -> PtPlan:
         step = self._copy()
         assert isinstance(step, PtPlan) and write is not None
@@ -856,12 +898,20 @@ class SfpPlan(Plan):
             lx = model.memory.lx_rows
             lx[self.dst_idx] = lx[self.src_idx[0]]
             return
-        vals: list[Any] = [_load_vectors(model, idx, is_f32) for (is_f32, _), idx in zip(self.srcs, self.src_idx)]
+        kept = self.kept_reads or (None,) * len(self.srcs)
+        vals: list[Any] = [
+            _load_vectors(model, idx, is_f32, k) for (is_f32, _), idx, k in zip(self.srcs, self.src_idx, kept)
+        ]
         if self.imm is not None:
             vals.append(self.imm)
-        with np.errstate(all="ignore"):
-            out = np.asarray(self.fn(*vals), dtype=np.float32)
-        _store_vectors(model, self.dst_idx, self.dst[0], out)
+        out = np.asarray(self.fn(*vals), dtype=np.float32)  # (numpy's warnings off: ProgramPlan.execute)
+        _store_vectors(model, self.dst_idx, self.dst[0], out, self.kept_write, self.writes_bits)
+
+    def decoding_reads(self) -> list[bool]:
+        return [not is_f32 and not self.moves_bits for is_f32, _ in self.srcs]
+
+    def stores_values(self) -> bool:
+        return not self.dst[0] and not self.moves_bits
 
     def accesses(self) -> tuple[list[np.ndarray], np.ndarray | None]:
         return list(self.src_idx), self.dst_idx
@@ -941,13 +991,21 @@ class ReducePlan(_SrcDstPlan):
     def run(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
         if check:
             self.checks(model, args, cores)
-        x = _load_vectors(model, self.src_idx, self.src[0]).reshape(len(cores), self.outer, self.inner, F16_LANES)
+        kept = self.kept_reads[0] if self.kept_reads else None
+        x = _load_vectors(model, self.src_idx, self.src[0], kept).reshape(len(cores), self.outer, self.inner, F16_LANES)
         if self.tail < F16_LANES:
             x = x.copy()
             x[:, :, -1, self.tail :] = self.fill
         with np.errstate(all="ignore"):
             r = self.reduce(x)
-        _store_vectors(model, self.dst_idx, self.dst[0], np.repeat(r[:, :, None], F16_LANES, axis=2))
+        out = np.repeat(r[:, :, None], F16_LANES, axis=2)
+        _store_vectors(model, self.dst_idx, self.dst[0], out, self.kept_write, self.writes_bits)
+
+    def decoding_reads(self) -> list[bool]:
+        return [not self.src[0]]
+
+    def stores_values(self) -> bool:
+        return not self.dst[0]
 
     def signature(self) -> tuple:
         return (

@@ -76,6 +76,9 @@ class _Node:
         "preds",
         "b_origin",
         "for_products",
+        "kept",
+        "keeps",
+        "bits",
     )
 
     def __init__(self, ins: Plan, cores: np.ndarray, order: int, reads: list[np.ndarray], write: np.ndarray | None):
@@ -91,6 +94,12 @@ class _Node:
         """A PT's B rows: the DDR stick (arg << 40 | stick) each holds as loaded, else -1 (`_rename`)."""
         self.for_products = False
         """A DMA load only products read, from the argument (`_mark_product_loads`)."""
+        self.kept: list[bool] = []
+        """Per read: whether it takes its values as a step that keeps them stored them (`_keep_values`)."""
+        self.keeps = False
+        """A 16-bit store whose values are kept decoded beside its rows (`_keep_values`)."""
+        self.bits = True
+        """Whether its write's bits are stored (False: only its kept values are read)."""
 
 
 def _node(ins: Plan, cores: np.ndarray, order: int) -> _Node:
@@ -239,6 +248,34 @@ def _mark_product_loads(nodes: list[_Node], origin: np.ndarray, live_out: np.nda
             n.for_products = not other[w].any() and bool((origin[w] >= 0).all())
 
 
+def _keep_values(nodes: list[_Node], producer: np.ndarray, touched: int, live_out: np.ndarray, rows: int) -> None:
+    """Keep decoded what a 16-bit store of computed values writes (`Plan.stores_values`), for
+    the reads that decode it (`Plan.decoding_reads`) and read nothing else: every row of such
+    a read is fresh and written by such a store (`_Node.kept`). A store keeps its values if a
+    read takes them so (`_Node.keeps`), and stores the bits too only if some other read takes
+    its rows (a DMA store, a copy, a product's B, what the launch leaves in LX): `_Node.bits`."""
+    keeps = np.zeros(max((n.order for n in nodes), default=-1) + 1, dtype=bool)
+    for n in nodes:
+        n.keeps = n.write is not None and n.ins.stores_values()
+        keeps[n.order] = n.keeps
+    as_bits = np.zeros(rows, dtype=bool)  # rows some read takes as bits
+    as_bits[live_out] = True
+    as_values = np.zeros(rows, dtype=bool)  # rows some read takes as kept values
+    for n in nodes:
+        decoding = n.ins.decoding_reads()
+        n.kept = []
+        for j, r in enumerate(n.reads):
+            flat = r.reshape(-1)
+            kept = bool(decoding[j]) and bool((flat >= touched).all()) and bool(keeps[producer[flat]].all())
+            n.kept.append(kept)
+            (as_values if kept else as_bits)[flat] = True
+    for n in nodes:
+        if n.keeps:
+            w = _known(n.write).reshape(-1)
+            n.keeps = bool(as_values[w].any())  # (no read takes them kept: bits alone)
+            n.bits = not n.keeps or bool(as_bits[w].any())
+
+
 def _ddr_order(nodes: list[_Node]) -> None:
     """Edges that keep DDR accesses of one stick in order: a load or store after a store, a
     store after a load (only when some stick is stored and also loaded, or stored twice)."""
@@ -340,32 +377,40 @@ def _schedule(nodes: list[_Node], producer: np.ndarray) -> list[list[_Node]]:
     return groups
 
 
-def _merge_all(group: list[_Node]) -> list[tuple[Step, np.ndarray]]:
+def _merge_all(group: list[_Node], lx_rows: int) -> list[tuple[Step, np.ndarray]]:
     """The steps of a group of nodes of one signature: one, but for DMA loads of which only
     some are `for_products` one for those (a `_FrozenLoad`) and one for the rest."""
     if not group[0].loads:
-        return [_merge(group)]
+        return [_merge(group, lx_rows)]
     frozen = [n for n in group if n.for_products]
     rest = [n for n in group if not n.for_products]
-    out = [_merge(rest)] if rest else []
+    out = [_merge(rest, lx_rows)] if rest else []
     if frozen:
-        load, cores = _merge(frozen)
+        load, cores = _merge(frozen, lx_rows)
         assert isinstance(load, DmaPlan)
         out.append((_FrozenLoad(load), cores))
     return out
 
 
-def _merge(group: list[_Node]) -> tuple[Step, np.ndarray]:
-    """One step over the kept rows of a group of nodes of one signature."""
+def _merge(group: list[_Node], lx_rows: int) -> tuple[Step, np.ndarray]:
+    """One step over the kept rows of a group of nodes of one signature (rows past `lx_rows`
+    are scratch: row lx_rows + i keeps its values at row i of `DeviceMemory.scratch_values`)."""
     first = group[0].ins
     cores = np.concatenate([n.cores for n in group])
     if isinstance(first, PtPlan):
-        return GemmStep(first, group), cores
+        return GemmStep(first, group, lx_rows), cores
     cat = np.concatenate
     reads = [cat([n.reads[j] for n in group]) for j in range(len(group[0].reads))]
     write = None if group[0].write is None else cat([_known(n.write) for n in group])
     ddr_pos = None if group[0].ddr_pos is None else cat([_known(n.ddr_pos) for n in group])
-    return first.with_rows(reads, write, ddr_pos), cores
+    step = first.with_rows(reads, write, ddr_pos)
+    kept = [all(n.kept[j] for n in group) for j in range(len(reads))]
+    if any(kept):
+        step.kept_reads = tuple(r - lx_rows if k else None for r, k in zip(reads, kept))
+    if group[0].keeps:
+        step.kept_write = _known(write) - lx_rows
+        step.writes_bits = any(n.bits for n in group)
+    return step, cores
 
 
 def _ids(idx: np.ndarray) -> list[int]:
@@ -381,8 +426,11 @@ class GemmStep:
     one stacked product. `out` (and `old`, accumulating) are the C rows in the order the
     products give them."""
 
-    def __init__(self, ins: PtPlan, group: list[_Node]):
+    def __init__(self, ins: PtPlan, group: list[_Node], lx_rows: int):
         self.m, self.n, self.k, self.accumulate = ins.m, ins.n, ins.k, ins.accumulate
+        self.a_kept = all(n.kept[0] for n in group)
+        """A's rows are read as the values kept decoded (`_keep_values`): row r at r - lx_rows."""
+        self.lx_rows = lx_rows
 
         def cat(j: int) -> np.ndarray:
             return np.concatenate([n.reads[j] if j >= 0 else _known(n.write) for n in group])
@@ -411,24 +459,27 @@ class GemmStep:
         order.extend(singles)
         self.out = c[order]
         self.old = None if old is None else old[order]
+        self._views: dict[tuple[int, int, int | None], StridedTiles] = {}
+        """Per source (by id) and decoded copy's shape, where its tiles lie in the copy: a
+        later launch takes the view again without working it out."""
 
     def sources(self) -> list[BSource | None]:
         """Where each product's B rows come from: the blocks', then the singles'."""
         return [source for _, _, source in self.blocks] + ([self.singles[2]] if self.singles else [])
 
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = False) -> None:
-        lx, num, acc = model.memory.lx_rows, model.memory.numerics, model.config.accumulation
+        lx, acc = model.memory.lx_rows, model.config.accumulation
         m, n, k = self.m, self.n, self.k
         parts = []
         for a_rows, b_rows, source in self.blocks:  # every (tile, row) pair: A[row] @ B[tile]
-            a = operand_matrix(num, lx[a_rows], len(a_rows) * m, k).reshape(len(a_rows), m, k)
+            a = self._a_operand(model, a_rows, len(a_rows) * m).reshape(len(a_rows), m, k)
             b = self._b_operand(model, args, b_rows, source)
             grid = b.ndim - 2  # the tiles' axes
             parts.append(tile_products(a[(None,) * grid], b[..., None, :, :], acc).reshape(-1, m, n))
         if self.singles is not None:
             a_rows, b_rows, source = self.singles
             b = self._b_operand(model, args, b_rows, source)
-            a = operand_matrix(num, lx[a_rows], len(a_rows) * m, k).reshape(*b.shape[:-2], m, k)
+            a = self._a_operand(model, a_rows, len(a_rows) * m).reshape(*b.shape[:-2], m, k)
             parts.append(tile_products(a, b, acc).reshape(-1, m, n))
         prod = parts[0] if len(parts) == 1 else np.concatenate(parts)
         width = self.out.shape[2] * F32_LANES
@@ -440,6 +491,14 @@ class GemmStep:
             full[:, :, :n] = prod
             prod = full
         lx[self.out] = prod.view(np.uint8).reshape(len(prod), m, -1, STICK_BYTES)
+
+    def _a_operand(self, model: DeviceModel, rows: np.ndarray, matrix_rows: int) -> np.ndarray:
+        """A rows as a contiguous (matrix_rows, k) fp32 matrix: decoded from their LX bits, or
+        taken from the values kept decoded (`a_kept`)."""
+        if not self.a_kept:
+            return operand_matrix(model.memory.numerics, model.memory.lx_rows[rows], matrix_rows, self.k)
+        x = model.memory.scratch_values[rows - self.lx_rows].reshape(matrix_rows, -1)
+        return x if x.shape[1] == self.k else np.ascontiguousarray(x[:, : self.k])
 
     def _b_operand(
         self, model: DeviceModel, args: Sequence[DdrTensor], rows: np.ndarray, source: BSource | None
@@ -455,9 +514,15 @@ class GemmStep:
         if source.views:
             arg = source.parts[0][0]
             copy = model.memory.decoded(args[arg], source.rows)
-            view = None if copy is None else source.views.get(copy.rows)
-            if view is not None and copy is not None and view.end <= copy.values.shape[0]:
-                return view.of(copy, k, n)
+            if copy is not None:
+                key = (id(source), copy.values.shape[0], copy.rows)
+                strided = self._views.get(key)
+                if strided is None:
+                    view = source.views.get(copy.rows)
+                    if view is not None and view.end <= copy.values.shape[0]:
+                        strided = self._views[key] = view.strided(copy, k, n)
+                if strided is not None:
+                    return strided.of(copy.values)
         flat = rows.reshape(tiles * k, -1)
         pieces = []  # (rows of the tiles * k, their values)
         for arg, idx, pos in source.parts:
@@ -490,9 +555,10 @@ class BView(NamedTuple):
     stick: tuple[int, int]
     end: int
 
-    def of(self, copy: DecodedCopy, k: int, n: int) -> np.ndarray:
-        """The tiles (*grid counts, k, n): a strided view of `copy` where a B row's sticks are
-        side by side and rows at least a row apart (BLAS takes it as it is), else a strided copy."""
+    def strided(self, copy: DecodedCopy, k: int, n: int) -> StridedTiles:
+        """Where the tiles (*grid counts, k, n) lie in `copy`: a strided view where a B row's
+        sticks are side by side and rows at least a row apart (BLAS takes it as it is), else a
+        strided view of whole sticks whose lanes past n are cut off (a copy at the product)."""
         columns = copy.values.shape[0] // copy.rows if copy.rows else 0
 
         def step(d: tuple[int, int]) -> int:
@@ -504,11 +570,27 @@ class BView(NamedTuple):
         outer = tuple(step(g[1:]) * lane for g in self.grid)
         sr, ss = step(self.row), step(self.stick)
         sticks = -(-n // F16_LANES)
-        # (np.ndarray on the copy's buffer: as_strided's cost, a tenth, and the bounds checked)
         if sticks == 1 or (ss == 1 and sr * F16_LANES >= n):
-            return np.ndarray((*counts, k, n), np.float32, copy.values, at, (*outer, sr * lane, 4))
-        b = np.ndarray((*counts, k, sticks, F16_LANES), np.float32, copy.values, at, (*outer, sr * lane, ss * lane, 4))
-        return b.reshape(*counts, k, sticks * F16_LANES)[..., :n]
+            return StridedTiles((*counts, k, n), at, (*outer, sr * lane, 4), None)
+        return StridedTiles((*counts, k, sticks, F16_LANES), at, (*outer, sr * lane, ss * lane, 4), n)
+
+
+class StridedTiles(NamedTuple):
+    """A strided view of a decoded copy's values (`BView.strided`): shape, byte offset and
+    strides; `cut`, the lanes a row keeps when the view holds whole sticks (None: it is the
+    tiles as they are)."""
+
+    shape: tuple[int, ...]
+    offset: int
+    strides: tuple[int, ...]
+    cut: int | None
+
+    def of(self, values: np.ndarray) -> np.ndarray:
+        # (np.ndarray on the copy's buffer: as_strided's cost, a tenth, and the bounds checked)
+        b = np.ndarray(self.shape, np.float32, values, self.offset, self.strides)
+        if self.cut is None:
+            return b
+        return b.reshape(*self.shape[:-2], -1)[..., : self.cut]
 
 
 class BSource(NamedTuple):
@@ -659,6 +741,7 @@ def regroup(
     moved = src != out_rows
     nodes = _prune(nodes, src[moved], rows)
     _mark_product_loads(nodes, origin, src[moved], rows)
+    _keep_values(nodes, producer, touched.size, src[moved], rows)
     _ddr_order(nodes)
     groups = _schedule(nodes, producer)
     final, scratch = _allocate(groups, touched, rows, src[moved], cores * lx_sticks)
@@ -666,7 +749,7 @@ def regroup(
         n.reads = [final[r] for r in n.reads]
         if n.write is not None:
             n.write = final[n.write]
-    out = [step for g in groups for step in _merge_all(g)]
+    out = [step for g in groups for step in _merge_all(g, cores * lx_sticks)]
     _arrange_frozen_loads(out)
     if moved.any():
         out.append((_CopyBack(final[out_rows[moved]], final[src[moved]]), np.zeros(0, dtype=np.int64)))

@@ -38,12 +38,12 @@ def _calls(batch: bool, rows: int, **options) -> tuple[list[np.ndarray], int]:
 @pytest.mark.parametrize("rows", [1, 8])  # a decode step's matrix-vector products, a prefill's
 def test_products_on_decoded_copies_give_the_same_bits(rows, monkeypatch):
     views = []
-    of = regroup.BView.of
+    strided = regroup.BView.strided
 
     def view(self, copy, k, n):
-        b = of(self, copy, k, n)
-        views.append((copy.rows, len(self.grid), b.flags.owndata))
-        return b
+        tiles = strided(self, copy, k, n)
+        views.append((copy.rows, len(self.grid), tiles.of(copy.values).flags.owndata))
+        return tiles
 
     loads = []
     run = plans.DmaPlan.run
@@ -52,7 +52,7 @@ def test_products_on_decoded_copies_give_the_same_bits(rows, monkeypatch):
         loads.append(self.lx_idx.size if self.load else 0)
         return run(self, *args, **kwargs)
 
-    monkeypatch.setattr(regroup.BView, "of", view)
+    monkeypatch.setattr(regroup.BView, "strided", view)
     monkeypatch.setattr(plans.DmaPlan, "run", counted)
     cooperative, _ = _calls(False, rows, cores=8)
     loads.clear()

@@ -69,3 +69,21 @@ def test_ieee_fp16_mode_is_numpy_half():
     x = np.array([1.0, 65504.0, 1e5, 1e-6, 1 + 2.0**-11], dtype=np.float32)
     with np.errstate(over="ignore"):
         assert np.array_equal(IEEE_FP16.round(x), x.astype(np.float16).astype(np.float32))
+
+
+@pytest.mark.parametrize("numerics", [DL16, IEEE_FP16], ids=lambda n: n.name)
+@pytest.mark.parametrize("size", [1000, 200_000])  # one table step, and several (dl16_store's chunks)
+def test_a_store_gives_the_bits_and_the_values_they_hold(numerics, size):
+    """`Numerics.store` is (encode, decode of it) bit for bit: NaNs of both signs, infinities,
+    zeros of both signs, values to flush, to saturate, and ties; without bits, the values alone."""
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal(size) * np.exp2(rng.uniform(-40, 40, size))).astype(np.float32)
+    special = [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -1e-12, DL16_MAX * 1.5, 1 + 2.0**-10, 65520.0]
+    x[: len(special)] = np.array(special, dtype=np.float32)
+    with np.errstate(over="ignore"):
+        want_bits = numerics.encode(x)
+        stored, values = numerics.store(x)
+        _, alone = numerics.store(x, bits=False)
+    assert stored is not None and np.array_equal(stored, want_bits)
+    assert np.array_equal(values.view(np.uint32), numerics.decode(want_bits).view(np.uint32))
+    assert np.array_equal(alone.view(np.uint32), values.view(np.uint32))

@@ -141,3 +141,36 @@ spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
     got, model = same_bits(prog, LAUNCH, inputs)
     (plan,) = model._plans.values()
     assert plan.batched.steps == [] and not got[2].any()
+
+
+def test_computed_values_are_kept_decoded_for_the_steps_that_read_them(inputs):
+    """e^x is read only by the SFP product: its step keeps the values decoded and stores no
+    bits. e^x * y is read by the PT as A (decoded) and by a DMA store (as bits): its step
+    keeps both. The PT takes A from the kept values; every result as the cooperative run's."""
+    prog = f"""
+spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
+  spyre_isa.stream cores [0] {{
+    spyre_isa.dma_load %a[0, strides = [1]] -> lx [0, strides = [1]] sizes [64] : {T}
+    spyre_isa.dma_load %b[0, strides = [1]] -> lx [64, strides = [1]] sizes [64] : {T}
+    spyre_isa.sfp_exp lx [0, strides = [1]] -> lx [128, strides = [1]] sizes [64]
+    spyre_isa.sfp_mul lx [128, strides = [1]], lx [64, strides = [1]] -> lx [192, strides = [1]] sizes [64]
+    spyre_isa.pt_matmul lx [192, strides = [1, 64]], lx [64, strides = [1, 0]] -> lx [256, strides = [2, 0], f32] m = 64 n = 64 k = 64
+    spyre_isa.sfp_copy lx [256, strides = [2], f32] -> lx [512, strides = [1]] sizes [64]
+    spyre_isa.dma_store lx [512, strides = [1]] -> %c[0, strides = [1]] sizes [64] : {T}
+    spyre_isa.dma_store lx [192, strides = [1]] -> %c[64, strides = [1]] sizes [64] : {T}
+  }}
+}}"""
+    got, model = same_bits(prog, LAUNCH, inputs)
+    (plan,) = model._plans.values()
+    steps = {getattr(s, "function", type(s).__name__): s for s, _ in plan.batched.steps}
+    assert steps["exp"].kept_write is not None and not steps["exp"].writes_bits
+    assert steps["mul"].kept_write is not None and steps["mul"].writes_bits
+    assert steps["mul"].kept_reads[0] is not None and steps["mul"].kept_reads[1] is None  # y: a load's bits
+    assert steps["GemmStep"].a_kept
+    assert steps["copy"].kept_write is None  # from fp32 sums: read by the store as bits
+    for out, (x, y) in zip(got, inputs):
+        x, y = DL16.round(x[:, :64]), DL16.round(y[:, :64])
+        a = DL16.round(DL16.round(np.exp(x)) * y)
+        assert np.array_equal(out[:, 64:], a)
+        want = DL16.round(a @ y)
+        assert np.max(np.abs(out[:, :64] - want)) <= 2 * DL16.unit_roundoff * np.max(np.abs(want))
