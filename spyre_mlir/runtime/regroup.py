@@ -79,6 +79,8 @@ class _Node:
         "kept",
         "keeps",
         "bits",
+        "links",
+        "link_reads",
     )
 
     def __init__(self, ins: Plan, cores: np.ndarray, order: int, reads: list[np.ndarray], write: np.ndarray | None):
@@ -100,6 +102,11 @@ class _Node:
         """A 16-bit store whose values are kept decoded beside its rows (`_keep_values`)."""
         self.bits = True
         """Whether its write's bits are stored (False: only its kept values are read)."""
+        self.links: list[_Node] | None = None
+        """A chain of products (`_fuse_chains`): its PT nodes, in order."""
+        self.link_reads: list[list[int | None]] = []
+        """A chain's: per link, per read of the link, its index in `reads` (None: the sums of
+        the link before, which the chain holds)."""
 
 
 def _node(ins: Plan, cores: np.ndarray, order: int) -> _Node:
@@ -276,6 +283,64 @@ def _keep_values(nodes: list[_Node], producer: np.ndarray, touched: int, live_ou
             n.bits = not n.keeps or bool(as_bits[w].any())
 
 
+def _fuse_chains(nodes: list[_Node], producer: np.ndarray, live_out: np.ndarray, rows: int) -> list[_Node]:
+    """Join the k passes of each output tile into one node (a chain): a PT node that
+    accumulates onto the sums of one PT node, on the same cores, that nothing else reads.
+    The chain reads every link's A and B and writes the last link's sums; the sums between
+    links are held by the step (`ChainStep`), never stored, and each link's products and the
+    sum onto the sums before are those of the link alone. Returns the nodes, each chain in
+    its last link's place (its order: the sums' producer)."""
+    by_order = {n.order: n for n in nodes}
+    count = np.bincount(
+        np.concatenate([r.reshape(-1) for n in nodes for r in n.reads] + [live_out]).astype(np.int64), minlength=rows
+    )
+    before: dict[int, _Node] = {}  # a link's order -> the link before it
+    for x in nodes:
+        if not isinstance(x.ins, PtPlan) or not x.ins.accumulate:
+            continue
+        old = x.reads[2]
+        w = by_order.get(int(producer[old.reshape(-1)[0]]))
+        if (
+            w is None
+            or not isinstance(w.ins, PtPlan)
+            or w.write is None
+            or w.write.shape != old.shape
+            or (w.ins.m, w.ins.n) != (x.ins.m, x.ins.n)
+            or not np.array_equal(w.write, old)
+            or not np.array_equal(w.cores, x.cores)
+            or (count[old.reshape(-1)] != 1).any()
+        ):
+            continue
+        before[x.order] = w
+    if not before:
+        return nodes
+    inner = {w.order for w in before.values()}
+    out = []
+    for x in nodes:
+        if x.order in inner:  # (a link of a chain that goes on: in the chain's place)
+            continue
+        if x.order not in before:
+            out.append(x)
+            continue
+        links = [x]
+        while links[0].order in before:
+            links.insert(0, before[links[0].order])
+        chain = _Node(x.ins, x.cores, x.order, [], x.write)
+        chain.links = links
+        for i, link in enumerate(links):
+            at: list[int | None] = []
+            for j, r in enumerate(link.reads):
+                if i and j == 2:  # the sums of the link before
+                    at.append(None)
+                    continue
+                at.append(len(chain.reads))
+                chain.reads.append(r)
+                chain.kept.append(link.kept[j] if link.kept else False)
+            chain.link_reads.append(at)
+        out.append(chain)
+    return out
+
+
 def _ddr_order(nodes: list[_Node]) -> None:
     """Edges that keep DDR accesses of one stick in order: a load or store after a store, a
     store after a load (only when some stick is stored and also loaded, or stored twice)."""
@@ -309,6 +374,14 @@ def _signature(ins: Plan) -> tuple | None:
     share; the waves keep a shared PT apart: merging it there cost a 12-layer first call
     ~0.06 s of concatenation for the same steps)."""
     return ins.product_signature() if isinstance(ins, PtPlan) else ins.signature()
+
+
+def _node_signature(n: _Node) -> tuple | None:
+    """Nodes with equal signatures can be one step: `_signature`, a chain's of its links."""
+    if n.links is None:
+        return _signature(n.ins)
+    links = tuple(_signature(link.ins) for link in n.links)
+    return ("chain", links, tuple(r.shape[1:] for r in n.reads))
 
 
 def _schedule(nodes: list[_Node], producer: np.ndarray) -> list[list[_Node]]:
@@ -356,7 +429,7 @@ def _schedule(nodes: list[_Node], producer: np.ndarray) -> list[list[_Node]]:
         for p in n.preds:  # DDR order (`_ddr_order`)
             succs[pos[p]].append(i)
             indeg[i] += 1
-        sig = _signature(n.ins)
+        sig = _node_signature(n)
         sigs.append(sig if sig is not None else ("single", i))
     ready: dict[Any, list[int]] = defaultdict(list)
     for i in range(len(nodes)):
@@ -397,6 +470,8 @@ def _merge(group: list[_Node], lx_rows: int) -> tuple[Step, np.ndarray]:
     are scratch: row lx_rows + i keeps its values at row i of `DeviceMemory.scratch_values`)."""
     first = group[0].ins
     cores = np.concatenate([n.cores for n in group])
+    if group[0].links is not None:
+        return ChainStep(group, lx_rows), cores
     if isinstance(first, PtPlan):
         return GemmStep(first, group, lx_rows), cores
     cat = np.concatenate
@@ -468,7 +543,30 @@ class GemmStep:
         return [source for _, _, source in self.blocks] + ([self.singles[2]] if self.singles else [])
 
     def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = False) -> None:
-        lx, acc = model.memory.lx_rows, model.config.accumulation
+        prod = self.products(model, args)
+        if self.accumulate:
+            prod = self.onto_stored(model, prod)
+        self.store(model, prod)
+
+    def onto_stored(self, model: DeviceModel, prod: np.ndarray) -> np.ndarray:
+        """prod + the sums stored at `old` (fp32), as an accumulating PT adds them."""
+        old = model.memory.lx_rows[_known(self.old)].view(np.float32).reshape(len(prod), self.m, -1)
+        prod += old[:, :, : self.n] if old.shape[2] != self.n else old
+        return prod
+
+    def store(self, model: DeviceModel, prod: np.ndarray) -> None:
+        """The sums (rows, m, n) to the C rows `out`, fp32 sticks (lanes past n zero)."""
+        m, n = self.m, self.n
+        width = self.out.shape[2] * F32_LANES
+        if width != n:
+            full = np.zeros((len(prod), m, width), dtype=np.float32)
+            full[:, :, :n] = prod
+            prod = full
+        model.memory.lx_rows[self.out] = prod.view(np.uint8).reshape(len(prod), m, -1, STICK_BYTES)
+
+    def products(self, model: DeviceModel, args: Sequence[DdrTensor]) -> np.ndarray:
+        """The products (rows, m, n) in the order of `out`, tile by tile (`tile_products`)."""
+        acc = model.config.accumulation
         m, n, k = self.m, self.n, self.k
         parts = []
         for a_rows, b_rows, source in self.blocks:  # every (tile, row) pair: A[row] @ B[tile]
@@ -481,16 +579,7 @@ class GemmStep:
             b = self._b_operand(model, args, b_rows, source)
             a = self._a_operand(model, a_rows, len(a_rows) * m).reshape(*b.shape[:-2], m, k)
             parts.append(tile_products(a, b, acc).reshape(-1, m, n))
-        prod = parts[0] if len(parts) == 1 else np.concatenate(parts)
-        width = self.out.shape[2] * F32_LANES
-        if self.accumulate:
-            old = lx[_known(self.old)].view(np.float32).reshape(len(prod), m, -1)
-            prod += old[:, :, :n] if width != n else old
-        if width != n:
-            full = np.zeros((len(prod), m, width), dtype=np.float32)
-            full[:, :, :n] = prod
-            prod = full
-        lx[self.out] = prod.view(np.uint8).reshape(len(prod), m, -1, STICK_BYTES)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def _a_operand(self, model: DeviceModel, rows: np.ndarray, matrix_rows: int) -> np.ndarray:
         """A rows as a contiguous (matrix_rows, k) fp32 matrix: decoded from their LX bits, or
@@ -540,6 +629,44 @@ class GemmStep:
         for idx, values in pieces:
             out[idx] = values
         return out.reshape(tiles, k, n)
+
+
+class ChainStep:
+    """Chains of products (`_fuse_chains`) as one step: each link's products as its GemmStep
+    computes them, each link's onto the sums before it as the accumulating PT adds them
+    (fp32, in the links' order), and the last sums stored. The same bits as the links one
+    after the other; the sums between links never reach LX."""
+
+    def __init__(self, group: list[_Node], lx_rows: int):
+        chains = [c.links for c in group]
+        assert all(links is not None for links in chains)
+        self.links: list[GemmStep] = []
+        for i, node in enumerate(group[0].links or ()):
+            assert isinstance(node.ins, PtPlan)
+            self.links.append(GemmStep(node.ins, [links[i] for links in chains if links is not None], lx_rows))
+        self.into: list[np.ndarray] = []
+        """Per link after the first: where each of its rows' sums before it is in the sums of
+        the link before (its `old` rows among that link's `out` rows)."""
+        for before, after in zip(self.links, self.links[1:]):
+            have, want = before.out[:, 0, 0], _known(after.old)[:, 0, 0]
+            order = np.argsort(have)
+            at = order[np.searchsorted(have[order], want)]
+            assert np.array_equal(have[at], want), "a chain's links hold the same sums"
+            self.into.append(at)
+
+    def sources(self) -> list[BSource | None]:
+        return [source for link in self.links for source in link.sources()]
+
+    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = False) -> None:
+        first = self.links[0]
+        sums = first.products(model, args)
+        if first.accumulate:
+            sums = first.onto_stored(model, sums)
+        for link, at in zip(self.links[1:], self.into):
+            prod = link.products(model, args)
+            prod += sums[at]
+            sums = prod
+        self.links[-1].store(model, sums)
 
 
 class BView(NamedTuple):
@@ -712,7 +839,7 @@ def _arrange_frozen_loads(steps: list[tuple[Step, np.ndarray]]) -> None:
     reading the argument take (BSource.rows), so that the copy it makes is theirs."""
     rows: dict[int, int] = {}
     for step, _ in steps:
-        if isinstance(step, GemmStep):
+        if isinstance(step, (GemmStep, ChainStep)):
             for source in step.sources():
                 if source is not None and source.rows is not None:
                     rows.setdefault(source.parts[0][0], source.rows)
@@ -742,6 +869,7 @@ def regroup(
     nodes = _prune(nodes, src[moved], rows)
     _mark_product_loads(nodes, origin, src[moved], rows)
     _keep_values(nodes, producer, touched.size, src[moved], rows)
+    nodes = _fuse_chains(nodes, producer, src[moved], rows)
     _ddr_order(nodes)
     groups = _schedule(nodes, producer)
     final, scratch = _allocate(groups, touched, rows, src[moved], cores * lx_sticks)
@@ -749,6 +877,10 @@ def regroup(
         n.reads = [final[r] for r in n.reads]
         if n.write is not None:
             n.write = final[n.write]
+        if n.links is not None:  # the links read the chain's rows; the last writes its sums
+            for link, at in zip(n.links, n.link_reads):
+                link.reads = [link.reads[j] if i is None else n.reads[i] for j, i in enumerate(at)]
+            n.links[-1].write = n.write
     out = [step for g in groups for step in _merge_all(g, cores * lx_sticks)]
     _arrange_frozen_loads(out)
     if moved.any():

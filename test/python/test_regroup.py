@@ -9,7 +9,7 @@ from spyre_mlir.runtime import interpreter
 from spyre_mlir.runtime.host import Executable
 from spyre_mlir.runtime.interpreter import DeviceModel
 from spyre_mlir.runtime.numerics import DL16
-from spyre_mlir.runtime.regroup import GemmStep
+from spyre_mlir.runtime.regroup import ChainStep, GemmStep
 
 T = XY
 
@@ -173,4 +173,37 @@ spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
         a = DL16.round(DL16.round(np.exp(x)) * y)
         assert np.array_equal(out[:, 64:], a)
         want = DL16.round(a @ y)
+        assert np.max(np.abs(out[:, :64] - want)) <= 2 * DL16.unit_roundoff * np.max(np.abs(want))
+
+
+@pytest.mark.parametrize("first_sums_read", [False, True])
+def test_the_k_passes_of_an_output_tile_are_one_step(inputs, first_sums_read):
+    """x @ y as two k passes, the second accumulating onto the first's sums: one ChainStep,
+    whose sums between the passes never reach LX, with the bits of the passes one after the
+    other. When something else reads the first pass's sums, they stay two products."""
+    also = f"""
+    spyre_isa.sfp_copy lx [256, strides = [2], f32] -> lx [640, strides = [1]] sizes [64]
+    spyre_isa.dma_store lx [640, strides = [1]] -> %c[64, strides = [1]] sizes [64] : {T}"""
+    prog = f"""
+spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
+  spyre_isa.stream cores [0] {{
+    spyre_isa.dma_load %a[0, strides = [1]] -> lx [0, strides = [1]] sizes [128] : {T}
+    spyre_isa.dma_load %b[0, strides = [1]] -> lx [128, strides = [1]] sizes [128] : {T}
+    spyre_isa.pt_matmul lx [0, strides = [1, 64]], lx [128, strides = [1, 0]] -> lx [256, strides = [2, 0], f32] m = 64 n = 64 k = 64{also if first_sums_read else ""}
+    spyre_isa.pt_matmul lx [64, strides = [1, 64]], lx [192, strides = [1, 0]] -> lx [256, strides = [2, 0], f32] m = 64 n = 64 k = 64 accumulate
+    spyre_isa.sfp_copy lx [256, strides = [2], f32] -> lx [512, strides = [1]] sizes [64]
+    spyre_isa.dma_store lx [512, strides = [1]] -> %c[0, strides = [1]] sizes [64] : {T}
+  }}
+}}"""
+    got, model = same_bits(prog, LAUNCH, inputs)
+    (plan,) = model._plans.values()
+    products = [s for s, _ in plan.batched.steps if isinstance(s, (GemmStep, ChainStep))]
+    if first_sums_read:
+        assert [type(s) for s in products] == [GemmStep, GemmStep]
+    else:
+        assert [type(s) for s in products] == [ChainStep] and len(products[0].links) == 2
+    for out, (x, y) in zip(got, inputs):
+        x, y = DL16.round(x), DL16.round(y)
+        want = DL16.round(x[:, :64] @ y[:, :64] + x[:, 64:] @ y[:, 64:])
+        # two DL16 roundings (the result's, want's); the fp32 sums' error is far below them
         assert np.max(np.abs(out[:, :64] - want)) <= 2 * DL16.unit_roundoff * np.max(np.abs(want))
