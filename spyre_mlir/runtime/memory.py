@@ -36,6 +36,12 @@ class DeviceError(RuntimeError):
     naming the kernel, core, instruction and bytes where they apply)."""
 
 
+@lru_cache(maxsize=None)
+def _row_item(nbytes: int) -> np.dtype:
+    """A row of `nbytes` bytes as one numpy item."""
+    return np.dtype((np.void, nbytes))
+
+
 class StickRows:
     """A (rows, width) array read and written by arrays of row indices: `rows[idx]` is np.take
     and `rows[idx] = v` is np.put on whole rows as single items, the same as fancy indexing
@@ -45,7 +51,7 @@ class StickRows:
 
     def __init__(self, array: np.ndarray):
         self.array = array
-        self.items = array.view(np.dtype((np.void, array.shape[1] * array.itemsize))).reshape(-1)
+        self.items = array.view(_row_item(array.shape[1] * array.itemsize)).reshape(-1)
 
     def __getitem__(self, idx: np.ndarray) -> np.ndarray:
         return self.array.take(idx, axis=0)  # the method: np.take's wrapper costs a microsecond a call
