@@ -64,6 +64,10 @@ class _DdrState:
         return self._read_epoch
 
 
+_NO_LOW = np.iinfo(np.int64).max
+"""A span's lowest stick before any access."""
+
+
 class Sanitizer:
     def __init__(self, config: DeviceConfig):
         self.config = config
@@ -142,11 +146,14 @@ class Sanitizer:
 
     def _check_span(self, where: str, cores: np.ndarray, arg: int, tensor: DdrTensor, flat: np.ndarray) -> None:
         limit = self.config.per_core_span_bytes
+        lo, hi = flat.min(axis=1), flat.max(axis=1)
         span = self.span.get(arg)
-        if span is None:
-            span = self.span[arg] = np.array([[np.iinfo(np.int64).max], [-1]], dtype=np.int64).repeat(self.cores, 1)
-        lo = span[0, cores] = np.minimum(span[0, cores], flat.min(axis=1))
-        hi = span[1, cores] = np.maximum(span[1, cores], flat.max(axis=1))
+        if span is None:  # this launch's first access of the tensor
+            span = self.span[arg] = np.empty((2, self.cores), dtype=np.int64)
+            span[0], span[1] = _NO_LOW, -1
+        else:
+            lo, hi = np.minimum(span[0, cores], lo), np.maximum(span[1, cores], hi)
+        span[0, cores], span[1, cores] = lo, hi
         over = (hi - lo + 1) * STICK_BYTES > limit
         if over.any():
             i = int(np.argmax(over))
