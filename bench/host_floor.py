@@ -7,8 +7,13 @@ The host-speed target is a MiniLM forward on the device model within 3x eager Py
 numerics (docs/numerics.md) fix the arithmetic the device model does in every forward, whatever
 the executor:
 
-    every value stored to LX or DDR is rounded to DL16        (an encode, numerics.dl16_encode)
-    every 16-bit value an instruction reads is widened         (a decode, numerics.dl16_decode)
+    every value stored to LX or DDR is rounded to DL16        (an encode, numerics.dl16_encode;
+                                                                or numerics.dl16_store where the
+                                                                values are kept decoded for the
+                                                                steps that read them, with or
+                                                                without the bits)
+    every 16-bit value an instruction reads is widened         (a decode, numerics.dl16_decode,
+                                                                unless its values were kept)
     PT products of DL16 inputs, summed in fp32                 (one float32 matrix product per
                                                                 core's tile; float64 sums, the
                                                                 reference mode, a row beside)
@@ -20,13 +25,14 @@ operand shapes of every product); then the recorded work is replayed on its own,
 the same sizes, with nothing between the calls, each size's operands made once and reused (warm
 in cache, as a forward's freshly written operands mostly are, so the replay bounds from below):
 
-    decodes, encodes   every recorded call, once each (valid DL16 patterns / fp32 values)
+    decodes, encodes,  every recorded call, once each (valid DL16 patterns / fp32 values);
+    stores             a store as recorded, with or without the bits
     decodes, 2 threads every call split in two halves, one on a worker thread (numpy releases
                        the GIL): what a second core would give the conversions
     products           every recorded product in float32 (as the device model) and in float64
                        (the reference mode, `accumulation="f64"`)
 
-The sum of the first three rows (decodes, encodes, float32 products) is the floor: a forward
+The sum of decodes, encodes, stores and the float32 products is the floor: a forward
 cannot be faster with these numerics in numpy on this machine, before any gather, scatter, DMA
 or launch. Beside it, the forward itself and eager PyTorch's, timed as bench/host.py does
 (medians of steady calls). Wall times are this machine's; the ratios are the point.
@@ -57,8 +63,8 @@ def _record(compiled, batch) -> dict[str, list]:
 
     from spyre_mlir.runtime import numerics
 
-    seen: dict[str, list] = {"decode": [], "encode": [], "matmul": []}
-    decode, encode, matmul = numerics.dl16_decode, numerics.dl16_encode, np.matmul
+    seen: dict[str, list] = {"decode": [], "encode": [], "store": [], "matmul": []}
+    decode, encode, store, matmul = numerics.dl16_decode, numerics.dl16_encode, numerics.dl16_store, np.matmul
 
     def counted_decode(b):
         seen["decode"].append(int(np.size(b)))
@@ -68,15 +74,20 @@ def _record(compiled, batch) -> dict[str, list]:
         seen["encode"].append(int(np.size(x)))
         return encode(x)
 
+    def counted_store(x, bits=True):
+        seen["store"].append((int(np.size(x)), bits))
+        return store(x, bits)
+
     def counted_matmul(a, b, *args, **kwargs):
         seen["matmul"].append((np.shape(a), np.shape(b)))
         return matmul(a, b, *args, **kwargs)
 
-    numerics.dl16_decode, numerics.dl16_encode, np.matmul = counted_decode, counted_encode, counted_matmul
+    numerics.dl16_decode, numerics.dl16_encode, numerics.dl16_store = counted_decode, counted_encode, counted_store
+    np.matmul = counted_matmul
     try:
         compiled(**batch)
     finally:
-        numerics.dl16_decode, numerics.dl16_encode, np.matmul = decode, encode, matmul
+        numerics.dl16_decode, numerics.dl16_encode, numerics.dl16_store, np.matmul = decode, encode, store, matmul
     return seen
 
 
@@ -95,7 +106,7 @@ def _replay(seen: dict[str, list], replays: int) -> dict[str, float]:
     import numpy as np
 
     from spyre_mlir.runtime.interpreter import host_threads
-    from spyre_mlir.runtime.numerics import dl16_decode, dl16_encode
+    from spyre_mlir.runtime.numerics import dl16_decode, dl16_encode, dl16_store
 
     rng = np.random.default_rng(0)
     # one operand per distinct size, reused by every call of that size (warm in cache, as a
@@ -104,7 +115,7 @@ def _replay(seen: dict[str, list], replays: int) -> dict[str, float]:
         n: rng.integers(0x0200, 0x7E00, n, dtype=np.uint16) ^ rng.integers(0, 2, n, dtype=np.uint16) << 15
         for n in set(seen["decode"])
     }
-    values = {n: rng.standard_normal(n, dtype=np.float32) for n in set(seen["encode"])}
+    values = {n: rng.standard_normal(n, dtype=np.float32) for n in {*seen["encode"], *(n for n, _ in seen["store"])}}
     pool = ThreadPoolExecutor(1)
 
     def decodes():
@@ -122,6 +133,10 @@ def _replay(seen: dict[str, list], replays: int) -> dict[str, float]:
         for n in seen["encode"]:
             dl16_encode(values[n])
 
+    def stores():
+        for n, with_bits in seen["store"]:
+            dl16_store(values[n], with_bits)
+
     def products(dtype):
         operands = {s: tuple(rng.standard_normal(x).astype(dtype) for x in s) for s in set(seen["matmul"])}
 
@@ -135,6 +150,7 @@ def _replay(seen: dict[str, list], replays: int) -> dict[str, float]:
         out = {
             "decode_s": _best_of(decodes, replays),
             "encode_s": _best_of(encodes, replays),
+            "store_s": _best_of(stores, replays),
             "decode_2_threads_s": _best_of(decodes_on_2_threads, replays),
             "products_f64_s": _best_of(products(np.float64), replays),
             "products_f32_s": _best_of(products(np.float32), replays),
@@ -179,6 +195,9 @@ def measure(calls: int, replays: int, seq: int = SEQ) -> dict:
         "decode_elements": sum(seen["decode"]),
         "encode_calls": len(seen["encode"]),
         "encode_elements": sum(seen["encode"]),
+        "store_calls": len(seen["store"]),
+        "store_elements": sum(n for n, _ in seen["store"]),
+        "store_values_only_elements": sum(n for n, with_bits in seen["store"] if not with_bits),
         "products": len(seen["matmul"]),
         "product_macs": macs,
         "device_macs": sum(k.macs for k in prof.kernels),
@@ -187,7 +206,7 @@ def measure(calls: int, replays: int, seq: int = SEQ) -> dict:
         "minilm_eager_s": eager_s,
     }
     r.update(_replay(seen, replays))
-    r["floor_s"] = r["decode_s"] + r["encode_s"] + r["products_f32_s"]
+    r["floor_s"] = r["decode_s"] + r["encode_s"] + r["store_s"] + r["products_f32_s"]
     return r
 
 
@@ -199,12 +218,18 @@ def table(r: dict) -> str:
         ("  the same, each call on 2 threads", "", r["decode_2_threads_s"]),
         ("DL16 encodes", f"{r['encode_calls']} calls, {r['encode_elements'] / 1e6:.1f} M elements", r["encode_s"]),
         (
+            "DL16 stores kept decoded",
+            f"{r['store_calls']} calls, {r['store_elements'] / 1e6:.1f} M elements"
+            f" ({r['store_values_only_elements'] / 1e6:.1f} M without bits)",
+            r["store_s"],
+        ),
+        (
             "PT products, float32",
             f"{r['products']} products, {r['product_macs'] / 1e9:.2f} G MACs",
             r["products_f32_s"],
         ),
         ("  the same in float64 (reference mode)", "", r["products_f64_s"]),
-        ("floor: decodes + encodes + float32 products", "", r["floor_s"]),
+        ("floor: decodes + encodes + stores + float32 products", "", r["floor_s"]),
         ("MiniLM forward on the device model", f"{r['launches']} launches", r["minilm_device_s"]),
         ("eager PyTorch fp32", "", eager),
         ("3x eager (the target)", "", 3 * eager),
