@@ -198,9 +198,9 @@ class BatchedProgram:
                 groups.setdefault(key if key is not None else ("single", si, pc), []).append((ins, streams[si].cores))
             merged.extend(_merge(members) for members in groups.values())
         self.steps: list[tuple[Step, np.ndarray]]
-        self.steps, self.scratch_rows = regroup(merged, cores, lx_sticks, resident_out)
+        self.steps, self.scratch_rows, self.kept_rows = regroup(merged, cores, lx_sticks, resident_out)
 
     def run(self, model: DeviceModel, args: Sequence[DdrTensor]) -> None:
-        model.memory.reserve_scratch(self.scratch_rows)
+        model.memory.reserve_scratch(self.scratch_rows, self.kept_rows)
         for ins, cores in self.steps:
             ins.run(model, args, cores, False)

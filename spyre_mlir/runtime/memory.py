@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import weakref
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -36,7 +36,7 @@ class DeviceError(RuntimeError):
     naming the kernel, core, instruction and bytes where they apply)."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def _row_item(nbytes: int) -> np.dtype:
     """A row of `nbytes` bytes as one numpy item."""
     return np.dtype((np.void, nbytes))
@@ -243,24 +243,23 @@ class DeviceMemory:
         self.lx_rows = StickRows(backing)
         """The same bytes as rows: core c's stick s is row c * lx_sticks + s; rows past the
         cores' LX are scratch (`reserve_scratch`)."""
-        self.scratch_values = StickRows(np.zeros((lx, F16_LANES), dtype=np.float32))
-        """Per scratch row (row lx + i is values row i), the fp32 values of the 16-bit sticks a
-        regrouped step stored there, kept beside (or instead of) the bits for the steps that
-        read them (runtime/regroup.py, "values"); like the scratch rows, nothing in it outlives
-        a launch. Pages untouched until used."""
+        self.scratch_values = StickRows(np.zeros((0, F16_LANES), dtype=np.float32))
+        """The fp32 values of 16-bit sticks a regrouped step stored, kept beside (or instead
+        of) their bits for the steps that read them (runtime/regroup.py, "values"), in rows of
+        their own (`reserve_scratch`); like the scratch rows, nothing in it outlives a launch."""
         self.ddr_used = 0
         self._next_address = 0x1000_0000
         self._decoded: weakref.WeakKeyDictionary[DdrTensor, DecodedCopy] = weakref.WeakKeyDictionary()
         """fp32 copies of frozen tensors, by the tensor that owns the bytes (`decoded`)."""
 
-    def reserve_scratch(self, rows: int) -> None:
-        """Make `lx_rows` reach `rows` rows past the cores' LX, and `scratch_values` that
-        many: scratch that the regrouped steps of a launch write fresh values into
+    def reserve_scratch(self, rows: int, kept: int = 0) -> None:
+        """Make `lx_rows` reach `rows` rows past the cores' LX, and `scratch_values` `kept`
+        rows: scratch that the regrouped steps of a launch write fresh values into
         (runtime/regroup.py); no instruction addresses it, and nothing in it outlives a
         launch. The LX bytes are kept."""
         lx = self.lx.shape[0] * self.lx.shape[1]
-        if self.scratch_values.array.shape[0] < rows:
-            self.scratch_values = StickRows(np.zeros((rows, F16_LANES), dtype=np.float32))
+        if self.scratch_values.array.shape[0] < kept:
+            self.scratch_values = StickRows(np.zeros((kept, F16_LANES), dtype=np.float32))
         if self.lx_rows.array.shape[0] >= lx + rows:
             return
         backing = np.zeros((lx + max(rows, 2 * (self.lx_rows.array.shape[0] - lx)), STICK_BYTES), dtype=np.uint8)

@@ -81,6 +81,8 @@ class _Node:
         "bits",
         "links",
         "link_reads",
+        "kept_rows",
+        "kept_write",
     )
 
     def __init__(self, ins: Plan, cores: np.ndarray, order: int, reads: list[np.ndarray], write: np.ndarray | None):
@@ -105,6 +107,10 @@ class _Node:
         self.links: list[_Node] | None = None
         """A chain of products (`_fuse_chains`): its PT nodes, in order."""
         self.link_reads: list[list[int | None]] = []
+        self.kept_rows: list[np.ndarray | None] = []
+        """Per read taken as kept values: its rows of `DeviceMemory.scratch_values` (`_allocate`)."""
+        self.kept_write: np.ndarray | None = None
+        """A keeping write's rows of `DeviceMemory.scratch_values` (`_allocate`)."""
         """A chain's: per link, per read of the link, its index in `reads` (None: the sums of
         the link before, which the chain holds)."""
 
@@ -377,11 +383,14 @@ def _signature(ins: Plan) -> tuple | None:
 
 
 def _node_signature(n: _Node) -> tuple | None:
-    """Nodes with equal signatures can be one step: `_signature`, a chain's of its links."""
+    """Nodes with equal signatures can be one step: `_signature` (a chain's, of its links),
+    and which reads take kept values, whether it keeps its values and stores its bits
+    (`_keep_values`: a step does each for all its rows or for none)."""
     if n.links is None:
-        return _signature(n.ins)
-    links = tuple(_signature(link.ins) for link in n.links)
-    return ("chain", links, tuple(r.shape[1:] for r in n.reads))
+        sig = _signature(n.ins)
+    else:
+        sig = ("chain", tuple(_signature(link.ins) for link in n.links), tuple(r.shape[1:] for r in n.reads))
+    return None if sig is None else (*sig, tuple(n.kept), n.keeps, n.bits)
 
 
 def _schedule(nodes: list[_Node], producer: np.ndarray) -> list[list[_Node]]:
@@ -450,41 +459,41 @@ def _schedule(nodes: list[_Node], producer: np.ndarray) -> list[list[_Node]]:
     return groups
 
 
-def _merge_all(group: list[_Node], lx_rows: int) -> list[tuple[Step, np.ndarray]]:
+def _merge_all(group: list[_Node]) -> list[tuple[Step, np.ndarray]]:
     """The steps of a group of nodes of one signature: one, but for DMA loads of which only
     some are `for_products` one for those (a `_FrozenLoad`) and one for the rest."""
     if not group[0].loads:
-        return [_merge(group, lx_rows)]
+        return [_merge(group)]
     frozen = [n for n in group if n.for_products]
     rest = [n for n in group if not n.for_products]
-    out = [_merge(rest, lx_rows)] if rest else []
+    out = [_merge(rest)] if rest else []
     if frozen:
-        load, cores = _merge(frozen, lx_rows)
+        load, cores = _merge(frozen)
         assert isinstance(load, DmaPlan)
         out.append((_FrozenLoad(load), cores))
     return out
 
 
-def _merge(group: list[_Node], lx_rows: int) -> tuple[Step, np.ndarray]:
-    """One step over the kept rows of a group of nodes of one signature (rows past `lx_rows`
-    are scratch: row lx_rows + i keeps its values at row i of `DeviceMemory.scratch_values`)."""
+def _merge(group: list[_Node]) -> tuple[Step, np.ndarray]:
+    """One step over the kept rows of a group of nodes of one signature."""
     first = group[0].ins
     cores = np.concatenate([n.cores for n in group])
     if group[0].links is not None:
-        return ChainStep(group, lx_rows), cores
+        return ChainStep(group), cores
     if isinstance(first, PtPlan):
-        return GemmStep(first, group, lx_rows), cores
+        return GemmStep(first, group), cores
     cat = np.concatenate
     reads = [cat([n.reads[j] for n in group]) for j in range(len(group[0].reads))]
     write = None if group[0].write is None else cat([_known(n.write) for n in group])
     ddr_pos = None if group[0].ddr_pos is None else cat([_known(n.ddr_pos) for n in group])
     step = first.with_rows(reads, write, ddr_pos)
-    kept = [all(n.kept[j] for n in group) for j in range(len(reads))]
-    if any(kept):
-        step.kept_reads = tuple(r - lx_rows if k else None for r, k in zip(reads, kept))
+    if any(group[0].kept):  # (one signature: every node's reads are kept alike)
+        step.kept_reads = tuple(
+            cat([_known(n.kept_rows[j]) for n in group]) if k else None for j, k in enumerate(group[0].kept)
+        )
     if group[0].keeps:
-        step.kept_write = _known(write) - lx_rows
-        step.writes_bits = any(n.bits for n in group)
+        step.kept_write = cat([_known(n.kept_write) for n in group])
+        step.writes_bits = group[0].bits
     return step, cores
 
 
@@ -501,16 +510,18 @@ class GemmStep:
     one stacked product. `out` (and `old`, accumulating) are the C rows in the order the
     products give them."""
 
-    def __init__(self, ins: PtPlan, group: list[_Node], lx_rows: int):
+    def __init__(self, ins: PtPlan, group: list[_Node]):
         self.m, self.n, self.k, self.accumulate = ins.m, ins.n, ins.k, ins.accumulate
-        self.a_kept = all(n.kept[0] for n in group)
-        """A's rows are read as the values kept decoded (`_keep_values`): row r at r - lx_rows."""
-        self.lx_rows = lx_rows
+        self.a_kept = group[0].kept[0]
+        """A's rows are read as the values kept decoded (`_keep_values`; one signature: every
+        node's A alike): `a_values`, the rows of `DeviceMemory.scratch_values` of `a`'s."""
 
         def cat(j: int) -> np.ndarray:
             return np.concatenate([n.reads[j] if j >= 0 else _known(n.write) for n in group])
 
         a, b, c = cat(0), cat(1), cat(-1)
+        if self.a_kept:  # (its rows of the kept values: the bits may not be stored)
+            a = np.concatenate([_known(n.kept_rows[0]) for n in group])
         b_origin = np.concatenate([_known(n.b_origin) for n in group])
         old = cat(2) if self.accumulate else None
         aid = _ids(a)
@@ -583,10 +594,10 @@ class GemmStep:
 
     def _a_operand(self, model: DeviceModel, rows: np.ndarray, matrix_rows: int) -> np.ndarray:
         """A rows as a contiguous (matrix_rows, k) fp32 matrix: decoded from their LX bits, or
-        taken from the values kept decoded (`a_kept`)."""
+        taken from the values kept decoded (`a_kept`: `rows` are rows of `scratch_values`)."""
         if not self.a_kept:
             return operand_matrix(model.memory.numerics, model.memory.lx_rows[rows], matrix_rows, self.k)
-        x = model.memory.scratch_values[rows - self.lx_rows].reshape(matrix_rows, -1)
+        x = model.memory.scratch_values[rows].reshape(matrix_rows, -1)
         return x if x.shape[1] == self.k else np.ascontiguousarray(x[:, : self.k])
 
     def _b_operand(
@@ -637,13 +648,13 @@ class ChainStep:
     (fp32, in the links' order), and the last sums stored. The same bits as the links one
     after the other; the sums between links never reach LX."""
 
-    def __init__(self, group: list[_Node], lx_rows: int):
+    def __init__(self, group: list[_Node]):
         chains = [c.links for c in group]
         assert all(links is not None for links in chains)
         self.links: list[GemmStep] = []
         for i, node in enumerate(group[0].links or ()):
             assert isinstance(node.ins, PtPlan)
-            self.links.append(GemmStep(node.ins, [links[i] for links in chains if links is not None], lx_rows))
+            self.links.append(GemmStep(node.ins, [links[i] for links in chains if links is not None]))
         self.into: list[np.ndarray] = []
         """Per link after the first: where each of its rows' sums before it is in the sums of
         the link before (its `old` rows among that link's `out` rows)."""
@@ -850,12 +861,12 @@ def _arrange_frozen_loads(steps: list[tuple[Step, np.ndarray]]) -> None:
 
 def regroup(
     steps: list[tuple[Plan, np.ndarray]], cores: int, lx_sticks: int, resident_out: tuple[int, int] | None
-) -> tuple[list[tuple[Step, np.ndarray]], int]:
-    """The steps rewritten (module docstring), and how many scratch rows past the cores' LX
-    they use."""
+) -> tuple[list[tuple[Step, np.ndarray]], int, int]:
+    """The steps rewritten (module docstring), how many scratch rows past the cores' LX they
+    use, and how many rows of `DeviceMemory.scratch_values`."""
     nodes = [_node(ins, c, i) for i, (ins, c) in enumerate(steps)]
     if not nodes:
-        return [], 0
+        return [], 0, 0
     touched = _compact(nodes, cores * lx_sticks)
     canon, producer, origin, rows = _rename(nodes, touched.size)
     # what the launch leaves in LX: the touched rows of resident_out
@@ -872,25 +883,28 @@ def regroup(
     nodes = _fuse_chains(nodes, producer, src[moved], rows)
     _ddr_order(nodes)
     groups = _schedule(nodes, producer)
-    final, scratch = _allocate(groups, touched, rows, src[moved], cores * lx_sticks)
+    final, values, scratch, kept_rows = _allocate(groups, touched, rows, src[moved], cores * lx_sticks)
     for n in nodes:
+        n.kept_rows = [values[r] if k else None for r, k in zip(n.reads, n.kept)]
         n.reads = [final[r] for r in n.reads]
         if n.write is not None:
+            n.kept_write = values[n.write] if n.keeps else None
             n.write = final[n.write]
         if n.links is not None:  # the links read the chain's rows; the last writes its sums
             for link, at in zip(n.links, n.link_reads):
                 link.reads = [link.reads[j] if i is None else n.reads[i] for j, i in enumerate(at)]
+                link.kept_rows = [None if i is None else n.kept_rows[i] for i in at]
             n.links[-1].write = n.write
-    out = [step for g in groups for step in _merge_all(g, cores * lx_sticks)]
+    out = [step for g in groups for step in _merge_all(g)]
     _arrange_frozen_loads(out)
     if moved.any():
         out.append((_CopyBack(final[out_rows[moved]], final[src[moved]]), np.zeros(0, dtype=np.int64)))
-    return out, scratch
+    return out, scratch, kept_rows
 
 
 def _allocate(
     groups: list[list[_Node]], touched: np.ndarray, rows: int, kept: np.ndarray, lx_rows: int
-) -> tuple[np.ndarray, int]:
+) -> tuple[np.ndarray, np.ndarray, int, int]:
     """Compact rows to rows: touched LX rows to theirs; fresh rows to scratch rows past LX,
     reused once their value is dead (after the last step that reads it; a row nothing reads,
     after the step that writes it; `kept`, what is copied back, never):
@@ -899,8 +913,11 @@ def _allocate(
             its writes take freed scratch rows, then new ones
             free the rows whose last reader is g, and the rows g writes that nothing reads
 
-    A step reads all its rows before it writes, but a row freed at g is only taken by later
-    steps. Returns (row of each compact row, -1 for none; scratch rows used)."""
+    The values a step keeps decoded (`_Node.keeps`) take rows of `DeviceMemory.scratch_values`
+    the same way, from a pool of their own; a write whose bits nothing reads (`_Node.bits`)
+    takes no scratch row. A step reads all its rows before it writes, but a row freed at g is
+    only taken by later steps. Returns (row of each compact row, -1 for none; values row of
+    each, -1 for none; scratch rows used; values rows used)."""
     last = np.full(rows, -1, dtype=np.int64)  # the last step reading each row
     for g, group in enumerate(groups):
         for n in group:
@@ -915,20 +932,28 @@ def _allocate(
     )  # step g frees by_step[ends[g-1]:ends[g]]
     final = np.full(rows, -1, dtype=np.int64)
     final[: touched.size] = touched
-    pool = np.zeros(0, dtype=np.int64)  # free scratch rows
-    made = 0
+    values = np.full(rows, -1, dtype=np.int64)
+    pools = [np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)]  # free scratch rows, free values rows
+    made = [0, 0]
+
+    def take(kind: int, w: np.ndarray) -> np.ndarray:
+        pool = pools[kind]
+        n = min(pool.size, w.size)
+        ids = np.concatenate([pool[pool.size - n :], np.arange(made[kind], made[kind] + w.size - n)])
+        pools[kind] = pool[: pool.size - n]
+        made[kind] += w.size - n
+        return ids
+
     for g, group in enumerate(groups):
-        writes = [n.write.reshape(-1) for n in group if n.write is not None]
-        if writes:
-            w = np.concatenate(writes)
-            take = min(pool.size, w.size)
-            ids = np.concatenate([pool[pool.size - take :], np.arange(made, made + w.size - take)])
-            pool = pool[: pool.size - take]
-            made += w.size - take
-            final[w] = lx_rows + ids
-            unread = w[last[w] < 0]
-        else:
-            unread = np.zeros(0, dtype=np.int64)
-        freed = by_step[(ends[g - 1] if g else 0) : ends[g]]
-        pool = np.concatenate([pool, final[freed] - lx_rows, final[unread] - lx_rows])
-    return final, made
+        bits = [_known(n.write).reshape(-1) for n in group if n.write is not None and n.bits]
+        kept_values = [_known(n.write).reshape(-1) for n in group if n.write is not None and n.keeps]
+        w = np.concatenate(bits) if bits else np.zeros(0, dtype=np.int64)
+        final[w] = lx_rows + take(0, w)
+        v = np.concatenate(kept_values) if kept_values else np.zeros(0, dtype=np.int64)
+        values[v] = take(1, v)
+        written = np.concatenate([w, v])
+        done = np.concatenate([by_step[(ends[g - 1] if g else 0) : ends[g]], written[last[written] < 0]])
+        done = np.unique(done)
+        pools[0] = np.concatenate([pools[0], final[done[final[done] >= lx_rows]] - lx_rows])
+        pools[1] = np.concatenate([pools[1], values[done[values[done] >= 0]]])
+    return final, values, made[0], made[1]
