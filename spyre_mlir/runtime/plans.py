@@ -56,6 +56,10 @@ Sync = tuple[Any, ...]
 # region Positions
 
 
+_NO_POSITIONS = np.zeros(0, dtype=np.int64)
+"""The positions of a regrouped step, which runs on its rows (`Plan.with_rows`)."""
+
+
 def loop_offsets(sizes: Sequence[int], strides: Sequence[int]) -> np.ndarray:
     """Stick offsets of a loop nest, outer dim first (row-major over `sizes`); read-only,
     shared by every access with the same loop nest (a program's instructions repeat a few)."""
@@ -920,6 +924,8 @@ class SfpPlan(Plan):
         step = self._copy()
         assert isinstance(step, SfpPlan) and write is not None
         step.src_idx, step.dst_idx = reads, write
+        # a step runs on its rows: the positions (for the checks) are not kept
+        step.srcs, step.dst = [(f32, _NO_POSITIONS) for f32, _ in self.srcs], (self.dst[0], _NO_POSITIONS)
         return step
 
     def signature(self) -> tuple | None:
@@ -1006,6 +1012,13 @@ class ReducePlan(_SrcDstPlan):
 
     def stores_values(self) -> bool:
         return not self.dst[0]
+
+    def with_rows(self, reads: list[np.ndarray], write: np.ndarray | None, ddr_pos: np.ndarray | None) -> Plan:
+        step = super().with_rows(reads, write, ddr_pos)
+        assert isinstance(step, ReducePlan)
+        # a step runs on its rows: the positions (for the checks) are not kept
+        step.src, step.dst = (self.src[0], _NO_POSITIONS), (self.dst[0], _NO_POSITIONS)
+        return step
 
     def signature(self) -> tuple:
         return (
