@@ -17,9 +17,18 @@ them) and rewritten:
     regroup   list scheduling: of the steps whose inputs are written, all of the signature
               (`Plan.signature`) that came first in the original order become one step, their
               rows concatenated; then the next.
+    kept      a 16-bit store of computed values (an SFP function, a reduction) whose rows some
+              step reads only as values (an SFP or reduction source, a product's A) keeps the
+              fp32 values it stores in rows of `DeviceMemory.scratch_values`, and those reads
+              take them there instead of decoding the bits; the bits are stored only if some
+              read takes them (`_keep_values`). The same values, so the same bits.
+    chains    a PT step that accumulates onto the sums of one PT step, sums nothing else
+              reads, joins it: the k passes of an output tile become one step whose sums
+              between passes never reach LX (`_fuse_chains`, `ChainStep`).
     copy back what `resident_out` leaves is copied from its fresh rows to its LX rows.
     allocate  fresh rows become scratch rows, a scratch row taken again once its value is dead
-              (`_allocate`): scratch holds what is live at once, not all a launch writes.
+              (`_allocate`): scratch holds what is live at once, not all a launch writes; kept
+              values take rows of their own the same way.
 
 A PT step's rows become matrix products: rows reading the same B rows are one product of
 their A stacked on that B, and products whose A stacks are the same rows one product of
