@@ -541,6 +541,7 @@ class DmaPlan(Plan):
         lx_idx = write if self.load else reads[0]
         assert lx_idx is not None
         step.lx_idx, step.ddr_pos = lx_idx, ddr_pos
+        step.lx_pos = _NO_POSITIONS  # a step runs on its rows: the positions (for the checks) are not kept
         step._derive()
         return step
 
@@ -1077,6 +1078,12 @@ class TransposePlan(_SrcDstPlan):
         block[:, :, : self.rows, :] = src
         out = np.ascontiguousarray(block.transpose(0, 1, 3, 2)[:, :, : self.cols, :])
         lx[self.dst_idx] = out.view(np.uint8)
+
+    def with_rows(self, reads: list[np.ndarray], write: np.ndarray | None, ddr_pos: np.ndarray | None) -> Plan:
+        step = super().with_rows(reads, write, ddr_pos)
+        assert isinstance(step, TransposePlan)
+        step.src = step.dst = _NO_POSITIONS  # a step runs on its rows: the positions are not kept
+        return step
 
     def signature(self) -> tuple:
         return ("transpose", self.rows, self.cols, self.src_idx.shape[1:], self.dst_idx.shape[1:])
