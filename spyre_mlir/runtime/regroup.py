@@ -306,9 +306,15 @@ def _fuse_chains(nodes: list[_Node], producer: np.ndarray, live_out: np.ndarray,
     sum onto the sums before are those of the link alone. Returns the nodes, each chain in
     its last link's place (its order: the sums' producer)."""
     by_order = {n.order: n for n in nodes}
-    count = np.bincount(
-        np.concatenate([r.reshape(-1) for n in nodes for r in n.reads] + [live_out]).astype(np.int64), minlength=rows
-    )
+    sums = np.zeros(rows, dtype=bool)  # the rows an accumulating PT reads its sums from
+    for n in nodes:
+        if isinstance(n.ins, PtPlan) and n.ins.accumulate:
+            sums[n.reads[2].reshape(-1)] = True
+    count = np.zeros(rows, dtype=np.int64)  # how many reads take each of those rows
+    for r in [r.reshape(-1) for n in nodes for r in n.reads] + [live_out]:
+        hits = r[sums[r]]
+        if hits.size:
+            count += np.bincount(hits, minlength=rows)
     before: dict[int, _Node] = {}  # a link's order -> the link before it
     for x in nodes:
         if not isinstance(x.ins, PtPlan) or not x.ins.accumulate:
