@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import linecache
 import os
 import warnings
 import weakref
@@ -386,7 +387,7 @@ def spyre_backend(
         # (frontend/buckets.py) or, where padding is not proven harmless, once per signature.
         fw_compiler = functools.partial(_per_length, config=config, options=backend_options)
     with gc_paused():  # aot_autograd's tracing and our compile (spyre_mlir/gc_pause.py)
-        return aot_autograd(
+        compiled = aot_autograd(
             fw_compiler=fw_compiler,
             bw_compiler=_training_unsupported,
             decompositions=decompositions(),
@@ -394,6 +395,10 @@ def spyre_backend(
             # writes it back itself, and may keep its device copy (a KV cache) between calls
             keep_inference_input_mutations=True,
         )(gm, list(example_inputs))
+    # Dynamo read the source of every frame it traced into linecache (~4.5 MiB for a
+    # MiniLM); it is a cache, read again when a traceback needs a line
+    linecache.clearcache()
+    return compiled
 
 
 def _per_length(
