@@ -528,8 +528,8 @@ class GemmStep:
     def __init__(self, ins: PtPlan, group: list[_Node]):
         self.m, self.n, self.k, self.accumulate = ins.m, ins.n, ins.k, ins.accumulate
         self.a_kept = group[0].kept[0]
-        """A's rows are read as the values kept decoded (`_keep_values`; one signature: every
-        node's A alike): `a_values`, the rows of `DeviceMemory.scratch_values` of `a`'s."""
+        """Whether A is read as the values kept decoded (`_keep_values`; one signature: every
+        node's A alike): the blocks' A rows are then rows of `DeviceMemory.scratch_values`."""
 
         def cat(j: int) -> np.ndarray:
             return np.concatenate([n.reads[j] if j >= 0 else _known(n.write) for n in group])
