@@ -109,18 +109,26 @@ def dl16_encode(x: np.ndarray) -> np.ndarray:
     r keeps its sign; a NaN's rounding may carry into the exponent (to an infinity) or past
     the sign, so NaNs, found by one test of the whole array, get the NaN pattern apart."""
     bits = np.ascontiguousarray(x, dtype=np.float32).reshape(-1).view(np.uint32)
-    table = _dl16_of_rounded()
-    if bits.size <= _ENCODE_CHUNK:  # one chunk (most calls): no output to fill piece by piece
-        out = table.take(_rounded(bits))
-    else:
-        out = np.empty(bits.size, dtype=np.uint16)
-        for lo in range(0, bits.size, _ENCODE_CHUNK):
-            out[lo : lo + _ENCODE_CHUNK] = table.take(_rounded(bits[lo : lo + _ENCODE_CHUNK]))
+    (out,) = _by_rounded(bits, [_dl16_of_rounded()])
     values = bits.view(np.float32)
     if np.isnan(values).any():
         nan = np.isnan(values)
         out[nan] = DL16_NAN | ((bits[nan] >> 16) & 0x8000)
     return out.reshape(np.shape(x))
+
+
+def _by_rounded(bits: np.ndarray, tables: list[np.ndarray]) -> list[np.ndarray]:
+    """Each table looked up at the rounded patterns r of the fp32 bits (`_rounded`), computed
+    `_ENCODE_CHUNK` elements at a time."""
+    if bits.size <= _ENCODE_CHUNK:  # one chunk (most calls): no output to fill piece by piece
+        r = _rounded(bits)
+        return [t.take(r) for t in tables]
+    outs = [np.empty(bits.size, dtype=t.dtype) for t in tables]
+    for lo in range(0, bits.size, _ENCODE_CHUNK):
+        r = _rounded(bits[lo : lo + _ENCODE_CHUNK])
+        for t, out in zip(tables, outs):
+            out[lo : lo + _ENCODE_CHUNK] = t.take(r)
+    return outs
 
 
 _DL16_VALUES = dl16_decode_reference(np.arange(1 << 16, dtype=np.uint32).astype(np.uint16))
@@ -147,18 +155,8 @@ def dl16_store(x: np.ndarray, bits: bool = True) -> tuple[np.ndarray | None, np.
     patterns r of `dl16_encode` by table. A NaN stores the NaN pattern, whose value is the
     quiet NaN 0x7FC00000 whatever its sign."""
     src = np.ascontiguousarray(x, dtype=np.float32).reshape(-1).view(np.uint32)
-    values_of, bits_of = _dl16_values_of_rounded(), _dl16_of_rounded()
-    if src.size <= _ENCODE_CHUNK:
-        r = _rounded(src)
-        values, out = values_of.take(r), bits_of.take(r) if bits else None
-    else:
-        values = np.empty(src.size, dtype=np.float32)
-        out = np.empty(src.size, dtype=np.uint16) if bits else None
-        for lo in range(0, src.size, _ENCODE_CHUNK):
-            r = _rounded(src[lo : lo + _ENCODE_CHUNK])
-            values[lo : lo + _ENCODE_CHUNK] = values_of.take(r)
-            if out is not None:
-                out[lo : lo + _ENCODE_CHUNK] = bits_of.take(r)
+    values, *out_ = _by_rounded(src, [_dl16_values_of_rounded()] + ([_dl16_of_rounded()] if bits else []))
+    out = out_[0] if out_ else None
     x32 = src.view(np.float32)
     if np.isnan(x32).any():
         nan = np.isnan(x32)
@@ -205,7 +203,7 @@ class Numerics:
 
     def round(self, x: np.ndarray) -> np.ndarray:
         """The fp32 value a store of x leaves in device memory."""
-        return self.decode(self.encode(x))
+        return self.store(x, bits=False)[1]
 
 
 DL16 = Numerics("dl16", 2.0**-10, DL16_MAX, DL16_MIN)
