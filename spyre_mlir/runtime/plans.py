@@ -1003,8 +1003,7 @@ class ReducePlan(_SrcDstPlan):
         if self.tail < F16_LANES:
             x = x.copy()
             x[:, :, -1, self.tail :] = self.fill
-        with np.errstate(all="ignore"):
-            r = self.reduce(x)
+        r = self.reduce(x)  # (numpy's warnings off: ProgramPlan.execute)
         out = np.repeat(r[:, :, None], F16_LANES, axis=2)
         _store_vectors(model, self.dst_idx, self.dst[0], out, self.kept_write, self.writes_bits)
 

@@ -664,12 +664,11 @@ class ChainStep:
     after the other; the sums between links never reach LX."""
 
     def __init__(self, group: list[_Node]):
-        chains = [c.links for c in group]
-        assert all(links is not None for links in chains)
+        chains = [c.links or [] for c in group]
         self.links: list[GemmStep] = []
-        for i, node in enumerate(group[0].links or ()):
+        for i, node in enumerate(chains[0]):
             assert isinstance(node.ins, PtPlan)
-            self.links.append(GemmStep(node.ins, [links[i] for links in chains if links is not None]))
+            self.links.append(GemmStep(node.ins, [links[i] for links in chains]))
         self.into: list[np.ndarray] = []
         """Per link after the first: where each of its rows' sums before it is in the sums of
         the link before (its `old` rows among that link's `out` rows)."""
