@@ -46,7 +46,7 @@ class StickRows:
     """A (rows, width) array read and written by arrays of row indices: `rows[idx]` is np.take
     and `rows[idx] = v` is np.put on whole rows as single items, the same as fancy indexing
     (the last of repeated indices wins) at a fraction of its cost. The LX bytes are (rows, 128)
-    uint8; the decoded values kept beside scratch rows (`DeviceMemory.scratch_values`) are
+    uint8; the values kept decoded (`DeviceMemory.scratch_values`) are
     (rows, 64) float32."""
 
     def __init__(self, array: np.ndarray):
@@ -245,14 +245,14 @@ class DeviceMemory:
         cores' LX are scratch (`reserve_scratch`)."""
         self.scratch_values = StickRows(np.zeros((0, F16_LANES), dtype=np.float32))
         """The fp32 values of 16-bit sticks a regrouped step stored, kept beside (or instead
-        of) their bits for the steps that read them (runtime/regroup.py, "values"), in rows of
+        of) their bits for the steps that read them (runtime/regroup.py, "kept"), in rows of
         their own (`reserve_scratch`); like the scratch rows, nothing in it outlives a launch."""
         self.ddr_used = 0
         self._next_address = 0x1000_0000
         self._decoded: weakref.WeakKeyDictionary[DdrTensor, DecodedCopy] = weakref.WeakKeyDictionary()
         """fp32 copies of frozen tensors, by the tensor that owns the bytes (`decoded`)."""
 
-    def reserve_scratch(self, rows: int, kept: int = 0) -> None:
+    def reserve_scratch(self, rows: int, kept: int) -> None:
         """Make `lx_rows` reach `rows` rows past the cores' LX, and `scratch_values` `kept`
         rows: scratch that the regrouped steps of a launch write fresh values into
         (runtime/regroup.py); no instruction addresses it, and nothing in it outlives a
