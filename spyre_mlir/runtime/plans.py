@@ -57,7 +57,17 @@ Sync = tuple[Any, ...]
 
 
 _NO_POSITIONS = np.zeros(0, dtype=np.int64)
-"""The positions of a regrouped step, which runs on its rows (`Plan.with_rows`)."""
+"""The positions of a step, which runs on its rows (`Plan.POSITIONS`)."""
+
+
+def _without_positions(field: Any) -> Any:
+    """A `Plan.POSITIONS` field with its position arrays dropped: an array, an (is_f32,
+    positions) pair, or a list of pairs."""
+    if isinstance(field, list):
+        return [_without_positions(f) for f in field]
+    if isinstance(field, tuple):
+        return (field[0], _NO_POSITIONS)
+    return _NO_POSITIONS
 
 
 def loop_offsets(sizes: Sequence[int], strides: Sequence[int]) -> np.ndarray:
@@ -249,6 +259,9 @@ class Plan:
     macs = 0
     PER_CORE: ClassVar[tuple[str, ...]] = ()
     """The fields with a row per core of the stream (arrays, or lists and tuples of them: `split`)."""
+    POSITIONS: ClassVar[tuple[str, ...]] = ()
+    """The per-core positions (for the checks), or (is_f32, positions) pairs of them, that a
+    step made by `with_rows` or `merged` does not keep (`_copy`)."""
     ENTRIES: ClassVar[tuple[str, ...]] = ("works",)
     """The lists with an entry per core of the stream (`split`)."""
     TOTALS: ClassVar[tuple[str, ...]] = ("ddr_read", "ddr_write", "ring_bytes", "macs")
@@ -376,8 +389,12 @@ class Plan:
 
     # ------------------------------------------------------------------ helpers
     def _copy(self) -> Plan:
+        """A step of this plan: its works and positions (`POSITIONS`) not kept, as a step
+        runs on its rows."""
         step = copy.copy(self)
         step.works = []
+        for name in self.POSITIONS:
+            setattr(step, name, _without_positions(getattr(self, name)))
         return step
 
     def _works(
@@ -466,6 +483,7 @@ def plan_instruction(op: Operation, kernel: str, index: int, cores: Sequence[int
 @executes(spyre_isa.DmaOp)
 class DmaPlan(Plan):
     PER_CORE = ("ddr_pos", "lx_pos", "lx_idx")
+    POSITIONS = ("lx_pos",)
 
     def __init__(self, op: spyre_isa.DmaOp, kernel: str, index: int, n: int, config: DeviceConfig):
         super().__init__(op, kernel, index, n, config)
@@ -541,7 +559,6 @@ class DmaPlan(Plan):
         lx_idx = write if self.load else reads[0]
         assert lx_idx is not None
         step.lx_idx, step.ddr_pos = lx_idx, ddr_pos
-        step.lx_pos = _NO_POSITIONS  # a step runs on its rows: the positions (for the checks) are not kept
         step._derive()
         return step
 
@@ -853,6 +870,7 @@ class SfpPlan(Plan):
 
     engine = "sfp"
     PER_CORE = ("srcs", "dst", "src_idx", "dst_idx")
+    POSITIONS = ("srcs", "dst")
 
     def __init__(
         self,
@@ -925,8 +943,6 @@ class SfpPlan(Plan):
         step = self._copy()
         assert isinstance(step, SfpPlan) and write is not None
         step.src_idx, step.dst_idx = reads, write
-        # a step runs on its rows: the positions (for the checks) are not kept
-        step.srcs, step.dst = [(f32, _NO_POSITIONS) for f32, _ in self.srcs], (self.dst[0], _NO_POSITIONS)
         return step
 
     def signature(self) -> tuple | None:
@@ -966,6 +982,7 @@ REDUCTIONS: dict[type[Operation], tuple[float, Callable[[np.ndarray], np.ndarray
 class ReducePlan(_SrcDstPlan):
     engine = "sfp"
     PER_CORE = ("src", "dst", "src_idx", "dst_idx")
+    POSITIONS = ("src", "dst")
 
     def __init__(self, op: spyre_isa.SfpReduceOp, kernel: str, index: int, n: int, config: DeviceConfig):
         super().__init__(op, kernel, index, n, config)
@@ -1013,13 +1030,6 @@ class ReducePlan(_SrcDstPlan):
     def stores_values(self) -> bool:
         return not self.dst[0]
 
-    def with_rows(self, reads: list[np.ndarray], write: np.ndarray | None, ddr_pos: np.ndarray | None) -> Plan:
-        step = super().with_rows(reads, write, ddr_pos)
-        assert isinstance(step, ReducePlan)
-        # a step runs on its rows: the positions (for the checks) are not kept
-        step.src, step.dst = (self.src[0], _NO_POSITIONS), (self.dst[0], _NO_POSITIONS)
-        return step
-
     def signature(self) -> tuple:
         return (
             "reduce",
@@ -1038,6 +1048,7 @@ class ReducePlan(_SrcDstPlan):
 class TransposePlan(_SrcDstPlan):
     engine = "sfp"
     PER_CORE = ("src", "dst", "src_idx", "dst_idx")
+    POSITIONS = ("src", "dst")
 
     def __init__(self, op: spyre_isa.SfpTransposeOp, kernel: str, index: int, n: int, config: DeviceConfig):
         super().__init__(op, kernel, index, n, config)
@@ -1077,12 +1088,6 @@ class TransposePlan(_SrcDstPlan):
         block[:, :, : self.rows, :] = src
         out = np.ascontiguousarray(block.transpose(0, 1, 3, 2)[:, :, : self.cols, :])
         lx[self.dst_idx] = out.view(np.uint8)
-
-    def with_rows(self, reads: list[np.ndarray], write: np.ndarray | None, ddr_pos: np.ndarray | None) -> Plan:
-        step = super().with_rows(reads, write, ddr_pos)
-        assert isinstance(step, TransposePlan)
-        step.src = step.dst = _NO_POSITIONS  # a step runs on its rows: the positions are not kept
-        return step
 
     def signature(self) -> tuple:
         return ("transpose", self.rows, self.cols, self.src_idx.shape[1:], self.dst_idx.shape[1:])
