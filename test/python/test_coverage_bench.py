@@ -1,0 +1,37 @@
+"""bench/coverage.py measures corpus entries in worker processes (`--jobs`): the rows are the
+ones one process measures, in the order asked, whatever order the workers finish in."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).parents[2] / "bench" / "coverage.py"
+
+
+def _rows(*args: str) -> list[dict]:
+    out = subprocess.run(
+        [sys.executable, str(BENCH), "--json", *args], capture_output=True, text=True, timeout=600, check=True
+    )
+    rows = json.loads(out.stdout)["models"]
+    for row in rows:
+        assert row["wall_s"] > 0
+        del row["wall_s"]  # each entry's own time: the only field that may differ
+    return rows
+
+
+@pytest.mark.slow  # three compiles in each of two runs, and two workers' imports
+def test_workers_give_the_rows_one_process_gives_in_the_order_asked():
+    names = ["bert", "gpt2", "llama"]  # not the corpus's order
+    one = _rows(*names, "--jobs", "1")
+    assert [r["name"] for r in one] == names
+    assert all(r["passed"] for r in one), [r["reason"] for r in one]
+    assert _rows(*names, "--jobs", "2") == one
+
+
+def test_jobs_below_one_are_refused():
+    out = subprocess.run([sys.executable, str(BENCH), "bert", "--jobs", "0"], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert "--jobs must be at least 1, got 0" in out.stderr
