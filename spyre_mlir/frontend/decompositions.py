@@ -35,6 +35,7 @@ value is computed on the device from masks the host builds:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -119,11 +120,20 @@ def _sum(x: torch.Tensor, dims: Sequence[int] | None, keepdim: bool = False, *, 
     return acc if keepdim else acc.squeeze(reduced)
 
 
-def decompositions() -> dict[Any, Any]:
-    """PyTorch's core-ATen decomposition table with ours in place of its entries."""
+@functools.lru_cache(maxsize=4)
+def _core_aten_table(registered_ops: int) -> dict[Any, Any]:
+    """PyTorch's core-ATen table for the ops registered now (`registered_ops` of them): building
+    it walks every namespace's CompositeImplicitAutograd ops (~35 ms), once per graph otherwise.
+    Registrations only grow, so their count keys it; a library loaded later gets a new table."""
     from torch._decomp import core_aten_decompositions
 
-    table: dict[Any, Any] = dict(core_aten_decompositions())
+    del registered_ops  # the key
+    return dict(core_aten_decompositions())
+
+
+def decompositions() -> dict[Any, Any]:
+    """PyTorch's core-ATen decomposition table with ours in place of its entries."""
+    table = dict(_core_aten_table(len(torch._C._dispatch_get_all_op_names())))
     table[aten.roll.default] = _roll
     table[aten.topk.default] = _topk
     table[aten.sum.dim_IntList] = _sum
