@@ -27,8 +27,9 @@ and reported; the run goes on.
 
 Entries are independent, so they are measured in worker processes, one per CPU the process may
 run on (`--jobs`), each entry in one worker from build to profile (`measure_all`); the rows come back in corpus
-order and are the same as in one process (`wall s` is each entry's own time in its worker). A
-worker that dies (killed, out of memory) fails its entry with the reason, and the run goes on.
+order and are the same as in one process (`wall s` is each entry's own time in its worker). When
+a worker dies (killed, out of memory), the entries not measured yet are measured again, each in
+a worker of its own; one whose worker dies again fails with that reason, and the run goes on.
 """
 
 from __future__ import annotations
