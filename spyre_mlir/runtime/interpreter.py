@@ -36,7 +36,7 @@ from spyre_mlir.runtime import timing
 from spyre_mlir.runtime.batch import BatchedProgram
 from spyre_mlir.runtime.memory import DdrTensor, DeviceError, DeviceMemory
 from spyre_mlir.runtime.plans import StreamPlan, mark_shared_operands
-from spyre_mlir.runtime.profile import KernelRecord, Profile, record_launch
+from spyre_mlir.runtime.profile import KernelLog, KernelRecord, Profile, record_launch
 from spyre_mlir.runtime.regroup import Unbatchable
 from spyre_mlir.runtime.sanitizer import Sanitizer
 from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig
@@ -367,13 +367,19 @@ def _leading_loads(works: Sequence[timing.Work]) -> list[frozenset[int]]:
 # region The model
 
 
+PROFILE_RECORDS = 1 << 16
+"""The launches whose records a device model's profile keeps at least (`KernelLog`): ~100
+SmolLM2-135M decode steps' worth, 40-80 MB."""
+
+
 class DeviceModel:
-    """One simulated Spyre card: memories, prepared programs, and the profile of its runs."""
+    """One simulated Spyre card: memories, prepared programs, and the profile of its runs (the
+    records of its last `PROFILE_RECORDS` launches or more)."""
 
     def __init__(self, config: DeviceConfig = DEFAULT_CONFIG):
         self.config = config
         self.memory = DeviceMemory(config)
-        self.profile = Profile()
+        self.profile = Profile(kernels=KernelLog(PROFILE_RECORDS))
         self.sanitizer = Sanitizer(config) if config.sanitize else None
         self._plans: dict[spyre_isa.ProgramOp, ProgramPlan] = {}
         self.resident: dict[tuple[int, int], str] = {}

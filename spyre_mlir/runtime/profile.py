@@ -20,9 +20,10 @@ Peaks are of the whole card with the corelets the compiler drives (DeviceConfig)
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import NoReturn, overload
 
 from spyre_mlir.runtime.timing import ENGINES, Span, Timeline
 from spyre_mlir.target.config import DeviceConfig
@@ -195,11 +196,74 @@ STREAM_LANES = 1_000_000
 """The trace's thread id of stream 0's lane (stream n: this + n), past every core's lanes."""
 
 
+class KernelLog(Sequence[KernelRecord]):
+    """A device model's own kernel records (`DeviceModel.profile`): every launch counted, the
+    last `keep` to `2 * keep` launches' records kept (~600 bytes each), so a long-running process (a server, a
+    long generation) does not grow with its launches. Indices count every launch ever recorded
+    (`len` is their number), so `log[len_before:]` after a call is the call's records, as with a
+    list; reading a record that was dropped raises IndexError, never returns fewer records.
+    `spyre_mlir.profile()` keeps every record of its block."""
+
+    def __init__(self, keep: int):
+        if keep < 1:
+            raise ValueError(f"a kernel log keeps at least one record, not {keep}")
+        self.keep = keep
+        self._records: list[KernelRecord] = []
+        self._dropped = 0
+        """Records dropped from the front: the first kept one is launch number `_dropped`."""
+
+    def append(self, record: KernelRecord) -> None:
+        self._records.append(record)
+        if len(self._records) > 2 * self.keep:  # amortised: a drop every `keep` launches
+            self._dropped += len(self._records) - self.keep
+            del self._records[: -self.keep]
+
+    def __len__(self) -> int:
+        return self._dropped + len(self._records)
+
+    def __iter__(self) -> Iterator[KernelRecord]:
+        return iter(self._records)
+
+    @overload
+    def __getitem__(self, i: int) -> KernelRecord: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[KernelRecord]: ...
+
+    def __getitem__(self, i: int | slice) -> KernelRecord | list[KernelRecord]:
+        if isinstance(i, slice):
+            start, stop, step = i.indices(len(self))
+            wanted = range(start, stop, step)
+            if wanted and min(wanted[0], wanted[-1]) < self._dropped:
+                self._gone(min(wanted[0], wanted[-1]))
+            return [self._records[j - self._dropped] for j in wanted]
+        j = i + len(self) if i < 0 else i
+        if not 0 <= j < len(self):
+            raise IndexError(f"kernel record {i} of {len(self)}")
+        if j < self._dropped:
+            self._gone(j)
+        return self._records[j - self._dropped]
+
+    def __delitem__(self, i: slice) -> None:
+        """`del log[first:]`: the records from launch `first` on are forgotten, as a list's
+        (`len` is `first` again)."""
+        start, stop, step = i.indices(len(self))
+        if step != 1 or stop != len(self) or start < self._dropped:
+            raise IndexError(f"a kernel log forgets its last records only (log[first:], first >= {self._dropped})")
+        del self._records[start - self._dropped :]
+
+    def _gone(self, j: int) -> NoReturn:
+        raise IndexError(
+            f"kernel record {j} was dropped: the device profile keeps the last {self.keep} launches' records "
+            f"({len(self)} launched); wrap the calls in spyre_mlir.profile() to keep all of theirs"
+        )
+
+
 @dataclass
 class Profile:
     """Kernel records in launch order (one or more runs)."""
 
-    kernels: list[KernelRecord] = field(default_factory=list)
+    kernels: list[KernelRecord] | KernelLog = field(default_factory=list)
     transfers_bytes: int = 0
     """Host <-> device bytes (weights are transferred once and cached)."""
     transfers_s: float = 0.0

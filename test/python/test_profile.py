@@ -9,8 +9,10 @@ import pytest
 import torch
 
 import spyre_mlir
+from spyre_mlir.runtime.interpreter import DeviceModel
+from spyre_mlir.runtime.profile import KernelLog, KernelRecord
 from spyre_mlir.runtime.timing import ENGINES
-from spyre_mlir.target.config import DEFAULT_CONFIG
+from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "mlp_torch_mlir.mlir"
 
@@ -132,3 +134,33 @@ def test_spyre_run_writes_the_same_trace(tmp_path):
     )
     assert f"trace: {path}" in out.stdout
     check_trace(json.loads(path.read_text()), kernels=2)
+
+
+def test_a_device_profile_keeps_its_last_records_and_counts_every_launch():
+    """A device model's profile keeps a bounded log (a server's process does not grow with its
+    launches); indices count every launch, so `log[before:]` after a call is that call's records
+    as with a list, and a dropped record raises rather than a slice coming back short."""
+    log = KernelLog(keep=3)
+    records = [KernelRecord.copy(f"k{i}", 128, 128, DeviceConfig()) for i in range(10)]
+    for r in records[:6]:
+        log.append(r)
+    assert len(log) == 6 and list(log) == records[:6]  # up to 2 * keep: nothing dropped
+    log.append(records[6])
+    assert len(log) == 7 and list(log) == records[4:7]  # the oldest beyond keep dropped at once
+    before = len(log)
+    for r in records[7:9]:
+        log.append(r)
+    assert log[before:] == records[7:9] and log[-1] is records[8] and log[5] is records[5]
+    with pytest.raises(IndexError, match="kernel record 3 was dropped: the device profile keeps the last 3"):
+        log[3:]
+    with pytest.raises(IndexError, match="kernel record 0 was dropped"):
+        log[-9]
+    with pytest.raises(IndexError, match="kernel record 9 of 9"):
+        log[9]
+    del log[7:]  # as the vLLM clock forgets a step's records: a list's semantics
+    assert len(log) == 7 and log[-1] is records[6]
+    with pytest.raises(IndexError, match="forgets its last records only"):
+        del log[2:]
+    with pytest.raises(ValueError, match="at least one record"):
+        KernelLog(0)
+    assert isinstance(DeviceModel(DeviceConfig()).profile.kernels, KernelLog)
