@@ -116,12 +116,12 @@ class _Node:
         self.links: list[_Node] | None = None
         """A chain of products (`_fuse_chains`): its PT nodes, in order."""
         self.link_reads: list[list[int | None]] = []
+        """A chain's: per link, per read of the link, its index in `reads` (None: the sums of
+        the link before, which the chain holds)."""
         self.kept_rows: list[np.ndarray | None] = []
         """Per read taken as kept values: its rows of `DeviceMemory.scratch_values` (`_allocate`)."""
         self.kept_write: np.ndarray | None = None
         """A keeping write's rows of `DeviceMemory.scratch_values` (`_allocate`)."""
-        """A chain's: per link, per read of the link, its index in `reads` (None: the sums of
-        the link before, which the chain holds)."""
 
 
 def _node(ins: Plan, cores: np.ndarray, order: int) -> _Node:

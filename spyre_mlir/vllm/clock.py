@@ -59,8 +59,8 @@ class RequestTime:
 class DeviceClock:
     """Times engine steps on the device model's profile. `begin` with vLLM's scheduler output
     (its `num_scheduled_tokens` per request and `finished_req_ids`), `end` when the step's tokens
-    are sampled. The kernels of a step are taken off the profile at its end (a server's profile
-    would otherwise grow by every launch it ever ran); the log keeps their figures."""
+    are sampled. The kernels of a step are taken off the profile at its end, once the log has
+    their figures (the device's profile is bounded anyway: runtime/profile.py `KernelLog`)."""
 
     def __init__(self, profile: Profile) -> None:
         self.profile = profile
