@@ -32,6 +32,7 @@ host starts its first kernel (`launch_overhead_s`), the card each later one
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, cast
@@ -191,6 +192,9 @@ class Executable:
             )
         self.function = fn
         self.programs = {op.sym_name.data: op for op in module.ops if isinstance(op, spyre_isa.ProgramOp)}
+        # a device model outlives its executables (the backend's is the process's): their
+        # programs' plans go with them, or every compiled graph would stay in memory
+        weakref.finalize(self, self.model.forget, tuple(self.programs.values()))
         self.steps = [self._prepare(op) for op in fn.body.block.ops]
         self.in_place: dict[Operation, int] = {
             op: prog.in_place

@@ -23,7 +23,7 @@ import operator
 import os
 import pickle
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -451,10 +451,17 @@ class DeviceModel:
         return timing.Early(release, tuple(shares))
 
     def plan(self, prog: spyre_isa.ProgramOp) -> ProgramPlan:
+        """The prepared plan of `prog`, made at its first launch and kept until `forget`."""
         plan = self._plans.get(prog)
         if plan is None:
             plan = self._plans[prog] = ProgramPlan(prog, self.config)
         return plan
+
+    def forget(self, programs: Iterable[spyre_isa.ProgramOp]) -> None:
+        """Drop the plans of `programs` (their module is gone: host.Executable calls this when
+        it is freed); a later launch of one of them prepares it again."""
+        for prog in programs:
+            self._plans.pop(prog, None)
 
     def launch(
         self, prog: spyre_isa.ProgramOp, inputs: Sequence[DdrTensor], name: str | None = None

@@ -350,3 +350,30 @@ def test_a_new_instruction_runs_through_the_plan_registered_for_it():
     assert ran == [[2, 3]]
     with pytest.raises(DeviceError, match=r"kernel k: the device model cannot execute 'test.unknown'"):
         plans.plan_instruction(UnknownOp(), "k", 0, [0], DEFAULT_CONFIG)
+
+
+def test_a_freed_executable_takes_its_programs_plans_with_it(xy):
+    """A device model outlives the executables that run on it (the backend's is the process's):
+    the plans it made for an executable's programs, which hold the programs and so the whole
+    module, go when the executable goes, and a later launch of the same program plans again."""
+    import gc
+    import weakref
+
+    x, y = xy
+    op = "spyre_isa.sfp_add lx [0, strides = [1]], lx [64, strides = [1]] -> lx [128, strides = [1]] sizes [64]"
+    model = DeviceModel()
+    module, ctx = xy_module(binary_program(op), LAUNCH)
+    exe = Executable(module, ctx, model)
+    (first,) = exe(x, y)
+    (again,) = exe(x, y)  # the kept plan: the same result
+    assert np.array_equal(first, again)
+    assert len(model._plans) == 1
+    program = weakref.ref(exe.programs["k"])
+    del exe, module, ctx
+    gc.collect()
+    assert program() is None, "the device model still holds the freed executable's program"
+    assert len(model._plans) == 0
+    module, ctx = xy_module(binary_program(op), LAUNCH)
+    exe = Executable(module, ctx, model)
+    (fresh,) = exe(x, y)
+    assert np.array_equal(fresh, first) and len(model._plans) == 1

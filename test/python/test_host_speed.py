@@ -224,7 +224,9 @@ def model_and_inputs(which: str) -> tuple[torch.nn.Module, dict]:
 
 
 def outputs(model, inputs: dict, calls: int, batch: bool, disable: list[str]):
-    """Each call's output (first element) and per-kernel simulated times, on a fresh device."""
+    """Each call's output (first element) and per-kernel simulated times, on a fresh device,
+    and the device's plans of the compiled programs (taken before the reset: they go with the
+    compiled graphs)."""
     torch._dynamo.reset()
     interpreter.BATCH = batch
     device = get_device()
@@ -242,10 +244,11 @@ def outputs(model, inputs: dict, calls: int, batch: bool, disable: list[str]):
                     for k in device.profile.kernels[before:]
                 ]
                 got.append((out.numpy().copy(), times))
+        plans = list(device._plans.values())
     finally:
         interpreter.BATCH = True
         torch._dynamo.reset()
-    return got
+    return got, plans
 
 
 @pytest.mark.parametrize("which", ["mlp", pytest.param("bert", marks=pytest.mark.slow)])
@@ -258,9 +261,8 @@ def test_batched_launches_are_bit_identical_to_the_cooperative_run(which, disabl
     model, inputs = model_and_inputs(which)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        batched = outputs(model, inputs, 3, batch=True, disable=disable)
-        plans = list(get_device()._plans.values())
-        cooperative = outputs(model, inputs, 2, batch=False, disable=disable)
+        batched, plans = outputs(model, inputs, 3, batch=True, disable=disable)
+        cooperative, _ = outputs(model, inputs, 2, batch=False, disable=disable)
     reference, times = cooperative[0]
     # calls 2 and 3 run the batched steps; the cooperative run is the definition
     unbatched = [p.name for p in plans if p.batched is None and not p.data_dependent]
@@ -292,10 +294,9 @@ def test_waves_are_cut_into_parts_that_touch_nothing_in_common(which, disable):
     model, inputs = model_and_inputs(which)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        outputs(model, inputs, 1, batch=True, disable=disable)
-    device = get_device()
+        _, prepared = outputs(model, inputs, 1, batch=True, disable=disable)
     cuts = 0
-    for plan in [p for p in device._plans.values() if not p.data_dependent]:
+    for plan in [p for p in prepared if not p.data_dependent]:
         streams = plan.stream_plans()
         for wave in batch.schedule(streams):
             parts = batch._conflict_free(streams, wave)

@@ -16,13 +16,14 @@ T = XY
 
 def calls(programs: str, body: str, inputs: list, batch: bool):
     """Each call's output on a fresh device; with `batch`, calls after the first run the
-    regrouped steps. Returns (outputs, the device)."""
+    regrouped steps. Returns (outputs, the device's plans of the programs, taken while the
+    executable lives: they go with it)."""
     mod, ctx = xy_module(programs, body)
     model = DeviceModel()
     run = Executable(mod, ctx, model)
     old, interpreter.BATCH = interpreter.BATCH, batch
     try:
-        return [run(*xy)[0].copy() for xy in inputs], model
+        return [run(*xy)[0].copy() for xy in inputs], list(model._plans.values())
     finally:
         interpreter.BATCH = old
 
@@ -35,11 +36,11 @@ def inputs():
 
 
 def same_bits(programs: str, body: str, inputs: list):
-    got, model = calls(programs, body, inputs, batch=True)
+    got, plans = calls(programs, body, inputs, batch=True)
     want, _ = calls(programs, body, inputs, batch=False)
     for g, w in zip(got, want):
         assert np.array_equal(g.view(np.uint32), w.view(np.uint32))
-    return got, model
+    return got, plans
 
 
 LAUNCH = f"  %r = spyre_isa.launch @k(%xd, %yd) : ({T}, {T}) -> {T}"
@@ -63,8 +64,7 @@ spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
 {tiles}
   }}
 }}"""
-    got, model = same_bits(prog, LAUNCH, inputs)
-    (plan,) = model._plans.values()
+    got, (plan,) = same_bits(prog, LAUNCH, inputs)
     kinds = [type(s).__name__ for s, _ in plan.batched.steps]
     # y's load, read only as the products' B, may be skipped for a frozen y (it is not here)
     assert sorted(kinds) == sorted(["DmaPlan", "_FrozenLoad", "GemmStep", "SfpPlan", "DmaPlan"]), kinds
@@ -138,8 +138,7 @@ spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
     spyre_isa.sfp_exp lx [0, strides = [1]] -> lx [64, strides = [1]] sizes [64]
   }}
 }}"""
-    got, model = same_bits(prog, LAUNCH, inputs)
-    (plan,) = model._plans.values()
+    got, (plan,) = same_bits(prog, LAUNCH, inputs)
     assert plan.batched.steps == [] and not got[2].any()
 
 
@@ -160,8 +159,7 @@ spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
     spyre_isa.dma_store lx [192, strides = [1]] -> %c[64, strides = [1]] sizes [64] : {T}
   }}
 }}"""
-    got, model = same_bits(prog, LAUNCH, inputs)
-    (plan,) = model._plans.values()
+    got, (plan,) = same_bits(prog, LAUNCH, inputs)
     steps = {getattr(s, "function", type(s).__name__): s for s, _ in plan.batched.steps}
     assert steps["exp"].kept_write is not None and not steps["exp"].writes_bits
     assert steps["mul"].kept_write is not None and steps["mul"].writes_bits
@@ -195,8 +193,7 @@ spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
     spyre_isa.dma_store lx [512, strides = [1]] -> %c[0, strides = [1]] sizes [64] : {T}
   }}
 }}"""
-    got, model = same_bits(prog, LAUNCH, inputs)
-    (plan,) = model._plans.values()
+    got, (plan,) = same_bits(prog, LAUNCH, inputs)
     products = [s for s, _ in plan.batched.steps if isinstance(s, (GemmStep, ChainStep))]
     if first_sums_read:
         assert [type(s) for s in products] == [GemmStep, GemmStep]
