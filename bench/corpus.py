@@ -26,15 +26,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-import torch
-
-from spyre_mlir.testing.weights import randomize_weights
-
 os.environ.setdefault("SPYRE_CACHE", "0")  # compile times and counts are of compiles, not cache loads
 
 VOCAB = 1000
@@ -336,8 +334,12 @@ def config(name: str, **overrides: Any) -> Any:
 
 def build(name: str, seq: int = SEQ, **overrides: Any) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
     """(model in eval mode, example positional inputs) of a corpus entry; deterministic.
-    `seq` is the token count of text entries; overrides replace config fields."""
+    `seq` is the token count of text entries; overrides replace config fields. (torch and
+    transformers are imported here: a process that only reads the table does not load them.)"""
+    import torch
     import transformers
+
+    from spyre_mlir.testing.weights import randomize_weights
 
     spec = CORPUS[name]
     cfg = config(name, **overrides)
