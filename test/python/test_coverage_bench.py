@@ -35,3 +35,14 @@ def test_jobs_below_one_are_refused():
     out = subprocess.run([sys.executable, str(BENCH), "bert", "--jobs", "0"], capture_output=True, text=True)
     assert out.returncode == 2
     assert "--jobs must be at least 1, got 0" in out.stderr
+
+
+def test_the_parent_process_loads_no_torch():
+    """Workers start at once only if the process handing out the entries has not loaded torch
+    (nor transformers, nor spyre_mlir): importing the bench and its corpus loads none of them."""
+    probe = (
+        f"import sys; sys.path.insert(0, {str(BENCH.parent)!r}); import coverage, corpus; "
+        "print(sorted(m for m in ('torch', 'transformers', 'spyre_mlir') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
