@@ -50,7 +50,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
-from corpus import CORPUS, LAYERS  # bench/corpus.py, beside this script (it imports no torch)
+from corpus import CORPUS, LAYERS, build  # bench/corpus.py, beside this script (it imports no torch)
 
 os.environ.setdefault("SPYRE_CACHE", "0")  # compile times and counts are of compiles, not cache loads
 
@@ -148,7 +148,6 @@ def measure(name: str, timeout_s: float = 600.0) -> Row:
     imported here, at the first entry: a process that hands the entries to workers never
     loads them, so its workers start at once and it ends at once."""
     import torch
-    from corpus import build
 
     import spyre_mlir
     from spyre_mlir.frontend.backend import STATS
@@ -236,9 +235,7 @@ def measure_all(names: list[str], timeout_s: float, jobs: int, progress: bool = 
             report(rows[-1])
         return rows
     done: dict[str, Row] = {}
-    ctx = multiprocessing.get_context("spawn")  # a fork would copy BLAS and torch thread state
-    workers = min(jobs, len(names))
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_start) as pool:
+    with _workers(min(jobs, len(names))) as pool:
         futures = {pool.submit(measure, name, timeout_s): name for name in names}
         for future in as_completed(futures):
             try:
@@ -247,13 +244,20 @@ def measure_all(names: list[str], timeout_s: float, jobs: int, progress: bool = 
                 break
             report(done[futures[future]])
     for name in [n for n in names if n not in done]:  # each alone, so a death is its own
-        with ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_worker_start) as pool:
+        with _workers(1) as pool:
             try:
                 done[name] = pool.submit(measure, name, timeout_s).result()
             except BrokenProcessPool as e:
                 done[name] = Row(name, stage="worker", reason=f"worker: its process died measuring this entry ({e})")
         report(done[name])
     return [done[name] for name in names]
+
+
+def _workers(n: int) -> ProcessPoolExecutor:
+    """n spawned worker processes (a fork would copy BLAS's and torch's thread state)."""
+    return ProcessPoolExecutor(
+        max_workers=n, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start
+    )
 
 
 def _worker_start() -> None:

@@ -202,7 +202,8 @@ class KernelLog(Sequence[KernelRecord]):
     long generation) does not grow with its launches. Indices count every launch ever recorded
     (`len` is their number), so `log[len_before:]` after a call is the call's records, as with a
     list; reading a record that was dropped raises IndexError, never returns fewer records.
-    `spyre_mlir.profile()` keeps every record of its block."""
+    Iterating yields the kept records only. `spyre_mlir.profile()` keeps every record of its
+    block."""
 
     def __init__(self, keep: int):
         if keep < 1:
