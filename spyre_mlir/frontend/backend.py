@@ -285,7 +285,13 @@ def compile_graph(
     bumped = {j for j, i in enumerate(keep) if i in seen}
     """The kept inputs aot_autograd bumps the version of after each call."""
 
+    first = True
+
     def run(*all_args: Any) -> tuple[torch.Tensor, ...]:
+        nonlocal first
+        if first:  # Dynamo has built the graph's guards, reading source lines again
+            first = False
+            _drop_source_lines()
         args = [all_args[i] for i in keep]
         if any(isinstance(a, torch.Tensor) and a.device.type == "spyre" for a in args):
             from spyre_mlir.device import resident  # the native device's tensors, used where they are
@@ -395,10 +401,18 @@ def spyre_backend(
             # writes it back itself, and may keep its device copy (a KV cache) between calls
             keep_inference_input_mutations=True,
         )(gm, list(example_inputs))
-    # Dynamo read the source of every frame it traced into linecache (~4.5 MiB for a
-    # MiniLM); it is a cache, read again when a traceback needs a line
-    linecache.clearcache()
+    _drop_source_lines()
     return compiled
+
+
+def _drop_source_lines() -> None:
+    """Drop the lines of source files from linecache. Dynamo reads the source of every frame
+    it traces into it, and again when it builds a graph's guards after the backend returns
+    (~4.5 MiB for a MiniLM, kept for the life of the process otherwise); linecache is a cache,
+    read again from the file when a traceback needs a line. The lines of generated code
+    (FX's and Dynamo's, registered with no file behind them: no modification time) stay."""
+    for name in [name for name, entry in linecache.cache.items() if len(entry) == 4 and entry[1] is not None]:
+        linecache.cache.pop(name, None)
 
 
 def _per_length(

@@ -524,3 +524,28 @@ def test_host_threads_hand_torchs_threads_to_blas_and_give_them_back():
         assert (torch.get_num_threads(), blas_threads()) == (2, blas_before)
     finally:
         torch.set_num_threads(torch_before)
+
+
+def test_a_compiled_graph_leaves_no_source_lines_in_linecache():
+    """Dynamo reads the source of the frames it traces into linecache, and again when it builds
+    the guards after the backend returns; the backend drops the lines of source files after
+    compiling and at the graph's first call (backend._drop_source_lines), so they do not stay
+    for the life of the process. The lines registered for generated code (no file behind
+    them) stay: a traceback through it still shows them."""
+    import linecache
+
+    def file_lines() -> list[str]:
+        return [name for name, entry in linecache.cache.items() if len(entry) == 4 and entry[1] is not None]
+
+    generated = "<spyre-test-generated>"
+    linecache.cache[generated] = (4, None, ["x = 1\n"], generated)
+    try:
+        model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.GELU()).eval()
+        torch._dynamo.reset()
+        with torch.no_grad():
+            torch.compile(model, backend="spyre")(torch.randn(4, 64))
+        assert file_lines() == []
+        assert linecache.getline(generated, 1) == "x = 1\n"
+        assert linecache.getline(__file__, 1) != ""  # read again from the file when asked
+    finally:
+        linecache.cache.pop(generated, None)
