@@ -411,8 +411,9 @@ def _drop_source_lines() -> None:
     (~4.5 MiB for a MiniLM, kept for the life of the process otherwise); linecache is a cache,
     read again from the file when a traceback needs a line. The lines of generated code
     (FX's and Dynamo's, registered with no file behind them: no modification time) stay."""
-    for name in [name for name, entry in linecache.cache.items() if len(entry) == 4 and entry[1] is not None]:
-        linecache.cache.pop(name, None)
+    for name, entry in list(linecache.cache.items()):  # (a snapshot: other threads may read lines meanwhile)
+        if len(entry) == 4 and entry[1] is not None:
+            linecache.cache.pop(name, None)
 
 
 def _per_length(
