@@ -26,6 +26,7 @@ import dataclasses
 import functools
 import linecache
 import os
+import time
 import warnings
 import weakref
 from collections import Counter
@@ -100,6 +101,9 @@ class CompileStats:
     """Graphs with ops that ran on the CPU because the device path could not take them."""
     graphs: list[GraphReport] = dataclasses.field(default_factory=list)
     """One report per compiled graph, in compile order."""
+    compile_s: float = 0.0
+    """Seconds the backend spent compiling those graphs itself: the import into xDSL and the
+    pipeline (not Dynamo's trace, aot_autograd, a cache load or the first call)."""
 
 
 STATS = CompileStats()
@@ -349,6 +353,7 @@ def _host_array(a: torch.Tensor) -> np.ndarray:
 def _compile(gm: torch.fx.GraphModule, config: DeviceConfig, options: BackendOptions) -> CachedGraph | None:
     """The graph imported and through the pipeline (None: it runs on the CPU instead, warned)."""
     STATS.compiles += 1
+    start = time.perf_counter()
     try:
         # aot_autograd calls the compiler under its fake mode; the graph's constants are real
         with torch._subclasses.fake_tensor.unset_fake_temporarily():
@@ -371,6 +376,8 @@ def _compile(gm: torch.fx.GraphModule, config: DeviceConfig, options: BackendOpt
         STATS.fallbacks += 1
         warnings.warn(f"spyre: this graph runs on the CPU instead of the device: {e}", stacklevel=3)
         return None
+    finally:
+        STATS.compile_s += time.perf_counter() - start
     return CachedGraph(module, info.ctx, [o.dtype for o in info.outputs], torch_ops, graph)
 
 

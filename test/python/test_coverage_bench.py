@@ -17,8 +17,10 @@ def _rows(*args: str) -> list[dict]:
     )
     rows = json.loads(out.stdout)["models"]
     for row in rows:
-        assert row["wall_s"] > 0
-        del row["wall_s"]  # each entry's own time: the only field that may differ
+        assert row["wall_s"] > row["first_call_s"] + row["call_s"] > 0
+        assert 0 < row["spyre_compile_s"] < row["first_call_s"]
+        for key in ("wall_s", "first_call_s", "spyre_compile_s", "call_s"):
+            del row[key]  # each entry's own times: the only fields that may differ
     return rows
 
 
