@@ -408,6 +408,8 @@ def spyre_backend(
             # writes it back itself, and may keep its device copy (a KV cache) between calls
             keep_inference_input_mutations=True,
         )(gm, list(example_inputs))
+    # the trace's lines; the guards' are dropped at the first call of a graph of ours
+    # (`compile_graph`), which a graph left to the CPU does not have
     _drop_source_lines()
     return compiled
 
