@@ -61,10 +61,16 @@ def manual_seed(seed: int) -> None:
 manual_seed_all = manual_seed
 
 
+# The host's generator is the device's: these are `torch.get_rng_state`/`set_rng_state` under
+# another name. Dynamo does not trace them (as it does not trace `torch.cuda`'s): a compiled
+# function that forks the RNG (`torch.random.fork_rng`, PyTorch's `freeze_rng_state`, which calls
+# them under `no_dispatch()`) would otherwise reach `torch.set_rng_state` inside the trace.
+@torch.compiler.disable
 def get_rng_state(device: Any = None) -> torch.Tensor:
     return torch.get_rng_state()
 
 
+@torch.compiler.disable
 def set_rng_state(new_state: torch.Tensor, device: Any = None) -> None:
     torch.set_rng_state(new_state)
 

@@ -106,11 +106,19 @@ def graph_key(gm: torch.fx.GraphModule, config: DeviceConfig, strict: bool, opts
         elif node.op == "get_attr":
             value = graph_attribute(gm, str(node.target))
             if isinstance(value, torch.Tensor):
-                t = value.detach().cpu().contiguous()
-                put(node.target, tuple(t.shape), t.dtype, t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+                put(node.target, tuple(value.shape), value.dtype, _tensor_bytes(value))
             else:
                 put(node.target, type(value).__name__)
     return h.hexdigest()
+
+
+def _tensor_bytes(t: torch.Tensor) -> bytes:
+    """A constant's bytes, read without dispatching an op: the key is made under aot_autograd's
+    fake mode, where any op on a real tensor (a `detach`, a `contiguous`) is refused."""
+    with torch._subclasses.fake_tensor.unset_fake_temporarily(), torch.no_grad():
+        if not t.numel():
+            return b""
+        return t.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
 
 
 @dataclass

@@ -1314,6 +1314,8 @@ class LowerIndex(Lowering):
     def _indices(op: Operation, shape: tuple[int, ...]) -> dict[int, SSAValue]:
         """The index tensors by the dim they index."""
         if op.name == "torch.aten.index_select":
+            if not shape:
+                raise NotOnDevice("index_select of a 0-d tensor (one element picked or repeated: nothing to gather)")
             d = t.constant_int_value(op.operands[1])
             if d is None:
                 raise NotOnDevice("dim is not constant")

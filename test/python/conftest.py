@@ -1,16 +1,28 @@
 """Set-up for every test:
 
-- the compile cache on disk is off (SPYRE_CACHE=0): each test compiles what it checks, and a
-  run neither reads nor fills the user's cache (test_compile_cache.py turns it on in its own
-  processes, in a temporary directory);
+- the default configuration, as users run it: the compile cache on disk is on, in a fresh
+  directory for this run (SPYRE_CACHE_DIR), so a graph compiled twice in one run is loaded the
+  second time, and a run neither reads nor fills the user's cache; tests that measure a
+  compile ask for the cache off themselves (the backend option `cache=False`, or the
+  `no_compile_cache` fixture);
 - every module of spyre_mlir is loaded before any test runs, so a property test draws the
   same examples under `-k`, `make quick` and `make test` alike (spyre_mlir.testing.hypothesis
   says why).
 """
 
 import os
+import tempfile
+
+import pytest
 
 from spyre_mlir.testing.hypothesis import load_every_module
 
-os.environ["SPYRE_CACHE"] = "0"
+os.environ.pop("SPYRE_CACHE", None)
+os.environ["SPYRE_CACHE_DIR"] = tempfile.mkdtemp(prefix="spyre-test-cache-")
 load_every_module()
+
+
+@pytest.fixture
+def no_compile_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compile cache off for one test (SPYRE_CACHE=0): for tests that count compiles."""
+    monkeypatch.setenv("SPYRE_CACHE", "0")

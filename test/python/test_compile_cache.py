@@ -1,7 +1,7 @@
 """The compile cache on disk (spyre_mlir/frontend/compile_cache.py): another process compiles
 nothing and computes the same bits; a damaged entry is one warning, compiled again, the same
-bits; the switches turn it off. The suite runs with the cache off (conftest.py); each test here
-turns it on in a temporary directory."""
+bits; the switches turn it off. The suite runs with the cache on in one directory for the run
+(conftest.py); each test here uses a directory of its own."""
 
 from __future__ import annotations
 
