@@ -79,7 +79,9 @@ def test_two_layer_models_from_their_configs_compile_with_the_cache(arch: str):
             vocab_size=1000,
         )
     else:
-        config = transformers.GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=1000, bos_token_id=0, eos_token_id=0)
+        config = transformers.GPT2Config(
+            n_layer=2, n_embd=64, n_head=4, vocab_size=1000, bos_token_id=0, eos_token_id=0
+        )
     model = transformers.AutoModel.from_config(config).eval()
     ids = torch.randint(0, 1000, (1, 19))
     with torch.no_grad():
