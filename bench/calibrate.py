@@ -36,7 +36,7 @@ from spyre_mlir.layout import Layout
 from spyre_mlir.lowering.convert_spyre_to_isa.instructions import fold_streams, load, reduce, sfp, store
 from spyre_mlir.pipeline import run_pipeline
 from spyre_mlir.runtime.host import Executable
-from spyre_mlir.runtime.interpreter import DeviceModel
+from spyre_mlir.sim.interpreter import DeviceModel
 from spyre_mlir.target.config import DeviceConfig
 
 PUBLISHED_SOFTMAX_DDR_US = 32.51

@@ -140,7 +140,7 @@ def worker_minilm(seq: int, calls: int) -> dict:
     import transformers
 
     import spyre_mlir  # noqa: F401
-    from spyre_mlir.frontend.backend import get_device
+    from spyre_mlir.frontend.backend import get_device_model
 
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
@@ -151,7 +151,7 @@ def worker_minilm(seq: int, calls: int) -> dict:
         warnings.simplefilter("ignore")
         torch.compile(small, backend="spyre")(torch.randn(4, 64))
     torch._dynamo.reset()
-    get_device().memory.lx.fill(0)  # zeros already: makes the scratchpads' pages resident
+    get_device_model().memory.lx.fill(0)  # zeros already: makes the scratchpads' pages resident
     fixed, _ = _rss()
 
     model, batch = minilm(seq)

@@ -61,7 +61,7 @@ def _record(compiled, batch) -> dict[str, list]:
     """One forward with the device model's decodes, encodes and products recorded."""
     import numpy as np
 
-    from spyre_mlir.runtime import numerics
+    from spyre_mlir.sim import numerics
 
     seen: dict[str, list] = {"decode": [], "encode": [], "store": [], "matmul": []}
     decode, encode, store, matmul = numerics.dl16_decode, numerics.dl16_encode, numerics.dl16_store, np.matmul
@@ -105,8 +105,8 @@ def _replay(seen: dict[str, list], replays: int) -> dict[str, float]:
     """Seconds for the recorded work alone, kind by kind."""
     import numpy as np
 
-    from spyre_mlir.runtime.interpreter import host_threads
-    from spyre_mlir.runtime.numerics import dl16_decode, dl16_encode, dl16_store
+    from spyre_mlir.sim.interpreter import host_threads
+    from spyre_mlir.sim.numerics import dl16_decode, dl16_encode, dl16_store
 
     rng = np.random.default_rng(0)
     # one operand per distinct size, reused by every call of that size (warm in cache, as a

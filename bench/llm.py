@@ -74,9 +74,9 @@ class Recorder:
     (kernels, transfers), MACs and launches, and the kernels that multiply (products) apart."""
 
     def __init__(self, fn: Any, config: Any = None):
-        from spyre_mlir.frontend.backend import get_device
+        from spyre_mlir.frontend.backend import get_device_model
 
-        self.fn, self.profile = fn, get_device(config).profile
+        self.fn, self.profile = fn, get_device_model(config).profile
         self.calls: list[dict[str, float]] = []
         # generate reads the forward's parameters (it passes logits_to_keep to a forward that
         # takes it): the recorder shows the compiled forward's, so the calls are generate's own
@@ -222,15 +222,15 @@ def lm_head(tokens: int) -> dict[str, float]:
     """Granite's LM head (4096 -> 49159) at `tokens` rows: simulated time."""
     import torch
 
-    from spyre_mlir.frontend.backend import get_device
-    from spyre_mlir.runtime.memory import DeviceError
+    from spyre_mlir.frontend.backend import get_device_model
+    from spyre_mlir.sim.memory import DeviceError
     from spyre_mlir.target.config import DeviceConfig
 
     torch.manual_seed(0)
     head = torch.nn.Linear(GRANITE["hidden_size"], GRANITE_VOCAB, bias=False).eval()
     fn = torch.compile(head, backend="spyre")
     x = torch.randn(1, tokens, GRANITE["hidden_size"])
-    prof = get_device().profile
+    prof = get_device_model().profile
     try:
         with torch.no_grad():
             fn(x)

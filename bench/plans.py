@@ -33,7 +33,7 @@ from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.torch import make_context
 from spyre_mlir.pipeline import pipeline_passes
 from spyre_mlir.runtime.host import Executable
-from spyre_mlir.runtime.interpreter import DeviceModel
+from spyre_mlir.sim.interpreter import DeviceModel
 from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.transforms.spyre_divide_work import SpyreDivideWorkPass
 from spyre_mlir.transforms.spyre_plan_scratchpad import SpyrePlanScratchpadPass

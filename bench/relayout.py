@@ -35,10 +35,10 @@ import numpy as np
 import torch
 from xdsl.parser import Parser
 
-from spyre_mlir.frontend.backend import get_device
+from spyre_mlir.frontend.backend import get_device_model
 from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
 from spyre_mlir.runtime.host import Executable
-from spyre_mlir.runtime.interpreter import DeviceModel
+from spyre_mlir.sim.interpreter import DeviceModel
 from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.tools.spyre_opt import make_tool_context
 from spyre_mlir.transforms.spyre_onchip_relayout import SpyreOnchipRelayoutPass
@@ -60,7 +60,7 @@ def _relayout_graph(x: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, tor
 def _compiled(fn, inputs: tuple, disable: list[str]) -> tuple[list, torch.Tensor]:
     """Compile and run once; the kernel records of that run and the output."""
     torch._dynamo.reset()
-    dev = get_device(DeviceConfig())
+    dev = get_device_model(DeviceConfig())
     start = len(dev.profile.kernels)
     with torch.no_grad():
         out = torch.compile(fn, backend="spyre", options={"disable": disable})(*inputs)

@@ -6,6 +6,6 @@ reference device model.
     prof.table(); prof.export_chrome_trace("trace.json")
 """
 
-from spyre_mlir.runtime.profile import Profile, profile
+from spyre_mlir.sim.profile import Profile, profile
 
 __all__ = ["Profile", "profile"]

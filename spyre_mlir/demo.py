@@ -43,7 +43,7 @@ import torch
 import torch.nn.functional as F
 
 import spyre_mlir
-from spyre_mlir.frontend.backend import STATS, get_device
+from spyre_mlir.frontend.backend import STATS, get_device_model
 from spyre_mlir.frontend.compile_cache import cache_where
 
 if TYPE_CHECKING:
@@ -246,7 +246,7 @@ def continue_prompt() -> None:
         tokenizer = AutoTokenizer.from_pretrained(where, gguf_file=GGUF)
         model = AutoModelForCausalLM.from_pretrained(where, gguf_file=GGUF, dtype=torch.float32).eval()
     ids = tokenizer(PROMPT, return_tensors="pt").input_ids
-    device = get_device()
+    device = get_device_model()
     print(f"SmolLM2:   SmolLM2-135M-Instruct ({model.config.num_hidden_layers} layers), greedy, static cache")
     with torch.no_grad():
         want = model.generate(ids, max_new_tokens=NEW_TOKENS, do_sample=False, cache_implementation="static")

@@ -373,7 +373,7 @@ def matmul_estimate(
         serial = max(serial, dma_in + pt + sfp + dma_out)
         waits = max(waits, dma_in - load_stream, dma_out - store_stream)
     # latencies that do not hide behind transfers move no bytes: the cores' programs run in
-    # step, so theirs coincide and the DDR idles through them (runtime/timing.py); the first
+    # step, so theirs coincide and the DDR idles through them (sim/timing.py); the first
     # load's is in `fill`
     ddr = total_bytes / ddr_rate + max(0.0, waits - lat)
     fill = max(fill, lat + first_sticks * STICK_BYTES / ddr_rate)

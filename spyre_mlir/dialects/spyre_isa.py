@@ -17,7 +17,7 @@ LX operands name an element type: `f16` (the device's 16-bit format, the default
 omitted) or `f32` (32 lanes per stick; an SFP vector of 64 lanes spans two sticks).
 
 This file defines; `spyre_mlir.lowering.convert_spyre_to_isa` produces these ops and
-`spyre_mlir.runtime` executes them.
+`spyre_mlir.sim` executes them.
 """
 
 from __future__ import annotations

@@ -27,9 +27,9 @@ import torch
 import torch.distributed as dist
 from torch.futures import Future
 
-from spyre_mlir.device import state, storage, streams
 from spyre_mlir.distributed.link import collective_seconds
-from spyre_mlir.runtime.profile import KernelRecord, record_launch
+from spyre_mlir.sim.profile import KernelRecord, record_launch
+from spyre_mlir.torch_device import state, storage, streams
 
 NAME = "spyre"
 

@@ -63,7 +63,7 @@ from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.lowering.convert_torch_to_spyre import host_ops
 from spyre_mlir.pipeline import Optimizations, run_pipeline
 from spyre_mlir.runtime.host import Executable
-from spyre_mlir.runtime.interpreter import DeviceModel
+from spyre_mlir.sim.interpreter import DeviceModel
 from spyre_mlir.target.config import DeviceConfig
 
 
@@ -119,7 +119,7 @@ def _distinct_compute_ops(module: ModuleOp) -> int:
     return len(host_ops(merged.walk()))
 
 
-def get_device(config: DeviceConfig | None = None) -> DeviceModel:
+def get_device_model(config: DeviceConfig | None = None) -> DeviceModel:
     """The process-wide device model for a configuration (shared by every compiled graph)."""
     config = config or DeviceConfig()
     if config not in _DEVICES:
@@ -281,7 +281,7 @@ def compile_graph(
                 f"spyre: {sum(on_cpu.values())} op(s) of this graph run on the CPU (no device lowering yet): {listed}",
                 stacklevel=2,
             )
-    exe = Executable(module, ctx, get_device(config))
+    exe = Executable(module, ctx, get_device_model(config))
     out_dtypes = entry.out_dtypes
     mutated = spyre.aliased_arguments(exe.function)
     """Graph inputs the graph writes in place ({argument: the result with their new contents})."""
@@ -298,7 +298,7 @@ def compile_graph(
             _drop_source_lines()
         args = [all_args[i] for i in keep]
         if any(isinstance(a, torch.Tensor) and a.device.type == "spyre" for a in args):
-            from spyre_mlir.device import resident  # the native device's tensors, used where they are
+            from spyre_mlir.torch_device import resident  # the native device's tensors, used where they are
 
             return resident.run(exe, args, mutated, out_dtypes)
         host = [_host_array(a) for a in args]

@@ -1,5 +1,5 @@
 """PyTorch's ATen operators as the torch dialect names them, for the host executor
-(runtime/host.py) and the numpy reference (runtime/reference.py).
+(runtime/host.py) and the numpy reference (reference/evaluate.py).
 
     aten_overload("torch.aten.add.Tensor")    torch.ops.aten.add.Tensor
     SCALAR_TYPES, LAYOUTS, MEMORY_FORMATS      the int codes torch-mlir gives dtype, layout and
@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from spyre_mlir.runtime.memory import DeviceError
+from spyre_mlir.sim.memory import DeviceError
 
 SCALAR_TYPES = {
     0: torch.uint8,

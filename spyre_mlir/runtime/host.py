@@ -63,9 +63,9 @@ from spyre_mlir.runtime.aten import (
     check_enum_arguments,
     torch_dtype,
 )
-from spyre_mlir.runtime.interpreter import DeviceModel, host_threads
-from spyre_mlir.runtime.memory import DdrTensor, DeviceError
-from spyre_mlir.runtime.profile import KernelRecord, record_round_trip, record_transfer
+from spyre_mlir.sim.interpreter import DeviceModel, host_threads
+from spyre_mlir.sim.memory import DdrTensor, DeviceError
+from spyre_mlir.sim.profile import KernelRecord, record_round_trip, record_transfer
 
 
 def to_numpy(x: torch.Tensor) -> np.ndarray:

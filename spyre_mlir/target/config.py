@@ -125,7 +125,7 @@ class DeviceConfig:
     (assumption: each core queues the programs it has work in, as a dataflow card's cores run
     their own streams; IBM publishes no dispatch details). The kernels running meanwhile keep
     the DDR bandwidth they use. 0: every instruction waits for the barrier
-    (runtime/timing.py, `Early`)."""
+    (sim/timing.py, `Early`)."""
 
     numerics: str = "dl16"
     """Device 16-bit format: "dl16" (IBM DLFloat16, the hardware's) or "ieee-fp16"."""
@@ -138,10 +138,10 @@ class DeviceConfig:
     decoded_copy_bytes: int = 2 * 1024**3
     """Host bytes the device model may spend on fp32 copies of immutable device tensors
     (parameters, constants), which its products read in place of decoding the tensor's DL16
-    bits (the same values; runtime/memory.py, `DeviceMemory.decoded`); 0: none. Not hardware."""
+    bits (the same values; sim/memory.py, `DeviceMemory.decoded`); 0: none. Not hardware."""
 
     sanitize: bool = True
-    """Check every launch for what the hardware forbids (runtime/sanitizer.py); not hardware."""
+    """Check every launch for what the hardware forbids (sim/sanitizer.py); not hardware."""
 
     # ------------------------------------------------------------------ derived
     @property

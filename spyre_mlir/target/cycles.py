@@ -1,5 +1,5 @@
 """Cycles of engine work for one instruction: the formulas the cost model (analysis/cost.py)
-and the timing model (runtime/timing.py) share, so an estimate and a simulation count the same
+and the timing model (sim/timing.py) share, so an estimate and a simulation count the same
 work the same way, and the host link's charge per transfer.
 """
 

@@ -1,7 +1,7 @@
 """The pass criteria for compiled programs and models, each stated once (tests and benches use them).
 
 Small programs (the MLP and op tests): a compiled result passes when every element is within
-the DL16 error bound that `reference` (spyre_mlir.frontend.reference's `reference_for_model`)
+the DL16 error bound that `reference` (spyre_mlir.reference.model's `reference_for_model`)
 propagates through the same torch-level graph (docs/numerics.md derives it), measured against
 the exact (float64) answer:
 
@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from spyre_mlir.frontend.reference import reference_for_model as reference
-from spyre_mlir.runtime.numerics import DL16, Numerics
+from spyre_mlir.reference.model import reference_for_model as reference
+from spyre_mlir.sim.numerics import DL16, Numerics
 
 __all__ = [
     "COSINE_MIN",

@@ -25,11 +25,11 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from spyre_mlir.diagnostics import InternalCompilerError, LocatingParser, diagnostic_text, internal_error, verify_module
 from spyre_mlir.pipeline import run_pipeline
+from spyre_mlir.reference.evaluate import ReferenceError
 from spyre_mlir.runtime.host import Executable
-from spyre_mlir.runtime.interpreter import DeviceModel
-from spyre_mlir.runtime.memory import DeviceError
-from spyre_mlir.runtime.numerics import get_numerics
-from spyre_mlir.runtime.reference import ReferenceError
+from spyre_mlir.sim.interpreter import DeviceModel
+from spyre_mlir.sim.memory import DeviceError
+from spyre_mlir.sim.numerics import get_numerics
 from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.tools.spyre_opt import make_tool_context
 
@@ -148,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.reference:
             if not torch_level:
                 raise DeviceError("--reference needs a torch-level module")
-            from spyre_mlir.runtime.reference import evaluate
+            from spyre_mlir.reference.evaluate import evaluate
 
             stage = "the reference"
             reference = evaluate(module, inputs, get_numerics(config.numerics), ctx, args.entry, range_notes)

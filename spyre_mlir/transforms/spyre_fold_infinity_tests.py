@@ -1,6 +1,6 @@
 """`spyre-fold-infinity-tests`: host tests of device values against infinity, answered.
 
-DL16 has no infinity: a store saturates at +-8.57e9 (runtime/numerics.py). So with
+DL16 has no infinity: a store saturates at +-8.57e9 (sim/numerics.py). So with
 `numerics="dl16"`, a value brought back from the device (`spyre.from_device`) never equals
 +-inf, and the host ops that test it for that have a known answer, everywhere:
 

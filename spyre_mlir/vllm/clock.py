@@ -10,7 +10,7 @@ import logging
 from typing import Any
 
 from spyre_mlir.frontend.backend import STATS
-from spyre_mlir.runtime.profile import Profile
+from spyre_mlir.sim.profile import Profile
 
 logger = logging.getLogger("vllm.spyre")
 
@@ -60,7 +60,7 @@ class DeviceClock:
     """Times engine steps on the device model's profile. `begin` with vLLM's scheduler output
     (its `num_scheduled_tokens` per request and `finished_req_ids`), `end` when the step's tokens
     are sampled. The kernels of a step are taken off the profile at its end, once the log has
-    their figures (the device's profile is bounded anyway: runtime/profile.py `KernelLog`)."""
+    their figures (the device's profile is bounded anyway: sim/profile.py `KernelLog`)."""
 
     def __init__(self, profile: Profile) -> None:
         self.profile = profile

@@ -25,7 +25,7 @@ from vllm.config import CompilationMode
 from vllm.v1.core.kv_cache_utils import max_memory_usage_bytes
 from vllm.v1.worker.cpu_worker import CPUWorker
 
-from spyre_mlir.frontend.backend import STATS, get_device
+from spyre_mlir.frontend.backend import STATS, get_device_model
 from spyre_mlir.frontend.buckets import BUCKETS
 from spyre_mlir.frontend.compile_cache import cache_where
 from spyre_mlir.target.config import DeviceConfig
@@ -45,7 +45,7 @@ class SpyreWorker(CPUWorker):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.clock = DeviceClock(get_device().profile)
+        self.clock = DeviceClock(get_device_model().profile)
 
     def _compiled(self) -> bool:
         """Whether the model is compiled for the device (not with enforce_eager, LoRA, ...: the

@@ -115,10 +115,10 @@ class Fn(torch.nn.Module):
 
 def compiled_within_bound(fn: Any, *inputs: Any, **options: Any) -> tuple[Any, Any]:
     """One call of `fn` compiled for the spyre backend (options passed on), checked against the
-    exact answer within the DL16 bound that runtime/reference.py propagates: (its output, the
+    exact answer within the DL16 bound that reference/evaluate.py propagates: (its output, the
     graph's placement report)."""
     from spyre_mlir.frontend.backend import STATS
-    from spyre_mlir.runtime.numerics import DL16
+    from spyre_mlir.sim.numerics import DL16
     from spyre_mlir.testing.criteria import assert_within_device_bound, reference
 
     torch._dynamo.reset()

@@ -8,7 +8,7 @@ from xdsl.parser import Parser
 from spyre_mlir.dialects.torch import make_context
 from spyre_mlir.layout import Layout
 from spyre_mlir.runtime.host import Executable
-from spyre_mlir.runtime.interpreter import DeviceModel
+from spyre_mlir.sim.interpreter import DeviceModel
 from spyre_mlir.target.config import DeviceConfig
 
 

@@ -53,7 +53,7 @@ def inputs(variant: str, head_dim: int = HEAD_DIM) -> tuple[torch.Tensor, ...]:
 
 def launches(fn, xs, **options):
     """The kernels of one compiled call (checked within the DL16 bound) and its output."""
-    device = backend.get_device(backend.DeviceConfig(**{k: v for k, v in options.items() if k != "disable"}))
+    device = backend.get_device_model(backend.DeviceConfig(**{k: v for k, v in options.items() if k != "disable"}))
     before = len(device.profile.kernels)
     y, report = compiled_within_bound(fn, *xs, **options)
     assert not report.cpu_fallback

@@ -13,7 +13,7 @@ from helpers import tiny_llama
 
 from spyre_mlir.frontend.backend import STATS
 from spyre_mlir.frontend.buckets import BUCKETS, bucket_for
-from spyre_mlir.runtime.numerics import DL16
+from spyre_mlir.sim.numerics import DL16
 from spyre_mlir.testing.criteria import accumulation_bound
 
 

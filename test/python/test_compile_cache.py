@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from spyre_mlir.frontend.backend import STATS, get_device
+from spyre_mlir.frontend.backend import STATS, get_device_model
 
 
 def compile_and_run(options: dict | None = None) -> dict:
@@ -72,7 +72,7 @@ def test_the_same_graph_loads_and_other_options_are_another_entry(cache: Path) -
     # the loaded programs take this graph's name (the entry keeps the first one's)
     graph = STATS.graphs[-1].name
     assert graph != first["graph"]
-    assert get_device().profile.kernels[-1].name.startswith(f"{graph}_k")
+    assert get_device_model().profile.kernels[-1].name.startswith(f"{graph}_k")
     other = compile_and_run({"disable": ["epilogues"]})
     assert other["compiles"] == 1 and len(entries(cache)) == 2
 

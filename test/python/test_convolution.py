@@ -1,6 +1,6 @@
 """torch.aten.convolution on the device (convert-torch-to-spyre `LowerConvolution`): conv1d and
 conv2d through torch.compile on the device model, over strides, paddings, dilations, groups,
-biases and odd sizes, against the exact answer within the DL16 bound that runtime/reference.py
+biases and odd sizes, against the exact answer within the DL16 bound that reference/evaluate.py
 propagates (criterion: spyre_mlir.testing.criteria). Transposed and 3-d convolutions stay on the
 host, saying why, and stay correct."""
 

@@ -13,9 +13,9 @@ import torch
 from xdsl.traits import Pure
 
 from spyre_mlir.dialects.torch import PURE_OPS, torch_op_class
-from spyre_mlir.frontend.backend import STATS, get_device
+from spyre_mlir.frontend.backend import STATS, get_device_model
 from spyre_mlir.lowering.convert_torch_to_spyre import DEVICE_OPS
-from spyre_mlir.runtime.numerics import DL16
+from spyre_mlir.sim.numerics import DL16
 from spyre_mlir.testing.criteria import assert_within_device_bound, reference
 
 NO_OVERLOAD = {"torch.prim.ListUnpack"}
@@ -76,7 +76,7 @@ class TwoAttentions(torch.nn.Module):
 def _run(*inputs):
     """The output, the launches and the graph report of one compiled call."""
     torch._dynamo.reset()
-    device = get_device()
+    device = get_device_model()
     before, graphs = len(device.profile.kernels), len(STATS.graphs)
     with torch.no_grad():
         y = torch.compile(TwoAttentions(), backend="spyre")(*inputs)

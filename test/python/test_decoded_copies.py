@@ -1,4 +1,4 @@
-"""Products read a frozen device tensor's decoded copy (runtime/memory.py,
+"""Products read a frozen device tensor's decoded copy (sim/memory.py,
 `DeviceMemory.decoded`) in place of decoding its DL16 bits: the same values, so the same bits
 as the cooperative run and as the batched run without copies."""
 
@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from spyre_mlir.frontend.backend import get_device
+from spyre_mlir.frontend.backend import get_device_model
 from spyre_mlir.layout import Layout
-from spyre_mlir.runtime import interpreter, plans, regroup
-from spyre_mlir.runtime.memory import DeviceMemory
+from spyre_mlir.sim import interpreter, plans, regroup
+from spyre_mlir.sim.memory import DeviceMemory
 from spyre_mlir.target.config import DeviceConfig
 
 
@@ -29,7 +29,7 @@ def _calls(batch: bool, rows: int, **options) -> tuple[list[np.ndarray], int]:
     try:
         with torch.no_grad():
             outs = [fn(x).numpy().copy() for x in xs]
-        return outs, get_device(DeviceConfig(**options)).memory.decoded_bytes
+        return outs, get_device_model(DeviceConfig(**options)).memory.decoded_bytes
     finally:
         interpreter.BATCH = old
         torch._dynamo.reset()

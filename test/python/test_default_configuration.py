@@ -11,9 +11,9 @@ import warnings
 import pytest
 import torch
 
-from spyre_mlir.device import on_device
 from spyre_mlir.frontend.backend import STATS
-from spyre_mlir.runtime.numerics import DL16
+from spyre_mlir.sim.numerics import DL16
+from spyre_mlir.torch_device import on_device
 
 
 def _twice(fn, *args):

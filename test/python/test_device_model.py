@@ -5,9 +5,9 @@ import pytest
 from isa_programs import XY, xy_module
 
 from spyre_mlir.runtime.host import Executable
-from spyre_mlir.runtime.interpreter import DeviceModel
-from spyre_mlir.runtime.memory import DeviceError
-from spyre_mlir.runtime.numerics import DL16
+from spyre_mlir.sim.interpreter import DeviceModel
+from spyre_mlir.sim.memory import DeviceError
+from spyre_mlir.sim.numerics import DL16
 from spyre_mlir.target.config import DeviceConfig
 
 T = XY  # (isa_programs.XY) short in the program texts
@@ -285,7 +285,7 @@ def test_a_16_bit_copy_moves_the_bits():
     NaN pattern keeps its sign bit (0xFFFF, which a store of a negative NaN writes)."""
     from spyre_mlir.dialects import spyre_isa
     from spyre_mlir.layout import Layout
-    from spyre_mlir.runtime.numerics import dl16_decode, dl16_encode
+    from spyre_mlir.sim.numerics import dl16_decode, dl16_encode
 
     prog_text = binary_program("spyre_isa.sfp_copy lx [0, strides = [1]] -> lx [128, strides = [1]] sizes [64]")
     module, _ = xy_module(prog_text, LAUNCH)
@@ -306,11 +306,11 @@ def test_a_16_bit_copy_moves_the_bits():
 
 
 def test_every_instruction_has_the_plan_registered_for_its_class():
-    """The device model finds an instruction's execution by its op class (runtime/plans.py
+    """The device model finds an instruction's execution by its op class (sim/plans.py
     `executes`, a family's base class for the whole family): every spyre_isa instruction has
     one, and the SFP functions and reductions are keyed by op class as well."""
     from spyre_mlir.dialects import spyre_isa
-    from spyre_mlir.runtime import plans
+    from spyre_mlir.sim import plans
 
     instructions = [op for op in spyre_isa.SpyreISA.operations if issubclass(op, spyre_isa.IsaInstruction)]
     assert len(instructions) > 20
@@ -324,7 +324,7 @@ def test_a_new_instruction_runs_through_the_plan_registered_for_it():
     class; an instruction with none is refused by name."""
     from xdsl.irdl import IRDLOperation, irdl_op_definition
 
-    from spyre_mlir.runtime import plans
+    from spyre_mlir.sim import plans
     from spyre_mlir.target.config import DEFAULT_CONFIG
 
     @irdl_op_definition

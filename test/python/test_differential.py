@@ -2,12 +2,12 @@
 (ranks 0-4, sizes at the 64-lane stick boundaries 1, 63, 64, 65, 127, 128, 129, broadcasting),
 dtypes (f32, f16, bf16) and values (normal values at several scales, zeros, denormals, values
 beyond DL16's range, +-inf, NaN), and every compiled result is compared with the exact answer
-PyTorch's own operators give in float64 (runtime/reference.py) under the DL16 error bound that
+PyTorch's own operators give in float64 (reference/evaluate.py) under the DL16 error bound that
 reference propagates (docs/numerics.md).
 
 The criterion, element by element (`assert_device_result`):
 
-  * what the device receives is stated by DL16's documented transfer rule (runtime/numerics.py,
+  * what the device receives is stated by DL16's documented transfer rule (sim/numerics.py,
     docs/numerics.md): a value beyond the largest finite DL16 value (+-inf too) saturates to
     +-DL16_MAX, a value that rounds below the smallest flushes to +-0, NaN stays NaN. The
     expected answer is computed from those values (`documented_transfer`); every other input
@@ -42,8 +42,8 @@ from hypothesis import strategies as st
 from test_ops_e2e import Fn
 
 from spyre_mlir.frontend.backend import STATS
-from spyre_mlir.runtime.numerics import DL16, DL16_MAX
-from spyre_mlir.runtime.reference import evaluate
+from spyre_mlir.reference.evaluate import evaluate
+from spyre_mlir.sim.numerics import DL16, DL16_MAX
 from spyre_mlir.testing.criteria import reference
 
 pytestmark = pytest.mark.slow  # every family compiles dozens of graphs: make test, not make quick
@@ -95,7 +95,7 @@ def documented_transfer(x: np.ndarray) -> np.ndarray:
     """What DL16's documented transfer rule hands the device, where it is not a rounding: values
     it flushes become +-0, values beyond its range (+-inf too) become +-DL16_MAX, NaN stays NaN.
     Every other value is kept as drawn (its rounding is in the bound). Written from the rule,
-    not through runtime/numerics.py, so that a wrong encoder cannot hide behind its own output."""
+    not through sim/numerics.py, so that a wrong encoder cannot hide behind its own output."""
     x = np.asarray(x, dtype=np.float64)
     with np.errstate(invalid="ignore"):
         out = np.where(np.abs(x) > DL16_MAX, np.copysign(DL16_MAX, x), x)

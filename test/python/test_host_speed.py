@@ -2,7 +2,7 @@
 
 - DL16 by table and in 32-bit arithmetic = the field-by-field definitions;
 - host <-> device transfers through strided views = the element-wise layout map;
-- batched launches (runtime/batch.py) = the cooperative execution, bit for bit, with the same
+- batched launches (sim/batch.py) = the cooperative execution, bit for bit, with the same
   simulated time;
 - bench/host.py runs (`--quick --json`) and reports numbers (no wall time is asserted);
 - bench/host_floor.py (`--seq 32`) records every product the device does.
@@ -22,11 +22,11 @@ from helpers import load_bench
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spyre_mlir.frontend.backend import get_device
+from spyre_mlir.frontend.backend import get_device_model
 from spyre_mlir.layout import Layout
-from spyre_mlir.runtime import interpreter
-from spyre_mlir.runtime.memory import DeviceMemory, LazyRowsTensor
-from spyre_mlir.runtime.numerics import (
+from spyre_mlir.sim import interpreter
+from spyre_mlir.sim.memory import DeviceMemory, LazyRowsTensor
+from spyre_mlir.sim.numerics import (
     IEEE_FP16,
     dl16_decode,
     dl16_decode_reference,
@@ -229,7 +229,7 @@ def outputs(model, inputs: dict, calls: int, batch: bool, disable: list[str]):
     compiled graphs)."""
     torch._dynamo.reset()
     interpreter.BATCH = batch
-    device = get_device()
+    device = get_device_model()
     device._plans.clear()
     compiled = torch.compile(model, backend="spyre", options={"disable": disable})
     got = []
@@ -281,7 +281,7 @@ def test_batched_launches_are_bit_identical_to_the_cooperative_run(which, disabl
     ],
 )
 def test_waves_are_cut_into_parts_that_touch_nothing_in_common(which, disable):
-    """A wave of a batched program (runtime/batch.py) is cut into consecutive parts, each run
+    """A wave of a batched program (sim/batch.py) is cut into consecutive parts, each run
     as steps at once: no two instructions of a part may touch one LX row or DDR stick with
     one of them writing it (checked here on exact rows; the cut compares intervals). With
     multicast, ring sends make some waves conflict: they are cut. (The tiny BERT's cut waves
@@ -289,7 +289,7 @@ def test_waves_are_cut_into_parts_that_touch_nothing_in_common(which, disable):
     has none.)"""
     import warnings
 
-    from spyre_mlir.runtime import batch, plans, regroup
+    from spyre_mlir.sim import batch, plans, regroup
 
     model, inputs = model_and_inputs(which)
     with warnings.catch_warnings():

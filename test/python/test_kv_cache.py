@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from spyre_mlir.frontend.backend import STATS, get_device
-from spyre_mlir.runtime.memory import DeviceError
-from spyre_mlir.runtime.numerics import DL16
+from spyre_mlir.frontend.backend import STATS, get_device_model
+from spyre_mlir.sim.memory import DeviceError
+from spyre_mlir.sim.numerics import DL16
 
 CACHE = (1, 2, 8, 64)
 """(batch, kv heads, max length, head dim): 2 x 8 rows of one stick each."""
@@ -32,7 +32,7 @@ def _steps(fn, cache, positions, seed=0):
     gen = torch.Generator().manual_seed(seed)
     eager = cache.clone()
     sent = []
-    prof = get_device().profile
+    prof = get_device_model().profile
     for p in positions:
         k = _rounded(torch.randn(1, 2, 1, 64, generator=gen))
         k = torch.from_numpy(k)
@@ -130,7 +130,7 @@ def test_a_cache_rewritten_whole_stays_on_the_device():
     cache = torch.from_numpy(_rounded(torch.randn(CACHE, generator=torch.Generator().manual_seed(3))))
     eager = cache.clone()
     gen = torch.Generator().manual_seed(4)
-    prof = get_device().profile
+    prof = get_device_model().profile
     sent = []
     with torch.no_grad():
         for _ in range(4):

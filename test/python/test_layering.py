@@ -9,7 +9,10 @@ Parsed from the source with `ast`, so a new import that breaks a rule fails here
                             dialects, analysis, layout, target, diagnostics, gc_pause; a pass file
                             imports no other pass file (transforms and lowering apart); pipeline.py
                             may import every pass
-    runtime/                dialects, layout, target, gc_pause (never a pass, analysis or the front end)
+    sim/                    dialects, layout, target, gc_pause (the device model: never a pass,
+                            analysis, the host runtime or the front end)
+    runtime/                sim, dialects, layout, target, gc_pause (the host executor)
+    reference/              runtime, sim, dialects, layout, target, frontend
     frontend/               everything but tools/ and testing/
     tools/, passes.py, demo.py, testing/, the package root: anything
 
@@ -37,7 +40,9 @@ ALLOWED: dict[str, set[str]] = {
     "lowering": {"dialects", "analysis", "layout", "target", "diagnostics", "gc_pause"},
     "diagnostics": {"dialects", "layout", "target"},
     "pipeline": {"dialects", "analysis", "transforms", "lowering", "layout", "target", "diagnostics", "gc_pause"},
-    "runtime": {"runtime", "dialects", "layout", "target", "gc_pause"},
+    "sim": {"sim", "dialects", "layout", "target", "gc_pause"},
+    "runtime": {"runtime", "sim", "dialects", "layout", "target", "gc_pause"},
+    "reference": {"reference", "runtime", "sim", "dialects", "layout", "target", "frontend", "gc_pause"},
 }
 """Layer -> the layers it may import. Layers not listed (frontend, tools, passes, demo, testing, the
 package root) are checked only for cycles and private names, and frontend never imports tools or testing."""

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spyre_mlir.layout import Layout, LayoutError
-from spyre_mlir.runtime.memory import DeviceMemory
+from spyre_mlir.sim.memory import DeviceMemory
 from spyre_mlir.target.config import DeviceConfig
 
 DIMS = [1, 2, 3, 63, 64, 65, 100, 128, 150]
@@ -140,7 +140,7 @@ def test_transfers_roundtrip_bit_exactly(shape, rnd):
 def test_transfers_in_slabs_write_the_same_bytes(shape, slab, rnd):
     """to_device stages and encodes a large tensor slab by slab (bounding its peak memory): the
     bytes equal those of one whole-tensor step, whatever the slab size."""
-    from spyre_mlir.runtime import memory
+    from spyre_mlir.sim import memory
 
     shape = tuple(shape)
     rng = np.random.default_rng(rnd.randint(0, 2**31))

@@ -12,7 +12,7 @@ The criterion:
     bit for bit, signed zeros included - is data put in the wrong place (layout arithmetic,
     propagate-layouts, lowering, DMA strides, transfers);
   * the matmul of the moved tensor with a normal-valued matrix is within the DL16 error bound
-    `runtime/reference.py` propagates (spyre_mlir.testing.criteria, docs/numerics.md), and
+    `reference/evaluate.py` propagates (spyre_mlir.testing.criteria, docs/numerics.md), and
     across the run some f32 product shows DL16 rounding (a silent fp32 path would fail);
   * every op of the chain runs on the device (`GraphReport.cpu_fallback` is empty), except the
     classes in `excused` below, which the device has no relayout for yet; an excused example
@@ -38,8 +38,8 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from test_differential import assert_device_result
 
-from spyre_mlir.runtime.numerics import DL16
-from spyre_mlir.runtime.reference import evaluate
+from spyre_mlir.reference.evaluate import evaluate
+from spyre_mlir.sim.numerics import DL16
 
 pytestmark = pytest.mark.slow  # hundreds of compiled examples: make test, not make quick
 

@@ -21,10 +21,10 @@ from xdsl.utils.exceptions import VerifyException
 
 from spyre_mlir.dialects import spyre_isa
 from spyre_mlir.dialects.torch import make_context
-from spyre_mlir.frontend.backend import STATS, get_device
+from spyre_mlir.frontend.backend import STATS, get_device_model
 from spyre_mlir.layout import Layout
-from spyre_mlir.runtime.interpreter import DeviceModel
-from spyre_mlir.runtime.memory import DeviceError, DeviceMemory
+from spyre_mlir.sim.interpreter import DeviceModel
+from spyre_mlir.sim.memory import DeviceError, DeviceMemory
 from spyre_mlir.target.config import DeviceConfig
 
 
@@ -138,7 +138,7 @@ def test_a_call_frees_each_intermediate_after_its_last_use():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no CPU fallback: every op runs on the device
         got = torch.compile(chain, backend="spyre", options=options)(x)
-    device = get_device(DeviceConfig(ddr_usable_bytes=3 * tensor_bytes))
+    device = get_device_model(DeviceConfig(ddr_usable_bytes=3 * tensor_bytes))
     assert len(device.profile.kernels) >= 8
     assert device.memory.ddr_used == 0
     assert torch.allclose(got, chain(x), atol=0.02)
@@ -240,7 +240,7 @@ def test_f64_ops_run_on_the_cpu_with_the_dtype_in_the_warning():
 def test_int64_indices_beyond_any_table_are_refused_naming_the_index(index):
     torch._dynamo.reset()
     emb = torch.nn.Embedding(10, 64).eval()
-    device = get_device()
+    device = get_device_model()
     used = device.memory.ddr_used
     with torch.no_grad(), pytest.raises(Exception, match=rf"index {index} is out of range for a table of 10 rows"):
         torch.compile(emb, backend="spyre")(torch.tensor([[1, index]]))

@@ -12,7 +12,7 @@ from xdsl.parser import Parser
 
 from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
 from spyre_mlir.runtime.host import Executable
-from spyre_mlir.runtime.interpreter import DeviceModel
+from spyre_mlir.sim.interpreter import DeviceModel
 from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.tools.spyre_opt import make_tool_context
 from spyre_mlir.transforms.spyre_divide_work import SpyreDivideWorkPass

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from spyre_mlir.frontend.backend import STATS, ParamKey, get_device
+from spyre_mlir.frontend.backend import STATS, ParamKey, get_device_model
 from spyre_mlir.runtime.host import Executable
-from spyre_mlir.runtime.interpreter import DeviceModel
-from spyre_mlir.runtime.numerics import DL16, IEEE_FP16
+from spyre_mlir.sim.interpreter import DeviceModel
+from spyre_mlir.sim.numerics import DL16, IEEE_FP16
 from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.target.constants import F16_LANES, STICK_BYTES
 from spyre_mlir.testing.criteria import accumulation_bound, assert_within_device_bound, reference
@@ -58,7 +58,7 @@ def test_second_call_recompiles_nothing_and_keeps_weights_resident():
     model = mlp("gelu")
     f = torch.compile(model, backend="spyre")
     x = torch.randn(8, 256)
-    device = get_device()
+    device = get_device_model()
     with torch.no_grad():
         f(x)
         compiles, sent = STATS.compiles, device.profile.transfers_bytes
@@ -79,7 +79,7 @@ def test_a_constant_built_on_the_host_is_built_and_uploaded_once():
 
     g = torch.compile(f, backend="spyre")
     x = torch.randn(8, 64)
-    device = get_device()
+    device = get_device_model()
     with torch.no_grad():
         first = g(x)
         sent = device.profile.transfers_bytes
@@ -160,7 +160,7 @@ def test_a_new_parameter_in_a_freed_ones_place_is_sent_and_the_old_copy_freed(fr
     model.weight, keep = parameter_in_a_pool_of_its_own(torch.randn(64, 64))
     f = torch.compile(model, backend="spyre")
     x = torch.randn(8, 64)
-    memory = get_device().memory
+    memory = get_device_model().memory
     with torch.no_grad():
         f(x)
         used = memory.ddr_used
@@ -310,7 +310,7 @@ def test_fewer_cores_same_answer():
     assert_within_device_bound(y4, exact, bound, DL16)
     f64 = {"accumulation": "f64", "disable": ["k_split", "stationary_a"]}
     assert torch.equal(_on_cores(model, x, 32, **f64), _on_cores(model, x, 4, **f64))
-    assert get_device(DeviceConfig(cores=4)).profile.kernels
+    assert get_device_model(DeviceConfig(cores=4)).profile.kernels
 
 
 def test_work_divisions_agree_within_the_accumulation_bound():

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spyre_mlir.runtime.numerics import DL16, DL16_MAX, DL16_MIN, IEEE_FP16, dl16_decode, dl16_encode
+from spyre_mlir.sim.numerics import DL16, DL16_MAX, DL16_MIN, IEEE_FP16, dl16_decode, dl16_encode
 
 
 def bits(values):

@@ -13,11 +13,11 @@ from helpers import load_bench
 from xdsl.parser import Parser
 
 from spyre_mlir.dialects import spyre_isa
-from spyre_mlir.frontend.backend import get_device
+from spyre_mlir.frontend.backend import get_device_model
 from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
 from spyre_mlir.runtime.host import Executable
-from spyre_mlir.runtime.interpreter import DeviceModel
-from spyre_mlir.runtime.memory import DeviceError
+from spyre_mlir.sim.interpreter import DeviceModel
+from spyre_mlir.sim.memory import DeviceError
 from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.tools.spyre_opt import make_tool_context
 from spyre_mlir.transforms.spyre_divide_work import SpyreDivideWorkPass
@@ -45,7 +45,7 @@ def test_transpose_between_pointwise_kernels_is_exact_and_skips_ddr(shape):
     x = exact_values(shape, 0)
     w = exact_values((shape[0], 64), 2)
     torch._dynamo.reset()
-    dev = get_device(DeviceConfig())
+    dev = get_device_model(DeviceConfig())
     start = len(dev.profile.kernels)
     with torch.no_grad():
         out, _ = torch.compile(relayout_graph, backend="spyre")(x, w)
@@ -65,7 +65,7 @@ def test_a_larger_lx_keeps_the_relayout_on_chip():
     x, w = exact_values((256, 100), 0), exact_values((256, 64), 2)
     lx = 4 * 1024 * 1024
     torch._dynamo.reset()
-    dev = get_device(DeviceConfig(lx_bytes=lx))
+    dev = get_device_model(DeviceConfig(lx_bytes=lx))
     start = len(dev.profile.kernels)
     with torch.no_grad():
         out, _ = torch.compile(relayout_graph, backend="spyre", options={"lx_bytes": lx, "strict": True})(x, w)

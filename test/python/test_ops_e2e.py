@@ -1,5 +1,5 @@
 """Every device lowering, through torch.compile on the device model, against the exact answer
-within the DL16 bound that runtime/reference.py propagates (criterion:
+within the DL16 bound that reference/evaluate.py propagates (criterion:
 spyre_mlir.testing.criteria)."""
 
 import pytest
@@ -7,7 +7,7 @@ import torch
 from helpers import Fn, compiled_within_bound, seeded_randn
 
 from spyre_mlir.frontend.backend import STATS
-from spyre_mlir.runtime.numerics import DL16
+from spyre_mlir.sim.numerics import DL16
 
 
 def check(fn, *inputs, device_only=True):

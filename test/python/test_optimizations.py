@@ -4,7 +4,7 @@ The switches (pipeline.Optimizations, torch.compile option `disable`) change whe
 and where intermediates live, never what is computed, except one:
 
   * bit-identical by design: cost_split and multicast (how work is divided; a PT pass's sum
-    does not depend on it, runtime/interpreter.py), double_buffer and cost_chunks (where tiles
+    does not depend on it, sim/interpreter.py), double_buffer and cost_chunks (where tiles
     sit in LX) — as long as the matmul's k chunks stay the same. When a switch changes them,
     the fp32 accumulator adds the passes' sums in another grouping (as the card would): the
     fp32 re-association error (about k * 2^-24 relative, far below DL16's 2^-10 rounding step)
@@ -38,9 +38,9 @@ two pointwise kernels (the on-chip relayout). The sanitizer is on
 import pytest
 import torch
 
-from spyre_mlir.frontend.backend import get_device
+from spyre_mlir.frontend.backend import get_device_model
 from spyre_mlir.pipeline import Optimizations
-from spyre_mlir.runtime.numerics import DL16
+from spyre_mlir.sim.numerics import DL16
 from spyre_mlir.testing.criteria import assert_within_device_bound, reference
 
 
@@ -66,7 +66,7 @@ class Block(torch.nn.Module):
 
 def run(disable) -> tuple[list[torch.Tensor], list]:
     torch._dynamo.reset()
-    device = get_device()
+    device = get_device_model()
     assert device.config.sanitize
     before = len(device.profile.kernels)
     x = torch.randn(96, 128, generator=torch.Generator().manual_seed(1))
@@ -138,7 +138,7 @@ def test_pointwise_chains_stay_within_the_dl16_bound(disable):
     b = torch.randn(200, generator=torch.Generator().manual_seed(3))
     (exact,), (bound,) = reference(Chain(), x, b, numerics=DL16)
     torch._dynamo.reset()
-    device = get_device()
+    device = get_device_model()
     before = len(device.profile.kernels)
     with torch.no_grad():
         y = torch.compile(Chain(), backend="spyre", options={"disable": disable, "strict": True})(x, b)
@@ -197,7 +197,7 @@ def test_resident_chains_keep_the_mlp_intermediate_in_lx():
     model = torch.nn.Sequential(torch.nn.Linear(128, 512), torch.nn.GELU(), torch.nn.Linear(512, 128)).eval()
     x = torch.randn(128, 128, generator=torch.Generator().manual_seed(4))
     (exact,), (bound,) = reference(model, x, numerics=DL16)
-    device = get_device()
+    device = get_device_model()
     assert device.config.sanitize
     runs = {}
     for disable in ([], ["resident_chains"]):
@@ -224,7 +224,7 @@ def test_stationary_a_loads_a_matrix_vector_products_a_block_once():
     lin = torch.nn.Linear(1536, 576, bias=False).eval()
     x = torch.randn(1, 1536, generator=torch.Generator().manual_seed(4))
     (exact,), (bound,) = reference(lin, x, numerics=DL16)
-    device = get_device()
+    device = get_device_model()
     runs = {}
     for disable in ([], ["stationary_a"]):
         torch._dynamo.reset()

@@ -9,9 +9,9 @@ import pytest
 import torch
 
 import spyre_mlir
-from spyre_mlir.runtime.interpreter import DeviceModel
-from spyre_mlir.runtime.profile import KernelLog, KernelRecord
-from spyre_mlir.runtime.timing import ENGINES
+from spyre_mlir.sim.interpreter import DeviceModel
+from spyre_mlir.sim.profile import KernelLog, KernelRecord
+from spyre_mlir.sim.timing import ENGINES
 from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "mlp_torch_mlir.mlir"

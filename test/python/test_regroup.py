@@ -1,15 +1,15 @@
-"""Later launches run a program's steps regrouped by data flow (runtime/regroup.py): the same
+"""Later launches run a program's steps regrouped by data flow (sim/regroup.py): the same
 bits as the cooperative run, the definition, in fewer steps."""
 
 import numpy as np
 import pytest
 from isa_programs import XY, xy_module
 
-from spyre_mlir.runtime import interpreter
 from spyre_mlir.runtime.host import Executable
-from spyre_mlir.runtime.interpreter import DeviceModel
-from spyre_mlir.runtime.numerics import DL16
-from spyre_mlir.runtime.regroup import ChainStep, GemmStep
+from spyre_mlir.sim import interpreter
+from spyre_mlir.sim.interpreter import DeviceModel
+from spyre_mlir.sim.numerics import DL16
+from spyre_mlir.sim.regroup import ChainStep, GemmStep
 
 T = XY
 

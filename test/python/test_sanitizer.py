@@ -4,7 +4,7 @@ it never fires on the compiler's own output (every end-to-end test runs with it 
 import pytest
 from isa_programs import run_program, tensor_type
 
-from spyre_mlir.runtime.memory import DeviceError
+from spyre_mlir.sim.memory import DeviceError
 from spyre_mlir.target.config import DeviceConfig
 
 A = tensor_type(64, 128)  # 128 sticks
@@ -171,7 +171,7 @@ def test_a_first_launch_checks_every_kind_of_instruction(kind, batch, monkeypatc
     """A first launch runs its checks in the cooperative order without moving data, then runs
     batched (interpreter.ProgramPlan.execute); with SPYRE_BATCH=0 it checks as it moves data.
     Both find the same first fault, for every kind of instruction."""
-    from spyre_mlir.runtime import interpreter
+    from spyre_mlir.sim import interpreter
 
     monkeypatch.setattr(interpreter, "BATCH", batch == "1")
     body = f"""  spyre_isa.stream cores [0 to 1] {{

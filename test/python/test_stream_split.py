@@ -18,7 +18,7 @@ from xdsl.parser import Parser
 from spyre_mlir.dialects import spyre_isa
 from spyre_mlir.dialects.torch import make_context
 from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
-from spyre_mlir.runtime import plans
+from spyre_mlir.sim import plans
 from spyre_mlir.target.config import DEFAULT_CONFIG
 from spyre_mlir.transforms.spyre_divide_work import SpyreDivideWorkPass
 from spyre_mlir.transforms.spyre_fuse import SpyreFusePass

@@ -139,7 +139,7 @@ def test_cores_waiting_for_one_token_take_it_lowest_numbered_first():
     """timing.py: at any moment the cores are considered in ascending order, so of two cores
     waiting for one token the lower-numbered takes the first signal (with the other order,
     core 1 would start at 100 and core 0 at 150)."""
-    from spyre_mlir.runtime.timing import Work, simulate
+    from spyre_mlir.sim.timing import Work, simulate
 
     def waiter() -> list[Work]:
         return [Work(0, "spyre_isa.wait", None, sync=("wait", 7, 1)), Work(1, "spyre_isa.sfp_exp", "sfp", compute=10.0)]
@@ -183,7 +183,7 @@ def test_a_dma_engine_pays_the_latency_once_for_transfers_back_to_back():
 
 def _load_then_pass():
     """One core: a load of 1024 sticks from argument 1 into LX, then a PT pass reading it."""
-    from spyre_mlir.runtime import timing
+    from spyre_mlir.sim import timing
 
     load = timing.Work(
         0,
@@ -200,7 +200,7 @@ def _load_then_pass():
 
 
 def test_early_loads_start_before_the_barrier_and_nothing_else_does():
-    from spyre_mlir.runtime import timing
+    from spyre_mlir.sim import timing
 
     programs = _load_then_pass()
     lat = CFG.ddr_latency_cycles
@@ -215,7 +215,7 @@ def test_early_loads_start_before_the_barrier_and_nothing_else_does():
 
 
 def test_early_loads_share_the_ddr_the_kernel_before_leaves():
-    from spyre_mlir.runtime import timing
+    from spyre_mlir.sim import timing
 
     programs = _load_then_pass()
     base = timing.simulate(programs, CFG).cycles
@@ -245,10 +245,10 @@ def _on_device(fn, *args, early: int):
     """fn compiled for a device with `early_loads=early`, called once: its output and launches."""
     import torch
 
-    from spyre_mlir.frontend.backend import get_device
+    from spyre_mlir.frontend.backend import get_device_model
 
     torch._dynamo.reset()
-    device = get_device(CFG.replace(early_loads=early))
+    device = get_device_model(CFG.replace(early_loads=early))
     before = len(device.profile.kernels)
     with torch.no_grad():
         y = torch.compile(fn, backend="spyre", options={"early_loads": early, "cache": False})(*args)

@@ -26,7 +26,7 @@ def _launches(fn, *inputs, **options):
     """The device launches of one compiled call of `fn` (all of it on the device), and its output."""
     from spyre_mlir.frontend import backend
 
-    device = backend.get_device(backend.DeviceConfig(**{k: v for k, v in options.items() if k != "disable"}))
+    device = backend.get_device_model(backend.DeviceConfig(**{k: v for k, v in options.items() if k != "disable"}))
     before = len(device.profile.kernels)
     report, y = compiled(fn, *inputs, **options)
     assert not report.cpu_fallback
@@ -210,7 +210,7 @@ def test_grouped_query_attention_gives_the_same_bits_without_the_cache_copies(mo
         return scores @ v
 
     q, k, v = randn(1, 6, 8, 64, seed=13), randn(1, 2, 40, 64, seed=14), randn(1, 2, 40, 64, seed=15)
-    device = backend.get_device(backend.DeviceConfig())
+    device = backend.get_device_model(backend.DeviceConfig())
 
     def ddr_bytes():
         before = len(device.profile.kernels)
@@ -239,7 +239,7 @@ def test_attention_scales_q_once_and_leaves_the_k_cache_unscaled(monkeypatch):
         return torch.nn.functional.scaled_dot_product_attention(q, k, v)
 
     q, k, v = randn(1, 4, 8, 64, seed=16), randn(1, 4, 40, 64, seed=17), randn(1, 4, 40, 64, seed=18)
-    device = backend.get_device(backend.DeviceConfig())
+    device = backend.get_device_model(backend.DeviceConfig())
 
     def run():
         before = len(device.profile.kernels)
@@ -325,7 +325,7 @@ def test_a_rotary_combination_copies_the_swapped_halves_from_its_own_tile(monkey
     from spyre_mlir.lowering.convert_spyre_to_isa import pointwise
 
     inputs, nan_inputs = _rotary_inputs(seed=16, nan_at=(0, 3, 70))
-    device = backend.get_device(backend.DeviceConfig())
+    device = backend.get_device_model(backend.DeviceConfig())
     reads = []
 
     def undo():
@@ -473,7 +473,7 @@ def test_a_rotary_embedding_read_elsewhere_keeps_its_lane_moves():
 def test_halves_swapped_along_rows_are_one_launch_and_move_the_same_bits(rows, cols):
     """cat(x[h:], x[:h]) along a dim of whole sticks: spyre-fuse's sliced concat, one launch
     whose parts are DMAed from x at each slice's start; every element moved, none rounded."""
-    from spyre_mlir.runtime.numerics import DL16
+    from spyre_mlir.sim.numerics import DL16
 
     h = rows // 2
     x = randn(rows, cols, seed=24)
@@ -536,7 +536,7 @@ def test_a_slice_of_rows_moves_before_a_norm(monkeypatch):
         return normed[:, -1:]
 
     h, w = randn(1, 256, 512, seed=21), randn(512, seed=22)
-    device = backend.get_device(backend.DeviceConfig())
+    device = backend.get_device_model(backend.DeviceConfig())
 
     def read_bytes():
         before = len(device.profile.kernels)

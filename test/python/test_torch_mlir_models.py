@@ -33,7 +33,7 @@ from xdsl.parser import Parser
 from spyre_mlir.lowering.convert_torch_to_spyre import host_ops
 from spyre_mlir.pipeline import run_pipeline
 from spyre_mlir.runtime.host import Executable
-from spyre_mlir.runtime.interpreter import DeviceModel
+from spyre_mlir.sim.interpreter import DeviceModel
 from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.testing.criteria import compare_model_outputs
 from spyre_mlir.tools.spyre_opt import make_tool_context

@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAt
 from xdsl.ir import Operation, SSAValue
 
 from spyre_mlir.dialects import spyre
-from spyre_mlir.runtime.numerics import DL16
+from spyre_mlir.sim.numerics import DL16
 
 
 class NoOracle(Exception):

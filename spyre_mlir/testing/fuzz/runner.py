@@ -252,7 +252,7 @@ def _spyre_oracle(text: str, entry: str, workdir: str, index: int) -> tuple[list
     from xdsl.dialects import func
 
     from spyre_mlir.diagnostics import LocatingParser
-    from spyre_mlir.runtime.memory import DeviceError
+    from spyre_mlir.sim.memory import DeviceError
     from spyre_mlir.testing.fuzz.oracle import NoOracle, evaluate
     from spyre_mlir.tools.spyre_opt import make_tool_context
     from spyre_mlir.tools.spyre_run import input_types, random_input
@@ -297,7 +297,7 @@ def _worker(conn: Any, timeout: float) -> None:
 
     signal.signal(signal.SIGALRM, alarm)
     import spyre_mlir.pipeline
-    import spyre_mlir.runtime.reference
+    import spyre_mlir.reference.evaluate
     import spyre_mlir.tools.spyre_run  # noqa: F401
 
     workdir = tempfile.mkdtemp(prefix="spyre-fuzz-")

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from spyre_mlir.runtime.numerics import DL16
+from spyre_mlir.sim.numerics import DL16
 
 
 def dl16(t: torch.Tensor) -> torch.Tensor:
@@ -135,8 +135,8 @@ def collectives(async_op: str) -> None:
 def timed() -> None:
     """The profile's collective records: the link model's time, on the current stream."""
     import spyre_mlir
-    from spyre_mlir.device import state
     from spyre_mlir.distributed.link import collective_seconds
+    from spyre_mlir.torch_device import state
 
     rank, world = init()
     t = torch.ones(128, 1024).to("spyre")

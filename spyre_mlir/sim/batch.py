@@ -23,11 +23,11 @@ against everything else on those cores (as intervals, conservatively). A wave wi
 pair is cut into consecutive parts without one, each as long as it can be (they run one
 after the other, a valid order of the streams; `_conflict_free`).
 
-The steps are then regrouped by their data flow (runtime/regroup.py): writes renamed to fresh
+The steps are then regrouped by their data flow (sim/regroup.py): writes renamed to fresh
 rows, copies folded, dead rows dropped, and steps of one kind that do not depend on each other
 merged, so that what a core does tile after tile becomes one step. Later launches run those.
 
-Everything here reads the plans through their interface (runtime/plans.py: `signature`,
+Everything here reads the plans through their interface (sim/plans.py: `signature`,
 `accesses`, `ddr_access`, `merged`, `dst_spans`), never their families.
 
 Time is untouched: the timing model replays the original per-core instruction lists.
@@ -41,13 +41,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spyre_mlir.runtime.plans import Plan, Step, StreamPlan
-from spyre_mlir.runtime.regroup import Unbatchable, regroup
-from spyre_mlir.runtime.timing import overlap
+from spyre_mlir.sim.machine import Machine
+from spyre_mlir.sim.plans import Plan, Step, StreamPlan
+from spyre_mlir.sim.regroup import Unbatchable, regroup
+from spyre_mlir.sim.timing import overlap
 
 if TYPE_CHECKING:
-    from spyre_mlir.runtime.interpreter import DeviceModel
-    from spyre_mlir.runtime.memory import DdrTensor
+    from spyre_mlir.sim.memory import DdrTensor
 
 
 def _merge(members: list[tuple[Plan, np.ndarray]]) -> tuple[Plan, np.ndarray]:
@@ -200,7 +200,7 @@ class BatchedProgram:
         self.steps: list[tuple[Step, np.ndarray]]
         self.steps, self.scratch_rows, self.kept_rows = regroup(merged, cores, lx_sticks, resident_out)
 
-    def run(self, model: DeviceModel, args: Sequence[DdrTensor]) -> None:
+    def run(self, model: Machine, args: Sequence[DdrTensor]) -> None:
         model.memory.reserve_scratch(self.scratch_rows, self.kept_rows)
         for ins, cores in self.steps:
             ins.run(model, args, cores, False)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from spyre_mlir.device import state, storage, streams
+from spyre_mlir.torch_device import state, storage, streams
 
 
 def _host(t: torch.Tensor) -> np.ndarray:
@@ -113,7 +113,7 @@ def fill_(self: torch.Tensor, value: Any) -> torch.Tensor:
 def native_layer_norm(*args: Any) -> Any:
     """Compiled whole (its decomposition for devices other than CPU and CUDA goes through
     batch_norm, which the device does not lower)."""
-    from spyre_mlir.device import eager
+    from spyre_mlir.torch_device import eager
 
     return eager.fallback(torch.ops.aten.native_layer_norm.default, *args)
 

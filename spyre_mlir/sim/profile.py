@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import NoReturn, overload
 
-from spyre_mlir.runtime.timing import ENGINES, Span, Timeline
+from spyre_mlir.sim.timing import ENGINES, Span, Timeline
 from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.target.cycles import host_transfer_seconds
 
@@ -53,7 +53,7 @@ class KernelRecord:
     spans: list[Span] = field(default_factory=list, repr=False)
     """Per core and engine: when each instruction ran (cycles from the kernel's start)."""
     stream: int = 0
-    """The stream of the native device it ran on (spyre_mlir/device/streams.py)."""
+    """The stream of the native device it ran on (spyre_mlir/torch_device/streams.py)."""
     start_s: float | None = None
     """When it started on that stream's clock (None: not on a stream; the trace places such
     kernels back to back)."""

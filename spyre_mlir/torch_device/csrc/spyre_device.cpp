@@ -1,6 +1,6 @@
 // The "spyre" PyTorch device (the PrivateUse1 key): allocator, device guard with streams and
 // events in simulated time, hooks, and the view kernels. Everything that reads or writes a
-// tensor's values (copies, eager ops) is Python: spyre_mlir/device/.
+// tensor's values (copies, eager ops) is Python: spyre_mlir/torch_device/.
 //
 // Memory: host memory stands in for the card's DDR. An allocation is the bytes the card would
 // use (DL16 sticks of the tensor's base shape, as storage.py computes them: not the storage's

@@ -15,13 +15,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from spyre_mlir.device import extension
-from spyre_mlir.runtime.profile import KernelRecord, record_launch, record_transfer
+from spyre_mlir.sim.profile import KernelRecord, record_launch, record_transfer
 from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.target.cycles import host_transfer_seconds
+from spyre_mlir.torch_device import extension
 
 if TYPE_CHECKING:
-    from spyre_mlir.runtime.interpreter import DeviceModel
+    from spyre_mlir.sim.interpreter import DeviceModel
 
 
 def current_id() -> int:

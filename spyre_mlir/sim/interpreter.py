@@ -9,8 +9,8 @@ Streams of one program run cooperatively: each runs until it blocks on a `wait` 
 enough tokens or reaches a `barrier`; a barrier releases when every stream has reached it;
 if no stream can move, the program is deadlocked and the model says where each core stands.
 
-What each instruction compiles to and how it executes is `runtime/plans.py` (a plan class per
-instruction family, found by op class); later launches run batched steps (`runtime/batch.py`).
+What each instruction compiles to and how it executes is `sim/plans.py` (a plan class per
+instruction family, found by op class); later launches run batched steps (`sim/batch.py`).
 The host side of a compiled module (transfers, launches, host torch ops) is `runtime/host.py`.
 """
 
@@ -32,13 +32,13 @@ from threadpoolctl import ThreadpoolController
 from xdsl.dialects.builtin import DenseArrayBase
 
 from spyre_mlir.dialects import spyre, spyre_isa
-from spyre_mlir.runtime import timing
-from spyre_mlir.runtime.batch import BatchedProgram
-from spyre_mlir.runtime.memory import DdrTensor, DeviceError, DeviceMemory
-from spyre_mlir.runtime.plans import StreamPlan, mark_shared_operands
-from spyre_mlir.runtime.profile import KernelLog, KernelRecord, Profile, record_launch
-from spyre_mlir.runtime.regroup import Unbatchable
-from spyre_mlir.runtime.sanitizer import Sanitizer
+from spyre_mlir.sim import timing
+from spyre_mlir.sim.batch import BatchedProgram
+from spyre_mlir.sim.memory import DdrTensor, DeviceError, DeviceMemory
+from spyre_mlir.sim.plans import StreamPlan, mark_shared_operands
+from spyre_mlir.sim.profile import KernelLog, KernelRecord, Profile, record_launch
+from spyre_mlir.sim.regroup import Unbatchable
+from spyre_mlir.sim.sanitizer import Sanitizer
 from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig
 from spyre_mlir.target.constants import STICK_BYTES
 
@@ -82,7 +82,7 @@ def host_threads() -> Iterator[None]:
 
 
 BATCH = os.environ.get("SPYRE_BATCH", "1") != "0"
-"""Run checked programs as batched steps (runtime/batch.py); False (SPYRE_BATCH=0): every
+"""Run checked programs as batched steps (sim/batch.py); False (SPYRE_BATCH=0): every
 launch runs cooperatively, as the definition (the two agree bit for bit)."""
 
 
@@ -240,7 +240,7 @@ class ProgramPlan:
         """The semantics: streams run cooperatively until they block on a wait or a barrier.
 
         The first launch checks (LX bounds, the sanitizer); later ones run the program as
-        batched steps (runtime/batch.py), which compute the same bits. The checks depend on
+        batched steps (sim/batch.py), which compute the same bits. The checks depend on
         the addresses only, so a first launch whose addresses do not depend on data takes the
         cooperative order for the checks alone, then runs batched:
 
@@ -264,7 +264,7 @@ class ProgramPlan:
 
     def _checked_now(self) -> None:
         self.checked = True
-        try:  # later launches run the program as batched steps (runtime/batch.py)
+        try:  # later launches run the program as batched steps (sim/batch.py)
             self.batched = BatchedProgram(
                 self.stream_plans(), self.config.cores, self.config.lx_sticks, self.resident_out
             )

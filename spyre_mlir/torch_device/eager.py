@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
-from spyre_mlir.device import on_device, state
+from spyre_mlir.torch_device import on_device, state
 
 _WARNED: set[str] = set()
 

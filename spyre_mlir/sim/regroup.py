@@ -1,6 +1,6 @@
 """A program's batched steps regrouped by their data flow: what later launches run.
 
-The batched steps (runtime/batch.py) merge the instructions that are at the same point of the
+The batched steps (sim/batch.py) merge the instructions that are at the same point of the
 cooperative schedule. What stays apart is what one core does tile after tile (a matmul's
 column tiles: ten steps each), because the tiles reuse the same LX buffers. Here the steps
 are taken as one sequential program over LX rows (a step reads all its rows, then writes
@@ -58,12 +58,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from spyre_mlir.runtime.plans import DmaPlan, Plan, PtPlan, Step, operand_matrix, tile_products
+from spyre_mlir.sim.machine import Machine
+from spyre_mlir.sim.plans import DmaPlan, Plan, PtPlan, Step, operand_matrix, tile_products
 from spyre_mlir.target.constants import F16_LANES, F32_LANES, STICK_BYTES
 
 if TYPE_CHECKING:
-    from spyre_mlir.runtime.interpreter import DeviceModel
-    from spyre_mlir.runtime.memory import DdrTensor, DecodedCopy
+    from spyre_mlir.sim.memory import DdrTensor, DecodedCopy
 
 
 class Unbatchable(Exception):
@@ -568,19 +568,19 @@ class GemmStep:
         """Where each product's B rows come from: the blocks', then the singles'."""
         return [source for _, _, source in self.blocks] + ([self.singles[2]] if self.singles else [])
 
-    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = False) -> None:
+    def run(self, model: Machine, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = False) -> None:
         prod = self.products(model, args)
         if self.accumulate:
             prod = self.onto_stored(model, prod)
         self.store(model, prod)
 
-    def onto_stored(self, model: DeviceModel, prod: np.ndarray) -> np.ndarray:
+    def onto_stored(self, model: Machine, prod: np.ndarray) -> np.ndarray:
         """prod + the sums stored at `old` (fp32), as an accumulating PT adds them."""
         old = model.memory.lx_rows[_known(self.old)].view(np.float32).reshape(len(prod), self.m, -1)
         prod += old[:, :, : self.n] if old.shape[2] != self.n else old
         return prod
 
-    def store(self, model: DeviceModel, prod: np.ndarray) -> None:
+    def store(self, model: Machine, prod: np.ndarray) -> None:
         """The sums (rows, m, n) to the C rows `out`, fp32 sticks (lanes past n zero)."""
         m, n = self.m, self.n
         width = self.out.shape[2] * F32_LANES
@@ -590,7 +590,7 @@ class GemmStep:
             prod = full
         model.memory.lx_rows[self.out] = prod.view(np.uint8).reshape(len(prod), m, -1, STICK_BYTES)
 
-    def products(self, model: DeviceModel, args: Sequence[DdrTensor]) -> np.ndarray:
+    def products(self, model: Machine, args: Sequence[DdrTensor]) -> np.ndarray:
         """The products (rows, m, n) in the order of `out`, tile by tile (`tile_products`)."""
         acc = model.config.accumulation
         m, n, k = self.m, self.n, self.k
@@ -607,7 +607,7 @@ class GemmStep:
             parts.append(tile_products(a, b, acc).reshape(-1, m, n))
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
-    def _a_operand(self, model: DeviceModel, rows: np.ndarray, matrix_rows: int) -> np.ndarray:
+    def _a_operand(self, model: Machine, rows: np.ndarray, matrix_rows: int) -> np.ndarray:
         """A rows as a contiguous (matrix_rows, k) fp32 matrix: decoded from their LX bits, or
         taken from the values kept decoded (`a_kept`: `rows` are rows of `scratch_values`)."""
         if not self.a_kept:
@@ -616,7 +616,7 @@ class GemmStep:
         return x if x.shape[1] == self.k else np.ascontiguousarray(x[:, : self.k])
 
     def _b_operand(
-        self, model: DeviceModel, args: Sequence[DdrTensor], rows: np.ndarray, source: BSource | None
+        self, model: Machine, args: Sequence[DdrTensor], rows: np.ndarray, source: BSource | None
     ) -> np.ndarray:
         """B tiles (..., k, n) as fp32, (tiles, k, n) or the tiles on their grid (BView): the
         rows that hold sticks of a frozen argument as loaded from its decoded copy
@@ -682,7 +682,7 @@ class ChainStep:
     def sources(self) -> list[BSource | None]:
         return [source for link in self.links for source in link.sources()]
 
-    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = False) -> None:
+    def run(self, model: Machine, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = False) -> None:
         first = self.links[0]
         sums = first.products(model, args)
         if first.accumulate:
@@ -841,7 +841,7 @@ class _FrozenLoad:
         self.load = load
         self.rows: int | None = None
 
-    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = False) -> None:
+    def run(self, model: Machine, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = False) -> None:
         if model.memory.decoded(args[self.load.arg], self.rows) is None:
             self.load.run(model, args, cores, check)
         else:
@@ -854,7 +854,7 @@ class _CopyBack:
     def __init__(self, dst: np.ndarray, src: np.ndarray):
         self.dst, self.src = dst, src
 
-    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = False) -> None:
+    def run(self, model: Machine, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = False) -> None:
         lx = model.memory.lx_rows
         lx[self.dst] = lx[self.src]
 

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 import torch
 
-from spyre_mlir.device import storage
 from spyre_mlir.layout import Layout
-from spyre_mlir.runtime.memory import DeviceMemory
-from spyre_mlir.runtime.numerics import DL16
+from spyre_mlir.sim.memory import DeviceMemory
+from spyre_mlir.sim.numerics import DL16
 from spyre_mlir.target.config import DeviceConfig
+from spyre_mlir.torch_device import storage
 
 
 def randn(*shape, seed=0):

@@ -11,8 +11,8 @@ found through a registry keyed by op class, as xDSL's interpreter finds an `@imp
 
     plan_instruction(op, ...)                  # the plans of `op` (a ring send: one per piece)
 
-Beside the semantics, a plan describes its accesses for the batched execution (runtime/batch.py)
-and the regrouping (runtime/regroup.py), which are written against this interface and not
+Beside the semantics, a plan describes its accesses for the batched execution (sim/batch.py)
+and the regrouping (sim/regroup.py), which are written against this interface and not
 against the families:
 
     accesses()     the LX rows it reads and the rows it writes (None: no batched form)
@@ -30,22 +30,20 @@ import copy
 import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, TypeVar
+from typing import Any, ClassVar, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 import torch
 from xdsl.ir import BlockArgument, Operation
 
 from spyre_mlir.dialects import spyre, spyre_isa
-from spyre_mlir.runtime import timing
-from spyre_mlir.runtime.memory import DdrTensor, DeviceError, StickRows
-from spyre_mlir.runtime.numerics import Numerics
+from spyre_mlir.sim import timing
+from spyre_mlir.sim.machine import Machine
+from spyre_mlir.sim.memory import DdrTensor, DeviceError, StickRows
+from spyre_mlir.sim.numerics import Numerics
 from spyre_mlir.target import cycles
 from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.target.constants import F16_LANES, F32_LANES, STICK_BYTES, TRANSPOSE_BLOCK
-
-if TYPE_CHECKING:
-    from spyre_mlir.runtime.interpreter import DeviceModel
 
 F32_STICKS = F16_LANES // F32_LANES
 """Sticks of one 64-lane f32 vector (a PT accumulator row's stick of outputs, an f32 SFP access): 2."""
@@ -164,7 +162,7 @@ def _blas_operand(x: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(x, dtype=np.float32)
 
 
-def _load_vectors(model: DeviceModel, idx: np.ndarray, is_f32: bool, kept: np.ndarray | None = None) -> np.ndarray:
+def _load_vectors(model: Machine, idx: np.ndarray, is_f32: bool, kept: np.ndarray | None = None) -> np.ndarray:
     """(n, vectors, 64) float32 values at the LX rows `idx` (`_flat` of an SFP access); with
     `kept`, the rows of `DeviceMemory.scratch_values` that hold them decoded (`Plan.kept_reads`)."""
     if kept is not None:
@@ -176,7 +174,7 @@ def _load_vectors(model: DeviceModel, idx: np.ndarray, is_f32: bool, kept: np.nd
 
 
 def _store_vectors(
-    model: DeviceModel,
+    model: Machine,
     idx: np.ndarray,
     is_f32: bool,
     values: np.ndarray,
@@ -241,7 +239,7 @@ class DdrAccess(NamedTuple):
 class Step(Protocol):
     """What a batched program runs: a plan, or a form the regrouping made of plans."""
 
-    def run(self, model: DeviceModel, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = ...) -> None: ...
+    def run(self, model: Machine, args: Sequence[DdrTensor], cores: np.ndarray, check: bool = ...) -> None: ...
 
 
 class Plan:
@@ -278,7 +276,7 @@ class Plan:
     that hold its 16-bit values decoded (None, or none given: it decodes its LX rows' bits)."""
     kept_write: np.ndarray | None = None
     """A regrouped step's: the rows of `DeviceMemory.scratch_values` its 16-bit store keeps its
-    values in (runtime/regroup.py, "kept")."""
+    values in (sim/regroup.py, "kept")."""
     writes_bits = True
     """A regrouped step's with `kept_write`: whether its LX rows get the bits too (False:
     nothing reads them as bits)."""
@@ -330,10 +328,10 @@ class Plan:
     def _derive(self) -> None:
         """Fields derived from the per-core ones (set again on each plan `split` makes)."""
 
-    def run(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
+    def run(self, model: Machine, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
         pass
 
-    def checks(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray) -> None:
+    def checks(self, model: Machine, args: Sequence[Any], cores: np.ndarray) -> None:
         """What `run(..., check=True)` checks, in the same order, without moving data (the
         checks depend on addresses only)."""
 
@@ -424,7 +422,7 @@ class Plan:
             for i in range(n)
         ]
 
-    def _check_lx(self, model: DeviceModel, cores: np.ndarray, pos: np.ndarray, what: str) -> None:
+    def _check_lx(self, model: Machine, cores: np.ndarray, pos: np.ndarray, what: str) -> None:
         lim = model.config.lx_sticks
         if pos.size and pos.max() >= lim:
             row = int(np.argmax(pos.reshape(len(cores), -1).max(axis=1)))
@@ -433,12 +431,12 @@ class Plan:
                 f"{(int(pos.max()) + 1) * STICK_BYTES} beyond the {lim * STICK_BYTES}-byte scratchpad"
             )
 
-    def _read(self, model: DeviceModel, cores: np.ndarray, pos: np.ndarray, what: str) -> None:
+    def _read(self, model: Machine, cores: np.ndarray, pos: np.ndarray, what: str) -> None:
         self._check_lx(model, cores, pos, what)
         if model.sanitizer:
             model.sanitizer.lx_read(self.where, cores, pos)
 
-    def _write(self, model: DeviceModel, cores: np.ndarray, pos: np.ndarray, what: str) -> None:
+    def _write(self, model: Machine, cores: np.ndarray, pos: np.ndarray, what: str) -> None:
         self._check_lx(model, cores, pos, what)
         if model.sanitizer:
             model.sanitizer.lx_write(self.where, cores, pos)
@@ -514,7 +512,7 @@ class DmaPlan(Plan):
     def bind(self, cores: np.ndarray, lx_sticks: int) -> None:
         self.lx_idx = _flat(cores, self.lx_pos, lx_sticks)
 
-    def run(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
+    def run(self, model: Machine, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
         if check:
             self.checks(model, args, cores)
         else:
@@ -525,7 +523,7 @@ class DmaPlan(Plan):
         else:
             StickRows(t.data)[self.ddr_pos] = lx[self.lx_idx]
 
-    def checks(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray) -> None:
+    def checks(self, model: Machine, args: Sequence[Any], cores: np.ndarray) -> None:
         t = args[self.arg]
         self._check_ddr_bounds(t, cores)
         san = model.sanitizer
@@ -638,7 +636,7 @@ class GatherPlan(_IndexedRowsPlan):
         self.s_row = strides[digits[0][0].device_dim] if digits[0] else 0
         self.s_stick = strides[digits[1][-1].device_dim] if len(digits[1]) > 1 else 0
 
-    def run(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
+    def run(self, model: Machine, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
         table = args[self.ddr_arg]
         rows = self.picked(args)
         vocab = self.ddr_layout.shape[0]
@@ -672,7 +670,7 @@ class ScatterPlan(_IndexedRowsPlan):
         assert steps is not None  # a verified scatter's destination has rows by strides
         self.s_o, self.s_row, self.s_stick = steps
 
-    def run(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
+    def run(self, model: Machine, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
         out = args[self.ddr_arg]
         rows = self.picked(args)
         length = self.ddr_layout.shape[1]
@@ -737,14 +735,14 @@ class PtPlan(Plan):
         self.b_idx = _flat(cores, self.b_pos, lx_sticks)
         self.c_idx = _flat(cores, self.c_pos, lx_sticks)
 
-    def checks(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray) -> None:
+    def checks(self, model: Machine, args: Sequence[Any], cores: np.ndarray) -> None:
         self._read(model, cores, self.a_pos, "PT lhs")
         self._read(model, cores, self.b_pos, "PT rhs")
         if self.accumulate:
             self._read(model, cores, self.c_pos, "PT acc")
         self._write(model, cores, self.c_pos, "PT acc")
 
-    def run(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
+    def run(self, model: Machine, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
         if check:
             self.checks(model, args, cores)
         lx, num, acc = model.memory.lx_rows, model.memory.numerics, model.config.accumulation
@@ -909,12 +907,12 @@ class SfpPlan(Plan):
         self.src_idx = [_flat(cores, pos, lx_sticks) for _, pos in self.srcs]
         self.dst_idx = _flat(cores, self.dst[1], lx_sticks)
 
-    def checks(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray) -> None:
+    def checks(self, model: Machine, args: Sequence[Any], cores: np.ndarray) -> None:
         for _, pos in self.srcs:
             self._read(model, cores, pos, "SFP source")
         self._write(model, cores, self.dst[1], "SFP destination")
 
-    def run(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
+    def run(self, model: Machine, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
         if check:
             self.checks(model, args, cores)
         if self.moves_bits:
@@ -1008,11 +1006,11 @@ class ReducePlan(_SrcDstPlan):
         self.src_idx = _flat(cores, self.src[1], lx_sticks)
         self.dst_idx = _flat(cores, self.dst[1], lx_sticks)
 
-    def checks(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray) -> None:
+    def checks(self, model: Machine, args: Sequence[Any], cores: np.ndarray) -> None:
         self._read(model, cores, self.src[1], "reduce source")
         self._write(model, cores, self.dst[1], "reduce destination")
 
-    def run(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
+    def run(self, model: Machine, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
         if check:
             self.checks(model, args, cores)
         kept = self.kept_reads[0] if self.kept_reads else None
@@ -1075,11 +1073,11 @@ class TransposePlan(_SrcDstPlan):
         self.src_idx = _flat(cores, self.src, lx_sticks)
         self.dst_idx = _flat(cores, self.dst, lx_sticks)
 
-    def checks(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray) -> None:
+    def checks(self, model: Machine, args: Sequence[Any], cores: np.ndarray) -> None:
         self._read(model, cores, self.src, "transpose source")
         self._write(model, cores, self.dst, "transpose destination")
 
-    def run(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
+    def run(self, model: Machine, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
         if check:
             self.checks(model, args, cores)
         lx = model.memory.lx_rows
@@ -1160,11 +1158,11 @@ class RingPlan(_SrcDstPlan):
     def notify(self) -> int | None:
         return self.notifies[0]
 
-    def checks(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray) -> None:
+    def checks(self, model: Machine, args: Sequence[Any], cores: np.ndarray) -> None:
         self._read(model, cores, self.src, "ring source")
         self._write(model, self.targets, self.dst, "ring destination")
 
-    def run(self, model: DeviceModel, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
+    def run(self, model: Machine, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
         if check:
             self.checks(model, args, cores)
         lx = model.memory.lx_rows

@@ -3,7 +3,7 @@ compiled and run by the device model, streams and events in simulated time.
 
     import torch                       # the device registers itself: the torch.backends entry
     x = torch.ones(3).to("spyre")      # point (TORCH_DEVICE_BACKEND_AUTOLOAD=0 turns it off;
-                                       # then spyre_mlir.device.register() does it)
+                                       # then spyre_mlir.torch_device.register() does it)
 
 The C++ part (csrc/) is built on first use and cached (extension.py). See docs/device.md.
 """
@@ -23,7 +23,7 @@ def register() -> None:
         return
     import torch
 
-    from spyre_mlir.device import api, eager, extension, kernels
+    from spyre_mlir.torch_device import api, eager, extension, kernels
 
     extension.module()  # the allocator, guard, hooks and view kernels
     if torch._C._get_privateuse1_backend_name() != "spyre":
@@ -63,7 +63,7 @@ def _print_from_the_host() -> None:
 def _autoload() -> None:
     """The `torch.backends` entry point: register, but never break `import torch` for the
     compiler's users (a device that cannot be built or registered is warned about once;
-    `spyre_mlir.device.register()` raises why)."""
+    `spyre_mlir.torch_device.register()` raises why)."""
     try:
         register()
     except Exception as e:

@@ -1,5 +1,5 @@
 """Eager ops on spyre tensors: each compiled once per signature and run by the device model,
-within the DL16 bound that runtime/reference.py propagates (spyre_mlir.testing.criteria); an op
+within the DL16 bound that reference/evaluate.py propagates (spyre_mlir.testing.criteria); an op
 the device cannot take runs on the CPU with one warning, or raises in strict mode."""
 
 import warnings
@@ -10,10 +10,10 @@ import torch.nn.functional as F
 from helpers import Fn
 
 import spyre_mlir
-from spyre_mlir.device import on_device
-from spyre_mlir.device.eager import SpyreDeviceError
-from spyre_mlir.runtime.numerics import DL16
+from spyre_mlir.sim.numerics import DL16
 from spyre_mlir.testing.criteria import assert_within_device_bound, reference
+from spyre_mlir.torch_device import on_device
+from spyre_mlir.torch_device.eager import SpyreDeviceError
 
 
 def randn(*shape, seed=0):

@@ -7,9 +7,9 @@ import dataclasses
 import os
 from typing import Any
 
-from spyre_mlir.device import extension
-from spyre_mlir.runtime.numerics import Numerics, get_numerics
+from spyre_mlir.sim.numerics import Numerics, get_numerics
 from spyre_mlir.target.config import DeviceConfig
+from spyre_mlir.torch_device import extension
 
 _CONFIG = DeviceConfig()
 _STRICT = os.environ.get("SPYRE_DEVICE_STRICT", "0") == "1"

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from spyre_mlir.device import state, storage, streams
 from spyre_mlir.runtime.host import DeviceInput, Executable
+from spyre_mlir.torch_device import state, storage, streams
 
 
 def on_spyre(x: Any) -> bool:

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from spyre_mlir.device import extension, state, streams
+from spyre_mlir.torch_device import extension, state, streams
 
 configure = state.configure
 set_strict = state.set_strict

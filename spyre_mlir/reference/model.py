@@ -1,5 +1,5 @@
 """The numpy reference of a torch model: its FX graph imported to the torch dialect, then
-evaluated with the device's error bounds (runtime/reference.py)."""
+evaluated with the device's error bounds (reference/evaluate.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import torch
 
 from spyre_mlir.frontend.fx_importer import import_fx_graph
-from spyre_mlir.runtime.numerics import Numerics
-from spyre_mlir.runtime.reference import evaluate
+from spyre_mlir.reference.evaluate import evaluate
+from spyre_mlir.sim.numerics import Numerics
 
 
 def reference_for_model(model: Any, *inputs: Any, numerics: Numerics) -> tuple[list[np.ndarray], list[np.ndarray]]:

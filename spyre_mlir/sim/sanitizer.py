@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from spyre_mlir.runtime.memory import DeviceError
+from spyre_mlir.sim.memory import DeviceError
 from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.target.constants import STICK_BYTES
 
 if TYPE_CHECKING:
-    from spyre_mlir.runtime.memory import DdrTensor
+    from spyre_mlir.sim.memory import DdrTensor
 
 
 def _byte_range(sticks: np.ndarray) -> str:

@@ -23,11 +23,11 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from spyre_mlir.device import extension
 from spyre_mlir.layout import Layout
-from spyre_mlir.runtime.memory import DdrTensor
-from spyre_mlir.runtime.numerics import Numerics
+from spyre_mlir.sim.memory import DdrTensor
+from spyre_mlir.sim.numerics import Numerics
 from spyre_mlir.target.constants import STICK_BYTES
+from spyre_mlir.torch_device import extension
 
 FLOATS = (torch.float32, torch.float16, torch.bfloat16)
 _INTEGERS: dict[torch.dtype, type] = {

@@ -30,7 +30,7 @@ is a worst case.
 
 Tests assert |device - reference| <= bound element by element: the tolerance follows from
 the format, and a wrong answer (a misplaced element, a lost bias) exceeds it. The reference of
-a torch model (its FX graph imported, then evaluated here) is `frontend/reference.py`.
+a torch model (its FX graph imported, then evaluated here) is `reference/model.py`.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from xdsl.ir import Operation, SSAValue
 
 from spyre_mlir.dialects import torch as t
 from spyre_mlir.runtime.aten import aten_overload, check_enum_arguments, torch_dtype
-from spyre_mlir.runtime.numerics import Numerics
+from spyre_mlir.sim.numerics import Numerics
 
 U32 = 2.0**-24
 GELU_LIPSCHITZ = 1.13

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import spyre_mlir
-from spyre_mlir.runtime.profile import STREAM_LANES
+from spyre_mlir.sim.profile import STREAM_LANES
 
 
 def randn(*shape, seed=0):

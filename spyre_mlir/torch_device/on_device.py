@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import TreeSpec, tree_flatten, tree_unflatten
 
-from spyre_mlir.device import state
+from spyre_mlir.torch_device import state
 
 _CACHE: dict[Any, tuple[Callable[..., Any], TreeSpec] | str] = {}
 """By signature: the compiled graph and its output structure, or why the op is not run here."""
