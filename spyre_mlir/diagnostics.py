@@ -1,11 +1,15 @@
 """How spyre-mlir reports what goes wrong, in the tools and the pipeline.
 
-Two kinds of failure, kept apart so that a user (and the fuzz harness, docs/fuzzing.md) can
+Three kinds of failure, kept apart so that a user (and the fuzz harness, docs/fuzzing.md) can
 tell them apart:
 
     diagnostic       bad input: a parse error at file:line:col, or a verifier or pass message
                      naming the op ('spyre.matmul': ...). xDSL's DiagnosticException and
                      ParseError; the tools print it and exit 1.
+    unsupported      a diagnostic of its own type (`Unsupported`): valid input the device path
+                     has no lowering for (an op, a layout pair, a buffer past LX). The
+                     torch.compile backend and the native device run such an op on the CPU,
+                     and only such an op.
     internal error   the compiler itself failed: an exception other than a diagnostic escaped a
                      pass, or a pass left IR that does not verify. InternalCompilerError names
                      the pass and the op it was working on; the tools print
@@ -28,12 +32,19 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.parser import Parser
-from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException, VerifyException
 from xdsl.utils.lexer import Position, Span
 
 REMARKS = logging.getLogger("spyre_mlir.remarks")
 """Optimisation remarks: why a pass applied a transformation or not (`spyre-opt
 --print-remarks` sends them to stderr)."""
+
+
+class Unsupported(PassFailedException):
+    """The device path has no lowering for this op or form: the message names the op and the
+    form. The one failure a caller may answer by running the op on the CPU (the torch.compile
+    backend and the native device do, warning once; strict mode raises it); any other exception
+    in the compiler is a bug (InternalCompilerError) and propagates."""
 
 
 class InternalCompilerError(Exception):

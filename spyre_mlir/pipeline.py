@@ -30,10 +30,9 @@ from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
-from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.cost import planning_config
-from spyre_mlir.diagnostics import in_pass, verify_after_pass
+from spyre_mlir.diagnostics import Unsupported, in_pass, verify_after_pass
 from spyre_mlir.dialects import spyre
 from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
@@ -205,7 +204,7 @@ def check_ddr_sizes(module: ModuleOp, config: DeviceConfig) -> None:
             if spyre.is_device_tensor(v.type):
                 nbytes = spyre.device_layout(v.type).nbytes
                 if nbytes > config.ddr_usable_bytes:
-                    raise PassFailedException(
+                    raise Unsupported(
                         f"'{op.name}': its result {v.type} needs {nbytes} bytes of DDR, more than the "
                         f"{config.ddr_usable_bytes} bytes the device may allocate (ddr_usable_bytes)"
                     )

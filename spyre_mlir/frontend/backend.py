@@ -38,8 +38,8 @@ import numpy as np
 import torch
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.transforms.common_subexpression_elimination import cse
-from xdsl.utils.exceptions import DiagnosticException
 
+from spyre_mlir.diagnostics import Unsupported
 from spyre_mlir.dialects import spyre
 from spyre_mlir.frontend.buckets import (
     BucketPlan,
@@ -58,7 +58,7 @@ from spyre_mlir.frontend.compile_cache import (
     rename_graph,
 )
 from spyre_mlir.frontend.decompositions import decompositions
-from spyre_mlir.frontend.fx_importer import UnsupportedGraphError, import_fx_graph
+from spyre_mlir.frontend.fx_importer import import_fx_graph
 from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.lowering.convert_torch_to_spyre import host_ops
 from spyre_mlir.pipeline import Optimizations, run_pipeline
@@ -370,7 +370,7 @@ def _compile(gm: torch.fx.GraphModule, config: DeviceConfig, options: BackendOpt
             strict=options.strict,
             opts=options.optimizations,
         )
-    except (UnsupportedGraphError, DiagnosticException) as e:
+    except Unsupported as e:  # (UnsupportedGraphError among them) any other failure is a bug: it propagates
         if options.strict:
             raise SpyreCompileError(f"spyre (strict): {e}") from None
         STATS.fallbacks += 1

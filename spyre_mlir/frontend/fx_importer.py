@@ -70,6 +70,7 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from spyre_mlir.diagnostics import Unsupported
 from spyre_mlir.dialects.spyre import ALIASING_OUTPUT
 from spyre_mlir.dialects.torch import (
     BoolType,
@@ -96,7 +97,7 @@ from spyre_mlir.dialects.torch import (
 )
 
 
-class UnsupportedGraphError(Exception):
+class UnsupportedGraphError(Unsupported):
     """The FX graph uses something the importer cannot express; the message names the node."""
 
 

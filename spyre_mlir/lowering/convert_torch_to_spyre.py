@@ -68,6 +68,7 @@ from xdsl.utils.exceptions import PassFailedException
 from spyre_mlir.analysis.cost import host_round_trip_seconds, relayout_seconds
 from spyre_mlir.analysis.sticks import slice_strides
 from spyre_mlir.analysis.views import transfer_permutation
+from spyre_mlir.diagnostics import Unsupported
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects import torch as t
 from spyre_mlir.layout import Layout
@@ -2102,7 +2103,7 @@ class ConvertTorchToSpyrePass(ModulePass):
         if self.strict:
             for host_op, reason, by_design in host_ops(block.ops):
                 if not by_design:
-                    raise PassFailedException(
+                    raise Unsupported(
                         f"'{host_op.name}' producing {_types(host_op)} cannot run on the device: {reason}"
                     )
         ret = block.last_op

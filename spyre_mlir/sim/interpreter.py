@@ -22,6 +22,7 @@ import hashlib
 import operator
 import os
 import pickle
+import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
@@ -138,6 +139,14 @@ class ProgramPlan:
         self.checked = False
         """True once a launch passed the LX bounds and the sanitizer: they depend on the
         program's addresses only, so later launches skip them."""
+        self.compute_ops = sorted(
+            {
+                op.name.removeprefix("spyre_isa.")
+                for op in prog.walk()
+                if op.name.startswith(("spyre_isa.pt_", "spyre_isa.sfp_"))
+            }
+        )
+        """The compute instructions it runs (`pt_matmul`, `sfp_exp` ...), to name it by."""
         self.data_dependent = any(i.DATA_DEPENDENT for i in instrs)
         """Addresses picked at run time (gathers): every launch is checked."""
         self.batched: BatchedProgram | None = None
@@ -393,6 +402,8 @@ class DeviceModel:
         """Per core, where (on `_clock`'s scale) its last instruction in the sequence ended."""
         self._ran: list[tuple[float, float, float]] = []
         """The sequence's last `early_loads` launches: (barrier, end, the DDR share left)."""
+        self._warned_saturated: set[str] = set()
+        """Kernels whose saturated stores were warned about."""
 
     def record(self, record: KernelRecord) -> KernelRecord:
         """Charge a launch to the profile: the first of a launch sequence at `launch_overhead_s`
@@ -450,6 +461,21 @@ class DeviceModel:
             shares += [(round(start - barrier, 3), round(share, 3)), (round(end - barrier, 3), 1.0)]
         return timing.Early(release, tuple(shares))
 
+    def _saturated(self, outputs: Sequence[DdrTensor], name: str, plan: ProgramPlan) -> int:
+        """Values of a launch's 16-bit outputs that a store saturated, warned once per kernel:
+        a value past the format's range is not silently a wrong answer."""
+        numerics = self.memory.numerics
+        n = sum(numerics.saturated(t.data.view(np.uint16)) for t in outputs if t.layout.element_bytes == 2)
+        if n and name not in self._warned_saturated:
+            self._warned_saturated.add(name)
+            warnings.warn(
+                f"spyre: kernel {name} ({', '.join(plan.compute_ops) or 'copies'}) stored {n} value(s) past "
+                f"{numerics.name.upper()}'s range (|x| > {numerics.max_value:.4g}), saturated: its result is not the "
+                "true value (profile: KernelRecord.saturated)",
+                stacklevel=4,
+            )
+        return n
+
     def plan(self, prog: spyre_isa.ProgramOp) -> ProgramPlan:
         """The prepared plan of `prog`, made at its first launch and kept until `forget`."""
         plan = self._plans.get(prog)
@@ -500,6 +526,8 @@ class DeviceModel:
             outputs = [self.memory.allocate(lay, f"{name}.out{i}") for i, lay in enumerate(plan.output_layouts)]
         args = [*inputs, *outputs]
         record = plan.run(self, args, name, self._early(plan, args))
+        if prog.in_place is None:  # (a scatter's rows were stored, and checked, by their producer)
+            record.saturated = self._saturated(outputs, name, plan)
         if self.resident:  # what this launch overwrote is gone
             writes = plan.lx_writes()
             for lo, hi in list(self.resident):

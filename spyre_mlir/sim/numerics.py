@@ -205,6 +205,12 @@ class Numerics:
         """The fp32 value a store of x leaves in device memory."""
         return self.store(x, bits=False)[1]
 
+    def saturated(self, bits: np.ndarray) -> int:
+        """How many of the stored patterns `bits` (uint16) are a saturated store: the largest
+        finite DL16 value (what a value past the range stores), or an IEEE fp16 infinity."""
+        top = DL16_MAX_BITS if self.name == "dl16" else 0x7C00
+        return int(np.count_nonzero((bits & 0x7FFF) == top))
+
 
 DL16 = Numerics("dl16", 2.0**-10, DL16_MAX, DL16_MIN)
 IEEE_FP16 = Numerics("ieee-fp16", 2.0**-11, 65504.0, 2.0**-14)

@@ -65,6 +65,10 @@ class KernelRecord:
     the kernel before's time and not in `time_s`; the utilisations count them."""
     core_ends: dict[int, float] = field(default_factory=dict, repr=False)
     """Per core that ran an instruction, when its last one ended (cycles from the barrier)."""
+    saturated: int = 0
+    """Values its outputs hold that a store saturated: past the 16-bit format's range (DL16:
+    |x| > 8.57e9, stored as the largest finite value; IEEE fp16: stored as infinity). A
+    result that holds one is not the true value (`DeviceModel` warns once per kernel)."""
 
     @staticmethod
     def from_timeline(name: str, tl: Timeline, config: DeviceConfig, **counts: int) -> KernelRecord:
@@ -343,7 +347,22 @@ class Profile:
                 f"host round trips: {self.host_round_trips}, {self.host_round_trip_s * 1e6:.2f} us "
                 f"(their transfers and host ops; not in the total)"
             )
+        saturated = self.saturated
+        if saturated:
+            lines.append(
+                "saturated stores (values past the 16-bit format's range): "
+                + ", ".join(f"{name} {n}" for name, n in saturated.items())
+            )
         return "\n".join(lines)
+
+    @property
+    def saturated(self) -> dict[str, int]:
+        """Values stored past the 16-bit format's range, by kernel (`KernelRecord.saturated`)."""
+        out: dict[str, int] = {}
+        for k in self.kernels:
+            if k.saturated:
+                out[k.name] = out.get(k.name, 0) + k.saturated
+        return out
 
     def chrome_trace(self) -> dict:
         """Trace Event Format: one process (the device), one thread per core and engine plus

@@ -189,15 +189,14 @@ def _compile(op: torch._ops.OpOverload, flat: list[Any], spec: TreeSpec) -> tupl
 
     def traced(x: Any) -> Any:
         """An argument as the trace takes it: the host device for spyre's, a number in a tensor's
-        place (see _Number) as a 0-d constant."""
+        place (see _Number) as a 0-d constant, made inside the trace (a real tensor may not
+        meet the tracer's fake ones)."""
         if isinstance(x, torch.device) and x.type == "spyre":
             return torch.device("cpu")
         return torch.full((), x.value, dtype=dtype) if isinstance(x, _Number) else x
 
-    template = [traced(x) for x in flat]
-
     def call(*tensors: torch.Tensor) -> Any:
-        filled = list(template)
+        filled = [traced(x) for x in flat]
         for i, t in zip(positions, tensors):
             filled[i] = t
         a, k = tree_unflatten(filled, spec)
@@ -220,10 +219,24 @@ def _compile(op: torch._ops.OpOverload, flat: list[Any], spec: TreeSpec) -> tupl
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            gm = make_fx(flat_call, decomposition_table=decompositions())(*examples)
-            fn = compile_graph(gm, examples, state.config(), BackendOptions(strict=True))
-    except SpyreCompileError as e:
-        return str(e).removeprefix("spyre (strict): ")
-    except Exception as e:
+            gm = make_fx(flat_call, decomposition_table=decompositions(), tracing_mode="fake")(*examples)
+    except UNTRACEABLE as e:  # PyTorch's tracer refuses the op: a form the graph path cannot take
         return f"it cannot be traced as a graph ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
+    try:
+        fn = compile_graph(gm, examples, state.config(), BackendOptions(strict=True))
+    except SpyreCompileError as e:  # the device path has no lowering for it (diagnostics.Unsupported)
+        return str(e).removeprefix("spyre (strict): ")
+    # any other exception is the compiler's bug: it propagates, naming the pass and the op
     return fn, out_spec
+
+
+UNTRACEABLE: tuple[type[BaseException], ...] = (
+    torch._subclasses.fake_tensor.DynamicOutputShapeException,  # nonzero, unique, masked_select ...
+    torch._subclasses.fake_tensor.DataDependentOutputException,  # item(), a value the shape needs
+    torch._subclasses.fake_tensor.UnsupportedOperatorException,  # no fake kernel
+    torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode,
+    NotImplementedError,  # an op with no kernel for a traced form (a decomposition refusing it)
+)
+"""What PyTorch's tracer raises for an op whose graph cannot be traced: the op runs on the CPU,
+saying why. Anything else raised while tracing is the op's own error, which the CPU would raise
+too: it propagates."""

@@ -39,6 +39,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.buffers import KernelBuffers, epilogue_sticks
 from spyre_mlir.analysis.cost import best_chunks, matmul_shape, planning_config
+from spyre_mlir.diagnostics import Unsupported
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import kernel_iteration_dims, kernel_ops
 from spyre_mlir.dialects.spyre_iteration import core_boxes, max_chunk
@@ -148,7 +149,7 @@ class SpyrePlanScratchpadPass(ModulePass):
                     return False
                 parts = ", ".join(f"{name} {n * STICK_BYTES}" for name, n in buffers(chunks).items())
                 last_op = compute if compute is not None else ops[-1]  # a row group's result is its last op's
-                raise PassFailedException(
+                raise Unsupported(
                     f"kernel {kernel.sym_name.data}: its smallest chunk needs {size} bytes of LX per core, "
                     f"the planner's budget is {budget_bytes} ('{last_op.name}' producing {last_op.results[0].type}: "
                     f"buffers {parts} bytes, and no dim can be chunked further)"

@@ -70,6 +70,7 @@ from xdsl.utils.exceptions import PassFailedException
 from spyre_mlir.analysis.cost import relayout_seconds
 from spyre_mlir.analysis.sticks import matmul_reads, slice_strides
 from spyre_mlir.analysis.views import transfer_permutation
+from spyre_mlir.diagnostics import Unsupported
 from spyre_mlir.dialects import spyre
 from spyre_mlir.layout import Layout, broadcast_dim_map, operand_strides
 from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig
@@ -143,7 +144,7 @@ class PointwiseOperandsShareSticks(RewritePattern):
                 continue
             target = _operand_target(out, lay)
             if operand_strides(out, target, dim_map) is None:
-                raise PassFailedException(
+                raise Unsupported(
                     f"'spyre.pointwise': input {i} of shape {lay.shape} broadcasts along the output's stick dim "
                     f"(shape {out.shape}); the SFP has no lane broadcast yet"
                 )
@@ -173,7 +174,7 @@ class ReduceInputGeneric(RewritePattern):
         if _in_kernel(op):
             return
         if _generic(op.input).stick_dim != op.dim.value.data:
-            raise PassFailedException(
+            raise Unsupported(
                 f"'spyre.reduce': along dim {op.dim.value.data} of {spyre.device_layout(op.input.type).shape}: "
                 f"the device reduces along the stick dim (the last, of extent > 1) only"
             )

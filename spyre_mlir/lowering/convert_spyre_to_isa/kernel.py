@@ -17,6 +17,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.buffers import KernelBuffers
 from spyre_mlir.analysis.sticks import matmul_reads
+from spyre_mlir.diagnostics import Unsupported
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import (
     kernel_core_boxes,
@@ -66,7 +67,7 @@ class KernelCodegen:
                 f"kernel {self.name}: run spyre-divide-work and spyre-plan-scratchpad first (split, chunks and lx are needed)"
             )
         if len(kernel.outputs) != 1:
-            raise PassFailedException(
+            raise Unsupported(
                 f"kernel {self.name}: {len(kernel.outputs)} results; programs with several outputs are not supported yet"
             )
         ops = kernel_ops(kernel)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.sticks import slice_strides
+from spyre_mlir.diagnostics import Unsupported
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import slice_loops
 from spyre_mlir.dialects.spyre_iteration import Box, chunk_boxes, lane_gather_dim, restickify_loops, transpose_row_dim
@@ -160,7 +161,7 @@ def concat_parts(
     d = cat.dim.value.data
     along = [j for j, loop in enumerate(dims) if loop.host_dim == d]
     if len(along) > 1:
-        raise PassFailedException(f"kernel {gen.name}: the concat's dim {d} is {len(along)} loops, not one")
+        raise Unsupported(f"kernel {gen.name}: the concat's dim {d} is {len(along)} loops, not one")
     at = along[0] if along else None
     unit = 1 if at is None else dims[at].weight
     parts = []
@@ -169,14 +170,14 @@ def concat_parts(
         if not extent:
             continue
         if offset % unit:
-            raise PassFailedException(
+            raise Unsupported(
                 f"kernel {gen.name}: the concat's part at {offset} along dim {d} starts inside a unit of {unit} of its loop"
             )
         sl = v.owner
         if isinstance(sl, spyre.SliceOp):
             strides = slice_strides(sl, dims)
             if strides is None:
-                raise PassFailedException(
+                raise Unsupported(
                     f"kernel {gen.name}: the concat's part 'spyre.slice' of {spyre.device_layout(sl.input.type).describe()} "
                     f"from {list(sl.start.as_tuple())}: the input's sticks do not hold it by one stride per loop of the concat"
                 )
@@ -241,9 +242,7 @@ def _splat(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> list[Ins]:
         else operand_strides(s_dst, s_src, list(range(len(dst.host_shape))), dims)
     )
     if s is None:
-        raise PassFailedException(
-            f"kernel {gen.name}: 'spyre.restickify' {src} to the splat {dst} is not supported yet"
-        )
+        raise Unsupported(f"kernel {gen.name}: 'spyre.restickify' {src} to the splat {dst} is not supported yet")
     out: list[Ins] = []
     for ch in chunk_boxes(box, gen.dims, gen.chunks):
         lo = [ch[d.name][0] for d in dims]
@@ -278,7 +277,7 @@ def _lane_gather(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> list
     tile = next((i for i, d in enumerate(dims) if d.host_dim == h and d.weight == TRANSPOSE_BLOCK), None)
     strides = _source_strides(src, dims, ragged=tile)
     if strides is None:
-        raise PassFailedException(
+        raise Unsupported(
             f"kernel {gen.name}: 'spyre.restickify' {src.shape} from device_size {list(src.device_size)}, stride_map "
             f"{list(src.stride_map)} to {list(dst.device_size)}, {list(dst.stride_map)}: the source's sticks cannot be matched"
         )
@@ -327,7 +326,7 @@ def _stick_permutation(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -
     dims = restickify_loops(src, dst)
     s = operand_strides(dst, src, list(range(len(dst.host_shape))), dims)
     if s is None:
-        raise PassFailedException(
+        raise Unsupported(
             f"kernel {gen.name}: 'spyre.restickify' {src.shape} from device_size {list(src.device_size)}, stride_map "
             f"{list(src.stride_map)} to {list(dst.device_size)}, {list(dst.stride_map)}: the sticks cannot be matched"
         )
@@ -358,7 +357,7 @@ def _block_transpose(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> 
     assert isinstance(op, spyre.RestickifyOp)
     hs, hd = src.stick_dim, dst.stick_dim
     row_dim = transpose_row_dim(src, dst)
-    err = PassFailedException(
+    err = Unsupported(
         f"kernel {gen.name}: 'spyre.restickify' {src.shape} from device_size {list(src.device_size)}, stride_map "
         f"{list(src.stride_map)} to {list(dst.device_size)}, {list(dst.stride_map)} is not supported yet"
     )

@@ -12,6 +12,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.sfp import pointwise_program
+from spyre_mlir.diagnostics import Unsupported
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import pointwise_loops, reduce_tile_dim
 from spyre_mlir.dialects.spyre_iteration import Box, chunk_boxes
@@ -163,7 +164,7 @@ def _sliced_parts(gen: KernelCodegen, v: SSAValue, dims: list[LoopDim]) -> tuple
     assert isinstance(cat, spyre.ConcatOp)  # pointwise_sliced_inputs
     at, parts = concat_parts(gen, cat, dims)
     if at is None:
-        raise PassFailedException(
+        raise Unsupported(
             f"kernel {gen.name}: the pointwise op's sliced concat is along dim {cat.dim.value.data}, which no loop runs along"
         )
     return at, parts
