@@ -11,6 +11,8 @@ config.test_source_root = os.path.dirname(__file__)
 config.excludes = ["lit.cfg.py", "python", "fixtures", "inputs"]
 # the venv's console scripts (spyre-opt, spyre-run, filecheck) win even if it is not activated
 config.environment["PATH"] = os.path.dirname(sys.executable) + os.pathsep + config.environment.get("PATH", "")
+# the tools import the package of this checkout (a git worktree beside the one installed included)
+config.environment["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%fixtures", os.path.join(os.path.dirname(__file__), "fixtures")))
 config.substitutions.append(
