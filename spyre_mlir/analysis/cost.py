@@ -57,7 +57,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.buffers import MULTICAST_BUFFERS, a_block_sticks, matmul_tiles
 from spyre_mlir.dialects import spyre
-from spyre_mlir.dialects.spyre_iteration import Box, IterDim, core_boxes, parts
+from spyre_mlir.dialects.spyre.iteration import Box, IterDim, core_boxes, parts
 from spyre_mlir.layout import Layout
 from spyre_mlir.target import cycles
 from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig

@@ -16,7 +16,7 @@
 
     %r = spyre.kernel "k0" (...)   ->   %r = spyre.kernel "k0" (...) split <n = 8, m = 4>
 
-The split's meaning (which core gets which part) is `spyre_mlir.dialects.spyre_iteration.core_boxes`.
+The split's meaning (which core gets which part) is `spyre_mlir.dialects.spyre.iteration.core_boxes`.
 A kernel that already carries a split keeps it: write `split <...>` on a kernel to try a
 division by hand (per-kernel override).
 """
@@ -34,7 +34,7 @@ from spyre_mlir.analysis.buffers import epilogue_sticks
 from spyre_mlir.analysis.cost import attention_chain, attention_seconds, matmul_shape, plan_matmul, planning_config
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import epilogue, iteration_dims, kernel_form, kernel_iteration_dims, kernel_ops
-from spyre_mlir.dialects.spyre_iteration import box_count, core_boxes, even_split
+from spyre_mlir.dialects.spyre.iteration import box_count, core_boxes, even_split
 from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig
 from spyre_mlir.target.constants import STICK_BYTES
 

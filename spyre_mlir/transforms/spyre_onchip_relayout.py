@@ -18,7 +18,7 @@ On chip (this pass marks the three kernels; convert-spyre-to-isa lowers the mark
        barrier                           (every send has landed)
     C: read d from LX at `dst`, compute, store y
 
-The marks (spyre_marks): P `resident_out <offset = src>`; C `resident_in <input = i,
+The marks (spyre.attrs): P `resident_out <offset = src>`; C `resident_in <input = i,
 offset = dst>`; R `onchip <src, dst, staging, src_rows, dst_boxes>` (LX offsets in bytes; per
 core the band of source rows and the box [stick lo, stick hi, row lo, row hi] of d). The
 resident buffers sit at the top of the LX the kernels from P to C may use (the planner's
@@ -49,7 +49,7 @@ from xdsl.passes import ModulePass
 from spyre_mlir.diagnostics import REMARKS
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import kernel_iteration_dims, kernel_ops, single_pointwise
-from spyre_mlir.dialects.spyre_iteration import Box, core_boxes
+from spyre_mlir.dialects.spyre.iteration import Box, core_boxes
 from spyre_mlir.layout import Layout
 from spyre_mlir.target.config import DEFAULT_CONFIG
 from spyre_mlir.target.constants import F16_LANES, STICK_BYTES, TRANSPOSE_BLOCK

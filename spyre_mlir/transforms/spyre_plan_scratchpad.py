@@ -42,7 +42,7 @@ from spyre_mlir.analysis.cost import best_chunks, matmul_shape, planning_config
 from spyre_mlir.diagnostics import Unsupported
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import kernel_iteration_dims, kernel_ops
-from spyre_mlir.dialects.spyre_iteration import core_boxes, max_chunk
+from spyre_mlir.dialects.spyre.iteration import core_boxes, max_chunk
 from spyre_mlir.target.config import DEFAULT_CONFIG
 from spyre_mlir.target.constants import STICK_BYTES
 

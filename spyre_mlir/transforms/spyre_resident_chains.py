@@ -18,7 +18,7 @@ Kept in LX: the two kernels get matching splits, chosen together by estimated ti
                                    block, where P left it) by W2; with p > 1 the k parts add
                                    their partial sums over the ring (spyre-divide-work's k split)
 
-The marks (spyre_marks): P `resident_out <offset = out>` and `core_order [...]` (the cores
+The marks (spyre.attrs): P `resident_out <offset = out>` and `core_order [...]` (the cores
 of P's boxes in core_boxes order: m-major, so that the n parts of one row block sit on
 adjacent cores as C's k parts do); C `resident_in <input = index of H, offset = out>`; both
 (and every kernel between them) `lx_budget <bytes = ...>` = the planner's budget minus the

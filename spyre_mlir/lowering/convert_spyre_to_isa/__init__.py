@@ -25,6 +25,7 @@ their own stream. Views between kernels stay on the host side (they move no data
     pointwise      pointwise ops, reductions, row groups
     movement       gathers, slices, restickifies
     onchip         the on-chip relayout and the checks of its mark
+    geometry       where an attention kernel stores its context's sticks
     convert        the pass: one program per distinct kernel, a launch per kernel op
 """
 

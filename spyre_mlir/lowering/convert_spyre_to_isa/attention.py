@@ -19,8 +19,9 @@ from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.cost import attention_chain
 from spyre_mlir.dialects import spyre
-from spyre_mlir.dialects.spyre_iteration import Box, chunk_boxes
+from spyre_mlir.dialects.spyre.iteration import Box, chunk_boxes
 from spyre_mlir.layout import matrix_strides
+from spyre_mlir.lowering.convert_spyre_to_isa.geometry import out_stick
 from spyre_mlir.lowering.convert_spyre_to_isa.instructions import Ins, load, pt, sfp, store
 from spyre_mlir.lowering.convert_spyre_to_isa.matmul import multicast_step
 from spyre_mlir.lowering.convert_spyre_to_isa.pointwise import row_group_steps
@@ -162,7 +163,7 @@ def _group_input(
 
 def _store_runs(att: spyre.Attention, b: int, m0: int, mr: int, sticks: int) -> list[tuple[int, int, int, int, int]]:
     """The stores of a context tile of rows m0 .. m0 + mr of matrix b: runs of rows whose
-    sticks the result places by one stride per row and one per stick (`Attention.out_stick`:
+    sticks the result places by one stride per row and one per stick (`geometry.out_stick`:
     the context's own layout, or where its relayout puts them), as (first row in the tile,
     rows, first stick, stride per row, stride per stick)."""
     if att.relayout is None:  # the context's own layout: one stride per row and per stick
@@ -171,15 +172,15 @@ def _store_runs(att: spyre.Attention, b: int, m0: int, mr: int, sticks: int) -> 
     runs: list[tuple[int, int, int, int, int]] = []
     row = 0
     while row < mr:
-        base = att.out_stick(b, m0 + row, 0)
-        s_n = att.out_stick(b, m0 + row, 1) - base if sticks > 1 else 0
-        s_row = att.out_stick(b, m0 + row + 1, 0) - base if row + 1 < mr else 0
+        base = out_stick(att, b, m0 + row, 0)
+        s_n = out_stick(att, b, m0 + row, 1) - base if sticks > 1 else 0
+        s_row = out_stick(att, b, m0 + row + 1, 0) - base if row + 1 < mr else 0
         end = row + 1
-        while end < mr and att.out_stick(b, m0 + end, 0) == base + (end - row) * s_row:
+        while end < mr and out_stick(att, b, m0 + end, 0) == base + (end - row) * s_row:
             end += 1
         if (
             sticks > 1
-            and att.out_stick(b, m0 + end - 1, sticks - 1) != base + (end - 1 - row) * s_row + (sticks - 1) * s_n
+            and out_stick(att, b, m0 + end - 1, sticks - 1) != base + (end - 1 - row) * s_row + (sticks - 1) * s_n
         ):
             end = row + 1  # the stick stride differs along the run: a row at a time
         runs.append((row, end - row, base, s_row, s_n))

@@ -24,7 +24,7 @@ from spyre_mlir.dialects.spyre import (
     kernel_form,
     kernel_ops,
 )
-from spyre_mlir.dialects.spyre_iteration import Box
+from spyre_mlir.dialects.spyre.iteration import Box
 from spyre_mlir.layout import Layout
 from spyre_mlir.lowering.convert_spyre_to_isa.attention import lower_attention
 from spyre_mlir.lowering.convert_spyre_to_isa.instructions import Ins

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from spyre_mlir.analysis.cost import piece_rows
 from spyre_mlir.analysis.sfp import pointwise_program
 from spyre_mlir.dialects import spyre
-from spyre_mlir.dialects.spyre_iteration import Box, chunk_boxes, parts
+from spyre_mlir.dialects.spyre.iteration import Box, chunk_boxes, parts
 from spyre_mlir.layout import matrix_strides
 from spyre_mlir.lowering.convert_spyre_to_isa.instructions import (
     Ins,

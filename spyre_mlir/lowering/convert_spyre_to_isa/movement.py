@@ -14,7 +14,7 @@ from spyre_mlir.analysis.sticks import slice_strides
 from spyre_mlir.diagnostics import Unsupported
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import slice_loops
-from spyre_mlir.dialects.spyre_iteration import Box, chunk_boxes, lane_gather_dim, restickify_loops, transpose_row_dim
+from spyre_mlir.dialects.spyre.iteration import Box, chunk_boxes, lane_gather_dim, restickify_loops, transpose_row_dim
 from spyre_mlir.layout import Layout, LoopDim, digit_stride, loop_dims, loop_strides, operand_strides
 from spyre_mlir.lowering.convert_spyre_to_isa.instructions import (
     Ins,
@@ -261,7 +261,7 @@ def _splat(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> list[Ins]:
 
 
 def _lane_gather(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> list[Ins]:
-    """Sparse (one element per stick, lane 0) -> sticked on host dim h (spyre_iteration.lane_gather_dim):
+    """Sparse (one element per stick, lane 0) -> sticked on host dim h (spyre.iteration.lane_gather_dim):
 
     for each chunk of result sticks, and each uniform part of h's 64-blocks (rows =
     64, or what the last block holds):

@@ -101,7 +101,7 @@ def lower_onchip_transpose(gen: KernelCodegen) -> list[Ins]:
 def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONFIG.lx_bytes) -> spyre.OnchipAttr:
     """A restickify kernel's `onchip` mark (spyre-onchip-relayout), checked where it meets the
     device and the kernels around it; PassFailedException naming the kernel and the reason
-    otherwise. The mark and its kernel verify the rest (spyre_marks.OnchipAttr: disjoint
+    otherwise. The mark and its kernel verify the rest (spyre.OnchipAttr: disjoint
     areas, whole 64-row bands; spyre.KernelOp: the transpose, bands and boxes that hold the
     tensors once).
 

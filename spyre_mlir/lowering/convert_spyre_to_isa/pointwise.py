@@ -15,7 +15,7 @@ from spyre_mlir.analysis.sfp import pointwise_program
 from spyre_mlir.diagnostics import Unsupported
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import pointwise_loops, reduce_tile_dim
-from spyre_mlir.dialects.spyre_iteration import Box, chunk_boxes
+from spyre_mlir.dialects.spyre.iteration import Box, chunk_boxes
 from spyre_mlir.layout import LoopDim, loop_dims, loop_strides
 from spyre_mlir.lowering.convert_spyre_to_isa.instructions import Ins, compact, load, reduce, sfp, store
 from spyre_mlir.lowering.convert_spyre_to_isa.movement import ConcatPart, concat_parts, part_of_chunk

@@ -421,7 +421,7 @@ spyre.yield %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], strid
 
 // -----
 
-// split/chunks name the compute op's iteration dims (spyre_mlir/dialects/spyre_iteration.py).
+// split/chunks name the compute op's iteration dims (spyre_mlir/dialects/spyre/iteration.py).
 %a = "test.op"() : () -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
 %r = spyre.kernel "k"(%a) split <m = 2> : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> {
 ^bb0(%x: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>):
@@ -516,7 +516,7 @@ spyre.yield %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], strid
 // Where values live between launches and how cores share work: the kernel marks
 // (spyre-resident-chains, spyre-divide-work, spyre-onchip-relayout).
 
-// Each mark verifies itself (spyre_marks), in the kernel or anywhere an attribute may be.
+// Each mark verifies itself (spyre/attrs.py), in the kernel or anywhere an attribute may be.
 %a, %b = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>)
 %c = spyre.kernel "k0"(%a, %b) split <n = 2, m = 1, k = 1> resident_out <offset = 100> : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
 ^bb0(%ka: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %kb: tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>):

@@ -217,7 +217,7 @@
 
 // -----
 
-// Kernel marks (spyre_marks): a matmul that reads its A from LX and keeps its result there,
+// Kernel marks (spyre/attrs.py): a matmul that reads its A from LX and keeps its result there,
 // its boxes on other cores, its B tiles passed along the ring; an on-chip relayout.
 %a, %b, %s = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>, tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>)
 // CHECK:         %a, %b, %s = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>, tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>)
