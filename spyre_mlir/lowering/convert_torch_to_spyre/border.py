@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import DenseResourceAttr, IntegerType, UnrealizedConversionCastOp
@@ -107,7 +108,9 @@ def _finish(
 class Lowering(RewritePattern):
     """A device lowering of some torch ops; `lower` raises NotOnDevice to leave one on the host."""
 
-    names: tuple[str, ...] = ()
+    lowers: ClassVar[dict[str, str]] = {}
+    """The torch ops it lowers, each with what it becomes on the device (`DEVICE_OPS`,
+    docs/ops.md)."""
 
     def __init__(self, border: Border, refused: dict[Operation, str], strict: bool = False):
         self.border = border
@@ -116,7 +119,7 @@ class Lowering(RewritePattern):
         """The pass's `strict`: a choice between the device and the host by cost takes the device."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if op.name not in self.names or op in self.refused:
+        if op.name not in self.lowers or op in self.refused:
             return
         for v in op.results:
             reason = device_reason(v.type)

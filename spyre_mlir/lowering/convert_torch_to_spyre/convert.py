@@ -3,6 +3,7 @@ function by function."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -19,8 +20,6 @@ from spyre_mlir.dialects import torch as t
 from spyre_mlir.lowering.convert_torch_to_spyre.border import Border, Lowering
 from spyre_mlir.lowering.convert_torch_to_spyre.convolution import LowerConvolution
 from spyre_mlir.lowering.convert_torch_to_spyre.elementwise import (
-    BINARY,
-    UNARY,
     LowerBinary,
     LowerClamp,
     LowerPow,
@@ -65,55 +64,20 @@ LOWERINGS: tuple[type[Lowering], ...] = (
 )
 
 
-DEVICE_OPS: dict[str, str] = {
-    "torch.aten.mm": "spyre.matmul",
-    "torch.aten.bmm": "spyre.matmul (batched)",
-    "torch.aten.addmm": "spyre.matmul + spyre.pointwise (bias, alpha, beta)",
-    "torch.aten.linear": "spyre.matmul (+ spyre.pointwise for the bias); free views around it",
-    "torch.aten.t": "spyre.permute (free view)",
-    "torch.aten.permute": "spyre.permute (free view)",
-    "torch.aten.transpose.int": "spyre.permute (free view)",
-    "torch.aten.view": "spyre.reshape (free view)",
-    "torch.aten.reshape": "spyre.reshape (free view)",
-    "torch.aten._unsafe_view": "spyre.reshape (free view)",
-    "torch.aten.clone": "its input (value semantics)",
-    "torch.aten.alias": "its input (value semantics)",
-    "torch.aten.copy": "its source, of the destination's shape (value semantics)",
-    "torch.aten.unsqueeze": "spyre.reshape (free view)",
-    "torch.aten.squeeze.dims": "spyre.reshape (free view)",
-    "torch.aten.squeeze.dim": "spyre.reshape (free view)",
-    "torch.aten.expand": "spyre.pointwise copy (the broadcast is materialised); along the stick dim from elements that share sticks: broadcast along another dim between two transposes",
-    "torch.aten.embedding": "spyre.gather: row DMAs at indices the host hands over at launch",
-    "torch.aten.index_put": "spyre.scatter: rows at host indices along one dim, written in place into the destination (a KV-cache update); the destination read by nothing else",
-    "torch.aten.slice.Tensor": "spyre.slice (a step strides the copy); along the stick dim with a step or off a stick boundary: transposed to another dim, sliced there and transposed back",
-    "torch.aten.select.int": "spyre.slice of one row + spyre.reshape dropping the dim; along the stick dim: transposed to another dim first",
-    "torch.aten.cat": "spyre.concat (DMA copies of each piece to its offset); along the stick dim with a piece ending inside a stick: transposed to another dim, joined there and transposed back",
-    "torch.aten.index.Tensor": "spyre.gather: rows at host indices (integer index tensors on any dims; the row numbers computed on the host) of the tensor with the indexed dims moved first, viewed and permuted to the result",
-    "torch.aten.index_select": "spyre.gather: rows at host indices along the dim, as index.Tensor",
-    "torch.aten.repeat": "spyre.concat of the copies along each repeated dim (as cat)",
-    "torch.aten.constant_pad_nd": "spyre.concat of the tensor between host-built constant blocks (sent once) along each padded dim; negative padding stays on the host",
-    "torch.aten.gelu": "spyre.pointwise: erf form (none) or tanh form (tanh)",
-    "torch.aten.pow.Tensor_Scalar": "spyre.pointwise exp(c log x) for non-integer c; torch-adapt makes x*x..., sqrt, rsqrt",
-    "torch.aten.clamp": "spyre.pointwise: maximumf / minimumf with constants",
-    "torch.aten.where.self": "spyre.pointwise: select on the condition (sent as a 0/1 mask); with two scalar values it builds a mask on the host",
-    **{name: f"spyre.pointwise: {doc}" for name, (_, doc) in UNARY.items()},
-    **{
-        f"torch.aten.{k}.{o}": f"spyre.pointwise: {doc}"
-        + (" (x * 1, x / 1 fold to x)" if o == "Scalar" and k in ("mul", "div") else "")
-        for k, (_, doc) in BINARY.items()
-        for o in ("Tensor", "Scalar")
-        if k not in ("minimum", "maximum")
-    },
-    "torch.aten.minimum": "spyre.pointwise: minimumf",
-    "torch.aten.maximum": "spyre.pointwise: maximumf",
-    "torch.aten.mean.dim": "spyre.reduce mean (last dim, keepdim): a splat result",
-    "torch.aten.sum.dim_IntList": "spyre.reduce sum (last dim, keepdim): a splat result",
-    "torch.aten.amax": "spyre.reduce max (last dim, keepdim): a splat result",
-    "torch.aten.amin": "spyre.reduce min (last dim, keepdim): a splat result",
-    "torch.aten._softmax": "spyre.reduce max, spyre.pointwise exp(x - m), spyre.reduce sum, spyre.pointwise divide (last dim)",
-    "torch.aten.native_layer_norm": "spyre.reduce mean, spyre.pointwise (x - mean)^2, spyre.reduce mean, rsqrt, normalise (last dim)",
-    "torch.aten.convolution": "1-d and 2-d, channels last: each tap a strided spyre.slice (a zero border by spyre.concat), spyre.matmul over the taps side by side or batched per tap and summed, batched over groups; a patch embedding one batched spyre.matmul over a relayout of the image; depthwise one spyre.pointwise multiply-add; transposed and 3-d on the host",
-}
+def device_ops(lowerings: Sequence[type[Lowering]]) -> dict[str, str]:
+    """The torch ops `lowerings` take, each with what it becomes (their `lowers`, in order);
+    an op two of them claim is an error (the first would shadow the second)."""
+    found: dict[str, str] = {}
+    owner: dict[str, type[Lowering]] = {}
+    for cls in lowerings:
+        for name, what in cls.lowers.items():
+            if name in owner:
+                raise ValueError(f"'{name}' is lowered by both {owner[name].__name__} and {cls.__name__}")
+            found[name], owner[name] = what, cls
+    return found
+
+
+DEVICE_OPS: dict[str, str] = device_ops(LOWERINGS)
 """Every torch op with a device lowering, and what it becomes (docs/ops.md is generated from it)."""
 
 

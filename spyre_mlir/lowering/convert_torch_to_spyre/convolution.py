@@ -73,7 +73,9 @@ class LowerConvolution(Lowering):
     Refused (the op runs on the host): transposed convolutions (each input element scatters
     into several outputs) and 3-d ones."""
 
-    names = ("torch.aten.convolution",)
+    lowers = {
+        "torch.aten.convolution": "1-d and 2-d, channels last: each tap a strided spyre.slice (a zero border by spyre.concat), spyre.matmul over the taps side by side or batched per tap and summed, batched over groups; a patch embedding one batched spyre.matmul over a relayout of the image; depthwise one spyre.pointwise multiply-add; transposed and 3-d on the host"
+    }
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         x_v, w_v, b_v, stride_v, padding_v, dilation_v, transposed_v, _, groups_v = op.operands

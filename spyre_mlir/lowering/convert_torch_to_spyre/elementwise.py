@@ -76,7 +76,11 @@ BINARY: dict[str, tuple[Callable[[SSAValue, SSAValue], SSAValue], str]] = {
 class LowerUnary(Lowering):
     """The ops of torch.ELEMENTWISE_UNARY: the body UNARY gives, or gelu's form."""
 
-    names = t.ELEMENTWISE_UNARY
+    lowers = {
+        name: "spyre.pointwise: "
+        + ("erf form (none) or tanh form (tanh)" if name == "torch.aten.gelu" else UNARY[name][1])
+        for name in t.ELEMENTWISE_UNARY
+    }
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         x = self.dev(op.operands[0], op)
@@ -94,7 +98,11 @@ class LowerUnary(Lowering):
 class LowerBinary(Lowering):
     """add/sub/mul/div/minimum/maximum with a tensor or a scalar; alpha folds into the body."""
 
-    names = t.ELEMENTWISE_BINARY + t.ELEMENTWISE_SCALAR
+    lowers = {
+        name: f"spyre.pointwise: {BINARY[name.split('.')[2]][1]}"
+        + (" (x * 1, x / 1 fold to x)" if name in ("torch.aten.mul.Scalar", "torch.aten.div.Scalar") else "")
+        for name in (*t.ELEMENTWISE_BINARY, *t.ELEMENTWISE_SCALAR)
+    }
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         kind = op.name.split(".")[2]
@@ -123,7 +131,9 @@ class LowerPow(Lowering):
     Integer exponents and 0.5 / -0.5 are torch-adapt's (multiplications, reciprocal, sqrt,
     rsqrt); without it they stay on the CPU rather than lose their sign."""
 
-    names = ("torch.aten.pow.Tensor_Scalar",)
+    lowers = {
+        "torch.aten.pow.Tensor_Scalar": "spyre.pointwise exp(c log x) for non-integer c; torch-adapt makes x*x..., sqrt, rsqrt"
+    }
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         c = scalar_of(op.operands[1], op, "the exponent")
@@ -140,7 +150,9 @@ class LowerWhere(Lowering):
     """where(cond, x, y): the boolean condition goes to the device as a 0/1 mask and the SFP
     selects (mask != 0 ? x : y), broadcasting all three."""
 
-    names = ("torch.aten.where.self",)
+    lowers = {
+        "torch.aten.where.self": "spyre.pointwise: select on the condition (sent as a 0/1 mask); with two scalar values it builds a mask on the host"
+    }
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         cond, x_v, y_v = op.operands
@@ -158,7 +170,7 @@ class LowerWhere(Lowering):
 
 
 class LowerClamp(Lowering):
-    names = ("torch.aten.clamp",)
+    lowers = {"torch.aten.clamp": "spyre.pointwise: maximumf / minimumf with constants"}
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         x = self.dev(op.operands[0], op)

@@ -205,7 +205,10 @@ class LowerIndex(Lowering):
     a block transpose); indexed dims not adjacent are moved first; rows of single elements
     sharing sticks are gathered as columns (`as_column`)."""
 
-    names = ("torch.aten.index.Tensor", "torch.aten.index_select")
+    lowers = {
+        "torch.aten.index.Tensor": "spyre.gather: rows at host indices (integer index tensors on any dims; the row numbers computed on the host) of the tensor with the indexed dims moved first, viewed and permuted to the result",
+        "torch.aten.index_select": "spyre.gather: rows at host indices along the dim, as index.Tensor",
+    }
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         shape = tuple(t.vtensor_type(op.operands[0]).get_shape())
@@ -328,7 +331,7 @@ class LowerRepeat(Lowering):
     """repeat(x, r): x tiled r_j times along each dim j (x first viewed with leading 1s to
     len(r) dims): a spyre.concat of r_j copies along each dim with r_j > 1 (`concat`)."""
 
-    names = ("torch.aten.repeat",)
+    lowers = {"torch.aten.repeat": "spyre.concat of the copies along each repeated dim (as cat)"}
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         reps = t.constant_list_ints(op.operands[1])
@@ -366,7 +369,9 @@ class LowerConstantPad(Lowering):
     backwards: along each padded dim, a spyre.concat of x between blocks of `value`
     (`filled`)."""
 
-    names = ("torch.aten.constant_pad_nd",)
+    lowers = {
+        "torch.aten.constant_pad_nd": "spyre.concat of the tensor between host-built constant blocks (sent once) along each padded dim; negative padding stays on the host"
+    }
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         pads = t.constant_list_ints(op.operands[1])

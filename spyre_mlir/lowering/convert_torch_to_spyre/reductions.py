@@ -41,7 +41,12 @@ def _reduce(ops: list[Operation], x: SSAValue, kind: str, dim: int) -> SSAValue:
 class LowerReductions(Lowering):
     """mean.dim / sum.dim_IntList over the last dim with keepdim; amax and amin likewise."""
 
-    names = ("torch.aten.mean.dim", "torch.aten.sum.dim_IntList", "torch.aten.amax", "torch.aten.amin")
+    lowers = {
+        "torch.aten.mean.dim": "spyre.reduce mean (last dim, keepdim): a splat result",
+        "torch.aten.sum.dim_IntList": "spyre.reduce sum (last dim, keepdim): a splat result",
+        "torch.aten.amax": "spyre.reduce max (last dim, keepdim): a splat result",
+        "torch.aten.amin": "spyre.reduce min (last dim, keepdim): a splat result",
+    }
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         dims = t.constant_list_ints(op.operands[1])
@@ -73,7 +78,9 @@ class LowerReductions(Lowering):
 class LowerSoftmax(Lowering):
     """softmax along the last dim: m = max, e = exp(x - m), y = e / sum(e)."""
 
-    names = ("torch.aten._softmax",)
+    lowers = {
+        "torch.aten._softmax": "spyre.reduce max, spyre.pointwise exp(x - m), spyre.reduce sum, spyre.pointwise divide (last dim)"
+    }
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         x = self.dev(op.operands[0], op)
@@ -94,7 +101,9 @@ class LowerLayerNorm(Lowering):
     """native_layer_norm over the last dim: mean, var = mean((x - mean)^2),
     y = (x - mean) * rsqrt(var + eps) * w + b; also returns mean and rstd."""
 
-    names = ("torch.aten.native_layer_norm",)
+    lowers = {
+        "torch.aten.native_layer_norm": "spyre.reduce mean, spyre.pointwise (x - mean)^2, spyre.reduce mean, rsqrt, normalise (last dim)"
+    }
 
     def lower(self, op: Operation) -> tuple[list[Operation], list[SSAValue]]:
         x_v, shape_v, w_v, b_v, eps_v = op.operands

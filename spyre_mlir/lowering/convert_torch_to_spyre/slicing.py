@@ -37,7 +37,10 @@ class LowerSlice(Lowering):
     """slice.Tensor and select.int: spyre.slice of the box (+ a view dropping the dim); a step
     along a dim other than the stick dim strides the copy."""
 
-    names = ("torch.aten.slice.Tensor", "torch.aten.select.int")
+    lowers = {
+        "torch.aten.slice.Tensor": "spyre.slice (a step strides the copy); along the stick dim with a step or off a stick boundary: transposed to another dim, sliced there and transposed back",
+        "torch.aten.select.int": "spyre.slice of one row + spyre.reshape dropping the dim; along the stick dim: transposed to another dim first",
+    }
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         x = self.dev(op.operands[0], op)
@@ -126,7 +129,9 @@ class LowerCat(Lowering):
     device block transpose each), joined there and transposed back, as a slice of the stick
     dim is (rotary embeddings' halves of a head)."""
 
-    names = ("torch.aten.cat",)
+    lowers = {
+        "torch.aten.cat": "spyre.concat (DMA copies of each piece to its offset); along the stick dim with a piece ending inside a stick: transposed to another dim, joined there and transposed back"
+    }
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         listed = op.operands[0].owner
@@ -161,7 +166,7 @@ class LowerCat(Lowering):
 class LowerEmbedding(Lowering):
     """embedding(weight, indices): spyre.gather of the rows, then a free view to the shape."""
 
-    names = ("torch.aten.embedding",)
+    lowers = {"torch.aten.embedding": "spyre.gather: row DMAs at indices the host hands over at launch"}
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         weight, indices = op.operands[0], op.operands[1]
@@ -185,7 +190,9 @@ class LowerIndexPut(Lowering):
     spyre.scatter of v's rows into x's buffer in place. Only where nothing else reads x: the
     scatter writes its buffer."""
 
-    names = ("torch.aten.index_put",)
+    lowers = {
+        "torch.aten.index_put": "spyre.scatter: rows at host indices along one dim, written in place into the destination (a KV-cache update); the destination read by nothing else"
+    }
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         x, index_list, v, accumulate = op.operands

@@ -26,7 +26,9 @@ from spyre_mlir.lowering.convert_torch_to_spyre.utils import (
 class LowerExpand(Lowering):
     """expand materialises the broadcast (a pointwise copy that reads the input with stride 0)."""
 
-    names = ("torch.aten.expand",)
+    lowers = {
+        "torch.aten.expand": "spyre.pointwise copy (the broadcast is materialised); along the stick dim from elements that share sticks: broadcast along another dim between two transposes"
+    }
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         x = self.dev(op.operands[0], op)
@@ -42,19 +44,19 @@ class LowerExpand(Lowering):
 
 
 class LowerViews(Lowering):
-    names = (
-        "torch.aten.unsqueeze",
-        "torch.aten.squeeze.dims",
-        "torch.aten.squeeze.dim",
-        "torch.aten.t",
-        "torch.aten.permute",
-        "torch.aten.transpose.int",
-        "torch.aten.view",
-        "torch.aten.reshape",
-        "torch.aten._unsafe_view",
-        "torch.aten.clone",
-        "torch.aten.alias",
-    )
+    lowers = {
+        "torch.aten.unsqueeze": "spyre.reshape (free view)",
+        "torch.aten.squeeze.dims": "spyre.reshape (free view)",
+        "torch.aten.squeeze.dim": "spyre.reshape (free view)",
+        "torch.aten.t": "spyre.permute (free view)",
+        "torch.aten.permute": "spyre.permute (free view)",
+        "torch.aten.transpose.int": "spyre.permute (free view)",
+        "torch.aten.view": "spyre.reshape (free view)",
+        "torch.aten.reshape": "spyre.reshape (free view)",
+        "torch.aten._unsafe_view": "spyre.reshape (free view)",
+        "torch.aten.clone": "its input (value semantics)",
+        "torch.aten.alias": "its input (value semantics)",
+    }
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         x = self.dev(op.operands[0], op)
@@ -84,7 +86,7 @@ class LowerCopy(Lowering):
     input, `x.copy_(src)`): src itself where the shapes agree (a device value holds the same
     16-bit values whatever the float dtype)."""
 
-    names = ("torch.aten.copy",)
+    lowers = {"torch.aten.copy": "its source, of the destination's shape (value semantics)"}
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         dest, src = op.operands[0], op.operands[1]
@@ -96,7 +98,12 @@ class LowerCopy(Lowering):
 class LowerMatmul(Lowering):
     """mm, bmm, addmm and linear: spyre.matmul, then bias/alpha/beta in one spyre.pointwise."""
 
-    names = ("torch.aten.mm", "torch.aten.bmm", "torch.aten.addmm", "torch.aten.linear")
+    lowers = {
+        "torch.aten.mm": "spyre.matmul",
+        "torch.aten.bmm": "spyre.matmul (batched)",
+        "torch.aten.addmm": "spyre.matmul + spyre.pointwise (bias, alpha, beta)",
+        "torch.aten.linear": "spyre.matmul (+ spyre.pointwise for the bias); free views around it",
+    }
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
         ops: list[Operation] = []
