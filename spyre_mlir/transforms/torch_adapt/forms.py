@@ -1,0 +1,199 @@
+"""Equivalent forms of single ops: pow by multiplications, max.dim as amax, a split as slices,
+the tanh form of gelu, a 0-d constant operand as a number."""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+
+from spyre_mlir.dialects import torch as t
+from spyre_mlir.transforms.torch_adapt.utils import (
+    binary_with_scalar,
+    erase_dead,
+    is_close,
+    new_op,
+    scalar_constant,
+    sized,
+)
+
+
+class PowToMultiplications(RewritePattern):
+    """pow(x, c) for c in {1, 2, 3, 4, -1, -2, 0.5, -0.5}: multiplications, reciprocal, sqrt, rsqrt."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.name != "torch.aten.pow.Tensor_Scalar":
+            return
+        c = t.constant_float_value(op.operands[1])
+        x, rt = op.operands[0], op.results[0].type
+        if c is None or x.type != rt:
+            return
+        if c == 1:
+            rewriter.replace(op, [], [x])
+            return
+        new: list[Operation] = []
+
+        def mul(a: SSAValue, b: SSAValue) -> SSAValue:
+            new.append(new_op("torch.aten.mul.Tensor", [a, b], rt))
+            return new[-1].results[0]
+
+        def unary(name: str, a: SSAValue) -> SSAValue:
+            new.append(new_op(f"torch.aten.{name}", [a], rt))
+            return new[-1].results[0]
+
+        if c in (2, -2):
+            r = mul(x, x)
+        elif c == 3:
+            r = mul(mul(x, x), x)
+        elif c == 4:
+            sq = mul(x, x)
+            r = mul(sq, sq)
+        elif c == 0.5:
+            r = unary("sqrt", x)
+        elif c == -0.5:
+            r = unary("rsqrt", x)
+        elif c == -1:
+            r = x
+        else:
+            return
+        if c in (-1, -2):
+            r = unary("reciprocal", r)
+        rewriter.replace(op, new, [r])
+
+
+class MaxDimToAmax(RewritePattern):
+    """max.dim(x, d, keepdim) whose indices nobody reads -> amax(x, [d], keepdim)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.name != "torch.aten.max.dim" or len(op.results) != 2 or op.results[1].uses:
+            return
+        dims = t.PrimListConstructOp([op.operands[1]], t.ListType(t.IntType()))
+        amax = new_op("torch.aten.amax", [op.operands[0], dims.result, op.operands[2]], op.results[0].type)
+        rewriter.replace(op, [dims, amax], [amax.results[0], None])
+
+
+class SplitIntoSlices(RewritePattern):
+    """ListUnpack(split_with_sizes(x, sizes, d)) -> a slice of x along d per piece (and
+    split.Tensor(x, size, d) likewise, its pieces `size` long but the last): exact, the same
+    elements. A split's result is a list, which the lowering does not take; its slices are
+    DMA copies (or views) on the device."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.name != "torch.prim.ListUnpack" or not isinstance(split := op.operands[0].owner, Operation):
+            return
+        if split.name not in ("torch.aten.split_with_sizes", "torch.aten.split.Tensor") or not sized(
+            split.operands[0].type
+        ):
+            return
+        x, xs = split.operands[0], split.operands[0].type.get_shape()
+        d = t.constant_int_value(split.operands[2])
+        if d is None or not -len(xs) <= d < len(xs) or split.results[0].uses.get_length() != 1:
+            return
+        d %= len(xs)
+        if split.name == "torch.aten.split_with_sizes":
+            sizes = t.constant_list_ints(split.operands[1])
+        else:
+            size = t.constant_int_value(split.operands[1])
+            sizes = [min(size, xs[d] - i) for i in range(0, xs[d], size)] if size and size > 0 else None
+        if sizes is None or sum(sizes) != xs[d] or len(sizes) != len(op.results):
+            return
+        dim, one = t.ConstantIntOp(d), t.ConstantIntOp(1)
+        new: list[Operation] = [dim, one]
+        pieces: list[SSAValue] = []
+        start = 0
+        for size, r in zip(sizes, op.results):
+            bounds = t.ConstantIntOp(start), t.ConstantIntOp(start + size)
+            piece = new_op(
+                "torch.aten.slice.Tensor", [x, dim.result, bounds[0].result, bounds[1].result, one.result], r.type
+            )
+            new += [*bounds, piece]
+            pieces.append(piece.results[0])
+            start += size
+        rewriter.replace(op, new, pieces)
+        erase_dead(rewriter, [split])
+
+
+class TanhGeluForm(RewritePattern):
+    """0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) -> gelu(x, "tanh"), matched from
+    the final multiplication in any operand order of its commutative steps."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.name != "torch.aten.mul.Tensor" or len(op.operands) != 2:
+            return
+        for half, one_plus in (op.operands, reversed(op.operands)):
+            x = self._match(half, one_plus)
+            if x is not None and x.type == op.results[0].type:
+                gelu = new_op("torch.aten.gelu", [x, (mode := t.ConstantStrOp("tanh")).result], x.type)
+                chain = [o for o in (half.owner, one_plus.owner) if isinstance(o, Operation)]
+                rewriter.replace(op, [mode, gelu], [gelu.results[0]])
+                erase_dead(rewriter, self._chain(chain))
+                return
+
+    @staticmethod
+    def _match(half: SSAValue, one_plus: SSAValue) -> SSAValue | None:
+        h = binary_with_scalar(half, "mul")
+        o = binary_with_scalar(one_plus, "add")
+        if h is None or o is None or not is_close(h[1], 0.5) or not is_close(o[1], 1.0):
+            return None
+        x, tanh = h[0], o[0]
+        if not (isinstance(tanh.owner, Operation) and tanh.owner.name == "torch.aten.tanh"):
+            return None
+        inner = binary_with_scalar(tanh.owner.operands[0], "mul")
+        if inner is None or not is_close(inner[1], math.sqrt(2 / math.pi)):
+            return None
+        s = inner[0].owner
+        if not (
+            isinstance(s, Operation)
+            and s.name == "torch.aten.add.Tensor"
+            and t.constant_float_value(s.operands[2]) == 1.0
+        ):
+            return None
+        for lin, cube_term in (s.operands[:2], reversed(s.operands[:2])):
+            c = binary_with_scalar(cube_term, "mul")
+            if lin is not x or c is None or not is_close(c[1], 0.044715):
+                continue
+            p = c[0].owner
+            if (
+                isinstance(p, Operation)
+                and p.name == "torch.aten.pow.Tensor_Scalar"
+                and p.operands[0] is x
+                and t.constant_float_value(p.operands[1]) == 3.0
+            ):
+                return x
+        return None
+
+    @staticmethod
+    def _chain(roots: list[Operation]) -> list[Operation]:
+        """The ops feeding the matched roots, users before producers (for erasing)."""
+        order: list[Operation] = []
+        stack = list(roots)
+        while stack:
+            o = stack.pop()
+            if o in order or o.name.startswith("torch.constant"):
+                continue
+            order.append(o)
+            stack.extend(
+                v.owner for v in o.operands if isinstance(v.owner, Operation) and v.owner.name.startswith("torch.aten.")
+            )
+        return order
+
+
+class ScalarTensorOperand(RewritePattern):
+    """add/sub/mul/div.Tensor(x, a 0-d constant tensor c) -> the .Scalar overload with c."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        kind = op.name.removeprefix("torch.aten.").removesuffix(".Tensor")
+        if kind not in ("add", "sub", "mul", "div") or op.name != f"torch.aten.{kind}.Tensor":
+            return
+        if kind == "div" and len(op.operands) != 2:
+            return
+        x, other = op.operands[0], op.operands[1]
+        if not isinstance(other.type, t.ValueTensorType) or x.type != op.results[0].type:
+            return
+        c = scalar_constant(other)
+        if c is None:
+            return
+        new_c = t.ConstantFloatOp(c)
+        scalar = new_op(f"torch.aten.{kind}.Scalar", [x, new_c.result, *op.operands[2:]], op.results[0].type)
+        rewriter.replace(op, [new_c, scalar], [scalar.results[0]])
