@@ -12,9 +12,16 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from spyre_mlir.dialects import spyre, spyre_isa
+from spyre_mlir.lowering.convert_spyre_to_isa import (  # noqa: F401 (importing a family registers its lowerings)
+    attention,
+    matmul,
+    movement,
+    pointwise,
+)
 from spyre_mlir.lowering.convert_spyre_to_isa.instructions import fold_streams
-from spyre_mlir.lowering.convert_spyre_to_isa.kernel import KernelCodegen
-from spyre_mlir.lowering.convert_spyre_to_isa.onchip import onchip_plan
+from spyre_mlir.lowering.convert_spyre_to_isa.kernel import lower_kernel
+from spyre_mlir.lowering.convert_spyre_to_isa.onchip import onchip_plan  # and its lowering
+from spyre_mlir.lowering.convert_spyre_to_isa.plan import kernel_plan
 from spyre_mlir.target.config import DEFAULT_CONFIG
 
 
@@ -83,18 +90,18 @@ class ConvertSpyreToIsaPass(ModulePass):
             key = kernel_key(kernel)
             prog = done.get(key)
             if prog is None:
-                gen = KernelCodegen(kernel, self.cores, self.lx_bytes, onchip.get(kernel))
+                plan = kernel_plan(kernel, self.cores, self.lx_bytes, onchip.get(kernel))
                 arg_types = [v.type for v in kernel.inputs] + [r.type for r in kernel.outputs]
                 block = Block(arg_types=arg_types)
                 for a, arg_name in zip(block.args, [f"in{i}" for i in range(len(kernel.inputs))] + ["out"]):
                     a.name_hint = arg_name
-                streams = fold_streams(gen.per_core(), block.args)
-                for s in streams:
+                code = lower_kernel(plan)
+                for s in fold_streams(code.per_core, block.args):
                     block.add_op(s)
-                prog = spyre_isa.ProgramOp(gen.name, arg_types, len(kernel.inputs), Region(block))
-                if gen.in_place is not None:
-                    prog.attributes[spyre_isa.IN_PLACE_ATTR] = IntegerAttr(gen.in_place, 64)
-                for attr_name, (lo, hi) in sorted(gen.resident_ranges.items()):
+                prog = spyre_isa.ProgramOp(plan.name, arg_types, len(kernel.inputs), Region(block))
+                if plan.in_place is not None:
+                    prog.attributes[spyre_isa.IN_PLACE_ATTR] = IntegerAttr(plan.in_place, 64)
+                for attr_name, (lo, hi) in sorted(code.resident.items()):
                     prog.attributes[attr_name] = DenseArrayBase.from_list(i64, [lo, hi])
                 done[key] = prog
                 if first_func is not None:
