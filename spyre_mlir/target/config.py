@@ -217,7 +217,7 @@ class DeviceConfig:
         tools' `--config`)."""
         cfg = base or DeviceConfig()
         fields = {f.name: f for f in dataclasses.fields(DeviceConfig)}
-        changes = {}
+        changes: dict[str, object] = {}
         for pair in pairs or []:
             key, sep, value = pair.partition("=")
             if not sep or key not in fields:

@@ -3,6 +3,10 @@
 spyre-opt model.mlir -p spyre-pipeline                 # torch -> spyre_isa
 spyre-opt model.mlir -p convert-torch-to-spyre,spyre-propagate-layouts
 spyre-opt bad.mlir --verify-diagnostics --split-input-file
+
+The passes compile for the device the module names, `builtin.module attributes
+{spyre.target = #spyre.target<cores = 8>} {...}` (docs/passes.md, "The target"); `-p` options
+are the passes' own switches, never the device.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """`spyre-fold-infinity-tests`: host tests of device values against infinity, answered.
 
 DL16 has no infinity: a store saturates at +-8.57e9 (sim/numerics.py). So on a target with
-`numerics = "dl16"` (the module's `spyre.target`; the default), a value brought back from the device (`spyre.from_device`) never equals
-+-inf, and the host ops that test it for that have a known answer, everywhere:
+`numerics = "dl16"` (the module's `spyre.target`; the default), a value brought back from the
+device (`spyre.from_device`) never equals +-inf, and the host ops that test it for that have
+a known answer, everywhere:
 
     eq.Scalar(from_device(d), +-inf)              -> all false
     ne.Scalar(from_device(d), +-inf)              -> all true

@@ -22,9 +22,10 @@ The marks (spyre.attrs): P `resident_out <offset = src>`; C `resident_in <input 
 offset = dst>`; R `onchip <src, dst, staging, src_rows, dst_boxes>` (LX offsets in bytes; per
 core the band of source rows and the box [stick lo, stick hi, row lo, row hi] of d). The
 resident buffers sit at the top of the LX the kernels from P to C may use (the planner's
-budget, `planner_lx_bytes` of the module's `spyre.target`, or the lowest `lx_budget` one of them already has: spyre-resident-chains' block lies
-above it); each of those kernels gets `lx_budget <bytes = ...>` = the buffers' bottom, so no
-planned buffer overlaps them while they are live.
+budget, `planner_lx_bytes` of the module's `spyre.target`, or the lowest `lx_budget` one of
+them already has: spyre-resident-chains' block lies above it); each of those kernels gets
+`lx_budget <bytes = ...>` = the buffers' bottom, so no planned buffer overlaps them while they
+are live.
 
 Consumer alignment (`align_consumer`, on by default): C is pointwise, so any split of it is
 valid; it is split along d's sticks to match P's bands, so that every block stays on its core

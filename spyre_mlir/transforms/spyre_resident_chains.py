@@ -22,8 +22,9 @@ The marks (spyre.attrs): P `resident_out <offset = out>` and `core_order [...]` 
 of P's boxes in core_boxes order: m-major, so that the n parts of one row block sit on
 adjacent cores as C's k parts do); C `resident_in <input = index of H, offset = out>`; both
 (and every kernel between them) `lx_budget <bytes = ...>` = the planner's budget (the
-module's `spyre.target`: `planner_lx_bytes`) minus the block, which sits at its top; the split and `multicast <chain = g>` of each
-(spyre-divide-work leaves a kernel with a split alone).
+module's `spyre.target`: `planner_lx_bytes`) minus the block, which sits at its top; the
+split and `multicast <chain = g>` of each (spyre-divide-work leaves a kernel with a split
+alone).
 
 The pair is marked only when its estimate beats the two kernels planned apart (as
 spyre-divide-work would); a remark says what was chosen, or why not

@@ -138,11 +138,15 @@ class TargetAttr(ParametrizedAttribute):
                 parser.raise_error(str(e), at, parser.pos)
             values[key] = value
 
+        start = parser.pos
         if parser.parse_optional_punctuation("<") is not None:
             if parser.parse_optional_punctuation(">") is None:
                 parser.parse_comma_separated_list(parser.Delimiter.NONE, entry)
                 parser.parse_punctuation(">")
-        return (TargetAttr(values).entries,)
+        try:
+            return (TargetAttr(values).entries,)
+        except VerifyException as e:  # a device DeviceConfig.validate refuses: at the attribute
+            parser.raise_error(str(e), start, parser.pos)
 
     def print_parameters(self, printer: Printer) -> None:
         shown = []
