@@ -25,8 +25,8 @@ identically.
 Before the rules above, each pointwise result chooses its layout (option `choose`, on by
 default). Candidates: the layout it was converted with (generic) and the layouts of its inputs
 of the same shape (e.g. a transposed view's). Cost of a candidate L, in estimated seconds of
-restickify kernels (analysis/cost.py: relayout_seconds, from the device model's DDR bandwidth
-and the card's dispatch of a kernel within a launch sequence):
+restickify kernels (analysis/cost.py: relayout_seconds, from the DDR bandwidth and the
+dispatch of a kernel within a launch sequence of the module's `spyre.target`):
 
     cost(op, L)    = sum over inputs that cannot be read in L of relayout(input)
                    + future(result, L)
@@ -73,7 +73,7 @@ from spyre_mlir.analysis.views import transfer_permutation
 from spyre_mlir.diagnostics import Unsupported
 from spyre_mlir.dialects import spyre
 from spyre_mlir.layout import Layout, broadcast_dim_map, operand_strides
-from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig
+from spyre_mlir.target.config import DeviceConfig
 
 
 def _in_kernel(op: Operation) -> bool:
@@ -400,7 +400,7 @@ class SpyrePropagateLayoutsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.choose:
-            LayoutChooser(DEFAULT_CONFIG, self.fold_transfers).apply(op)
+            LayoutChooser(spyre.module_target(op), self.fold_transfers).apply(op)
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
                 [

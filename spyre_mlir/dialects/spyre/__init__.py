@@ -20,6 +20,7 @@ split and scratchpad plan.
     ops          transfers, compute, views and relayouts, spyre.yield
     kernel_form  what a kernel's compute ops may form (epilogue, row group, attention, ...)
     iteration    what a kernel's split and chunks mean: iteration dims, core and chunk boxes
+    target       the device a module is compiled for: `#spyre.target`, the module's `spyre.target`
     kernel       spyre.kernel, its verifier, and a kernel's ops, dims and core boxes
 
 The package defines; lowering lives in `spyre_mlir.lowering`. Every public name is importable
@@ -96,6 +97,7 @@ from spyre_mlir.dialects.spyre.ops import (
     YieldOp,
     rows_by_strides,
 )
+from spyre_mlir.dialects.spyre.target import TARGET_ATTR, TargetAttr, module_target, set_module_target
 
 Spyre = Dialect(
     "spyre",
@@ -115,7 +117,7 @@ Spyre = Dialect(
         RestickifyOp,
         KernelOp,
     ],
-    [IntListAttr, LayoutAttr, SplitAttr, LxPlanAttr, *MARKS],
+    [IntListAttr, LayoutAttr, SplitAttr, LxPlanAttr, TargetAttr, *MARKS],
 )
 
 __all__ = [
@@ -133,6 +135,11 @@ __all__ = [
     "LxBudgetAttr",
     "MARKS",
     "int_list",
+    # the target
+    "TargetAttr",
+    "TARGET_ATTR",
+    "module_target",
+    "set_module_target",
     # device tensor types and attribute names
     "DEVICE_ELEMENT_TYPES",
     "NUMERICS_ATTR",

@@ -22,7 +22,6 @@ from spyre_mlir.lowering.convert_spyre_to_isa.instructions import fold_streams
 from spyre_mlir.lowering.convert_spyre_to_isa.kernel import lower_kernel
 from spyre_mlir.lowering.convert_spyre_to_isa.onchip import onchip_plan  # and its lowering
 from spyre_mlir.lowering.convert_spyre_to_isa.plan import kernel_plan
-from spyre_mlir.target.config import DEFAULT_CONFIG
 
 
 def kernel_key(kernel: spyre.KernelOp) -> tuple:
@@ -67,20 +66,17 @@ def kernel_key(kernel: spyre.KernelOp) -> tuple:
 
 @dataclass(frozen=True)
 class ConvertSpyreToIsaPass(ModulePass):
-    """Lower planned spyre.kernel ops to spyre_isa programs and launches."""
+    """Lower planned spyre.kernel ops to spyre_isa programs and launches, for the cores and
+    LX of the module's `spyre.target` (a kernel's buffers and an `onchip` mark's areas must
+    lie inside its LX)."""
 
     name = "convert-spyre-to-isa"
 
-    cores: int = DEFAULT_CONFIG.cores
-    """Cores of the device (must match spyre-divide-work)."""
-
-    lx_bytes: int = DEFAULT_CONFIG.lx_bytes
-    """LX bytes per core of the device (a kernel's buffers and an `onchip` mark's areas must lie inside)."""
-
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        config = spyre.module_target(op)
         kernels = [k for k in op.walk() if isinstance(k, spyre.KernelOp)]
         first_func = next((f for f in op.ops if isinstance(f, func.FuncOp)), None)
-        onchip = {k: onchip_plan(k, self.cores, self.lx_bytes) for k in kernels if k.onchip is not None}
+        onchip = {k: onchip_plan(k, config.cores, config.lx_bytes) for k in kernels if k.onchip is not None}
         """Checked before any kernel becomes a launch: the check reads the producer and consumer kernels."""
         done: dict[tuple, spyre_isa.ProgramOp] = {}
         """Programs by `kernel_key`: the layers of a model repeat their
@@ -90,7 +86,7 @@ class ConvertSpyreToIsaPass(ModulePass):
             key = kernel_key(kernel)
             prog = done.get(key)
             if prog is None:
-                plan = kernel_plan(kernel, self.cores, self.lx_bytes, onchip.get(kernel))
+                plan = kernel_plan(kernel, config.cores, config.lx_bytes, onchip.get(kernel))
                 arg_types = [v.type for v in kernel.inputs] + [r.type for r in kernel.outputs]
                 block = Block(arg_types=arg_types)
                 for a, arg_name in zip(block.args, [f"in{i}" for i in range(len(kernel.inputs))] + ["out"]):

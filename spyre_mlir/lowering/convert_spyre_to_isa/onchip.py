@@ -16,7 +16,6 @@ from spyre_mlir.dialects.spyre.iteration import Box
 from spyre_mlir.lowering.convert_spyre_to_isa.instructions import Ins, barrier, ring_send, sfp, transpose
 from spyre_mlir.lowering.convert_spyre_to_isa.kernel import CoreCode, lowers
 from spyre_mlir.lowering.convert_spyre_to_isa.plan import KernelPlan
-from spyre_mlir.target.config import DEFAULT_CONFIG
 from spyre_mlir.target.constants import STICK_BYTES, TRANSPOSE_BLOCK
 
 
@@ -99,7 +98,7 @@ def lower_onchip_transpose(plan: KernelPlan, core: int, box: Box | None) -> Core
     return CoreCode(out, resident)
 
 
-def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONFIG.lx_bytes) -> spyre.OnchipAttr:
+def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int) -> spyre.OnchipAttr:
     """A restickify kernel's `onchip` mark (spyre-onchip-relayout), checked where it meets the
     device and the kernels around it; PassFailedException naming the kernel and the reason
     otherwise. The mark and its kernel verify the rest (spyre.OnchipAttr: disjoint

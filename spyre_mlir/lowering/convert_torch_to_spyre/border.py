@@ -22,6 +22,7 @@ from spyre_mlir.lowering.convert_torch_to_spyre.utils import (
     host_tensor_type,
     shape_of,
 )
+from spyre_mlir.target.config import DeviceConfig
 
 
 class Border:
@@ -112,11 +113,14 @@ class Lowering(RewritePattern):
     """The torch ops it lowers, each with what it becomes on the device (`DEVICE_OPS`,
     docs/ops.md)."""
 
-    def __init__(self, border: Border, refused: dict[Operation, str], strict: bool = False):
+    def __init__(self, border: Border, refused: dict[Operation, str], target: DeviceConfig, strict: bool = False):
         self.border = border
         self.refused = refused
         self.strict = strict
         """The pass's `strict`: a choice between the device and the host by cost takes the device."""
+        self.costs = None if strict else target
+        """The device whose estimates choose between the device and the host (the module's
+        target), or None where the device is taken without asking (`strict`)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if op.name not in self.lowers or op in self.refused:
@@ -146,7 +150,7 @@ class Lowering(RewritePattern):
 
     def reshape(self, ops: list[Operation], v: SSAValue, shape: Sequence[int]) -> SSAValue:
         """`movement.reshape`, choosing between the device and the host by cost unless strict."""
-        return reshape(ops, v, shape, by_cost=not self.strict)
+        return reshape(ops, v, shape, self.costs)
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue | list[SSAValue]]:
         """The device ops standing for `op` and the values of its results (one, or a list)."""

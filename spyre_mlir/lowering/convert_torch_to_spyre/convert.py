@@ -39,6 +39,7 @@ from spyre_mlir.lowering.convert_torch_to_spyre.reductions import LowerLayerNorm
 from spyre_mlir.lowering.convert_torch_to_spyre.slicing import LowerCat, LowerEmbedding, LowerIndexPut, LowerSlice
 from spyre_mlir.lowering.convert_torch_to_spyre.utils import host_tensor_type, is_vtensor
 from spyre_mlir.lowering.convert_torch_to_spyre.views import LowerCopy, LowerExpand, LowerMatmul, LowerViews
+from spyre_mlir.target.config import DeviceConfig
 
 LOWERINGS: tuple[type[Lowering], ...] = (
     LowerViews,
@@ -92,11 +93,12 @@ class ConvertTorchToSpyrePass(ModulePass):
     """Refuse (naming the op and why) instead of leaving a float op on the host."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = spyre.module_target(op)
         for fn in op.walk():
             if isinstance(fn, func.FuncOp) and not fn.is_declaration:
-                self.convert_function(fn)
+                self.convert_function(fn, target)
 
-    def convert_function(self, fn: func.FuncOp) -> None:
+    def convert_function(self, fn: func.FuncOp, target: DeviceConfig) -> None:
         block = fn.body.block
         # arguments become host tensors seen through casts; literals stay host values
         for arg in list(block.args):
@@ -114,7 +116,7 @@ class ConvertTorchToSpyrePass(ModulePass):
             op: host_by_design(op)[1] for op in block.ops if {INDEX_ARITHMETIC, HOST_CONSTANT} & op.attributes.keys()
         }
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([cls(border, refused, self.strict) for cls in LOWERINGS]),
+            GreedyRewritePatternApplier([cls(border, refused, target, self.strict) for cls in LOWERINGS]),
             apply_recursively=False,
         ).rewrite_region(fn.body)
         for lit in [o for o in block.ops if isinstance(o, t.ValueTensorLiteralOp)]:

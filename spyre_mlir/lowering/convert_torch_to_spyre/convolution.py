@@ -176,7 +176,7 @@ class LowerConvolution(Lowering):
             shape = list(shape_of(x))
             border = filled(ops, tuple(p if i == first + d else e for i, e in enumerate(shape)), 0.0)
             shape[first + d] += 2 * p
-            x = concat(ops, [border, x, border], first + d, tuple(shape), by_cost=not self.strict)
+            x = concat(ops, [border, x, border], first + d, tuple(shape), costs=self.costs)
         return x
 
     def _windows(
@@ -230,11 +230,11 @@ class LowerConvolution(Lowering):
         # w (C_out, C/G, *K) seen as (G, C_out/G, C/G, *K)
         w_shape = (groups, cog, cg, *k)
         if taps == 1 or cg % F16_LANES == 0:  # whole sticks per tap: side by side along the contraction
-            cols = concat(ops, windows, spatial + 2, (groups, n, *o, taps * cg), by_cost=not self.strict)
+            cols = concat(ops, windows, spatial + 2, (groups, n, *o, taps * cg), costs=self.costs)
             w_perm = (0, *range(3, spatial + 3), 2, 1)  # (G, *K, C/G, C_out/G)
             w = self._laid_out(ops, w_v, op, w_shape, w_perm, (groups, taps * cg, cog))
             return self.reshape(ops, cols, (groups, m, taps * cg)), w
-        rows = concat(ops, windows, 0, (taps * groups, n, *o, cg), by_cost=not self.strict)
+        rows = concat(ops, windows, 0, (taps * groups, n, *o, cg), costs=self.costs)
         w_perm = (*range(3, spatial + 3), 0, 2, 1)  # (*K, G, C/G, C_out/G)
         w = self._laid_out(ops, w_v, op, w_shape, w_perm, (taps * groups, cg, cog))
         return self.reshape(ops, rows, (taps * groups, m, cg)), w

@@ -348,7 +348,7 @@ class LowerRepeat(Lowering):
         for j, r in enumerate(reps):
             if r > 1:
                 shape = (*shape[:j], shape[j] * r, *shape[j + 1 :])
-                x = concat(ops, [x] * r, j, shape, by_cost=not self.strict)
+                x = concat(ops, [x] * r, j, shape, costs=self.costs)
         return ops, x
 
 
@@ -394,5 +394,5 @@ class LowerConstantPad(Lowering):
             blocks = [(*shape[:dim], n, *shape[dim + 1 :]) for n in (before, after)]
             pieces = [filled(ops, b, value) if b[dim] else None for b in blocks]
             shape = (*shape[:dim], before + shape[dim] + after, *shape[dim + 1 :])
-            x = concat(ops, [v for v in (pieces[0], x, pieces[1]) if v is not None], dim, shape, not self.strict)
+            x = concat(ops, [v for v in (pieces[0], x, pieces[1]) if v is not None], dim, shape, self.costs)
         return ops, x

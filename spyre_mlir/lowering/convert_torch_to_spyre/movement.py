@@ -20,7 +20,7 @@ from spyre_mlir.lowering.convert_torch_to_spyre.utils import (
     pointwise_append,
     shape_of,
 )
-from spyre_mlir.target.config import DEFAULT_CONFIG
+from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.target.constants import F16_LANES, lanes_for
 
 
@@ -40,13 +40,14 @@ def positive_dim(d: int, shape: Sequence[int]) -> int:
     return d % max(len(shape), 1)
 
 
-def reshape(ops: list[Operation], v: SSAValue, shape: Sequence[int], by_cost: bool) -> SSAValue:
+def reshape(ops: list[Operation], v: SSAValue, shape: Sequence[int], costs: DeviceConfig | None) -> SSAValue:
     """v reshaped to `shape` as a free view (`spyre.reshape`) of the first layout that allows it:
 
     v's own layout
     else a restickify of v to the generic layout, or else to a layout sticked along another
-         dim (`_transposed_layouts`), that one only if its relayout is estimated cheaper
-         than a round trip through the host (`by_cost`; the pass's strict mode turns it off)
+         dim (`_transposed_layouts`), that one only if its relayout is estimated cheaper on
+         the device `costs` (the module's target) than a round trip through the host (None:
+         without asking, the pass's strict mode)
     else two reshapes through the shape `_leading_and_last` gives
     else NotOnDevice, saying why (the reshape stays on the host)"""
     shape = tuple(shape)
@@ -60,13 +61,13 @@ def reshape(ops: list[Operation], v: SSAValue, shape: Sequence[int], by_cost: bo
     costly = ""
     if layout is None:  # not a view of this layout: restickify to the first that it is a view of
         generic = Layout.generic(shape_of(v), 2)
-        host_s = host_round_trip_seconds(layout_of(v), DEFAULT_CONFIG)
         for target in [generic, *_transposed_layouts(shape_of(v))]:
             view = target.reshaped(shape)
             if view is None:
                 continue
-            if target is not generic and by_cost:  # sticked along another dim: only if cheaper than the host
-                device_s = relayout_seconds(target, DEFAULT_CONFIG)
+            if target is not generic and costs is not None:  # sticked along another dim: only if cheaper than the host
+                host_s = host_round_trip_seconds(layout_of(v), costs)
+                device_s = relayout_seconds(target, costs)
                 if device_s > host_s:
                     costly = costly or (
                         f"; the layout sticked along dim {target.stick_dim} makes it a view, but relayouting to it "
@@ -86,7 +87,7 @@ def reshape(ops: list[Operation], v: SSAValue, shape: Sequence[int], by_cost: bo
         if mid is not None:  # two reshapes: the leading dims, and the last dim's split or merge
             trial: list[Operation] = []
             try:
-                out = reshape(trial, reshape(trial, v, mid, by_cost), shape, by_cost)
+                out = reshape(trial, reshape(trial, v, mid, costs), shape, costs)
             except NotOnDevice as e:
                 why += f" (nor through {mid}: {e})"
             else:
@@ -212,10 +213,12 @@ def from_column(ops: list[Operation], col: SSAValue) -> SSAValue:
     first = spyre.SliceOp(col, [0] * len(shape), spyre.device_tensor_type((*shape[:-1], 1)))
     ops.append(first)
     row = permute(ops, first.result, swap(len(shape), 0, len(shape) - 1))
-    return reshape(ops, row, shape_of(row)[1:], by_cost=False)
+    return reshape(ops, row, shape_of(row)[1:], costs=None)
 
 
-def concat(ops: list[Operation], xs: Sequence[SSAValue], dim: int, shape: tuple[int, ...], by_cost: bool) -> SSAValue:
+def concat(
+    ops: list[Operation], xs: Sequence[SSAValue], dim: int, shape: tuple[int, ...], costs: DeviceConfig | None
+) -> SSAValue:
     """The device tensors `xs` (non-empty, agreeing off `dim`) joined along `dim` into `shape`:
     a spyre.concat; along the stick dim with a piece other than the last ending inside a stick,
     joined along another dim between two transposes (or, for one row, as columns)."""
@@ -230,7 +233,7 @@ def concat(ops: list[Operation], xs: Sequence[SSAValue], dim: int, shape: tuple[
                 [as_column(ops, x) for x in xs], 0, spyre.device_tensor_type((shape[-1], *shape[:-1], 2))
             )
             ops.append(cat)
-            return reshape(ops, from_column(ops, cat.result), shape, by_cost)
+            return reshape(ops, from_column(ops, cat.result), shape, costs)
         perm = swap(len(shape), partner, last)
         xs = [permute(ops, x, perm) for x in xs]
         dim, shape = partner, tuple(shape[p] for p in perm)

@@ -160,7 +160,7 @@ class LowerCat(Lowering):
         if sum(shape_of(x)[dim] for x in xs) != shape[dim]:
             raise InconsistentResult(f"the pieces' extents along dim {dim} do not sum to the result's {shape[dim]}")
         ops: list[Operation] = []
-        return ops, concat(ops, xs, dim, shape, by_cost=not self.strict)
+        return ops, concat(ops, xs, dim, shape, costs=self.costs)
 
 
 class LowerEmbedding(Lowering):

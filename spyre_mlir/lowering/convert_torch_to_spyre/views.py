@@ -21,6 +21,7 @@ from spyre_mlir.lowering.convert_torch_to_spyre.utils import (
     scalar_of,
     shape_of,
 )
+from spyre_mlir.target.config import DeviceConfig
 
 
 class LowerExpand(Lowering):
@@ -39,7 +40,7 @@ class LowerExpand(Lowering):
             pw = pointwise([x], shape, lambda a: a)
         except NotOnDevice as e:
             ops: list[Operation] = []
-            return ops, _expand_across_lanes(ops, x, shape, str(e), by_cost=not self.strict)
+            return ops, _expand_across_lanes(ops, x, shape, str(e), costs=self.costs)
         return [pw], pw.result
 
 
@@ -155,7 +156,7 @@ class LowerMatmul(Lowering):
 
 
 def _expand_across_lanes(
-    ops: list[Operation], x: SSAValue, shape: tuple[int, ...], why: str, by_cost: bool
+    ops: list[Operation], x: SSAValue, shape: tuple[int, ...], why: str, costs: DeviceConfig | None
 ) -> SSAValue:
     """x (..., 1) broadcast along the stick dim to `shape` (..., w) where its elements are not
     one per stick (`pointwise` refuses it, saying `why`): x with its stick dim swapped with p,
@@ -166,7 +167,7 @@ def _expand_across_lanes(
     p = stick_partner(shape)
     if not src or src[-1] != 1 or p is None:
         raise NotOnDevice(why)
-    x = reshape(ops, x, (1,) * (rank - len(src)) + src, by_cost)
+    x = reshape(ops, x, (1,) * (rank - len(src)) + src, costs)
     perm = swap(rank, p, rank - 1)
     try:
         pw = pointwise([permute(ops, x, perm)], tuple(shape[d] for d in perm), lambda a: a)

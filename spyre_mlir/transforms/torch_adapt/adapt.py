@@ -9,6 +9,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker, RewritePattern
 
+from spyre_mlir.dialects import spyre
 from spyre_mlir.transforms.torch_adapt.attention import (
     GroupedHeadsInRows,
     HeadsFromTransposedLinear,
@@ -61,15 +62,14 @@ pow(x, 3) is rewritten)."""
 
 @dataclass(frozen=True)
 class TorchAdaptPass(ModulePass):
-    """Apply every adaptation to a fixed point (the package docstring lists them)."""
+    """Apply every adaptation to a fixed point (the package docstring lists them); the lane
+    moves become products only where the module's `spyre.target` has DL16 numerics, which hold
+    no infinity (LaneMovesAsProduct)."""
 
     name = "torch-adapt"
 
-    numerics: str = "dl16"
-    """The device's numerics mode: the lane moves become products only with "dl16", which holds
-    no infinity (LaneMovesAsProduct)."""
-
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        dl16 = spyre.module_target(op).numerics == "dl16"
         products = (LaneMovesAsProduct, InterleavedLaneMovesAsProduct)
-        adaptations = [cls() for cls in ADAPTATIONS if self.numerics == "dl16" or cls not in products]
+        adaptations = [cls() for cls in ADAPTATIONS if dl16 or cls not in products]
         PatternRewriteWalker(GreedyRewritePatternApplier(adaptations), walk_reverse=True).rewrite_module(op)

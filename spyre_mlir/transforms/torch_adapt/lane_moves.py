@@ -178,7 +178,7 @@ class LaneMovesAsProduct(RewritePattern):
     that cannot show: when the result reaches nothing but matmuls that contract along the
     moved dim (`_only_contracted`: a rotary embedding's q and k on their way to the attention
     scores, where a NaN in a row makes the row's products NaN either way), and only with DL16
-    numerics, which hold no infinity (inf x 0 would be NaN; TorchAdaptPass `numerics`)."""
+    numerics, which hold no infinity (inf x 0 would be NaN; the module's target's `numerics`)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         matched = _cat_of_lane_pieces(op)
