@@ -172,6 +172,13 @@
       layout: { name: typeof cytoscapeDagre !== "undefined" ? "dagre" : "breadthfirst", rankDir: "TB", nodeSep: 12, rankSep: 22, animate: false },
     });
     report.cy = cy;
+    if (cy.nodes().length > 60) {
+      // a large graph opens readable at its start; "fit" shows the whole
+      const top = cy.nodes(":childless").min((n) => n.position("y")).ele;
+      cy.zoom(0.9);
+      cy.center(top);
+      cy.panBy({ x: 0, y: cy.height() / 2 - 40 });
+    } else cy.fit(undefined, 20);
     overlay(document.getElementById("overlay").value);
     cy.on("tap", "node", (e) => select(e.target));
     document.getElementById("fit").addEventListener("click", () => cy.fit(undefined, 20));
