@@ -88,6 +88,8 @@ class GraphReport:
     """Float ops without a device lowering, run on the CPU."""
     report: str | None = None
     """Where its explorer report was written (the `report` option), once it was."""
+    module: Callable[[], ModuleOp | None] = dataclasses.field(default=lambda: None, repr=False, compare=False)
+    """Its compiled module while the compiled graph lives (a weak reference), for inspection."""
 
     @property
     def device_fraction(self) -> float:
@@ -283,7 +285,11 @@ def compile_graph(
     module, ctx, graph = entry.module, entry.ctx, entry.graph
     placed = host_ops(module.walk())
     on_cpu = Counter(op.name for op, _, by_design in placed if not by_design)
-    STATS.graphs.append(GraphReport(graph, entry.torch_ops, Counter(op.name for op, _, d in placed if d), on_cpu))
+    STATS.graphs.append(
+        GraphReport(
+            graph, entry.torch_ops, Counter(op.name for op, _, d in placed if d), on_cpu, module=weakref.ref(module)
+        )
+    )
     if on_cpu:
         STATS.fallbacks += 1
         listed = ", ".join(f"{name} x{n}" for name, n in sorted(on_cpu.items()))
