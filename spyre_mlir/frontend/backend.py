@@ -188,7 +188,9 @@ def _parse_options(options: dict[str, Any] | None) -> tuple[DeviceConfig, Backen
         optimizations = Optimizations.none() if disable == "all" else Optimizations().without(*disable)
     except ValueError as e:
         raise SpyreCompileError(f"spyre backend option disable: {e}") from None
-    return config, BackendOptions(strict, dump_ir, optimizations, buckets, cache, None if report is None else str(report))
+    return config, BackendOptions(
+        strict, dump_ir, optimizations, buckets, cache, None if report is None else str(report)
+    )
 
 
 PARAM_SAMPLE_RUNS, PARAM_SAMPLE_RUN = 4, 64

@@ -237,7 +237,7 @@ def _torch_graph(capture: Capture, compiled: ModuleOp, entry: str) -> tuple[list
         origin = spyre.origin_of(op)
         if origin is not None and origin.op_ids:
             number[op] = origin.op_ids[0]
-    args = {a: i for i, a in enumerate(fn.body.block.args)}
+    args: dict[SSAValue, int] = {a: i for i, a in enumerate(fn.body.block.args)}
     host: dict[int, dict[str, Any]] = {}
     for op in entry_function(compiled, entry).body.block.ops:
         origin = spyre.origin_of(op)

@@ -25,7 +25,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import fields
 from multiprocessing import get_context
@@ -69,7 +69,7 @@ def parse_value(field: str, text: str) -> Any:
     return value
 
 
-def grid(axes: dict[str, Sequence[Any]]) -> list[dict[str, Any]]:
+def grid(axes: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     """Every combination of the axes' values, the last axis varying fastest."""
     names = list(axes)
     return [dict(zip(names, combo)) for combo in itertools.product(*(axes[n] for n in names))]
@@ -87,7 +87,9 @@ def plan_summary(module: Any, times: dict[str, float], top: int = 3) -> list[str
     from spyre_mlir.dialects import spyre_isa
 
     programs = {op.sym_name.data: op for op in module.walk() if isinstance(op, spyre_isa.ProgramOp)}
-    launches = {op.kernel_name: op.program.root_reference.data for op in module.walk() if isinstance(op, spyre_isa.LaunchOp)}
+    launches = {
+        op.kernel_name: op.program.root_reference.data for op in module.walk() if isinstance(op, spyre_isa.LaunchOp)
+    }
     out = []
     for name, seconds in sorted(times.items(), key=lambda kv: -kv[1])[:top]:
         prog = programs.get(launches.get(name, ""))
@@ -224,9 +226,7 @@ def _model_point(name: str, config: DeviceConfig) -> dict[str, Any]:
         result = {"simulated_s": prof.total_time_s, "launches": len(prof.kernels)}
         result["kernels_s"] = {k.name: k.time_s for k in prof.kernels}
     modules = [g.module() for g in graphs]
-    result["plan"] = hashlib.sha256("".join(plan_digest(m) for m in modules if m is not None).encode()).hexdigest()[
-        :12
-    ]
+    result["plan"] = hashlib.sha256("".join(plan_digest(m) for m in modules if m is not None).encode()).hexdigest()[:12]
     times = result.pop("kernels_s", {})
     result["kernels"] = plan_summary(decode, times) if decode is not None and times else []
     result["compile"] = "cache" if STATS.cache_loads - loads == len(graphs) and graphs else "compiled"

@@ -25,9 +25,13 @@ from spyre_mlir.report.sweep import as_json, figure, grid, parse_value, sweep, t
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="spyre-sweep", description=__doc__.splitlines()[0])
     ap.add_argument("what", help="a torch-level .mlir file, a corpus model name, granite-decode or smollm2-decode")
-    ap.add_argument("--set", action="append", default=[], metavar="FIELD=V1,V2", help="an axis: a DeviceConfig field's values")
+    ap.add_argument(
+        "--set", action="append", default=[], metavar="FIELD=V1,V2", help="an axis: a DeviceConfig field's values"
+    )
     ap.add_argument("--json", action="store_true", help="print the points as JSON instead of a table")
-    ap.add_argument("--plot", default="spyre_sweep.html", help="the plot's HTML file (default spyre_sweep.html; '' for none)")
+    ap.add_argument(
+        "--plot", default="spyre_sweep.html", help="the plot's HTML file (default spyre_sweep.html; '' for none)"
+    )
     ap.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
     args = ap.parse_args(argv)
     axes: dict[str, list] = {}

@@ -25,7 +25,9 @@ class SpyreTrackOriginsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if spyre.numbered(op) is not None:
-            raise PassFailedException(f"spyre-track-origins: the module's torch ops are numbered already ({spyre.ORIGINS_ATTR})")
+            raise PassFailedException(
+                f"spyre-track-origins: the module's torch ops are numbered already ({spyre.ORIGINS_ATTR})"
+            )
         n = 0
         for inner in op.walk():
             if spyre.is_torch_compute(inner) and spyre.origin_of(inner) is None:

@@ -36,7 +36,6 @@ from spyre_mlir.dialects.spyre.attrs import (
 )
 from spyre_mlir.dialects.spyre.iteration import Box, IterDim, box_count, core_boxes
 from spyre_mlir.dialects.spyre.kernel_form import KernelForm, kernel_form
-from spyre_mlir.dialects.spyre.origin import OriginAttr
 from spyre_mlir.dialects.spyre.ops import (
     ConcatOp,
     GatherOp,
@@ -50,6 +49,7 @@ from spyre_mlir.dialects.spyre.ops import (
     SliceOp,
     YieldOp,
 )
+from spyre_mlir.dialects.spyre.origin import OriginAttr
 from spyre_mlir.layout import Layout
 from spyre_mlir.target.constants import TRANSPOSE_BLOCK
 

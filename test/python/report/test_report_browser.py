@@ -38,7 +38,13 @@ def test_a_clicked_kernel_shows_its_isa_and_times(browser, mlp_report):
     text = browser.panel_text()
     time_us = browser.js("return spyreReport.kernels.get('k0').time_s * 1e6;")
     assert "kernel k0" in text and f"kernel time {time_us:.2f} us" in text
-    for row in ("dispatch (start)", "DDR (busiest core)", "PT (busiest core)", "SFP (busiest core)", "ring (busiest core)"):
+    for row in (
+        "dispatch (start)",
+        "DDR (busiest core)",
+        "PT (busiest core)",
+        "SFP (busiest core)",
+        "ring (busiest core)",
+    ):
         assert row in text
     isa = browser.wait(
         "(document.querySelector('#panel pre.isa') || {}).textContent.includes('spyre_isa.')"
