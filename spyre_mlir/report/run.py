@@ -397,7 +397,7 @@ def _place(ops: list[dict[str, Any]], kernels: list[dict[str, Any]]) -> None:
         for i in k["ops"]:
             if i in by_id:
                 by_id[i]["kernels"].append(k["name"])
-                if by_id[i]["placement"] == "folded":
+                if by_id[i]["placement"] in ("folded", "view"):  # (a view of its result may remain outside)
                     by_id[i]["placement"] = "device"
                     by_id[i]["reason"] = ""
     for prefer_relayout in (True, False):  # a computing kernel's claim wins over a relayout's

@@ -101,13 +101,38 @@
   document.getElementById("overlay").addEventListener("change", (e) => overlay(e.target.value));
 
   // ------------------------------------------------------------------ graph
-  function elements() {
+  // Free views and folded ops are passed through (their producers feed their consumers) unless
+  // shown; at the kernel level each kernel is one node and ops on the host are their own.
+  const transparent = (o) => !o.home && (o.placement === "view" || o.placement === "folded");
+  const preds = new Map();
+  for (const [a, b] of data.edges) {
+    if (!preds.has(b)) preds.set(b, []);
+    preds.get(b).push(a);
+  }
+  const resolved = new Map();
+  function sources(id, hide) {
+    // the visible nodes an edge from `id` comes from
+    const o = id[0] === "o" ? ops.get(Number(id.slice(1))) : null;
+    if (!o || !hide || !transparent(o)) return [id];
+    if (!resolved.has(id)) {
+      resolved.set(id, []);
+      resolved.set(id, [...new Set((preds.get(id) || []).flatMap((p) => sources(p, hide)))]);
+    }
+    return resolved.get(id);
+  }
+  function elements(level, showAll) {
+    const hide = !showAll;
+    resolved.clear();
     const nodes = [];
-    const edges = [];
-    const parents = new Set(data.ops.filter((o) => o.home).map((o) => o.home));
+    const edges = new Map();
+    const group = (id) => {
+      if (level !== "kernels" || id[0] !== "o") return id;
+      const o = ops.get(Number(id.slice(1)));
+      return o && o.home ? "k:" + o.home : id;
+    };
+    const parents = new Set(level === "ops" ? data.ops.filter((o) => o.home).map((o) => o.home) : []);
     for (const k of data.kernels) {
       if (!k.program && !k.ops.length) continue; // a copy the host made (no launch)
-      const err = kernelError(k);
       nodes.push({
         data: {
           id: "k:" + k.name,
@@ -116,21 +141,30 @@
           kernel: k.name,
           time: k.time_s,
           placement: "kernel",
-          error: err,
+          error: kernelError(k),
         },
         classes: parents.has(k.name) ? "kernel" : "kernel lone",
       });
-      if (!parents.has(k.name)) {
-        for (const v of new Set(k.values.filter((v) => v >= 0).concat(k.values.some((v) => v >= 0) ? [] : k.ops)))
-          if (ops.has(v)) edges.push({ data: { id: `e:o${v}:${k.name}`, source: "o" + v, target: "k:" + k.name }, classes: "serves" });
+      const held = k.values.filter((v) => v >= 0);
+      const serve = (f, t) => {
+        if (f !== t) edges.set(`${f}>${t}`, { data: { id: `s:${f}:${t}`, source: f, target: t }, classes: "serves" });
+      };
+      if (!parents.has(k.name) && held.length) {
+        // a relayout (or a kernel whose op lives elsewhere): from the op whose value it holds
+        for (const v of new Set(held)) for (const f of ops.has(v) ? sources("o" + v, hide).map(group) : []) serve(f, "k:" + k.name);
+      } else if (!parents.has(k.name)) {
+        // part of its ops' work, which their own kernels finish
+        for (const i of new Set(k.ops)) if (ops.has(i)) serve("k:" + k.name, group("o" + i));
       }
     }
     for (const o of data.ops) {
+      if (hide && transparent(o)) continue;
+      if (level === "kernels" && o.home) continue;
       const k = o.home ? kernels.get(o.home) : null;
       nodes.push({
         data: {
           id: "o" + o.id,
-          parent: k ? "k:" + k.name : undefined,
+          parent: k && level === "ops" ? "k:" + k.name : undefined,
           label: (o.placement === "cpu" ? "CPU: " : "") + o.short + "\n" + (o.types[0] || ""),
           kind: "op",
           op: o.id,
@@ -144,18 +178,32 @@
     }
     const ends = new Set(data.edges.flat());
     for (const id of ends) {
-      if (id[0] === "a") nodes.push({ data: { id, label: "input " + id.slice(1), kind: "io", placement: "io" }, classes: "io" });
+      if (id[0] === "a" && level === "ops") nodes.push({ data: { id, label: "input " + id.slice(1), kind: "io", placement: "io" }, classes: "io" });
       if (id[0] === "r") nodes.push({ data: { id, label: "output " + id.slice(1), kind: "io", placement: "io" }, classes: "io" });
     }
-    data.edges.forEach(([a, b], i) => edges.push({ data: { id: "d" + i, source: a, target: b } }));
-    return nodes.concat(edges);
+    const present = new Set(nodes.map((n) => n.data.id));
+    for (const [a, b] of data.edges) {
+      if (!present.has(group(b)) && !(b[0] === "o" && level === "kernels")) continue;
+      const to = group(b);
+      if (!present.has(to)) continue;
+      for (const f of sources(a, hide).map(group)) {
+        if (f === to || !present.has(f)) continue;
+        const key = `${f}>${to}`;
+        if (!edges.has(key)) edges.set(key, { data: { id: "d" + edges.size, source: f, target: to } });
+      }
+    }
+    return nodes.concat([...edges.values()].filter((e) => present.has(e.data.source) && present.has(e.data.target)));
   }
+  report.visibleOps = () => data.ops.filter((o) => !transparent(o)).length;
 
+  const LAYOUT = { name: typeof cytoscapeDagre !== "undefined" ? "dagre" : "breadthfirst", rankDir: "TB", nodeSep: 12, rankSep: 22, animate: false };
   function buildGraph() {
     if (typeof cytoscapeDagre !== "undefined") cytoscape.use(cytoscapeDagre);
+    const levelSelect = document.getElementById("level");
+    if (report.visibleOps() > 400) levelSelect.value = "kernels"; // a large graph opens at the kernel level
     const cy = cytoscape({
       container: document.getElementById("cy"),
-      elements: elements(),
+      elements: elements(levelSelect.value, document.getElementById("all-ops").checked),
       wheelSensitivity: 0.3,
       style: [
         { selector: "node", style: { "background-color": "data(colour)", label: "data(label)", "font-size": 9, "text-wrap": "wrap", "text-valign": "center", "border-width": 1, "border-color": "#666", shape: "round-rectangle", width: 110, height: 30 } },
@@ -169,15 +217,24 @@
         { selector: "edge", style: { width: 1, "line-color": "#999", "target-arrow-color": "#999", "target-arrow-shape": "triangle", "curve-style": "bezier", "arrow-scale": 0.7 } },
         { selector: "edge.serves", style: { "line-style": "dashed", "line-color": "#2b5d8c", "target-arrow-color": "#2b5d8c" } },
       ],
-      layout: { name: typeof cytoscapeDagre !== "undefined" ? "dagre" : "breadthfirst", rankDir: "TB", nodeSep: 12, rankSep: 22, animate: false },
+      layout: LAYOUT,
     });
     report.cy = cy;
+    const relayout = () => {
+      cy.elements().remove();
+      cy.add(elements(levelSelect.value, document.getElementById("all-ops").checked));
+      cy.layout(LAYOUT).run();
+      overlay(document.getElementById("overlay").value);
+      cy.fit(undefined, 20);
+    };
+    levelSelect.addEventListener("change", relayout);
+    document.getElementById("all-ops").addEventListener("change", relayout);
     if (cy.nodes().length > 60) {
       // a large graph opens readable at its start; "fit" shows the whole
       const top = cy.nodes(":childless").min((n) => n.position("y")).ele;
       cy.zoom(0.9);
       cy.center(top);
-      cy.panBy({ x: 0, y: cy.height() / 2 - 40 });
+      cy.panBy({ x: 0, y: -(cy.height() / 2 - 60) });
     } else cy.fit(undefined, 20);
     overlay(document.getElementById("overlay").value);
     cy.on("tap", "node", (e) => select(e.target));
