@@ -154,3 +154,22 @@ def test_spyre_report_writes_one_self_contained_file(tmp_path, capsys):
     # nothing is fetched: no script or stylesheet from elsewhere
     assert not re.search(r'<(script|link)[^>]+(src|href)="(https?:)?//', html)
     assert "cytoscape" in html and "Plotly" in html
+
+
+def test_spyre_mlir_report_of_a_torch_model(tmp_path):
+    """spyre_mlir.report(model, x): torch.compile with the report option, one call, one file per
+    graph; the graph's torch ops as the FX importer numbered them."""
+    import torch
+
+    import spyre_mlir
+    from spyre_mlir.frontend.backend import STATS
+
+    torch.manual_seed(0)
+    mlp = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.Linear(128, 64)).eval()
+    torch._dynamo.reset()
+    paths = spyre_mlir.report(mlp, torch.randn(8, 64), path=tmp_path / "mlp.html")
+    assert paths == [tmp_path / "mlp.html"] and STATS.graphs[-1].report == str(paths[0])
+    html = paths[0].read_text()
+    data = json.loads(re.search(r'id="report-data">(.*?)</script>', html, re.S).group(1))
+    assert {o["short"] for o in data["ops"] if o["placement"] == "device"} >= {"addmm", "gelu"}
+    assert all(e["within"] for k in data["kernels"] for e in k["errors"] if e["compared"])
