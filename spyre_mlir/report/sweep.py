@@ -117,7 +117,12 @@ def _bench(name: str) -> Any:
     if spec is None or spec.loader is None or not path.exists():
         raise ValueError(f"sweeping this needs a checkout's bench/{name}.py ({path} is missing)")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    cache = os.environ.get("SPYRE_CACHE")
+    spec.loader.exec_module(module)  # (the benches turn the compile cache off for themselves)
+    if cache is None:
+        os.environ.pop("SPYRE_CACHE", None)
+    else:
+        os.environ["SPYRE_CACHE"] = cache
     return module
 
 
