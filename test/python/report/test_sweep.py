@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from spyre_mlir.report.sweep import grid, parse_value, pareto
+from spyre_mlir.report.sweep import grid, pareto, parse_value
 from spyre_mlir.tools.spyre_sweep import main as spyre_sweep
 
 MLP = Path(__file__).resolve().parents[2] / "fixtures" / "mlp_torch_mlir.mlir"
