@@ -5,7 +5,8 @@ take the origin of what it replaces.
                                  inserts (those that need one) the origin
                                      ops    = X's ops + the ops of every op the rewrite erased
                                      values = per result, the torch value of the result it
-                                              replaced (through casts), else -1
+                                              replaced (through casts), else -1; all -1 for
+                                              rewrites equivalent only as a whole (values=False)
                                  (the patterns unchanged when the module is not numbered)
     relayout_origin(r, reader)   a restickify holds its input's value in another layout
     pointwise_origin(op, parts)  an op doing what `parts` did: all their ops -> the last's values
@@ -32,8 +33,12 @@ def _needs(op: Operation) -> bool:
 class CarryOrigins(RewritePattern):
     """`inner` whose rewrites give the ops they insert the origin of what they replace."""
 
-    def __init__(self, inner: RewritePattern):
+    def __init__(self, inner: RewritePattern, values: bool = True):
         self.inner = inner
+        self.values = values
+        """Whether a result that replaces another holds its value: a lowering's does; a rewrite
+        equivalent only where its ops meet (torch-adapt moving a scaling from one operand of a
+        product to the other) makes no such claim."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         inserted: list[Operation] = []
@@ -77,13 +82,14 @@ class CarryOrigins(RewritePattern):
             if isinstance(new, spyre.RestickifyOp):
                 relayout_origin(new, op)
                 continue
-            held = [values.get(r, -1) for r in new.results]
+            held = [values.get(r, -1) if self.values else -1 for r in new.results]
             spyre.set_origin(new, spyre.OriginAttr(base | {v for v in held if v >= 0}, held))
 
 
-def carrying(module: ModuleOp, pattern: RewritePattern) -> RewritePattern:
-    """`pattern`, carrying origins when the module's torch ops are numbered."""
-    return CarryOrigins(pattern) if spyre.numbered(module) is not None else pattern
+def carrying(module: ModuleOp, pattern: RewritePattern, values: bool = True) -> RewritePattern:
+    """`pattern`, carrying origins when the module's torch ops are numbered (`values`:
+    CarryOrigins.values)."""
+    return CarryOrigins(pattern, values) if spyre.numbered(module) is not None else pattern
 
 
 def relayout_origin(r: Operation, reader: Operation | None = None) -> None:

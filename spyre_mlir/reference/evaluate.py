@@ -256,7 +256,10 @@ def _call(fn_aten: Any, args: list[Any], values: Sequence[np.ndarray | None]) ->
     for a, arg in zip(schema, args):
         kind = str(a.type)
         v: Any
-        if isinstance(arg, _Tensor):
+        if isinstance(arg, _Tensor) and kind in ("Scalar", "number") and arg.value.ndim == 0 and not arg.bound.any():
+            v = arg.value.item()  # an exact 0-d tensor where the schema takes a number (prim.NumToTensor's)
+            k += 1
+        elif isinstance(arg, _Tensor):
             given = values[k]
             v = _torch(given if given is not None else arg.value)
             k += 1

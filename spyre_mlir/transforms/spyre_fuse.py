@@ -314,10 +314,9 @@ def _look_through_reshape(mm: spyre.MatmulOp) -> None:
             r.erase()
         return
     restored = spyre.ReshapeOp(moved.result, pw.result.type)
-    for new in (moved, restored):  # the op on the matmul's shape, and its result as pw's
-        pointwise_origin(new, [pw])
-    for r in views:  # views of its inputs: part of pw's work, no torch value
-        part_origin(r, pw)
+    pointwise_origin(restored, [pw])  # pw's result, through a view of the op on the matmul's shape
+    for part in (moved, *views):  # that op and the views of its inputs: pw's work, no torch value
+        part_origin(part, pw)
     Rewriter.insert_op([*views, moved, restored], InsertPoint.before(pw))
     pw.result.replace_all_uses_with(restored.result)
     Rewriter.erase_op(pw)
