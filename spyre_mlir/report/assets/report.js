@@ -355,7 +355,7 @@
     ir.lines = (await inflate(data.stages[i].text)).split("\n");
   }
   function renderIR() {
-    const lo = Math.max(0, ir.focus - 40);
+    const lo = Math.max(0, ir.focus - 8);
     const hi = Math.min(ir.lines.length, lo + WINDOW);
     const frag = document.createDocumentFragment();
     if (lo > 0) frag.append(`// ... ${lo} lines above\n`);
@@ -366,6 +366,7 @@
     }
     if (hi < ir.lines.length) frag.append(`// ... ${ir.lines.length - hi} lines below`);
     irText.replaceChildren(frag);
+    irText.scrollTop = 0;
     document.getElementById("ir-status").textContent = `${data.stages[ir.stage].name}: ${ir.lines.length} lines, from line ${lo + 1}`;
   }
   function find(pattern, from) {
