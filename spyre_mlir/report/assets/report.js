@@ -44,6 +44,11 @@
     el("span", {}, `host round trips ${s.host_round_trips} (${us(s.host_round_trip_s)})`),
     el("span", { class: cpuOps ? "cpu" : "" }, `torch ops ${s.torch_ops}, on the CPU ${cpuOps}`),
   );
+  const compared = data.kernels.flatMap((k) => k.errors.filter((e) => e.compared));
+  const within = compared.filter((e) => e.within).length;
+  document.getElementById("summary").append(
+    el("span", { class: within < compared.length ? "cpu" : "", title: s.reference }, `kernel outputs within the DL16 bound: ${within} of ${compared.length} compared`),
+  );
   const shown = new Set();
   function show(view) {
     for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("active", b.dataset.view === view);
