@@ -108,21 +108,31 @@ def _config(point: dict[str, Any]) -> DeviceConfig:
     return config
 
 
-def _bench(name: str) -> Any:
-    """A checkout's bench/NAME.py, loaded by path."""
+def load_bench(name: str) -> Any:
+    """A checkout's bench/NAME.py (corpus, llm), loaded by path, the compile cache setting left
+    as it was (the benches turn it off for themselves)."""
     import importlib.util
+    import sys
 
     path = Path(__file__).resolve().parents[2] / "bench" / f"{name}.py"
     spec = importlib.util.spec_from_file_location(f"spyre_bench_{name}", path)
     if spec is None or spec.loader is None or not path.exists():
-        raise ValueError(f"sweeping this needs a checkout's bench/{name}.py ({path} is missing)")
+        raise ValueError(f"this needs a checkout's bench/{name}.py ({path} is missing)")
+    if spec.name in sys.modules:
+        return sys.modules[spec.name]
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (dataclasses look their module up while it runs)
     cache = os.environ.get("SPYRE_CACHE")
-    spec.loader.exec_module(module)  # (the benches turn the compile cache off for themselves)
-    if cache is None:
-        os.environ.pop("SPYRE_CACHE", None)
-    else:
-        os.environ["SPYRE_CACHE"] = cache
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[spec.name]
+        raise
+    finally:
+        if cache is None:
+            os.environ.pop("SPYRE_CACHE", None)
+        else:
+            os.environ["SPYRE_CACHE"] = cache
     return module
 
 
@@ -188,7 +198,7 @@ def _model_point(name: str, config: DeviceConfig) -> dict[str, Any]:
     torch._dynamo.reset()
     before, loads = len(STATS.graphs), STATS.cache_loads
     if name in DECODE:
-        llm = _bench("llm")
+        llm = load_bench("llm")
         if name == "granite-decode":
             from transformers import GraniteConfig, GraniteForCausalLM
 
@@ -215,7 +225,7 @@ def _model_point(name: str, config: DeviceConfig) -> dict[str, Any]:
             "kernels_s": {r.name: r.time_s for r in records},
         }
     else:
-        corpus = _bench("corpus")
+        corpus = load_bench("corpus")
         if name not in corpus.CORPUS:
             raise ValueError(
                 f"{name!r} is no .mlir file, {' or '.join(DECODE)}, or corpus model ({', '.join(sorted(corpus.CORPUS))})"

@@ -23,11 +23,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from spyre_mlir.diagnostics import LocatingParser, diagnostic_text, verify_module
 from spyre_mlir.pipeline import run_pipeline
+from spyre_mlir.reference.evaluate import ReferenceError
 from spyre_mlir.report.capture import Capture, entry_function
+from spyre_mlir.report.sweep import load_bench
 from spyre_mlir.report.write import write_report
+from spyre_mlir.sim.memory import DeviceError
 from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.tools.spyre_opt import make_tool_context
 from spyre_mlir.tools.spyre_run import input_types, random_input
@@ -101,7 +105,7 @@ def report_model(name: str, out: str, config: DeviceConfig) -> list[Path]:
             shutil.move(written[-1], target)
             shutil.move(written[0], prefill)
         return [target, prefill]
-    corpus = _corpus()
+    corpus = load_bench("corpus")
     if name not in corpus.CORPUS:
         raise SystemExit(
             f"spyre-report: {name!r} is no .mlir file, named model ({', '.join(NAMED)}) or corpus model "
@@ -109,19 +113,6 @@ def report_model(name: str, out: str, config: DeviceConfig) -> list[Path]:
         )
     model, inputs = corpus.build(name)
     return report_pkg.report(model, *inputs, path=out, **options)
-
-
-def _corpus() -> Any:
-    """bench/corpus.py of the checkout this package is in."""
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[2] / "bench" / "corpus.py"
-    spec = importlib.util.spec_from_file_location("spyre_corpus", path)
-    if spec is None or spec.loader is None or not path.exists():
-        raise SystemExit(f"spyre-report: corpus models need a checkout's bench/corpus.py ({path} is missing)")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -140,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             paths = [report_mlir(args.what, args.output, config, inputs, args.seed, args.entry)]
         else:
             paths = report_model(args.what, args.output, config)
-    except (OSError, ValueError) as e:
+    except (DiagnosticException, ParseError, DeviceError, ReferenceError, OSError, ValueError) as e:
         print(f"spyre-report: error: {diagnostic_text(e)}", file=sys.stderr)
         return 1
     for p in paths:

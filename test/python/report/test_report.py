@@ -173,3 +173,15 @@ def test_spyre_mlir_report_of_a_torch_model(tmp_path):
     data = json.loads(re.search(r'id="report-data">(.*?)</script>', html, re.S).group(1))
     assert {o["short"] for o in data["ops"] if o["placement"] == "device"} >= {"addmm", "gelu"}
     assert all(e["within"] for k in data["kernels"] for e in k["errors"] if e["compared"])
+
+
+@pytest.mark.slow
+def test_a_corpus_decoder_is_within_the_bound_everywhere_it_is_compared(tmp_path):
+    """Llama (bench/corpus.py): rotary lane moves and SDPA's scalings rewritten by torch-adapt,
+    which claim no torch value of their own; the reference runs the whole graph."""
+    out = tmp_path / "llama.html"
+    assert spyre_report(["llama", "-o", str(out)]) == 0
+    data = json.loads(re.search(r'id="report-data">(.*?)</script>', out.read_text(), re.S).group(1))
+    assert data["summary"]["reference"].startswith("float64 reference")
+    compared = [e for k in data["kernels"] for e in k["errors"] if e["compared"]]
+    assert len(compared) >= 10 and all(e["within"] for e in compared)
