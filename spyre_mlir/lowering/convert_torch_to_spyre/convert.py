@@ -119,7 +119,9 @@ class ConvertTorchToSpyrePass(ModulePass):
         module = fn.get_toplevel_object()
         assert isinstance(module, ModuleOp)
         PatternRewriteWalker(
-            carrying(module, GreedyRewritePatternApplier([cls(border, refused, target, self.strict) for cls in LOWERINGS])),
+            carrying(
+                module, GreedyRewritePatternApplier([cls(border, refused, target, self.strict) for cls in LOWERINGS])
+            ),
             apply_recursively=False,
         ).rewrite_region(fn.body)
         for lit in [o for o in block.ops if isinstance(o, t.ValueTensorLiteralOp)]:
