@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -80,11 +80,13 @@ def evaluate(
     ctx: Any = None,
     entry: str = "main",
     range_notes: list[str] | None = None,
+    on_op: Callable[[Operation, list[tuple[np.ndarray, np.ndarray] | None]], None] | None = None,
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """(values, bounds) of the function's results, in float64.
 
     The bounds hold while values stay within the device format's range; with `range_notes`,
-    the values that leave it (where the device saturates) are listed there."""
+    the values that leave it (where the device saturates) are listed there. `on_op(op, results)`
+    is told every aten op's results: (value, bound) of each float tensor, None for the others."""
     fn = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry), None)
     if fn is None:
         raise ReferenceError(f"no function @{entry}")
@@ -169,6 +171,8 @@ def evaluate(
         results = _eval(op, fn_aten, args, u_op, tiny)
         watch(f"'{op.name}'", results, [r.type for r in op.results])
         env.update(zip(op.results, results))
+        if on_op is not None:
+            on_op(op, [(r.value, r.bound) if isinstance(r, _Tensor) and r.is_float else None for r in results])
     raise ReferenceError(f"@{entry} has no return")
 
 
@@ -252,7 +256,10 @@ def _call(fn_aten: Any, args: list[Any], values: Sequence[np.ndarray | None]) ->
     for a, arg in zip(schema, args):
         kind = str(a.type)
         v: Any
-        if isinstance(arg, _Tensor):
+        if isinstance(arg, _Tensor) and kind in ("Scalar", "number") and arg.value.ndim == 0 and not arg.bound.any():
+            v = arg.value.item()  # an exact 0-d tensor where the schema takes a number (prim.NumToTensor's)
+            k += 1
+        elif isinstance(arg, _Tensor):
             given = values[k]
             v = _torch(given if given is not None else arg.value)
             k += 1

@@ -14,6 +14,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from spyre_mlir.analysis.origins import carrying
 from spyre_mlir.diagnostics import Unsupported
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects import torch as t
@@ -115,8 +116,12 @@ class ConvertTorchToSpyrePass(ModulePass):
         refused: dict[Operation, str] = {
             op: host_by_design(op)[1] for op in block.ops if {INDEX_ARITHMETIC, HOST_CONSTANT} & op.attributes.keys()
         }
+        module = fn.get_toplevel_object()
+        assert isinstance(module, ModuleOp)
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([cls(border, refused, target, self.strict) for cls in LOWERINGS]),
+            carrying(
+                module, GreedyRewritePatternApplier([cls(border, refused, target, self.strict) for cls in LOWERINGS])
+            ),
             apply_recursively=False,
         ).rewrite_region(fn.body)
         for lit in [o for o in block.ops if isinstance(o, t.ValueTensorLiteralOp)]:
