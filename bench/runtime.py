@@ -245,42 +245,50 @@ def parse(steps: list[list[Any]]) -> tuple[list[Step], list[tuple[Any, ...]]]:
     return out, sigs
 
 
-def compose(measured: list[list[Any]], head: list[list[Any]], batch: int, layers: int = GRANITE_LAYERS) -> list[Step]:
-    """The `layers`-layer call from a 2-layer one: the steps before the two layers, the first
-    layer's, `layers - 1` times the second's, the steps after, with the toy LM head's launch
-    (batch x 4096 x 256 MACs) replaced by `head`'s launches (module docstring). The layers are
-    the longest run of steps that repeats at once."""
+def compose(
+    measured: list[list[Any]], layers: int, head: list[list[Any]] | None = None, toy_head_macs: int = 0
+) -> list[Step]:
+    """The `layers`-layer call from a 2-layer one: its steps with the second layer's repeated
+    `layers - 1` times; with `head`, the launch after the layers with `toy_head_macs` MACs (the
+    toy LM head) replaced by `head`'s launches (module docstring).
+
+    The layers' launches repeat, but not exactly: a value the call computes once is computed
+    where the first layer needs it, and a layer's last kernel may differ from the next
+    layer's. So a layer is found by its period: the lag d at which the most launches equal
+    the launch d before them (`sigs`), and the second layer is the d launches up to the last
+    one that equals its match d before (a transfer or CPU op among them goes with it)."""
     steps, sigs = parse(measured)
-    n = len(sigs)
-    found = next(
-        (
-            (i, size)
-            for size in range(n // 2, 0, -1)
-            for i in range(n - 2 * size + 1)
-            if sigs[i : i + size] == sigs[i + size : i + 2 * size]
-        ),
-        None,
-    )
-    if found is None:
+    at = [k for k, sig in enumerate(sigs) if sig[0] == "L"]  # the launches' places among the steps
+    keys = [sigs[k] for k in at]
+    n = len(keys)
+    matches = {d: sum(keys[k] == keys[k - d] for k in range(d, n)) for d in range(2, n // 2 + 1)}
+    if not matches or max(matches.values()) == 0:
         raise SystemExit("bench/runtime.py: no repeated layer in the 2-layer call")
-    i, size = found
-    out = steps[: i + size] + steps[i + size : i + 2 * size] * (layers - 1) + steps[i + 2 * size :]
-    toy = batch * GRANITE["hidden_size"] * TOY_VOCAB
-    at = [j for j, sig in enumerate(sigs) if sig[0] == "L" and sig[4] == toy and j >= i + 2 * size]
-    if len(at) != 1:
-        raise SystemExit(f"bench/runtime.py: {len(at)} launches after the layers with the toy LM head's {toy} MACs")
-    j = len(out) - (n - at[0])
-    toy_launch = out[j]
-    assert isinstance(toy_launch, Launch)
-    real = [
-        dataclasses.replace(
-            s,
-            host_started=toy_launch.host_started and k == 0,
-            overhead_s=toy_launch.overhead_s if k == 0 else s.overhead_s,
+    period = max(matches, key=lambda d: (matches[d], -d))
+    last = max(k for k in range(period, n) if keys[k] == keys[k - period])
+    second, after = at[last + 1 - period], at[last] + 1  # the second layer's steps: [second, after)
+    out = steps[:second] + steps[second:after] * (layers - 1) + steps[after:]
+    if head is None:
+        return out
+    toy = [k for k in range(after, len(sigs)) if sigs[k][0] == "L" and sigs[k][4] == toy_head_macs]
+    if len(toy) != 1:
+        raise SystemExit(
+            f"bench/runtime.py: {len(toy)} launches after the layers with the toy LM head's {toy_head_macs} MACs"
         )
+    j = len(out) - (len(steps) - toy[0])
+    replaced = out[j]
+    assert isinstance(replaced, Launch)
+    real = [  # (in the toy head's place in its launch sequence)
+        dataclasses.replace(s, host_started=replaced.host_started, overhead_s=replaced.overhead_s) if k == 0 else s
         for k, s in enumerate(parse(head)[0])
     ]
     return out[:j] + real + out[j + 1 :]
+
+
+def granite_call(m: dict[str, Any], head: dict[str, Any], name: str) -> list[Step]:
+    """The 40-layer Granite call of phase `name` from a 2-layer run and the LM head's."""
+    toy_macs = m["batch"] * GRANITE["hidden_size"] * TOY_VOCAB  # one row per sequence (logits_to_keep=1)
+    return compose(m[name], GRANITE_LAYERS, head["launches"], toy_macs)
 
 
 def breakdown(steps: list[Step], config: DeviceConfig, mode: str) -> dict[str, float]:
@@ -320,12 +328,13 @@ def _totals(steps: list[Step], config: DeviceConfig, theta: np.ndarray) -> np.nd
     return np.array([schedule(steps, cfg, m).total_s for m in RUNTIME_MODES])
 
 
-def fit(phases: dict[str, list[Step]], config: DeviceConfig) -> dict[str, float]:
-    """graph_kernel_s, graph_tensor_s and patch_address_s fitted to IBM's four ratios for the
-    phases given (module docstring): non-negative least squares, each equation relative."""
+def fit(phases: dict[str, list[Step]], config: DeviceConfig, targets: dict[str, float] = IBM) -> dict[str, float]:
+    """graph_kernel_s, graph_tensor_s and patch_address_s fitted to the ratios `targets` gives
+    for the phases given (IBM's: module docstring): non-negative least squares, each equation
+    relative to its call's time."""
     rows, rhs = [], []
     for name, steps in phases.items():
-        s, r = IBM[f"{name}_speedup_total"], IBM[f"{name}_gain_off_transfer_path"]
+        s, r = targets[f"{name}_speedup_total"], targets[f"{name}_gain_off_transfer_path"]
 
         base = _totals(steps, config, np.zeros(3))
         step = 1e-6
@@ -349,10 +358,7 @@ def fit(phases: dict[str, list[Step]], config: DeviceConfig) -> dict[str, float]
 
 
 def figures(m: dict[str, Any], config: DeviceConfig) -> dict[str, Any]:
-    g = {
-        "prefill": compose(m["granite"]["prefill"], m["lm_head"]["launches"], 1),
-        "decode": compose(m["granite"]["decode"], m["lm_head"]["launches"], 1),
-    }
+    g = {name: granite_call(m["granite"], m["lm_head"], name) for name in ("prefill", "decode")}
     out: dict[str, Any] = {}
     phases = {name: phase(steps, config) for name, steps in g.items()}
     for name, p in phases.items():
@@ -372,9 +378,7 @@ def figures(m: dict[str, Any], config: DeviceConfig) -> dict[str, Any]:
     out["parameters"] = {f: getattr(config, f) for f in HOST_FIELDS}
     checks = {
         "smollm2_135m": {name: phase(parse(m["smollm2"][name])[0], config) for name in ("prefill", "decode")},
-        "granite_decode_batch8": phase(
-            compose(m["granite_batch8"]["decode"], m["lm_head_batch8"]["launches"], 8), config
-        ),
+        "granite_decode_batch8": phase(granite_call(m["granite_batch8"], m["lm_head_batch8"], "decode"), config),
     }
     out["checks"] = checks
     return out

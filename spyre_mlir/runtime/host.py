@@ -642,7 +642,8 @@ class Executable:
         ):
             return mine.view_as(layout)
         dev = owned[op.result] = self.model.memory.to_device(x.values(), layout, perm)
-        patch = self._patch(("relayout", op), (mine.address if mine is not None else None,))
+        # (a tensor not in a layout a program reads: its bytes' place is not tracked, patched anew)
+        patch = self._patch(("relayout", op), (mine.address,)) if mine is not None else True
         self.model.record(KernelRecord.copy("relayout", dev.nbytes, dev.nbytes, self.model.config), patch)
         return dev
 
