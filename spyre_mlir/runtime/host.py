@@ -31,9 +31,10 @@ host starts its first kernel (`launch_overhead_s`), the card each later one
 Each call is recorded as its steps (launches, transfers, CPU ops: DeviceModel.begin_call),
 from which the host runtime's work follows in each runtime mode (sim/host_timeline.py). A
 launch's program must be patched again when an address it names changed since its last call
-(`Launch.patch`): what its arguments are bound to is a tensor's address when the tensor
-outlives the call (a resident weight or KV cache, a native device tensor), and the graph value
-it holds when the call allocated it (the runtime gives a graph's buffers fixed places).
+(`Launch.patch`): a native device tensor's address is its storage's; every other value has the
+graph's own place (the runtime gives a graph's inputs, weights, KV cache and intermediates fixed
+buffers, a changed weight written into its place), so only a graph's first call and native
+tensors at new places patch.
 """
 
 from __future__ import annotations
@@ -246,6 +247,8 @@ class Executable:
         self.bound: dict[Any, tuple] = {}
         """Per launch site (a launch, or a copy the host issues): what its arguments were bound
         to at its last launch (`_binding`)."""
+        self._foreign: set[int] = set()
+        """The call's native device tensors used in place (by id): they are where they are."""
 
     def _prepare(self, op: Operation) -> tuple[Operation, Any]:
         if isinstance(op, spyre_isa.LaunchOp):
@@ -336,7 +339,7 @@ class Executable:
         new = self.model.memory.allocate(root.layout, f"{name}.copy")
         new.data[...] = root.data
         owned[op.results[0]] = new  # (the launch's output, once it wrote into it: a graph buffer)
-        patch = self._patch(("copy", op), self._binding([src], owned))
+        patch = self._patch(("copy", op), self._binding([src]))
         self.model.record(KernelRecord.copy(f"{name}.copy", root.nbytes, root.nbytes, self.model.config), patch)
         return new if src is root else new.view_as(src.layout)
 
@@ -562,6 +565,7 @@ class Executable:
         self._new_copies.clear()
         self.model.end_sequence()  # a call's first launch is the host's
         self._round_trip = False
+        self._foreign.clear()
         self.model.begin_call(self.function.sym_name.data)
         try:
             for a, x in zip(args, inputs):
@@ -601,19 +605,15 @@ class Executable:
         self.bound[site] = binding
         return True
 
-    @staticmethod
-    def _binding(args: Sequence[Any], owned: dict[SSAValue, DdrTensor]) -> tuple:
-        """What a launch's arguments are bound to: a DDR tensor this call allocated, the graph
-        value it holds (a fixed place in the graph's buffers); another (resident, or a native
-        device tensor), its address; host indices, their place in the argument list."""
-        made = {id(d): v for v, d in owned.items()}
-        out: list[Any] = []
+    def _binding(self, args: Sequence[Any]) -> tuple:
+        """What a launch's arguments are bound to: a native device tensor's, its address (it
+        lives where its storage is); any other value's, its place in the argument list (the
+        graph's own buffer for it: the runtime gives a graph's inputs, weights, KV cache and
+        intermediates fixed places)."""
+        out: list[int] = []
         for i, a in enumerate(args):
-            if isinstance(a, DdrTensor):
-                root = a.owner or a
-                out.append(made.get(id(root), root.address))
-            else:
-                out.append(i)
+            root = a.owner or a if isinstance(a, DdrTensor) else None
+            out.append(root.address if root is not None and id(root) in self._foreign else i)
         return tuple(out)
 
     def _host_value(self, x: Any) -> Any:
@@ -640,6 +640,7 @@ class Executable:
             and op not in self.written_transfers
             and op not in self.consumes.values()
         ):
+            self._foreign.add(id(mine.owner or mine))
             return mine.view_as(layout)
         dev = owned[op.result] = self.model.memory.to_device(x.values(), layout, perm)
         # (a tensor not in a layout a program reads: its bytes' place is not tracked, patched anew)
@@ -665,7 +666,7 @@ class Executable:
                 args[self.in_place[op]] = self._copy_destination(op, env, owned)
             elif op in self.consumes and (held := self.resident.pop(self.consumes[op], None)) is not None:
                 owned[self.consumes[op].result] = held[1]  # this call's now: freed once unread
-            outs = self.model.launch(prog, args, name, self._patch(op, self._binding(args, owned)))
+            outs = self.model.launch(prog, args, name, self._patch(op, self._binding(args)))
             self._round_trip = False
             if (
                 op not in self.in_place or op in self.copy_first

@@ -474,16 +474,17 @@ class Profile:
         for k in self.kernels:
             us_per_cycle = 1e6 / k.config.clock_hz
             lane, ts, dur, overhead = 0, t0, k.time_s * 1e6, k.overhead_s * 1e6
-            call = calls.get(k.call) if k.call is not None else None
+            number = -1 if k.call is None else k.call
+            call = calls.get(number)
             if call is not None and k.call_launch < len(call.timeline().launches):
                 tl = call.timeline()
-                if k.call not in placed:
-                    base = placed[k.call] = call.start_s * 1e6 if call.start_s is not None else t0
+                if number not in placed:
+                    base = placed[number] = call.start_s * 1e6 if call.start_s is not None else t0
                     _host_events(events, named, call.name, tl, base)
                     if call.start_s is None:
                         t0 = base + tl.total_s * 1e6
                 start, seconds = tl.launches[k.call_launch]
-                ts, dur = placed[k.call] + start * 1e6, seconds * 1e6
+                ts, dur = placed[number] + start * 1e6, seconds * 1e6
                 overhead = dur - (k.time_s - k.overhead_s) * 1e6
             elif k.start_s is not None:
                 ts = k.start_s * 1e6

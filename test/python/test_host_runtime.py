@@ -108,23 +108,32 @@ def test_the_optimised_modes_are_never_slower():
     assert first.timeline(ONCE).work_s[CORRECTION] > 0 and CORRECTION not in steady.timeline(ONCE).work_s
 
 
-def test_patched_once_patches_again_where_an_address_changed():
-    """A weight updated in place is sent again, to a new place in DDR: the launch that reads it
-    has its program patched again; the other launch's addresses did not change."""
+def test_patched_once_patches_where_a_native_tensor_moved():
+    """A compiled graph on native device tensors reads them where they are: its programs are
+    patched again when a tensor is another one (a new place in DDR), not when it is the same.
+    A host tensor's value has the graph's own place: sent anew, it corrects nothing."""
     torch._dynamo.reset()
     model = mlp()
     f = torch.compile(model, backend="spyre")
     x = torch.randn(32, 256)
     with torch.no_grad():
         f(x)
-        f(x)
-        model[2].weight.mul_(0.5)
-        with spyre_mlir.profile() as prof:
-            f(x)
-    patched = [s.patch for s in prof.calls[0].steps if isinstance(s, Launch)]
-    assert patched == [False, True]
-    tl = prof.calls[0].timeline()
-    assert tl.mode == ONCE and [s.lane for s in tl.spans if s.lane != "link: data"] == [CORRECTION, PROGRAMS]
+        model[2].weight.mul_(0.5)  # sent again, into its place
+        with spyre_mlir.profile() as host:
+            f(torch.randn(32, 256))
+        xs = torch.randn(32, 256).to("spyre")
+        d = torch.compile(lambda a, b: (a @ b).relu(), backend="spyre")
+        w = torch.randn(256, 128).to("spyre")
+        d(xs, w)
+        with spyre_mlir.profile() as same:
+            d(xs, w)
+        with spyre_mlir.profile() as moved:
+            d(torch.randn(32, 256).to("spyre"), w)
+    assert not any(s.patch for s in host.calls[0].steps if isinstance(s, Launch))
+    assert [s.patch for s in same.calls[0].steps if isinstance(s, Launch)] == [False]
+    assert [s.patch for s in moved.calls[0].steps if isinstance(s, Launch)] == [True]
+    tl = moved.calls[0].timeline()
+    assert tl.mode == ONCE and tl.runtime_s > 0 and [s.lane for s in tl.spans] == [CORRECTION, PROGRAMS]
 
 
 def test_the_native_device_charges_its_launch_path_to_the_stream():
@@ -195,3 +204,35 @@ def test_no_call_is_slower_in_a_more_optimised_mode(steps, scale):
         parts = tl.kernels_s + tl.dispatch_s + tl.runtime_s + tl.link_s + tl.host_ops_s
         assert tl.total_s == pytest.approx(parts, rel=1e-9, abs=1e-15)
         assert all(start >= 0 and seconds >= 0 for start, seconds in tl.launches)
+
+
+def test_a_resident_kv_cache_keeps_a_decode_step_patched():
+    """Generation with a static cache: the weights and the KV cache keep the graph's places, so
+    in patched-once a warm generate's calls correct no program and cost their kernels and
+    transfers alone."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch._dynamo.reset()
+    cfg = LlamaConfig(
+        vocab_size=256,
+        hidden_size=128,
+        intermediate_size=256,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=64,
+    )
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(cfg).eval()
+    model.forward = torch.compile(model.forward, backend="spyre")
+    ids = torch.randint(0, 256, (1, 8))
+    with torch.no_grad():
+        model.generate(ids, max_new_tokens=4, do_sample=False, cache_implementation="static")
+        with spyre_mlir.profile() as prof:
+            model.generate(ids, max_new_tokens=4, do_sample=False, cache_implementation="static")
+    assert len(prof.calls) == 4  # the prefill and three decode steps
+    for call in prof.calls:
+        assert not any(s.patch for s in call.steps if isinstance(s, Launch))
+        tl = call.timeline()
+        assert tl.runtime_s == 0 and tl.total_s == pytest.approx(tl.kernels_s + tl.dispatch_s + tl.link_s)
+        assert call.timeline(EAGER).total_s > 2 * tl.total_s  # (tiny kernels: the host runtime dominates)
