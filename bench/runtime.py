@@ -58,6 +58,7 @@ import os
 import subprocess
 import sys
 import warnings
+from collections import Counter
 from typing import Any
 
 os.environ.setdefault("SPYRE_CACHE", "0")  # compiles are counted, not loaded
@@ -70,6 +71,8 @@ from spyre_mlir.sim.host_timeline import HostOp, Launch, Step, Transfer, schedul
 from spyre_mlir.target.config import RUNTIME_MODES, DeviceConfig
 
 GRANITE = dict(hidden_size=4096, num_attention_heads=32, num_key_value_heads=8, intermediate_size=12800)
+GRANITE_TINY = dict(hidden_size=512, num_attention_heads=8, num_key_value_heads=2, intermediate_size=1024)
+"""The same architecture small (head dim 64, 4 query heads per KV head, as Granite's)."""
 GRANITE_LAYERS, GRANITE_VOCAB, TOY_VOCAB = 40, 49159, 256
 EAGER, AHEAD, ONCE = RUNTIME_MODES
 
@@ -142,13 +145,15 @@ def generate_calls(model: Any, ids: Any, new_tokens: int = 4) -> dict[str, Any]:
     }
 
 
-def granite(tokens: int, batch: int) -> dict[str, Any]:
-    """The Granite-shaped model with two layers and a toy vocabulary (module docstring)."""
+def granite(tokens: int, batch: int, layers: int, tiny: int = 0) -> dict[str, Any]:
+    """The Granite-shaped model with `layers` layers and a toy vocabulary (module docstring);
+    `tiny`: its small twin (`GRANITE_TINY`), to tell a layer's launches from the call's."""
     import torch
     from transformers import GraniteConfig, GraniteForCausalLM
 
     warnings.filterwarnings("ignore")
-    cfg = GraniteConfig(num_hidden_layers=2, vocab_size=TOY_VOCAB, max_position_embeddings=4096, **GRANITE)
+    shape = GRANITE_TINY if tiny else GRANITE
+    cfg = GraniteConfig(num_hidden_layers=layers, vocab_size=TOY_VOCAB, max_position_embeddings=4096, **shape)
     torch.manual_seed(0)
     model = GraniteForCausalLM(cfg).eval()
     ids = torch.randint(0, TOY_VOCAB, (batch, tokens))
@@ -207,13 +212,13 @@ def _run(name: str, *args: Any) -> dict[str, Any]:
 
 def measure() -> dict[str, Any]:
     """The device model's runs: every call's steps."""
-    return {
-        "granite": _run("granite", 1024, 1),
-        "lm_head": _run("lm_head", 1),
-        "granite_batch8": _run("granite", 128, 8),
-        "lm_head_batch8": _run("lm_head", 8),
-        "smollm2": _run("smollm2", 1024),
-    }
+    out: dict[str, Any] = {}
+    for name, tokens, batch in (("granite", 1024, 1), ("granite_batch8", 128, 8)):
+        out[name] = _run("granite", tokens, batch, 1)
+        out[name + "_tiny"] = [_run("granite", tokens, batch, layers, 1) for layers in (1, 2)]
+    out["lm_head"], out["lm_head_batch8"] = _run("lm_head", 1), _run("lm_head", 8)
+    out["smollm2"] = _run("smollm2", 1024)
+    return out
 
 
 # endregion
@@ -245,50 +250,64 @@ def parse(steps: list[list[Any]]) -> tuple[list[Step], list[tuple[Any, ...]]]:
     return out, sigs
 
 
+def layer_steps(one: list[list[Any]], two: list[list[Any]]) -> list[bool]:
+    """Which steps of a 1-layer call are its layer's, from the same model's 1- and 2-layer
+    calls: the 2-layer call holds each of them once more. The steps the second layer adds
+    (the 2-layer call's, less the 1-layer call's, as multisets of their signatures) are matched
+    to the 1-layer call's in order; the others (the embedding, values the call computes once,
+    the final norm, the LM head, its transfers) are the call's."""
+    extra = Counter(parse(two)[1]) - Counter(parse(one)[1])
+    flags = []
+    for sig in parse(one)[1]:
+        flags.append(extra[sig] > 0)
+        extra[sig] -= flags[-1]
+    return flags
+
+
+def fingerprint(steps: list[list[Any]]) -> list[tuple[Any, ...]]:
+    """A call's structure, whatever the model's size: each launch's tensor arguments and
+    whether it multiplies, each transfer's kind and direction."""
+    return [("L", s[4], s[9] > 0) if s[0] == "L" else (s[0], *s[2:4]) if s[0] == "T" else ("H",) for s in steps]
+
+
 def compose(
-    measured: list[list[Any]], layers: int, head: list[list[Any]] | None = None, toy_head_macs: int = 0
+    measured: list[list[Any]],
+    probe: list[list[list[Any]]],
+    layers: int,
+    head: list[list[Any]] | None = None,
+    toy_head_macs: int = 0,
 ) -> list[Step]:
-    """The `layers`-layer call from a 2-layer one: its steps with the second layer's repeated
-    `layers - 1` times; with `head`, the launch after the layers with `toy_head_macs` MACs (the
-    toy LM head) replaced by `head`'s launches (module docstring).
-
-    The layers' launches repeat, but not exactly: a value the call computes once is computed
-    where the first layer needs it, and a layer's last kernel may differ from the next
-    layer's. So a layer is found by its period: the lag d at which the most launches equal
-    the launch d before them (`sigs`), and the second layer is the d launches up to the last
-    one that equals its match d before (a transfer or CPU op among them goes with it)."""
+    """The `layers`-layer call from a 1-layer one: its layer's steps `layers` times, the call's
+    once. `probe`: the 1- and 2-layer calls of a model of the same structure (its small twin,
+    or itself), which tell the layer's steps from the call's (`layer_steps`); its 1-layer call
+    must have `measured`'s structure (`fingerprint`). With `head`, the launch with
+    `toy_head_macs` MACs (the toy LM head) is replaced by `head`'s launches (module docstring).
+    A repeated launch is the card's to start (the launch before it is the previous layer's)."""
+    if fingerprint(probe[0]) != fingerprint(measured):
+        raise SystemExit("bench/runtime.py: the small twin's call has another structure than the model's")
+    dispatch = DeviceConfig().dispatch_overhead_s
     steps, sigs = parse(measured)
-    at = [k for k, sig in enumerate(sigs) if sig[0] == "L"]  # the launches' places among the steps
-    keys = [sigs[k] for k in at]
-    n = len(keys)
-    matches = {d: sum(keys[k] == keys[k - d] for k in range(d, n)) for d in range(2, n // 2 + 1)}
-    if not matches or max(matches.values()) == 0:
-        raise SystemExit("bench/runtime.py: no repeated layer in the 2-layer call")
-    period = max(matches, key=lambda d: (matches[d], -d))
-    last = max(k for k in range(period, n) if keys[k] == keys[k - period])
-    second, after = at[last + 1 - period], at[last] + 1  # the second layer's steps: [second, after)
-    out = steps[:second] + steps[second:after] * (layers - 1) + steps[after:]
-    if head is None:
-        return out
-    toy = [k for k in range(after, len(sigs)) if sigs[k][0] == "L" and sigs[k][4] == toy_head_macs]
-    if len(toy) != 1:
-        raise SystemExit(
-            f"bench/runtime.py: {len(toy)} launches after the layers with the toy LM head's {toy_head_macs} MACs"
-        )
-    j = len(out) - (len(steps) - toy[0])
-    replaced = out[j]
-    assert isinstance(replaced, Launch)
-    real = [  # (in the toy head's place in its launch sequence)
-        dataclasses.replace(s, host_started=replaced.host_started, overhead_s=replaced.overhead_s) if k == 0 else s
-        for k, s in enumerate(parse(head)[0])
-    ]
-    return out[:j] + real + out[j + 1 :]
+    out: list[Step] = []
+    for step, sig, layer in zip(steps, sigs, layer_steps(*probe)):
+        if head is not None and isinstance(step, Launch) and sig[4] == toy_head_macs and not layer:
+            out += [  # (in the toy head's place in its launch sequence)
+                dataclasses.replace(s, host_started=step.host_started, overhead_s=step.overhead_s) if j == 0 else s
+                for j, s in enumerate(parse(head)[0])
+            ]
+            continue
+        out.append(step)
+        if layer:
+            again = (
+                dataclasses.replace(step, host_started=False, overhead_s=dispatch) if isinstance(step, Launch) else step
+            )
+            out += [again] * (layers - 1)
+    return out
 
 
-def granite_call(m: dict[str, Any], head: dict[str, Any], name: str) -> list[Step]:
-    """The 40-layer Granite call of phase `name` from a 2-layer run and the LM head's."""
+def granite_call(m: dict[str, Any], tiny: list[dict[str, Any]], name: str, head: dict[str, Any]) -> list[Step]:
+    """The 40-layer Granite call of phase `name` (module docstring)."""
     toy_macs = m["batch"] * GRANITE["hidden_size"] * TOY_VOCAB  # one row per sequence (logits_to_keep=1)
-    return compose(m[name], GRANITE_LAYERS, head["launches"], toy_macs)
+    return compose(m[name], [t[name] for t in tiny], GRANITE_LAYERS, head["launches"], toy_macs)
 
 
 def breakdown(steps: list[Step], config: DeviceConfig, mode: str) -> dict[str, float]:
@@ -358,7 +377,7 @@ def fit(phases: dict[str, list[Step]], config: DeviceConfig, targets: dict[str, 
 
 
 def figures(m: dict[str, Any], config: DeviceConfig) -> dict[str, Any]:
-    g = {name: granite_call(m["granite"], m["lm_head"], name) for name in ("prefill", "decode")}
+    g = {name: granite_call(m["granite"], m["granite_tiny"], name, m["lm_head"]) for name in ("prefill", "decode")}
     out: dict[str, Any] = {}
     phases = {name: phase(steps, config) for name, steps in g.items()}
     for name, p in phases.items():
@@ -378,7 +397,9 @@ def figures(m: dict[str, Any], config: DeviceConfig) -> dict[str, Any]:
     out["parameters"] = {f: getattr(config, f) for f in HOST_FIELDS}
     checks = {
         "smollm2_135m": {name: phase(parse(m["smollm2"][name])[0], config) for name in ("prefill", "decode")},
-        "granite_decode_batch8": phase(granite_call(m["granite_batch8"], m["lm_head_batch8"], "decode"), config),
+        "granite_decode_batch8": phase(
+            granite_call(m["granite_batch8"], m["granite_batch8_tiny"], "decode", m["lm_head_batch8"]), config
+        ),
     }
     out["checks"] = checks
     return out

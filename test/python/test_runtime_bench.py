@@ -24,18 +24,18 @@ def _llama(layers: int) -> LlamaForCausalLM:
     return LlamaForCausalLM(cfg).eval()
 
 
-def test_a_calls_layers_are_composed_from_two():
-    """A 4-layer decoder's decode call, composed from its 2-layer twin's (the second layer
-    repeated), is the 4-layer call measured within a launch per added layer, and costs what it
-    costs in every runtime mode within 3% (a layer's boundary kernels differ a little from the
-    next layer's)."""
+def test_a_calls_layers_are_composed_from_one():
+    """A 4-layer decoder's decode call, composed from its 1-layer twin's (the layer's launches
+    told from the call's by the 1- and 2-layer calls), is the 4-layer call measured within a
+    launch per added layer, and costs what it costs in every runtime mode within 3% (a
+    layer's boundary kernels differ a little from the next layer's)."""
     bench = load_bench("runtime")
     ids = torch.randint(0, 256, (1, 8))
-    two, four = (bench.generate_calls(_llama(n), ids)["decode"] for n in (2, 4))
-    composed = bench.compose(two, layers=4)
+    one, two, four = (bench.generate_calls(_llama(n), ids)["decode"] for n in (1, 2, 4))
+    composed = bench.compose(one, [one, two], layers=4)
     measured, _ = bench.parse(four)
-    launches = [sum(isinstance(s, Launch) for s in c) for c in (bench.parse(two)[0], composed, measured)]
-    assert launches[0] < launches[2] and abs(launches[1] - launches[2]) <= 2, launches
+    launches = [sum(isinstance(s, Launch) for s in c) for c in (bench.parse(one)[0], composed, measured)]
+    assert launches[0] < launches[2] and abs(launches[1] - launches[2]) <= 3, launches
     cfg = DeviceConfig()
     for mode in RUNTIME_MODES:
         assert schedule(composed, cfg, mode).total_s == pytest.approx(schedule(measured, cfg, mode).total_s, rel=0.03)
