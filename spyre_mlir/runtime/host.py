@@ -27,6 +27,14 @@ Launches between two points where the host waits for the card — the call's sta
 `spyre.from_device` whose value the host reads, the call's end — form one launch sequence: the
 host starts its first kernel (`launch_overhead_s`), the card each later one
 (`dispatch_overhead_s`; DeviceModel.record).
+
+Each call is recorded as its steps (launches, transfers, CPU ops: DeviceModel.begin_call),
+from which the host runtime's work follows in each runtime mode (sim/host_timeline.py). A
+launch's program must be patched again when an address it names changed since its last call
+(`Launch.patch`): a native device tensor's address is its storage's; every other value has the
+graph's own place (the runtime gives a graph's inputs, weights, KV cache and intermediates fixed
+buffers, a changed weight written into its place), so only a graph's first call and native
+tensors at new places patch.
 """
 
 from __future__ import annotations
@@ -236,6 +244,11 @@ class Executable:
         """Host ops that build a constant from constants: run once, their results kept (the
         real stack constant-folds them at compile time); their uploads stay resident."""
         self.folded_values: dict[Operation, tuple[Any, ...]] = {}
+        self.bound: dict[Any, tuple] = {}
+        """Per launch site (a launch, or a copy the host issues): what its arguments were bound
+        to at its last launch (`_binding`)."""
+        self._foreign: set[int] = set()
+        """The call's native device tensors used in place (by id): they are where they are."""
 
     def _prepare(self, op: Operation) -> tuple[Operation, Any]:
         if isinstance(op, spyre_isa.LaunchOp):
@@ -315,7 +328,9 @@ class Executable:
                 shared.add(op)
         return shared
 
-    def _copy_destination(self, op: spyre_isa.LaunchOp, env: dict[SSAValue, Any]) -> DdrTensor:
+    def _copy_destination(
+        self, op: spyre_isa.LaunchOp, env: dict[SSAValue, Any], owned: dict[SSAValue, DdrTensor]
+    ) -> DdrTensor:
         """A copy of a launch in place's destination for it to write into, charged as a DDR
         copy (read and write at `ddr_bytes_per_s`; an assumption: the runtime's copy kernel)."""
         src = env[op.inputs[self.in_place[op]]]
@@ -323,7 +338,9 @@ class Executable:
         name = op.kernel_name
         new = self.model.memory.allocate(root.layout, f"{name}.copy")
         new.data[...] = root.data
-        self.model.record(KernelRecord.copy(f"{name}.copy", root.nbytes, root.nbytes, self.model.config))
+        owned[op.results[0]] = new  # (the launch's output, once it wrote into it: a graph buffer)
+        patch = self._patch(("copy", op), self._binding([src]))
+        self.model.record(KernelRecord.copy(f"{name}.copy", root.nbytes, root.nbytes, self.model.config), patch)
         return new if src is root else new.view_as(src.layout)
 
     def _buffer_root(self, v: SSAValue) -> SSAValue:
@@ -548,6 +565,8 @@ class Executable:
         self._new_copies.clear()
         self.model.end_sequence()  # a call's first launch is the host's
         self._round_trip = False
+        self._foreign.clear()
+        self.model.begin_call(self.function.sym_name.data)
         try:
             for a, x in zip(args, inputs):
                 if spyre.is_device_tensor(a.type) and not isinstance(x, DdrTensor):  # a device-level function
@@ -566,15 +585,36 @@ class Executable:
                     return returned
         finally:
             self.model.end_sequence()
+            self.model.end_call()
             for dev in owned.values():
                 memory.free(dev)
         raise DeviceError(f"@{self.function.sym_name.data} has no func.return")
 
-    def _transferred(self, nbytes: int, kind: str) -> None:
+    def _transferred(self, nbytes: int, kind: str, to_device: bool) -> None:
         """Bytes over the host link (`Profile.transfer_bytes_by_kind` names the kinds)."""
         round_trip = self._round_trip and kind == "intermediate"
         self.model.profile.add_transfer(nbytes, self.model.config, kind, round_trip)
+        self.model.transfer(nbytes, kind, to_device)
         record_transfer(nbytes, self.model.config, kind, round_trip)
+
+    def _patch(self, site: Any, binding: tuple) -> bool:
+        """Whether the launch at `site` must have its program patched: its arguments are bound
+        otherwise than at its last launch (or it never ran)."""
+        if self.bound.get(site) == binding:
+            return False
+        self.bound[site] = binding
+        return True
+
+    def _binding(self, args: Sequence[Any]) -> tuple:
+        """What a launch's arguments are bound to: a native device tensor's, its address (it
+        lives where its storage is); any other value's, its place in the argument list (the
+        graph's own buffer for it: the runtime gives a graph's inputs, weights, KV cache and
+        intermediates fixed places)."""
+        out: list[int] = []
+        for i, a in enumerate(args):
+            root = a.owner or a if isinstance(a, DdrTensor) else None
+            out.append(root.address if root is not None and id(root) in self._foreign else i)
+        return tuple(out)
 
     def _host_value(self, x: Any) -> Any:
         """A value as a host op takes it: a device argument's values cross the link."""
@@ -583,7 +623,7 @@ class Executable:
         if isinstance(x, DeviceInput):
             v = x.values()
             index = not np.issubdtype(v.dtype, np.floating)  # index and mask building on the host, by design
-            self._transferred(v.size * (v.itemsize if index else 2), "index" if index else "argument")
+            self._transferred(v.size * (v.itemsize if index else 2), "index" if index else "argument", False)
             return v
         return x
 
@@ -600,9 +640,12 @@ class Executable:
             and op not in self.written_transfers
             and op not in self.consumes.values()
         ):
+            self._foreign.add(id(mine.owner or mine))
             return mine.view_as(layout)
         dev = owned[op.result] = self.model.memory.to_device(x.values(), layout, perm)
-        self.model.record(KernelRecord.copy("relayout", dev.nbytes, dev.nbytes, self.model.config))
+        # (a tensor not in a layout a program reads: its bytes' place is not tracked, patched anew)
+        patch = self._patch(("relayout", op), (mine.address,)) if mine is not None else True
+        self.model.record(KernelRecord.copy("relayout", dev.nbytes, dev.nbytes, self.model.config), patch)
         return dev
 
     def _step(
@@ -620,10 +663,10 @@ class Executable:
             # (a device argument a program reads as host indices: its values, where it is)
             args: list[Any] = [x.values() if isinstance(x := env[v], DeviceInput) else x for v in inputs]
             if op in self.copy_first:
-                args[self.in_place[op]] = self._copy_destination(op, env)
+                args[self.in_place[op]] = self._copy_destination(op, env, owned)
             elif op in self.consumes and (held := self.resident.pop(self.consumes[op], None)) is not None:
                 owned[self.consumes[op].result] = held[1]  # this call's now: freed once unread
-            outs = self.model.launch(prog, args, name)
+            outs = self.model.launch(prog, args, name, self._patch(op, self._binding(args)))
             self._round_trip = False
             if (
                 op not in self.in_place or op in self.copy_first
@@ -658,7 +701,7 @@ class Executable:
                 dev = memory.to_device_rows(np.asarray(x), layout)
             else:
                 dev = memory.to_device(np.asarray(x), layout, perm)
-            self._transferred(dev.nbytes, "argument" if prepared.argument is not None else "intermediate")
+            self._transferred(dev.nbytes, "argument" if prepared.argument is not None else "intermediate", True)
             if key is not None:
                 self.resident[op] = (key, dev)
                 if op not in self.written_transfers and op not in self.gather_tables:
@@ -675,11 +718,14 @@ class Executable:
                 j, transfer, _ = self.adopted[op]
                 self._new_copies[j] = (transfer, buf)  # the argument's copy once written back
             if op.mirror is None and not (self._device_outputs and returned):
-                if not returned and self.model.sequence_open:  # a CPU op between device kernels
+                round_trip = not returned and self.model.sequence_open  # a CPU op between device kernels
+                if round_trip:
                     self._round_trip = True
                     self.model.profile.add_round_trip(self.model.config)
                     record_round_trip(self.model.config)
-                self._transferred(dev.nbytes, "result" if returned else "intermediate")
+                self._transferred(dev.nbytes, "result" if returned else "intermediate", False)
+                if round_trip:
+                    self.model.host_op(self.model.config.host_op_s)
                 self.model.end_sequence()  # the host waits for the value
             res = op.result.type
             assert isinstance(res, TensorType)

@@ -19,7 +19,8 @@ from torch.utils._pytree import TreeSpec, tree_flatten, tree_unflatten
 from spyre_mlir.torch_device import state
 
 _CACHE: dict[Any, tuple[Callable[..., Any], TreeSpec] | str] = {}
-"""By signature: the compiled graph and its output structure, or why the op is not run here."""
+"""By signature and the device's config (a compiled graph runs on its config's device model):
+the compiled graph and its output structure, or why the op is not run here."""
 
 STATS = {"compiles": 0, "device_runs": 0}
 
@@ -29,7 +30,7 @@ def _spyre(x: Any) -> bool:
 
 
 def _signature(op: torch._ops.OpOverload, flat: list[Any], spec: TreeSpec) -> Any:
-    parts: list[Any] = []
+    parts: list[Any] = [state.config()]
     for x in flat:
         if isinstance(x, torch.Tensor):
             parts.append(("tensor", tuple(x.shape), x.dtype, x.device.type))
