@@ -11,12 +11,18 @@ Every aten op without a kernel of its own (kernels.py, the C++ view kernels) com
    (written into the operands an in-place op writes), with one warning per op name. Strict
    mode raises instead, naming the op. Ops on integer and boolean tensors only (index and mask
    building), `item()` and random numbers run on the host by design, without a warning.
+
+`placements()` records where each op that reaches the fallback runs (what the OpInfo
+conformance test counts a sample by).
 """
 
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
@@ -24,6 +30,37 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 from spyre_mlir.torch_device import on_device, state
 
 _WARNED: set[str] = set()
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one op that reached the fallback ran."""
+
+    op: str
+    where: Literal["device", "view", "host", "cpu"]
+    """device: compiled and run by the device model; view: an alias of a spyre operand; host:
+    on the host by design (integer work, item(), random numbers); cpu: a fallback."""
+    reason: str = ""
+    """Why a fallback ran on the CPU."""
+
+
+_RECORDINGS: list[list[Placement]] = []
+
+
+@contextmanager
+def placements() -> Iterator[list[Placement]]:
+    """The placement of every op that reaches the fallback while the block runs, in order."""
+    record: list[Placement] = []
+    _RECORDINGS.append(record)
+    try:
+        yield record
+    finally:
+        _RECORDINGS.remove(record)
+
+
+def _record(op: torch._ops.OpOverload, where: Literal["device", "view", "host", "cpu"], reason: str = "") -> None:
+    for record in _RECORDINGS:
+        record.append(Placement(str(op), where, reason))
 
 
 class SpyreDeviceError(RuntimeError):
@@ -68,15 +105,22 @@ def fallback(op: torch._ops.OpOverload, *args: Any, **kwargs: Any) -> Any:
     check_devices(op, args, kwargs)
     result = on_device.run(op, args, kwargs)
     if result is not NotImplemented:
+        if _RECORDINGS:
+            _record(op, "view" if on_device.is_view(op) else "device")
         return result
     flat, _ = tree_flatten((args, kwargs))
-    if not _by_design(op, flat):
+    if _by_design(op, flat):
+        if _RECORDINGS:
+            _record(op, "host")
+    else:
         name = str(op)
         if state.strict():
             raise SpyreDeviceError(
                 f"spyre (strict): {name} has no device lowering for these operands "
                 f"({on_device.why_not(op, args, kwargs)}); it would run on the CPU"
             )
+        if _RECORDINGS:
+            _record(op, "cpu", on_device.why_not(op, args, kwargs))
         if name not in _WARNED:
             _WARNED.add(name)
             warnings.warn(

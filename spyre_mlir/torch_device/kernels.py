@@ -118,6 +118,15 @@ def native_layer_norm(*args: Any) -> Any:
     return eager.fallback(torch.ops.aten.native_layer_norm.default, *args)
 
 
+def convolution_overrideable(*args: Any) -> Any:
+    """`aten.convolution` on a device other than the CPU's and CUDA's reaches this op, whose
+    default kernel raises before the fallback sees it: the convolution, with the same
+    arguments, through the fallback (the device path lowers convolutions)."""
+    from spyre_mlir.torch_device import eager
+
+    return eager.fallback(torch.ops.aten.convolution.default, *args)
+
+
 def untraced(fn: Any) -> Any:
     """A kernel Dynamo never traces: a kernel written in Python is a frame like any other, and
     code between two compiled graphs runs under Dynamo's frame hook, which would trace into it."""
@@ -136,5 +145,6 @@ def register(lib: torch.library.Library) -> None:
         ("fill_.Scalar", fill_),
         ("fill_.Tensor", fill_),
         ("native_layer_norm", native_layer_norm),
+        ("convolution_overrideable", convolution_overrideable),
     ):
         lib.impl(name, untraced(fn), key)

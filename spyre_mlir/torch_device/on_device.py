@@ -64,7 +64,7 @@ def _functional(op: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
     return None
 
 
-def _is_view(op: torch._ops.OpOverload) -> bool:
+def is_view(op: torch._ops.OpOverload) -> bool:
     return any(r.alias_info is not None and not r.alias_info.is_write for r in op._schema.returns)
 
 
@@ -127,7 +127,7 @@ def _wrap_numbers(op: torch._ops.OpOverload, args: tuple) -> tuple:
 def run(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
     args = _wrap_numbers(op, args)
     flat, spec = tree_flatten((args, kwargs))
-    if _is_view(op) and any(_spyre(x) for x in flat):
+    if is_view(op) and any(_spyre(x) for x in flat):
         return view(op, args, kwargs)
     if _mutates(op):
         functional = _functional(op)

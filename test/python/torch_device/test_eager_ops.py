@@ -12,7 +12,7 @@ from helpers import Fn
 import spyre_mlir
 from spyre_mlir.sim.numerics import DL16
 from spyre_mlir.testing.criteria import assert_within_device_bound, reference
-from spyre_mlir.torch_device import on_device
+from spyre_mlir.torch_device import eager, on_device
 from spyre_mlir.torch_device.eager import SpyreDeviceError
 
 
@@ -24,6 +24,7 @@ X, Y = randn(8, 64, seed=1), randn(8, 64, seed=2)
 POS = X.abs() + 0.5
 W = randn(32, 64, seed=3)
 B3, C3 = randn(2, 8, 64, seed=4), randn(2, 64, 16, seed=5)
+IMG, KER, BIAS = randn(2, 3, 10, 12, seed=12), randn(4, 3, 3, 3, seed=13), randn(4, seed=14)
 
 OPS = {
     "add": (torch.add, X, Y),
@@ -64,8 +65,11 @@ OPS = {
     "transpose_copy": (lambda a: a.t().contiguous(), X),
     "cat": (lambda a, b: torch.cat([a, b], 0), X, Y),
     "attention": (lambda q, k: torch.softmax(q @ k.transpose(-1, -2) * 0.125, -1) @ k, B3, B3 * 0.5),
+    # PyTorch sends a convolution on another device to convolution_overrideable (kernels.py)
+    "conv2d": (lambda x, w, b: F.conv2d(x, w, b, padding=1, stride=(1, 2)), IMG, KER, BIAS),
+    "conv1d": (lambda x, w: F.conv1d(x, w, groups=3), IMG[:, :, 0], KER[:3, :1, 0]),
 }
-QUICK = {"add", "exp", "softmax", "mm", "layer_norm", "scalar_rsub"}
+QUICK = {"add", "exp", "softmax", "mm", "layer_norm", "scalar_rsub", "conv2d"}
 
 
 @pytest.mark.parametrize("name", [n if n in QUICK else pytest.param(n, marks=pytest.mark.slow) for n in OPS])
@@ -125,6 +129,25 @@ def test_an_op_the_device_cannot_take_warns_once_and_is_right():
     assert len(mine) == 1 and "runs on the CPU" in str(mine[0].message)
     assert torch.equal(first.cpu(), on_cpu) and torch.equal(second.cpu(), on_cpu)
     assert first.device.type == "spyre"
+
+
+def test_placements_record_where_each_op_ran():
+    t = randn(8, 64, seed=15).to("spyre")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with eager.placements() as placed:
+            torch.exp(t)
+            t.t()
+            torch.sort(t)
+            torch.arange(4).to("spyre") + 1
+    # exp and add reach the fallback in their out= form (PyTorch's structured kernels); t() is a
+    # view kernel of the C++ runtime
+    assert [(p.op, p.where) for p in placed] == [
+        ("aten.exp.out", "device"),
+        ("aten.sort.values_stable", "cpu"),
+        ("aten.add.out", "host"),
+    ]
+    assert "no device lowering" in placed[1].reason
 
 
 def test_strict_mode_raises_naming_the_op():
