@@ -146,6 +146,8 @@ def run(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
                     d.resize_(r.shape)
                 d.copy_(r)  # a copy within DDR
         return dests[0] if len(dests) == 1 else tuple(dests)
+    if _empty_operand(flat) and _reason(op, flat) == "an empty operand":
+        return _empty_results(op, flat, spec)
     if _reason(op, flat) is not None:
         return NotImplemented
     key = _signature(op, flat, spec)
@@ -160,6 +162,51 @@ def run(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
     with torch.no_grad():
         outs = fn(*tensors)
     return tree_unflatten(list(outs), out_spec)
+
+
+def _empty_operand(flat: list[Any]) -> bool:
+    return any(_spyre(x) and x.numel() == 0 for x in flat)
+
+
+def _empty_results(op: torch._ops.OpOverload, flat: list[Any], spec: TreeSpec) -> Any:
+    """An op with an empty operand whose results are all empty: no work, new spyre tensors of
+    the results' shapes, strides and dtypes (from the meta device); NotImplemented when a
+    result holds elements (a sum over an empty dim: values_free in eager.py says whether the
+    host makes it from shapes alone)."""
+    try:
+        leaves, out_spec = tree_flatten(_on_meta(op, flat, spec))
+    except UNTRACEABLE:
+        return NotImplemented
+    if not leaves or not all(isinstance(o, torch.Tensor) and o.numel() == 0 for o in leaves):
+        return NotImplemented
+    made = [torch.empty_strided(o.shape, o.stride(), dtype=o.dtype, device="spyre") for o in leaves]
+    return tree_unflatten(made, out_spec)
+
+
+def values_free(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> bool:
+    """Whether the op's results depend on no value of a spyre tensor: every floating-point
+    spyre operand it reads is empty (a sum over an empty dim is zeros, whatever the card
+    holds). The host makes such a result from shapes alone, as it makes a constant."""
+    read = [a.name for a in op._schema.arguments if not (a.alias_info is not None and a.alias_info.is_write)]
+    named = list(zip((a.name for a in op._schema.arguments), args)) + list(kwargs.items())
+    floats = [t for n, v in named if n in read for t in tree_flatten(v)[0] if _spyre(t) and t.is_floating_point()]
+    return bool(floats) and all(t.numel() == 0 for t in floats)
+
+
+def _on_meta(op: torch._ops.OpOverload, flat: list[Any], spec: TreeSpec) -> Any:
+    """The op's result on meta tensors of its operands' shapes (no values computed)."""
+
+    def meta(x: Any) -> Any:
+        if isinstance(x, torch.Tensor):
+            return torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device="meta")
+        if isinstance(x, torch.device) and x.type == "spyre":
+            return torch.device("meta")
+        if isinstance(x, _Number):
+            return x.value
+        return x
+
+    a, k = tree_unflatten([meta(x) for x in flat], spec)
+    return op(*a, **k)
 
 
 def why_not(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> str:

@@ -150,6 +150,31 @@ def test_placements_record_where_each_op_ran():
     assert "no device lowering" in placed[1].reason
 
 
+def test_an_op_on_empty_tensors_makes_empty_results_without_work():
+    e = torch.empty(0, 64).to("spyre")
+    runs = on_device.STATS["device_runs"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no CPU fallback
+        with eager.placements() as placed:
+            y = torch.exp(e) + 1.0
+            total = e.sum(0)  # 64 zeros: made from the shapes alone, no value of the card read
+    assert y.device.type == "spyre" and y.shape == (0, 64)
+    assert on_device.STATS["device_runs"] == runs  # no kernel ran
+    assert torch.equal(total.cpu(), torch.zeros(64)) and total.device.type == "spyre"
+    assert [p.where for p in placed] == ["device", "device", "host"]
+
+
+def test_constants_made_from_numbers_are_made_on_the_host_by_design():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with eager.placements() as placed:
+            r = torch.arange(0.0, 3.0, 0.5, device="spyre")
+            grid = torch.linspace(-1, 1, 7, device="spyre")
+    assert [p.where for p in placed] == ["host", "host"]
+    assert torch.equal(r.cpu(), torch.arange(0.0, 3.0, 0.5))
+    assert torch.equal(grid.cpu(), torch.from_numpy(DL16.round(torch.linspace(-1, 1, 7).numpy())))
+
+
 def test_strict_mode_raises_naming_the_op():
     t = randn(8, 64).to("spyre")
     torch.spyre.set_strict(True)
