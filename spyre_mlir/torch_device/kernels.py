@@ -118,6 +118,16 @@ def native_layer_norm(*args: Any) -> Any:
     return eager.fallback(torch.ops.aten.native_layer_norm.default, *args)
 
 
+def soft_margin_loss(*args: Any) -> Any:
+    """Compiled whole: PyTorch's composite kernel for devices runs log1p(exp(-y x)) op by op,
+    and exp's result, stored to the device format between the two, saturates for y x below
+    -22 (DL16's largest value is 8.6e9): one graph fuses the two into one pointwise body,
+    whose float32 intermediate does not."""
+    from spyre_mlir.torch_device import eager
+
+    return eager.fallback(torch.ops.aten.soft_margin_loss.default, *args)
+
+
 def convolution_overrideable(*args: Any) -> Any:
     """`aten.convolution` on a device other than the CPU's and CUDA's reaches this op, whose
     default kernel raises before the fallback sees it: the convolution, with the same
@@ -146,5 +156,6 @@ def register(lib: torch.library.Library) -> None:
         ("fill_.Tensor", fill_),
         ("native_layer_norm", native_layer_norm),
         ("convolution_overrideable", convolution_overrideable),
+        ("soft_margin_loss", soft_margin_loss),
     ):
         lib.impl(name, untraced(fn), key)

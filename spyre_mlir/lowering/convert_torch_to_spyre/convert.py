@@ -26,6 +26,11 @@ from spyre_mlir.lowering.convert_torch_to_spyre.elementwise import (
     LowerUnary,
     LowerWhere,
 )
+from spyre_mlir.lowering.convert_torch_to_spyre.functions import (
+    LowerActivations,
+    LowerBinaryFunctions,
+    LowerUnaryFunctions,
+)
 from spyre_mlir.lowering.convert_torch_to_spyre.host_policy import (
     HOST_CONSTANT,
     INDEX_ARITHMETIC,
@@ -35,7 +40,15 @@ from spyre_mlir.lowering.convert_torch_to_spyre.host_policy import (
     mark_index_arithmetic,
 )
 from spyre_mlir.lowering.convert_torch_to_spyre.indexing import LowerConstantPad, LowerIndex, LowerRepeat
-from spyre_mlir.lowering.convert_torch_to_spyre.reductions import LowerLayerNorm, LowerReductions, LowerSoftmax
+from spyre_mlir.lowering.convert_torch_to_spyre.reductions import (
+    LowerAddmv,
+    LowerLayerNorm,
+    LowerLogSoftmax,
+    LowerReductions,
+    LowerSoftmax,
+    LowerVariance,
+    LowerVectorNorm,
+)
 from spyre_mlir.lowering.convert_torch_to_spyre.slicing import LowerCat, LowerEmbedding, LowerIndexPut, LowerSlice
 from spyre_mlir.lowering.convert_torch_to_spyre.utils import host_tensor_type, is_vtensor
 from spyre_mlir.lowering.convert_torch_to_spyre.views import LowerCopy, LowerExpand, LowerMatmul, LowerViews
@@ -59,8 +72,15 @@ LOWERINGS: tuple[type[Lowering], ...] = (
     LowerWhere,
     LowerReductions,
     LowerSoftmax,
+    LowerLogSoftmax,
+    LowerVariance,
+    LowerVectorNorm,
+    LowerAddmv,
     LowerLayerNorm,
     LowerConvolution,
+    LowerUnaryFunctions,
+    LowerBinaryFunctions,
+    LowerActivations,
 )
 
 

@@ -68,8 +68,21 @@ OPS = {
     # PyTorch sends a convolution on another device to convolution_overrideable (kernels.py)
     "conv2d": (lambda x, w, b: F.conv2d(x, w, b, padding=1, stride=(1, 2)), IMG, KER, BIAS),
     "conv1d": (lambda x, w: F.conv1d(x, w, groups=3), IMG[:, :, 0], KER[:3, :1, 0]),
+    # reductions along any dims: the dim moved to the stick dim and back
+    "sum_dims": (lambda a: a.sum((0, 2)), B3),
+    "mean_all": (lambda a: a.mean(), X),
+    "amax_dim0": (lambda a: a.amax(0), X),
+    "softmax_dim0": (lambda a: a.softmax(0), X),
+    "log_softmax": (lambda a: a.log_softmax(-1), X),
+    "log_softmax_dim1": (lambda a: a.log_softmax(1), B3),
+    "var": (lambda a: a.var(-1), X),
+    "var_mean_dim0": (lambda a: torch.var_mean(a, 0, correction=0)[0], X),
+    "vector_norm": (lambda a: torch.linalg.vector_norm(a, dim=-1), X),
+    "vector_norm_3": (lambda a: torch.linalg.vector_norm(a, 3.0), X),
+    "addmv": (lambda m, v, b: torch.addmv(b, m, v, beta=0.5, alpha=2.0), W, X[0], X[1, :32]),
+    "layer_norm_2d": (lambda a: F.layer_norm(a, (8, 64)), B3),
 }
-QUICK = {"add", "exp", "softmax", "mm", "layer_norm", "scalar_rsub", "conv2d"}
+QUICK = {"add", "exp", "softmax", "mm", "layer_norm", "scalar_rsub", "conv2d", "sum_dims", "log_softmax", "var"}
 
 
 @pytest.mark.parametrize("name", [n if n in QUICK else pytest.param(n, marks=pytest.mark.slow) for n in OPS])
