@@ -287,6 +287,7 @@ def run_compiled_op(opinfo: Any, numerics: Numerics) -> list[Outcome]:
     outcomes = []
     for i, sample in device_samples(opinfo, "cpu"):
         start = time.perf_counter()
+        kind: Kind
         if isinstance(sample, BaseException):
             kind, reason, bound = "crash", f"making the sample: {type(sample).__name__}: {_first_line(sample)}", ""
         else:
@@ -445,9 +446,9 @@ def _reference(
     from torch.fx.experimental.proxy_tensor import make_fx
 
     from spyre_mlir.diagnostics import Unsupported
-    from spyre_mlir.frontend.decompositions import decompositions
     from spyre_mlir.frontend.fx_importer import import_fx_graph
     from spyre_mlir.reference.evaluate import ReferenceError, evaluate
+    from spyre_mlir.reference.model import reference_decompositions
 
     values = [x for x in _leaves(_operands(cpu_sample)) if isinstance(x, torch.Tensor)]
     inputs = [t.to(torch.float64).numpy() if t.is_floating_point() else t.numpy() for t in values]
@@ -473,7 +474,7 @@ def _reference(
                 # (functionalised: a body may write its buffers in place, through views)
                 gm = make_fx(
                     torch.func.functionalize(graph, remove="mutations_and_views"),
-                    decomposition_table=decompositions(),
+                    decomposition_table=reference_decompositions(),
                     tracing_mode="fake",
                 )(*tensors)
                 module, info = import_fx_graph(gm)
