@@ -118,6 +118,27 @@ def native_layer_norm(*args: Any) -> Any:
     return eager.fallback(torch.ops.aten.native_layer_norm.default, *args)
 
 
+def native_batch_norm(
+    input: torch.Tensor,
+    weight: Any,
+    bias: Any,
+    running_mean: Any,
+    running_var: Any,
+    training: bool,
+    momentum: float,
+    eps: float,
+) -> Any:
+    """In training with running statistics, the op updates them in place, which its schema
+    does not say (`_native_batch_norm_legit`'s does): as that op, so that the update reaches
+    the spyre tensors wherever it runs."""
+    from spyre_mlir.torch_device import eager
+
+    args = (input, weight, bias, running_mean, running_var, training, momentum, eps)
+    if training and running_mean is not None and running_var is not None:
+        return eager.fallback(torch.ops.aten._native_batch_norm_legit.default, *args)
+    return eager.fallback(torch.ops.aten.native_batch_norm.default, *args)
+
+
 def soft_margin_loss(*args: Any) -> Any:
     """Compiled whole: PyTorch's composite kernel for devices runs log1p(exp(-y x)) op by op,
     and exp's result, stored to the device format between the two, saturates for y x below
@@ -157,5 +178,6 @@ def register(lib: torch.library.Library) -> None:
         ("native_layer_norm", native_layer_norm),
         ("convolution_overrideable", convolution_overrideable),
         ("soft_margin_loss", soft_margin_loss),
+        ("native_batch_norm", native_batch_norm),
     ):
         lib.impl(name, untraced(fn), key)

@@ -188,6 +188,21 @@ def test_constants_made_from_numbers_are_made_on_the_host_by_design():
     assert torch.equal(grid.cpu(), torch.from_numpy(DL16.round(torch.linspace(-1, 1, 7).numpy())))
 
 
+def test_batch_norm_in_training_updates_the_running_statistics():
+    """native_batch_norm updates its running statistics in place, which its schema does not
+    say: on the card they are updated as on the CPU."""
+    x = randn(4, 3, 5, seed=16)
+    mean, var = torch.zeros(3), torch.ones(3)
+    d_mean, d_var = mean.to("spyre"), var.to("spyre")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        F.batch_norm(x.to("spyre"), d_mean, d_var, training=True, momentum=0.5)
+    F.batch_norm(torch.from_numpy(DL16.round(x.numpy())), mean, var, training=True, momentum=0.5)
+    assert torch.allclose(d_mean.cpu(), mean, rtol=4 * DL16.unit_roundoff, atol=1e-6)
+    assert torch.allclose(d_var.cpu(), var, rtol=4 * DL16.unit_roundoff, atol=0)
+    assert not torch.equal(d_mean.cpu(), torch.zeros(3))
+
+
 def test_strict_mode_raises_naming_the_op():
     t = randn(8, 64).to("spyre")
     torch.spyre.set_strict(True)
