@@ -3,7 +3,6 @@ evaluated with the device's error bounds (reference/evaluate.py)."""
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
@@ -44,7 +43,6 @@ def reference_for_model(model: Any, *inputs: Any, numerics: Numerics) -> tuple[l
     return evaluate(module, captured["args"], numerics, info.ctx)
 
 
-@functools.cache
 def reference_decompositions() -> dict[Any, Any]:
     """The backend's decompositions, and PyTorch's for the ops the device lowers as a
     composite of stores (log_softmax, var, vector norms, addmv: docs/ops.md): traced into

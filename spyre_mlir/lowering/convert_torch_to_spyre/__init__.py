@@ -31,7 +31,7 @@ The package, by op family (as torch-mlir's TorchToLinalg):
     views         views, copies and matmuls
     elementwise   element-wise ops
     functions     element-wise functions built from the SFP's instructions (floor, atan, log1p ...)
-    slicing       slices, cat, embedding, index_put
+    slicing       slices, cat, flip, embedding, index_put
     indexing      index, index_select, repeat, constant_pad_nd
     reductions    reductions along any dims, softmax, log_softmax, var, vector norms, addmv, layer norm
     convolution   convolutions
@@ -73,7 +73,13 @@ from spyre_mlir.lowering.convert_torch_to_spyre.reductions import (
     LowerVariance,
     LowerVectorNorm,
 )
-from spyre_mlir.lowering.convert_torch_to_spyre.slicing import LowerCat, LowerEmbedding, LowerIndexPut, LowerSlice
+from spyre_mlir.lowering.convert_torch_to_spyre.slicing import (
+    LowerCat,
+    LowerEmbedding,
+    LowerFlip,
+    LowerIndexPut,
+    LowerSlice,
+)
 from spyre_mlir.lowering.convert_torch_to_spyre.utils import (
     HOST_FLOAT_TYPES,
     InconsistentResult,
@@ -114,6 +120,7 @@ __all__ = [
     "LowerCopy",
     "LowerEmbedding",
     "LowerExpand",
+    "LowerFlip",
     "LowerIndex",
     "LowerIndexPut",
     "LowerLayerNorm",

@@ -49,7 +49,13 @@ from spyre_mlir.lowering.convert_torch_to_spyre.reductions import (
     LowerVariance,
     LowerVectorNorm,
 )
-from spyre_mlir.lowering.convert_torch_to_spyre.slicing import LowerCat, LowerEmbedding, LowerIndexPut, LowerSlice
+from spyre_mlir.lowering.convert_torch_to_spyre.slicing import (
+    LowerCat,
+    LowerEmbedding,
+    LowerFlip,
+    LowerIndexPut,
+    LowerSlice,
+)
 from spyre_mlir.lowering.convert_torch_to_spyre.utils import host_tensor_type, is_vtensor
 from spyre_mlir.lowering.convert_torch_to_spyre.views import LowerCopy, LowerExpand, LowerMatmul, LowerViews
 
@@ -61,6 +67,7 @@ LOWERINGS: tuple[type[Lowering], ...] = (
     LowerIndexPut,
     LowerSlice,
     LowerCat,
+    LowerFlip,
     LowerIndex,
     LowerRepeat,
     LowerConstantPad,

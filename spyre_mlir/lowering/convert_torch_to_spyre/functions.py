@@ -443,12 +443,12 @@ class LowerBinaryFunctions(Lowering):
         a_v, b_v = op.operands[0], op.operands[1]
         if not is_vtensor(a_v):  # pow.Scalar: base ** tensor
             base = scalar_of(a_v, op, "the base")
-            pw = function_pointwise(ops, [self.dev(b_v, op)], result_shape(op), lambda b: fn(const(base), b))
+            pw = function_pointwise(ops, [self.promoted(b_v, op)], result_shape(op), lambda b: fn(const(base), b))
         elif not is_vtensor(b_v):
             s = scalar_of(b_v, op, "other")
-            pw = function_pointwise(ops, [self.dev(a_v, op)], result_shape(op), lambda a: fn(a, const(s)))
+            pw = function_pointwise(ops, [self.promoted(a_v, op)], result_shape(op), lambda a: fn(a, const(s)))
         else:
-            pw = function_pointwise(ops, [self.dev(a_v, op), self.dev(b_v, op)], result_shape(op), fn)
+            pw = function_pointwise(ops, [self.promoted(a_v, op), self.promoted(b_v, op)], result_shape(op), fn)
         return ops, pw
 
 

@@ -26,6 +26,14 @@
 // CHECK-NEXT:    %[[B:.*]] = spyre.permute %[[S]] permutation [1, 0]
 // CHECK-NEXT:    spyre.reshape %[[B]] : {{.*}} -> tensor<64xf16
 
+// A flip along the stick dim is the product with the reversal matrix (exact: one product x * 1
+// per element); along another dim, between two transposes.
+// CHECK-LABEL: func.func @flip_rows
+// CHECK:         spyre.permute %{{.*}} permutation [1, 0]
+// CHECK:         %[[J:.*]] = spyre.to_device %{{.*}} : tensor<5x5xf32>
+// CHECK-NEXT:    spyre.matmul %{{.*}}, %[[J]] : {{.*}} -> tensor<64x5xf16
+// CHECK:         spyre.permute %{{.*}} permutation [1, 0]
+
 // CHECK-LABEL: func.func @log_softmax
 // CHECK:         %[[M:.*]] = spyre.reduce "max"
 // CHECK:         %[[S:.*]] = spyre.reduce "sum"
@@ -49,6 +57,12 @@ func.func @sum_over_rows(%x: !torch.vtensor<[5,64],f32>) -> !torch.vtensor<[64],
   %none = torch.constant.none
   %0 = torch.aten.sum.dim_IntList %x, %dims, %false, %none : !torch.vtensor<[5,64],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[64],f32>
   return %0 : !torch.vtensor<[64],f32>
+}
+func.func @flip_rows(%x: !torch.vtensor<[5,64],f32>) -> !torch.vtensor<[5,64],f32> {
+  %int0 = torch.constant.int 0
+  %dims = torch.prim.ListConstruct %int0 : (!torch.int) -> !torch.list<int>
+  %0 = torch.aten.flip %x, %dims : !torch.vtensor<[5,64],f32>, !torch.list<int> -> !torch.vtensor<[5,64],f32>
+  return %0 : !torch.vtensor<[5,64],f32>
 }
 func.func @log_softmax(%x: !torch.vtensor<[3,100],f32>) -> !torch.vtensor<[3,100],f32> {
   %int-1 = torch.constant.int -1
