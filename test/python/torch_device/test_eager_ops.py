@@ -82,6 +82,10 @@ OPS = {
     "addmv": (lambda m, v, b: torch.addmv(b, m, v, beta=0.5, alpha=2.0), W, X[0], X[1, :32]),
     "layer_norm_2d": (lambda a: F.layer_norm(a, (8, 64)), B3),
     "flip": (lambda a: a.flip((0, 1)), X),
+    # avg pooling: a convolution with a window of ones (frontend/decompositions.py)
+    "avg_pool2d": (lambda x: F.avg_pool2d(x, 3, 2, 1), IMG),
+    "adaptive_avg_pool2d": (lambda x: F.adaptive_avg_pool2d(x, (5, 4)), IMG),
+    "addbmm": (lambda s, a, b: torch.addbmm(s, a, b, beta=0.5), B3[0, :, :16], B3, C3),
 }
 QUICK = {"add", "exp", "softmax", "mm", "layer_norm", "scalar_rsub", "conv2d", "sum_dims", "log_softmax", "var"}
 
@@ -143,6 +147,16 @@ def test_an_op_the_device_cannot_take_warns_once_and_is_right():
     assert len(mine) == 1 and "runs on the CPU" in str(mine[0].message)
     assert torch.equal(first.cpu(), on_cpu) and torch.equal(second.cpu(), on_cpu)
     assert first.device.type == "spyre"
+
+
+def test_an_integer_operand_of_a_float_op_goes_to_the_device_as_floats():
+    x, n = randn(8, 64, seed=17), torch.arange(64) % 7 + 1
+    with warnings.catch_warnings(), eager.placements() as placed:
+        warnings.simplefilter("error")
+        y = x.to("spyre") / n.to("spyre")
+    assert [p.where for p in placed] == ["device"]
+    exact = torch.from_numpy(DL16.round(x.numpy())).double() / n  # n's values exact in DL16
+    assert torch.all((y.cpu().double() - exact).abs() <= DL16.unit_roundoff * exact.abs())
 
 
 def test_placements_record_where_each_op_ran():
