@@ -33,6 +33,8 @@ value is computed on the device from masks the host builds:
                             window counts kh kw elements; adaptive pooling where the windows tile
                             the input)
     addbmm(s, a, b)         the batch's products summed: bmm, then a sum over the batch dim
+    prod(x, dim), cumprod   along dims of at most 16 elements: products of slices (a pointwise
+                            chain in float32), the prefixes joined for cumprod
     sum(x, dims)            over dims other than the last whose extents multiply to at most 16:
                             adds of the slices along them (the device reduces along the stick
                             dim only); the same sum in another order (fp32 rounding)
@@ -125,6 +127,42 @@ def _sum(x: torch.Tensor, dims: Sequence[int] | None, keepdim: bool = False, *, 
     return acc if keepdim else acc.squeeze(reduced)
 
 
+def _prod(x: torch.Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+    """prod along a dim (every dim for None) of at most SUMMED_SLICES elements, as products of
+    its slices (the dim moved first: slices of the stick dim would split sticks): one
+    pointwise chain, its intermediates in float32."""
+    if dtype is not None and dtype != x.dtype or not x.is_floating_point() or x.numel() == 0 or x.dim() == 0:
+        return NotImplemented
+    dims = list(range(x.dim())) if dim is None else [dim % x.dim()]
+    if any(x.shape[d] > SUMMED_SLICES for d in dims):
+        return NotImplemented
+    acc = x
+    for d in dims:
+        rows = acc.movedim(d, 0)
+        total = rows[0:1]
+        for i in range(1, rows.shape[0]):
+            total = total * rows[i : i + 1]
+        acc = total.movedim(0, d)
+    if dim is None:
+        return acc.reshape(())
+    return acc if keepdim else acc.squeeze(dims)
+
+
+def _cumprod(x: torch.Tensor, dim: int, *, dtype: Any = None) -> Any:
+    """cumprod along a dim of at most SUMMED_SLICES elements (moved first, as for prod): each
+    prefix's product the one before times the next slice, joined (a cat)."""
+    if dtype is not None and dtype != x.dtype or not x.is_floating_point() or x.numel() == 0 or x.dim() == 0:
+        return NotImplemented
+    d = dim % x.dim()
+    if x.shape[d] > SUMMED_SLICES:
+        return NotImplemented
+    rows = x.movedim(d, 0)
+    prefixes = [rows[0:1]]
+    for i in range(1, rows.shape[0]):
+        prefixes.append(prefixes[-1] * rows[i : i + 1])
+    return torch.cat(prefixes, 0).movedim(0, d)
+
+
 def _avg_pool2d(
     x: torch.Tensor,
     kernel_size: Sequence[int],
@@ -185,6 +223,9 @@ def decompositions() -> dict[Any, Any]:
     table[aten.topk.default] = _topk
     table[aten.sum.dim_IntList] = _sum
     table[aten.addbmm.default] = _addbmm
+    table[aten.prod.default] = _prod
+    table[aten.prod.dim_int] = _prod
+    table[aten.cumprod.default] = _cumprod
     table[aten.avg_pool2d.default] = _avg_pool2d
     table[aten._adaptive_avg_pool2d.default] = _adaptive_avg_pool2d
     grouped_mm = getattr(getattr(torch.ops, "transformers", None), "grouped_mm_fallback", None)
