@@ -33,6 +33,10 @@ value is computed on the device from masks the host builds:
                             window counts kh kw elements; adaptive pooling where the windows tile
                             the input)
     addbmm(s, a, b)         the batch's products summed: bmm, then a sum over the batch dim
+    native_batch_norm and its _native_batch_norm_legit forms, in training
+                            PyTorch's decompositions (not in core ATen's table): var_mean over
+                            the dims but the channels', element-wise ops, the running
+                            statistics' update
     prod(x, dim), cumprod   along dims of at most 16 elements: products of slices (a pointwise
                             chain in float32), the prefixes joined for cumprod
     sum(x, dims)            over dims other than the last whose extents multiply to at most 16:
@@ -205,6 +209,29 @@ def _adaptive_avg_pool2d(x: torch.Tensor, output_size: Sequence[int]) -> Any:
     return _avg_pool2d(x, [h // oh, w // ow], [h // oh, w // ow])
 
 
+_BATCH_NORMS = (
+    aten.native_batch_norm.default,
+    aten._native_batch_norm_legit_functional.default,
+    aten._native_batch_norm_legit.no_stats,
+)
+
+
+def _pytorch_decomposition(op: Any) -> Any:
+    """PyTorch's decomposition of a batch norm in training (the batch's statistics, reductions
+    the device takes); in inference it stays one op: its per-channel scale, computed from the
+    running statistics, would be broadcast along the stick dim, which no device relayout does
+    yet (it would leave pieces on the CPU)."""
+    from torch._decomp import decomposition_table
+
+    decompose = decomposition_table[op]
+
+    def training_only(*args: Any, **kwargs: Any) -> Any:
+        training = kwargs.get("training", args[5] if op is not aten._native_batch_norm_legit.no_stats else args[3])
+        return decompose(*args, **kwargs) if training else NotImplemented
+
+    return training_only
+
+
 @functools.lru_cache(maxsize=4)
 def _core_aten_table(registered_ops: int) -> dict[Any, Any]:
     """PyTorch's core-ATen table for the ops registered now (`registered_ops` of them): building
@@ -223,6 +250,8 @@ def decompositions() -> dict[Any, Any]:
     table[aten.topk.default] = _topk
     table[aten.sum.dim_IntList] = _sum
     table[aten.addbmm.default] = _addbmm
+    for norm in _BATCH_NORMS:
+        table[norm] = _pytorch_decomposition(norm)
     table[aten.prod.default] = _prod
     table[aten.prod.dim_int] = _prod
     table[aten.cumprod.default] = _cumprod

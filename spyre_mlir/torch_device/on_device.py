@@ -52,6 +52,9 @@ def _functional(op: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
     if name.endswith("_") and not name.startswith("_") and written == ["self"]:
         packet = getattr(torch.ops.aten, name[:-1], None)
         return getattr(packet, op._overloadname, None) if packet is not None else None
+    returning = _returning_form(op)
+    if returning is not None:
+        return returning
     args = op._schema.arguments
     if not written or any(not a.kwarg_only for a in args if a.name in written):
         return None
@@ -62,6 +65,19 @@ def _functional(op: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
         if not _mutates(cand) and [(a.name, str(a.type)) for a in cand._schema.arguments] == want:
             return cand
     return None
+
+
+def _returning_form(op: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
+    """`<op>_functional`: the form of an op that writes operands which returns their new
+    values after its own results instead (`_native_batch_norm_legit` ->
+    `_native_batch_norm_legit_functional`, which returns the running statistics), or None."""
+    packet = getattr(torch.ops.aten, op._schema.name.split("::")[1] + "_functional", None)
+    cand = getattr(packet, op._overloadname, None) if packet is not None else None
+    if cand is None or _mutates(cand):
+        return None
+    same_arguments = [a.name for a in cand._schema.arguments] == [a.name for a in op._schema.arguments]
+    extra = len(cand._schema.returns) - len(op._schema.returns)
+    return cand if same_arguments and extra == len(_written(op)) else None
 
 
 def is_view(op: torch._ops.OpOverload) -> bool:
@@ -134,17 +150,21 @@ def run(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
         if functional is None:
             return NotImplemented
         written = _written(op)
+        if functional is _returning_form(op):  # its own results, then the written operands' new values
+            result = run(functional, args, kwargs)
+            if result is NotImplemented:
+                return NotImplemented
+            names = [a.name for a in op._schema.arguments]
+            dests = [args[names.index(n)] if names.index(n) < len(args) else kwargs[n] for n in written]
+            own, new = list(result[: -len(written)]), list(result[-len(written) :])
+            _write(dests, new)
+            return tuple(own) if len(own) > 1 else own[0]
         inputs = {k: v for k, v in kwargs.items() if k not in written}
         result = run(functional, args, inputs)
         if result is NotImplemented:
             return NotImplemented
         dests = [args[0]] if written == ["self"] else [kwargs[n] for n in written]
-        results = list(result) if isinstance(result, tuple | list) else [result]
-        with torch.no_grad():
-            for d, r in zip(dests, results):
-                if tuple(d.shape) != tuple(r.shape):
-                    d.resize_(r.shape)
-                d.copy_(r)  # a copy within DDR
+        _write(dests, list(result) if isinstance(result, tuple | list) else [result])
         return dests[0] if len(dests) == 1 else tuple(dests)
     if _empty_operand(flat) and _reason(op, flat) == "an empty operand":
         return _empty_results(op, flat, spec)
@@ -207,6 +227,15 @@ def _on_meta(op: torch._ops.OpOverload, flat: list[Any], spec: TreeSpec) -> Any:
 
     a, k = tree_unflatten([meta(x) for x in flat], spec)
     return op(*a, **k)
+
+
+def _write(dests: list[torch.Tensor], results: list[torch.Tensor]) -> None:
+    """Each result into its destination on the device (a copy within DDR), resized first."""
+    with torch.no_grad():
+        for d, r in zip(dests, results):
+            if tuple(d.shape) != tuple(r.shape):
+                d.resize_(r.shape)
+            d.copy_(r)
 
 
 def why_not(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> str:

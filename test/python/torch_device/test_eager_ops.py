@@ -86,6 +86,7 @@ OPS = {
     "avg_pool2d": (lambda x: F.avg_pool2d(x, 3, 2, 1), IMG),
     "adaptive_avg_pool2d": (lambda x: F.adaptive_avg_pool2d(x, (5, 4)), IMG),
     "addbmm": (lambda s, a, b: torch.addbmm(s, a, b, beta=0.5), B3[0, :, :16], B3, C3),
+    "batch_norm_training": (lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True), IMG, BIAS[:3], BIAS[1:]),
     "prod": (lambda a: a[:, :8].prod(-1), X),
     "cumprod": (lambda a: a[:5].cumprod(0), X),
 }
@@ -207,13 +208,15 @@ def test_constants_made_from_numbers_are_made_on_the_host_by_design():
 
 def test_batch_norm_in_training_updates_the_running_statistics():
     """native_batch_norm updates its running statistics in place, which its schema does not
-    say: on the card they are updated as on the CPU."""
+    say: on the card they are updated as on the CPU (by the device: the op is taken as
+    `_native_batch_norm_legit`, whose `_functional` form returns them)."""
     x = randn(4, 3, 5, seed=16)
     mean, var = torch.zeros(3), torch.ones(3)
     d_mean, d_var = mean.to("spyre"), var.to("spyre")
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), eager.placements() as placed:
         warnings.simplefilter("ignore")
         F.batch_norm(x.to("spyre"), d_mean, d_var, training=True, momentum=0.5)
+    assert [p.where for p in placed] == ["device"]
     F.batch_norm(torch.from_numpy(DL16.round(x.numpy())), mean, var, training=True, momentum=0.5)
     assert torch.allclose(d_mean.cpu(), mean, rtol=4 * DL16.unit_roundoff, atol=1e-6)
     assert torch.allclose(d_var.cpu(), var, rtol=4 * DL16.unit_roundoff, atol=0)
