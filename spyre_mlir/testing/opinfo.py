@@ -163,13 +163,23 @@ def _to_cpu(x: Any) -> Any:
     return x.detach().to("cpu") if isinstance(x, torch.Tensor) else x
 
 
+def _with_its_storage(x: torch.Tensor) -> torch.Tensor:
+    """A CPU copy of a device tensor with its whole storage, viewed as the tensor views it
+    (a sample may be a view whose op reads elements of the storage outside it: as_strided)."""
+    if x.device.type == "cpu" or x.layout != torch.strided:
+        return x.to("cpu")
+    n = x.untyped_storage().nbytes() // x.element_size()
+    whole = torch.empty(0, dtype=x.dtype, device=x.device).set_(x.untyped_storage(), 0, (n,), (1,))
+    return whole.to("cpu").as_strided(x.shape, x.stride(), x.storage_offset())
+
+
 def _on_cpu(sample: Any) -> Any:
     """The sample on the CPU: its tensors copied (their values as the card holds them), and a
     device argument naming spyre (a factory op's) naming the CPU."""
 
     def leaf(x: Any) -> Any:
         if isinstance(x, torch.Tensor):
-            return x.detach().to("cpu")
+            return _with_its_storage(x.detach())
         if isinstance(x, torch.device) and x.type != "cpu":
             return torch.device("cpu")
         if isinstance(x, str) and x.split(":")[0] == "spyre":
@@ -222,11 +232,17 @@ def _random(placed: list[Any]) -> str:
 
 
 def _cloned(sample: Any) -> Any:
-    """The sample with its tensors copied (an op may write its operands)."""
+    """The sample with its tensors copied, each with its whole storage (an op may write its
+    operands, or read its storage outside the view: as_strided)."""
+
+    def copied(x: Any) -> Any:
+        if not isinstance(x, torch.Tensor) or x.layout != torch.strided:
+            return x.clone() if isinstance(x, torch.Tensor) else x
+        fresh = torch.empty(0, dtype=x.dtype, device=x.device)
+        return fresh.set_(x.untyped_storage().clone(), x.storage_offset(), x.shape, x.stride())
+
     out = copy.copy(sample)
-    out.input, out.args, out.kwargs = tree_map(
-        lambda x: x.clone() if isinstance(x, torch.Tensor) else x, _operands(sample)
-    )
+    out.input, out.args, out.kwargs = tree_map(copied, _operands(sample))
     return out
 
 
