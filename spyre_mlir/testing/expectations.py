@@ -35,6 +35,13 @@ HEADER = """\
 """
 
 
+FILE = Path(__file__).resolve().parents[2] / "test" / "conformance" / "expectations.yaml"
+"""The expectations file of the repository's conformance test."""
+
+OBSERVED: dict[str, list[Outcome]] = {}
+"""The outcomes of the ops a test session ran, by op, for SPYRE_CONFORMANCE_ACCEPT=1."""
+
+
 @dataclass(frozen=True)
 class Expected:
     kind: str

@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from pathlib import Path
 
 from spyre_mlir.testing import expectations, opinfo
 
 COMMAND = "python -m spyre_mlir.tools.gen_conformance_doc > docs/conformance.md"
-EXPECTATIONS = Path(__file__).resolve().parents[2] / "test" / "conformance" / "expectations.yaml"
 
 INTRO = f"""\
 # Conformance: PyTorch's OpInfo samples on the native device
@@ -59,7 +57,7 @@ samples of {len(opinfo.COMMON_OPS)} common ops (`opinfo.COMMON_OPS`), `make test
 
 
 def render() -> str:
-    entries = expectations.load(EXPECTATIONS)
+    entries = expectations.load(expectations.FILE)
     counts = expectations.counts(entries)
     total = sum(counts.values())
     compared = total - counts["left_out"]

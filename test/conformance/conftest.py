@@ -10,7 +10,6 @@
 
 import os
 import tempfile
-from pathlib import Path
 
 import pytest
 
@@ -18,10 +17,6 @@ from spyre_mlir.testing import expectations
 
 os.environ.pop("SPYRE_CACHE", None)
 os.environ["SPYRE_CACHE_DIR"] = tempfile.mkdtemp(prefix="spyre-test-cache-")
-
-EXPECTATIONS = Path(__file__).with_name("expectations.yaml")
-OBSERVED: dict = {}
-"""Outcomes by op, for SPYRE_CONFORMANCE_ACCEPT."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -35,6 +30,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    if os.environ.get("SPYRE_CONFORMANCE_ACCEPT") == "1" and OBSERVED:
-        entries = expectations.updated(expectations.load(EXPECTATIONS), OBSERVED)
-        EXPECTATIONS.write_text(expectations.render(entries))
+    if os.environ.get("SPYRE_CONFORMANCE_ACCEPT") == "1" and expectations.OBSERVED:
+        entries = expectations.updated(expectations.load(expectations.FILE), expectations.OBSERVED)
+        expectations.FILE.write_text(expectations.render(entries))

@@ -14,7 +14,6 @@ import copy
 import os
 
 import torch
-from conftest import EXPECTATIONS, OBSERVED
 from torch.testing._internal.common_device_type import instantiate_device_type_tests, ops
 from torch.testing._internal.common_utils import TestCase
 
@@ -32,14 +31,14 @@ def _undecorated(op):
 SELECTED = [_undecorated(op) for op in opinfo.selected_opinfos()]
 COMMON = [op for op in SELECTED if op.full_name in opinfo.COMMON_OPS]
 REST = [op for op in SELECTED if op.full_name not in opinfo.COMMON_OPS]
-ENTRIES = expectations.load(EXPECTATIONS)
+ENTRIES = expectations.load(expectations.FILE)
 
 
 class TestOpInfoOnSpyre(TestCase):
     def check(self, device, op):
         outcomes = opinfo.run_op(op, device, state.numerics())
         if os.environ.get("SPYRE_CONFORMANCE_ACCEPT") == "1":
-            OBSERVED[op.full_name] = outcomes
+            expectations.OBSERVED[op.full_name] = outcomes
         problems = expectations.mismatches(op.full_name, ENTRIES.get(op.full_name), outcomes)
         if problems:
             self.fail("\n".join(problems))
