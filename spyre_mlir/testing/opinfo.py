@@ -489,7 +489,7 @@ def _reference(
                 graph = fn if traced is sample else _recorded(fn, tensors)
                 # (functionalised: a body may write its buffers in place, through views)
                 gm = make_fx(
-                    torch.func.functionalize(graph, remove="mutations_and_views"),
+                    torch.func.functionalize(graph, remove="mutations"),
                     decomposition_table=reference_decompositions(),
                     tracing_mode="fake",
                 )(*tensors)
