@@ -83,7 +83,12 @@ def _entry(op: str, value: Any) -> Entry:
 def reason_of(outcome: Outcome) -> str:
     """The reason an entry states for an outcome: its message without the op's IR type
     spelling and shapes, which do not make another reason."""
-    text = re.sub(r"'torch\.aten\.[\w.]+' producing .*? cannot run on the device: ", "", outcome.reason)
+    eager, _, rest = outcome.reason.partition(": ")
+    inner = re.match(r"'torch\.aten\.(\w+)[\w.]*' producing .*? cannot run on the device: ", rest)
+    if inner is not None:  # the op of the eager op's graph that the device refused
+        rest = rest[inner.end() :]
+        eager = eager if inner.group(1) == eager else f"{eager} ({inner.group(1)})"
+    text = f"{eager}: {rest}" if rest else outcome.reason
     text = re.sub(r"!torch\.vtensor<\[[^\]]*\],(\w+)>", r"\1", text)
     text = re.sub(r"\(\d+(?:, \d+)*,?\)|\(\)", "(…)", text)
     text = text.removeprefix("spyre: ")

@@ -291,7 +291,7 @@ def _run(opinfo: Any, sample: Any, numerics: Numerics) -> tuple[Kind, str, str]:
         return "wrong", problem, bound
     cpu = [p for p in placed if p.where == "cpu"]
     if cpu:
-        return "fallback", f"{cpu[0].op.removeprefix('aten.')}: {cpu[0].reason}", bound
+        return "fallback", f"{cpu[0].op.removeprefix('aten.').split('.')[0]}: {cpu[0].reason}", bound
     return "on_device", "", bound
 
 
