@@ -158,6 +158,9 @@ def evaluate(
                 raise ReferenceError(f"the reference has no semantics for '{op.name}'")
             env[op.results[0]] = _constant(op)
             continue
+        if op.name in _SCALAR_CONVERSIONS:  # a bool where the schema has an int or a float
+            env[op.results[0]] = _SCALAR_CONVERSIONS[op.name](env[op.operands[0]])
+            continue
         try:
             fn_aten = aten_overload(op.name)
         except AttributeError:
@@ -201,6 +204,9 @@ _SCALAR_TYPES = {
     15: torch.float64,
 }
 
+
+_SCALAR_CONVERSIONS = {"torch.aten.Int.bool": int, "torch.aten.Float.bool": float}
+"""Scalar ops the importer spells (fx_importer.py): their result is a number, not a tensor."""
 
 _SCALAR_COMPARISONS = frozenset(f"torch.aten.{c}.Scalar" for c in ("eq", "ne", "lt", "le", "gt", "ge"))
 
@@ -254,7 +260,7 @@ def _call(fn_aten: Any, args: list[Any], values: Sequence[np.ndarray | None]) ->
     kwargs: dict[str, Any] = {}
     k = 0
     for a, arg in zip(schema, args):
-        kind = str(a.type)
+        kind = str(a.real_type)  # `type` says int for a dtype, layout or memory format
         v: Any
         if isinstance(arg, _Tensor) and kind in ("Scalar", "number") and arg.value.ndim == 0 and not arg.bound.any():
             v = arg.value.item()  # an exact 0-d tensor where the schema takes a number (prim.NumToTensor's)

@@ -27,6 +27,11 @@ from spyre_mlir.lowering.convert_torch_to_spyre.elementwise import (
     LowerUnary,
     LowerWhere,
 )
+from spyre_mlir.lowering.convert_torch_to_spyre.functions import (
+    LowerActivations,
+    LowerBinaryFunctions,
+    LowerUnaryFunctions,
+)
 from spyre_mlir.lowering.convert_torch_to_spyre.host_policy import (
     HOST_CONSTANT,
     INDEX_ARITHMETIC,
@@ -36,8 +41,22 @@ from spyre_mlir.lowering.convert_torch_to_spyre.host_policy import (
     mark_index_arithmetic,
 )
 from spyre_mlir.lowering.convert_torch_to_spyre.indexing import LowerConstantPad, LowerIndex, LowerRepeat
-from spyre_mlir.lowering.convert_torch_to_spyre.reductions import LowerLayerNorm, LowerReductions, LowerSoftmax
-from spyre_mlir.lowering.convert_torch_to_spyre.slicing import LowerCat, LowerEmbedding, LowerIndexPut, LowerSlice
+from spyre_mlir.lowering.convert_torch_to_spyre.reductions import (
+    LowerAddmv,
+    LowerLayerNorm,
+    LowerLogSoftmax,
+    LowerReductions,
+    LowerSoftmax,
+    LowerVariance,
+    LowerVectorNorm,
+)
+from spyre_mlir.lowering.convert_torch_to_spyre.slicing import (
+    LowerCat,
+    LowerEmbedding,
+    LowerFlip,
+    LowerIndexPut,
+    LowerSlice,
+)
 from spyre_mlir.lowering.convert_torch_to_spyre.utils import host_tensor_type, is_vtensor
 from spyre_mlir.lowering.convert_torch_to_spyre.views import LowerCopy, LowerExpand, LowerMatmul, LowerViews
 from spyre_mlir.target.config import DeviceConfig
@@ -50,6 +69,7 @@ LOWERINGS: tuple[type[Lowering], ...] = (
     LowerIndexPut,
     LowerSlice,
     LowerCat,
+    LowerFlip,
     LowerIndex,
     LowerRepeat,
     LowerConstantPad,
@@ -61,8 +81,15 @@ LOWERINGS: tuple[type[Lowering], ...] = (
     LowerWhere,
     LowerReductions,
     LowerSoftmax,
+    LowerLogSoftmax,
+    LowerVariance,
+    LowerVectorNorm,
+    LowerAddmv,
     LowerLayerNorm,
     LowerConvolution,
+    LowerUnaryFunctions,
+    LowerBinaryFunctions,
+    LowerActivations,
 )
 
 

@@ -10,7 +10,7 @@ is (fp32 on the host; the device then computes in DL16 either way).
     pow(x, -2)         -> reciprocal(x * x)                 <= 1 fp32 ulp apart
     pow(x, 0.5)        -> sqrt(x)                           exact (both correctly rounded; NaN for x < 0)
     pow(x, -0.5)       -> rsqrt(x)                          <= 1 fp32 ulp apart
-    max.dim(x, d, k)   -> amax(x, [d], k)                   exact, when the indices are unused
+    max.dim(x, d, k)   -> amax(x, [d], k) (+ argmax(x, d, k)) exact; the argmax where the indices are read (min.dim alike)
     split_with_sizes(x, sizes, d) -> a slice of x along d per piece
                                                             exact, when the pieces are unpacked
     _softmax(x, d)     -> view(_softmax(view(x, rows), -1))  exact, when the dims after d have extent 1

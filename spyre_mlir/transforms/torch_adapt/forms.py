@@ -63,14 +63,23 @@ class PowToMultiplications(RewritePattern):
 
 
 class MaxDimToAmax(RewritePattern):
-    """max.dim(x, d, keepdim) whose indices nobody reads -> amax(x, [d], keepdim)."""
+    """max.dim / min.dim(x, d, keepdim) -> amax / amin(x, [d], keepdim), and where its indices
+    are read, argmax / argmin(x, d, keepdim) for them (an index made from floats: the host's,
+    by design; both take the first of equal extremes, as max.dim does)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if op.name != "torch.aten.max.dim" or len(op.results) != 2 or op.results[1].uses:
+        if op.name not in ("torch.aten.max.dim", "torch.aten.min.dim") or len(op.results) != 2:
             return
+        kind = op.name.split(".")[2]
         dims = t.PrimListConstructOp([op.operands[1]], t.ListType(t.IntType()))
-        amax = new_op("torch.aten.amax", [op.operands[0], dims.result, op.operands[2]], op.results[0].type)
-        rewriter.replace(op, [dims, amax], [amax.results[0], None])
+        values = new_op(f"torch.aten.a{kind}", [op.operands[0], dims.result, op.operands[2]], op.results[0].type)
+        new: list[Operation] = [dims, values]
+        index = None
+        if op.results[1].uses:
+            arg = new_op(f"torch.aten.arg{kind}", [op.operands[0], op.operands[1], op.operands[2]], op.results[1].type)
+            new.append(arg)
+            index = arg.results[0]
+        rewriter.replace(op, new, [values.results[0], index])
 
 
 class SplitIntoSlices(RewritePattern):
