@@ -144,3 +144,50 @@ def test_a_cache_rewritten_whole_stays_on_the_device():
     assert not graph.cpu_fallback, graph.cpu_fallback
     assert sent[0] - sent[1] == CACHE_BYTES, sent
     assert len(set(sent[1:])) == 1, sent
+
+
+def update_other(cache: torch.Tensor, pos: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """Another program writing the same cache (another bucket of a served model's step)."""
+    cache.index_copy_(2, pos, k * 2)
+    return cache.amax(-1)
+
+
+def test_two_graphs_share_the_cache_on_the_device():
+    """A cache two compiled graphs write in place is one device copy: each graph finds the other's
+    writes there (runtime/host.py `ResidentArguments`), and neither sends it again."""
+    first = torch.compile(update, backend="spyre")
+    second = torch.compile(update_other, backend="spyre")
+    cache = torch.zeros(CACHE)
+    eager = cache.clone()
+    gen = torch.Generator().manual_seed(5)
+    prof = get_device_model().profile
+    sent = []
+    with torch.no_grad():
+        for i, (fn, ref) in enumerate([(first, update), (second, update_other)] * 3):
+            k = torch.from_numpy(_rounded(torch.randn(1, 2, 1, 64, generator=gen)))
+            before = prof.transfers_bytes
+            got = fn(cache, torch.tensor([i]), k)
+            sent.append(prof.transfers_bytes - before)
+            want = ref(eager, torch.tensor([i]), k)
+            np.testing.assert_array_equal(cache.numpy(), eager.numpy())
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=2 * DL16.unit_roundoff * 64)
+    # the first call sends the cache, no later call of either graph does: k alone (2 sticks)
+    assert sent[0] - sent[2] == CACHE_BYTES, sent
+    assert set(sent[2:]) == {sent[2]} and sent[1] in (sent[2], sent[2] + CACHE_BYTES), sent
+
+
+def test_two_graphs_hold_one_copy_of_a_weight():
+    """A parameter two compiled graphs read is uploaded once for both (the card holds a model's
+    weights once for all its programs)."""
+    w = torch.nn.Parameter(torch.randn(128, 128), requires_grad=False)
+    f = torch.compile(lambda x: x @ w, backend="spyre")
+    g = torch.compile(lambda x: torch.relu(x @ w), backend="spyre")
+    prof = get_device_model().profile
+    x = torch.randn(4, 128)
+    with torch.no_grad():
+        f(x)
+        before = prof.transfer_bytes_by_kind.get("argument", 0)
+        g(x)
+        sent = prof.transfer_bytes_by_kind.get("argument", 0) - before
+    assert sent < 128 * 128 * 2, sent  # x alone: the weight's copy is f's
+
