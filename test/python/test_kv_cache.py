@@ -191,3 +191,39 @@ def test_two_graphs_hold_one_copy_of_a_weight():
         sent = prof.transfer_bytes_by_kind.get("argument", 0) - before
     assert sent < 128 * 128 * 2, sent  # x alone: the weight's copy is f's
 
+
+BLOCKS, BLOCK, WIDTH = 12, 16, 128
+"""A paged cache (vLLM's): 12 blocks of 16 slots, a row of 128 values (2 sticks) per slot."""
+
+
+def paged_update(cache: torch.Tensor, slots: torch.Tensor, pages: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """The step's rows written at their slots, then the step's pages read back (the start of
+    spyre_mlir/vllm/attention.py's paged attention)."""
+    cache[:, slots] = rows.unsqueeze(0) * 2
+    return cache.view(BLOCKS, BLOCK * WIDTH)[pages].view(-1, WIDTH).sum(-1)
+
+
+def test_pages_are_gathered_from_the_cache_as_it_is():
+    """The gather reads the picked pages from the cache's own layout (spyre.table_rows): no
+    kernel moves the whole cache, and the cache stays on the device between calls."""
+    compiled = torch.compile(paged_update, backend="spyre")
+    n = len(STATS.graphs)
+    cache = torch.zeros(1, BLOCKS * BLOCK, WIDTH)
+    eager = cache.clone()
+    gen = torch.Generator().manual_seed(6)
+    prof = get_device_model().profile
+    cache_bytes = BLOCKS * BLOCK * WIDTH * 2
+    with torch.no_grad():
+        for _ in range(3):
+            slots = torch.randperm(BLOCKS * BLOCK, generator=gen)[:5]
+            pages = torch.randint(0, BLOCKS, (3,), generator=gen)
+            rows = torch.from_numpy(_rounded(torch.randn(5, WIDTH, generator=gen)))
+            first = len(prof.kernels)
+            got = compiled(cache, slots, pages, rows)
+            want = paged_update(eager, slots, pages, rows)
+            np.testing.assert_array_equal(cache.numpy(), eager.numpy())
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=2 * DL16.unit_roundoff * WIDTH)
+            moved = [(k.name, k.ddr_read_bytes) for k in prof.kernels[first:] if k.ddr_read_bytes >= cache_bytes]
+            assert not moved, moved
+    (graph,) = STATS.graphs[n:]
+    assert not graph.cpu_fallback, graph.cpu_fallback

@@ -95,6 +95,7 @@ from spyre_mlir.dialects.spyre.ops import (
     ToDeviceOp,
     YieldOp,
     rows_by_strides,
+    table_rows,
 )
 
 Spyre = Dialect(
@@ -164,6 +165,7 @@ __all__ = [
     "POINTWISE_BODY_OPS",
     "REDUCE_KINDS",
     "rows_by_strides",
+    "table_rows",
     # kernels and their forms
     "kernel_ops",
     "single_pointwise",
