@@ -71,9 +71,11 @@ class DeviceForward:
         self.vllm_config = runner.vllm_config
         self.compute_logits = self.model.compute_logits
         self.step = _Step(self.model, self.compute_logits)
+        # the buffers (a rotary table) as parameters of their storage: the backend keeps a
+        # parameter on the card between calls, and these never change either
         self.state = {
             **{f"model.{k}": v for k, v in self.model.named_parameters()},
-            **{f"model.{k}": v for k, v in self.model.named_buffers()},
+            **{f"model.{k}": torch.nn.Parameter(v, requires_grad=False) for k, v in self.model.named_buffers()},
         }
         self.ids_dtype = _dtype(runner.input_ids)
         self.positions_dtype = _dtype(runner.positions)
