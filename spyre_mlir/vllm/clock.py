@@ -30,6 +30,11 @@ class StepTime:
     macs: int
     transfers_s: float
     """Host <-> card transfers at the host link's rate (the kernels' time does not include them)."""
+    transfer_bytes: dict[str, int]
+    """The step's bytes over the host link by kind (sim/profile.py `transfer_bytes_by_kind`):
+    "index" the token ids, positions, slots, page ids and sampled rows; "argument" the
+    visibility numbers (and anything else sent: the weights and the KV cache are not);
+    "result" the sampled rows' logits."""
     compiles: int
     """Graphs compiled in the step (`STATS.compiles`)."""
     cache_loads: int
@@ -68,6 +73,7 @@ class DeviceClock:
         self.requests: dict[str, RequestTime] = {}
         self._open: dict[str, int] | None = None
         self._start = (0, 0.0, 0, 0)
+        self._bytes: dict[str, int] = {}
 
     def begin(self, scheduler_output: Any) -> None:
         for req_id in sorted(scheduler_output.finished_req_ids):
@@ -87,6 +93,7 @@ class DeviceClock:
         tokens = dict(scheduler_output.num_scheduled_tokens)
         self._open = tokens if sum(tokens.values()) else None
         self._start = (len(self.profile.kernels), self.profile.transfers_s, STATS.compiles, STATS.cache_loads)
+        self._bytes = dict(self.profile.transfer_bytes_by_kind)
 
     def end(self) -> None:
         if self._open is None:
@@ -103,6 +110,11 @@ class DeviceClock:
             launches=len(kernels),
             macs=sum(k.macs for k in kernels),
             transfers_s=self.profile.transfers_s - transfers_s,
+            transfer_bytes={
+                k: n - self._bytes.get(k, 0)
+                for k, n in self.profile.transfer_bytes_by_kind.items()
+                if n != self._bytes.get(k, 0)
+            },
             compiles=STATS.compiles - compiles,
             cache_loads=STATS.cache_loads - loads,
         )

@@ -31,9 +31,8 @@ from vllm.model_executor.layers.attention import Attention
 from vllm.v1.worker.cpu_model_runner import CPUModelRunner
 from vllm.v1.worker.utils import bind_kv_cache
 
-from spyre_mlir.frontend.backend import BackendOptions, compile_graph
+from spyre_mlir.frontend.backend import BackendOptions, compile_graph, get_device_model
 from spyre_mlir.frontend.decompositions import decompositions
-from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.vllm.attention import (
     SpyreAttentionMetadata,
     cache_shape,
@@ -81,6 +80,7 @@ class DeviceForward:
         self.positions_dtype = _dtype(runner.positions)
         self.programs: dict[tuple[int, int], Callable[..., Any]] = {}
         self.compile_s = 0.0
+        self.device = get_device_model()
 
     # the attention layers and their caches, in the order of the program's inputs
     def layers(self) -> list[tuple[str, Attention]]:
@@ -165,7 +165,9 @@ class DeviceForward:
             ids = torch.zeros(tokens, dtype=self.ids_dtype)
             pos = torch.zeros(tokens, dtype=self.positions_dtype)
             # the caches' updates are the graph's only input mutations; no aot_autograd version bumps
-            self.programs[key] = compile_graph(gm, self.inputs(ids, pos, md), DeviceConfig(), BackendOptions(), set())
+            self.programs[key] = compile_graph(
+                gm, self.inputs(ids, pos, md), self.device.config, BackendOptions(), set()
+            )
             self.compile_s += time.perf_counter() - start
         return self.programs[key]
 
@@ -180,7 +182,12 @@ class DeviceForward:
         ids[:n] = input_ids
         pos = positions.new_zeros(md.tokens)
         pos[:n] = positions
-        outs = self.program(md.tokens, md.pages)(*self.inputs(ids, pos, md))
+        program = self.program(md.tokens, md.pages)
+        # the step's integer inputs, which the host hands the card once per step (its programs
+        # read them as gather and scatter indices)
+        index = [ids, pos, *(t for t in md.tensors() if not t.is_floating_point())]
+        self.device.profile.add_transfer(sum(t.numel() * t.element_size() for t in index), self.device.config, "index")
+        outs = program(*self.inputs(ids, pos, md))
         return outs[0]
 
     def warm_up(self) -> list[tuple[int, int]]:
