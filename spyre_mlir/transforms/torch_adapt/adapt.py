@@ -18,6 +18,7 @@ from spyre_mlir.transforms.torch_adapt.forms import (
     MaxDimToAmax,
     PowToMultiplications,
     ScalarTensorOperand,
+    SliceOfCat,
     SplitIntoSlices,
     TanhGeluForm,
 )
@@ -40,6 +41,7 @@ ADAPTATIONS: tuple[type[RewritePattern], ...] = (
     PowToMultiplications,
     MaxDimToAmax,
     SplitIntoSlices,
+    SliceOfCat,
     ScalarTensorOperand,
     SoftmaxOverTrailingUnits,
     ProductsWithOneColumn,
