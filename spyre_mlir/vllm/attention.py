@@ -4,16 +4,16 @@ vLLM's attention layer hands its backend the step's queries, keys and values, th
 cache and the step's metadata. Here the backend is ops the spyre compiler lowers to the card,
 traced once per step bucket into the step's program (runner.py); they never run eagerly.
 
-The KV cache of a layer is one tensor `[1, (blocks + spare) * block_size, 2 * kv_heads *
-head_dim]`: a row per slot (vLLM's slot = block * block_size + offset), its keys (all KV heads)
-then its values; the `spare` blocks after vLLM's hold the rows of a step's padding tokens, each
-its own (the card's cores write a step's rows at once: two writes of one row would race), and
-no page id points there. Per step and layer:
+The KV cache of a layer is two tensors, keys and values, each `[1, (blocks + spare) *
+block_size, kv_heads * head_dim]`: a row per slot (vLLM's slot = block * block_size + offset),
+all KV heads side by side; the `spare` blocks after vLLM's hold the rows of a step's padding
+tokens, each its own (the card's cores write a step's rows at once: two writes of one row
+would race), and no page id points there. Per step and layer:
 
-    cache[:, slots] = cat(k, v)                       a scatter of the step's rows (spyre.scatter)
-    rows = cache.view(blocks, -1)[pages]              the step's pages, each read once (spyre.gather)
-    K, V = rows's halves                              (L = pages * block_size keys)
-    out  = softmax(q K^T * scale + bias) V            every token against every page of the step
+    k_cache[:, slots] = k;  v_cache[:, slots] = v       the step's rows (spyre.scatter)
+    K = k_cache.view(blocks, -1)[pages]                  the step's pages, each read once
+    V = v_cache.view(blocks, -1)[pages]                  (spyre.gather; L = pages * block_size keys)
+    out = softmax(q K^T * scale + bias) V                every token against every page of the step
 
 The step's tokens of every request attend to the pages of every request of the step at once,
 so the bucket has two dims only (tokens, pages: buckets.py); `bias` keeps each token to the
@@ -97,9 +97,8 @@ def spare_blocks(shapes: StepShapes) -> int:
 
 
 def cache_shape(shapes: StepShapes, num_kv_heads: int, head_size: int) -> tuple[int, int, int]:
-    """A layer's KV cache: a row per slot (vLLM's blocks, then the spare ones), its keys then
-    its values."""
-    return (1, (shapes.num_blocks + spare_blocks(shapes)) * shapes.block_size, 2 * num_kv_heads * head_size)
+    """A layer's key (or value) cache: a row per slot (vLLM's blocks, then the spare ones)."""
+    return (1, (shapes.num_blocks + spare_blocks(shapes)) * shapes.block_size, num_kv_heads * head_size)
 
 
 def padding_slots(shapes: StepShapes, tokens: int) -> torch.Tensor:
@@ -306,7 +305,7 @@ class SpyreAttentionImpl(AttentionImpl):
         query: torch.Tensor,
         key: torch.Tensor,
         value: torch.Tensor,
-        kv_cache: torch.Tensor,
+        kv_cache: tuple[torch.Tensor, torch.Tensor],
         attn_metadata: SpyreAttentionMetadata | None,
         output: torch.Tensor,
         output_scale: torch.Tensor | None = None,
@@ -333,24 +332,27 @@ def paged_attention(
     query: torch.Tensor,
     key: torch.Tensor,
     value: torch.Tensor,
-    kv_cache: torch.Tensor,
+    kv_cache: tuple[torch.Tensor, torch.Tensor],
     md: SpyreAttentionMetadata,
     *,
     scale: float,
     window: int | None = None,
 ) -> torch.Tensor:
     """The step's attention for one layer (module docstring); writes the step's keys and
-    values into `kv_cache`. query (T, H, D), key and value (T, KVH, D) -> (T, H, D)."""
+    values into the layer's caches. query (T, H, D), key and value (T, KVH, D) -> (T, H, D)."""
     tokens, heads, dim = query.shape
     kv_heads = key.shape[1]
     width = kv_heads * dim
     bs = md.block_size
-    new = torch.cat([key.reshape(tokens, width), value.reshape(tokens, width)], dim=-1)
-    kv_cache[:, md.slots] = new.unsqueeze(0)
-    rows = kv_cache.view(-1, bs * 2 * width)[md.page_ids].view(md.pages * bs, 2 * width)
-    keys = rows[:, :width].reshape(md.pages * bs, kv_heads, dim).permute(1, 0, 2).unsqueeze(0)
-    values = rows[:, width:].reshape(md.pages * bs, kv_heads, dim).permute(1, 0, 2).unsqueeze(0)
-    keys, values = _repeat_kv(keys, heads // kv_heads), _repeat_kv(values, heads // kv_heads)
+    k_cache, v_cache = kv_cache
+    k_cache[:, md.slots] = key.reshape(1, tokens, width)
+    v_cache[:, md.slots] = value.reshape(1, tokens, width)
+
+    def pages(cache: torch.Tensor) -> torch.Tensor:  # (1, KVH, L, D)
+        rows = cache.view(-1, bs * width)[md.page_ids]
+        return rows.view(md.pages * bs, kv_heads, dim).permute(1, 0, 2).unsqueeze(0)
+
+    keys, values = _repeat_kv(pages(k_cache), heads // kv_heads), _repeat_kv(pages(v_cache), heads // kv_heads)
     offsets = torch.arange(bs, dtype=torch.float32)
     hi = md.visible_to[:, :, None]
     bias = torch.clamp(hi - offsets, max=0.0)

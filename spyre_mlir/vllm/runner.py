@@ -111,7 +111,7 @@ class DeviceForward:
 
     def inputs(self, input_ids: torch.Tensor, positions: torch.Tensor, md: SpyreAttentionMetadata) -> list[Any]:
         """The program's arguments: the weights, the caches, then the step's inputs."""
-        caches = [layer.kv_cache for _, layer in self.layers()]
+        caches = [cache for _, layer in self.layers() for cache in layer.kv_cache]
         return [*self.state.values(), *caches, input_ids, positions, *md.tensors()]
 
     @contextlib.contextmanager
@@ -119,8 +119,8 @@ class DeviceForward:
         layers = [layer for _, layer in self.layers()]
         kept = [layer.kv_cache for layer in layers]
         try:
-            for layer, cache in zip(layers, caches):
-                layer.kv_cache = cache
+            for i, layer in enumerate(layers):
+                layer.kv_cache = (caches[2 * i], caches[2 * i + 1])
             yield
         finally:
             for layer, cache in zip(layers, kept):
@@ -132,10 +132,10 @@ class DeviceForward:
         from torch.fx.experimental.proxy_tensor import make_fx
 
         names = list(self.state)
-        n_state, n_caches = len(names), len(self.layers())
+        n_state, n_caches = len(names), 2 * len(self.layers())
         layer_names = [name for name, _ in self.layers()]
 
-        def step(*args: torch.Tensor) -> torch.Tensor:
+        def step(*args: torch.Tensor) -> tuple[torch.Tensor]:
             state = dict(zip(names, args[:n_state]))
             caches = list(args[n_state : n_state + n_caches])
             ids, pos, *meta = args[n_state + n_caches :]
@@ -144,7 +144,7 @@ class DeviceForward:
                 self._traced_caches(caches),
                 set_forward_context({name: traced for name in layer_names}, self.vllm_config),
             ):
-                return torch.func.functional_call(self.step, state, (ids, pos, traced.logits_rows))
+                return (torch.func.functional_call(self.step, state, (ids, pos, traced.logits_rows)),)
 
         ids = torch.zeros(md.tokens, dtype=self.ids_dtype)
         pos = torch.zeros(md.tokens, dtype=self.positions_dtype)
@@ -223,8 +223,8 @@ class SpyreModelRunner(CPUModelRunner):
     def initialize_kv_cache_tensors(
         self, kv_cache_config: Any, kernel_block_sizes: list[int], kv_cache_allocation_context: Any = None
     ) -> dict[str, torch.Tensor]:
-        """A tensor of its own per layer (attention.cache_shape), not views of one buffer: each
-        is an input the step's program writes in place and keeps on the card."""
+        """A key and a value tensor of its own per layer (attention.cache_shape), not views of one
+        buffer: each is an input the step's program writes in place and keeps on the card."""
         from vllm.v1.kv_cache_interface import AttentionSpec
 
         groups = kv_cache_config.kv_cache_groups
@@ -238,7 +238,10 @@ class SpyreModelRunner(CPUModelRunner):
         self.step_shapes = step_shapes(self.vllm_config, spec.block_size)
         shape = cache_shape(self.step_shapes, spec.num_kv_heads, spec.head_size)
         with torch.inference_mode(False):  # (an inference tensor cannot be kept on the card between calls)
-            caches = {name: torch.zeros(shape, dtype=spec.dtype) for name in groups[0].layer_names}
+            caches = {
+                name: (torch.zeros(shape, dtype=spec.dtype), torch.zeros(shape, dtype=spec.dtype))
+                for name in groups[0].layer_names
+            }
         bind_kv_cache(caches, self.compilation_config.static_forward_context, self.kv_caches)
         layers = self.device_forward.layers()
         self.windows = sorted({w for _, layer in layers if (w := layer.impl.sliding_window) is not None})
