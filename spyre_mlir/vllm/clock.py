@@ -95,9 +95,10 @@ class DeviceClock:
         self._start = (len(self.profile.kernels), self.profile.transfers_s, STATS.compiles, STATS.cache_loads)
         self._bytes = dict(self.profile.transfer_bytes_by_kind)
 
-    def end(self) -> None:
+    def end(self) -> StepTime | None:
+        """The step's figures (None: nothing was scheduled)."""
         if self._open is None:
-            return
+            return None
         first, transfers_s, compiles, loads = self._start
         kernels = self.profile.kernels[first:]
         del self.profile.kernels[first:]
@@ -147,3 +148,4 @@ class DeviceClock:
                 STATS.compiles,
                 STATS.cache_loads,
             )
+        return step

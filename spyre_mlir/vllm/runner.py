@@ -38,9 +38,11 @@ from spyre_mlir.vllm.attention import (
     cache_shape,
     logits_rows_count,
     padding_slots,
+    spare_blocks,
     step_shapes,
 )
 from spyre_mlir.vllm.buckets import StepShapes
+from spyre_mlir.vllm.memory import DL16_BYTES
 
 
 class StepError(RuntimeError):
@@ -218,6 +220,7 @@ class SpyreModelRunner(CPUModelRunner):
         super().load_model(*args, **kwargs)
         self.device_forward = DeviceForward(self)
         self._logits: torch.Tensor | None = None
+        self._pages = 0
         self.model.compute_logits = self._logits_of  # vLLM's call after the forward: the program's logits
 
     def initialize_kv_cache_tensors(
@@ -265,9 +268,23 @@ class SpyreModelRunner(CPUModelRunner):
         if not isinstance(md, SpyreAttentionMetadata):
             raise StepError(f"a step without the spyre attention metadata ({type(md).__name__}): nothing to run")
         self._logits = self.device_forward.run(input_ids, positions, md)
+        self._pages = md.page_ids[md.page_ids > 0].unique().numel()
         handles = torch.full((input_ids.shape[0], 1), -1, dtype=torch.int64)
         handles[md.logits_rows[: md.num_reqs], 0] = torch.arange(md.num_reqs)
         return handles
+
+    def kv_cache_bytes(self) -> int:
+        """The KV caches' bytes on the card: every layer's key and value tensors, in DL16."""
+        return sum(c.numel() * DL16_BYTES for c in self.kv_caches_flat())
+
+    def kv_cache_bytes_in_use(self) -> int:
+        """The bytes of the blocks the last step's requests hold (every layer's keys and values)."""
+        shapes = self.step_shapes
+        rows = (shapes.num_blocks + spare_blocks(shapes)) * shapes.block_size
+        return self._pages * shapes.block_size * self.kv_cache_bytes() // rows
+
+    def kv_caches_flat(self) -> list[torch.Tensor]:
+        return [c for pair in self.kv_caches for c in pair]
 
     def _logits_of(self, handles: torch.Tensor) -> torch.Tensor:
         """The logits of the rows vLLM picked from the forward's row handles."""

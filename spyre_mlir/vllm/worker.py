@@ -6,6 +6,7 @@ engine calls:
 - `execute_model` / `sample_tokens`: one engine step. `DeviceClock` takes the kernels the
   device model ran in the step off its profile and logs the step's simulated time (DEBUG) and,
   once vLLM reports a request finished, the request's total over the steps it was in (INFO);
+  the step's time and the KV cache's DDR bytes go to the Prometheus metrics (metrics.py);
 - `determine_available_memory`: the KV cache sized for the card and the host
   (`kv_cache_bytes`), or a `CardMemoryError` naming what does not fit;
 - `init_device`: the model runner is `SpyreModelRunner` (runner.py): each step one program
@@ -30,6 +31,7 @@ from vllm.v1.worker.cpu_worker import CPUWorker
 from spyre_mlir.frontend.backend import STATS, get_device_model
 from spyre_mlir.frontend.compile_cache import cache_where
 from spyre_mlir.target.config import DeviceConfig
+from spyre_mlir.vllm import metrics
 from spyre_mlir.vllm.clock import DeviceClock, logger
 from spyre_mlir.vllm.memory import AUTO, DL16_BYTES, CardMemoryError, kv_cache_bytes, size
 from spyre_mlir.vllm.platform import on_device
@@ -121,10 +123,19 @@ class SpyreWorker(CPUWorker):
         self.clock.begin(scheduler_output)
         output = super().execute_model(scheduler_output)
         if output is not None:  # no sampling to come (a step with nothing scheduled, a pooling model)
-            self.clock.end()
+            self._step_done()
         return output
 
     def sample_tokens(self, grammar_output: Any) -> Any:
         output = super().sample_tokens(grammar_output)
-        self.clock.end()
+        self._step_done()
         return output
+
+    def _step_done(self) -> None:
+        step = self.clock.end()
+        if step is None:
+            return
+        metrics.record_step(step.device_s)
+        runner = self.model_runner
+        if isinstance(runner, SpyreModelRunner) and self._compiled():
+            metrics.record_kv_cache(runner.kv_cache_bytes(), runner.kv_cache_bytes_in_use())

@@ -59,6 +59,17 @@ def _startup(log: str) -> tuple[int, int, int, list[int], int]:
     return int(compiled), int(loaded), int(buckets), [int(b) for b in tokens.split(",")], int(pages)
 
 
+def _metrics(url: str) -> dict[str, float]:
+    """The server's /metrics: value by sample name (with its labels, as Prometheus prints them)."""
+    text = httpx.get(f"{url}/metrics", timeout=30).text
+    found = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            found[name] = float(value)
+    return found
+
+
 async def _complete_all(client: openai.AsyncOpenAI, model: str) -> list:
     return await asyncio.gather(
         *(
@@ -75,6 +86,7 @@ def test_serve_answers_concurrent_requests_as_eager(llama_dir, eager, tmp_path):
     model = str(llama_dir)
     env = {"SPYRE_CACHE": "1", "SPYRE_CACHE_DIR": str(tmp_path / "cache"), "VLLM_LOGGING_LEVEL": "DEBUG"}
     with Server(llama_dir, ARGS, tmp_path / "serve.log", env=env, start_timeout=240) as server:
+        before = _metrics(server.url)
         client = openai.AsyncOpenAI(base_url=f"{server.url}/v1", api_key="none", timeout=120, max_retries=0)
         completions = asyncio.run(_complete_all(client, model))
         for prompt, c in zip(PROMPTS, completions):
@@ -102,6 +114,17 @@ def test_serve_answers_concurrent_requests_as_eager(llama_dir, eager, tmp_path):
         assert bad_type.status_code == 400 and "max_tokens" in bad_type.text, bad_type.text
         again = sync.completions.create(model=model, prompt=PROMPTS[0], max_tokens=NEW_TOKENS, temperature=0)
         assert again.choices[0].text == completions[0].choices[0].text
+        # the card's figures on the server's /metrics (the worker's, beside vLLM's), moved by the requests
+        after = _metrics(server.url)
+    assert any(k.startswith("vllm:prefix_cache_hits_total") for k in after)  # vLLM's own are there too
+    steps_served = after["spyre:step_device_seconds_count"] - before.get("spyre:step_device_seconds_count", 0)
+    seconds = after["spyre:device_seconds_total"] - before.get("spyre:device_seconds_total", 0)
+    assert steps_served >= NEW_TOKENS and seconds > 0, (before, after)
+    assert after["spyre:step_device_seconds_sum"] == pytest.approx(after["spyre:device_seconds_total"])
+    allocated = after['spyre:kv_cache_ddr_bytes{kind="allocated"}']
+    # 2 layers x keys and values x (vLLM's 9 blocks + 1 spare) x 128 slots x 128 values in DL16
+    assert allocated == 2 * 2 * 10 * 128 * 128 * 2, after
+    assert 0 < after['spyre:kv_cache_ddr_bytes{kind="in_use"}'] <= allocated
     assert server.process is not None and server.process.returncode == 0, server.log()[-3000:]
     assert not server.left_behind  # the engine and its worker exited with the server
 
