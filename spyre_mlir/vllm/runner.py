@@ -225,7 +225,7 @@ class SpyreModelRunner(CPUModelRunner):
 
     def initialize_kv_cache_tensors(
         self, kv_cache_config: Any, kernel_block_sizes: list[int], kv_cache_allocation_context: Any = None
-    ) -> dict[str, torch.Tensor]:
+    ) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
         """A key and a value tensor of its own per layer (attention.cache_shape), not views of one
         buffer: each is an input the step's program writes in place and keeps on the card."""
         from vllm.v1.kv_cache_interface import AttentionSpec

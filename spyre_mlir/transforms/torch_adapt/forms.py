@@ -157,7 +157,9 @@ class SliceOfCat(RewritePattern):
             return
         ends = [0]
         for e in listed.elements:
-            ends.append(ends[-1] + e.type.get_shape()[d])
+            et = e.type
+            assert sized(et)  # (checked above)
+            ends.append(ends[-1] + et.get_shape()[d])
         if bounds[0] not in ends or bounds[1] not in ends or bounds[1] <= bounds[0]:
             return
         i, j = ends.index(bounds[0]), ends.index(bounds[1])
@@ -167,7 +169,9 @@ class SliceOfCat(RewritePattern):
                 return
             rewriter.replace_op(op, [], [pieces[0]])
         else:
-            new_list = t.PrimListConstructOp(pieces, listed.results[0].type)
+            list_type = listed.results[0].type
+            assert isinstance(list_type, t.ListType)  # (a list construct's result)
+            new_list = t.PrimListConstructOp(pieces, list_type)
             joined = new_op("torch.aten.cat", [new_list.results[0], cat.operands[1]], op.results[0].type)
             rewriter.replace_op(op, [new_list, joined], [joined.results[0]])
         erase_dead(rewriter, [cat, listed])
