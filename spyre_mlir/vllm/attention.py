@@ -11,8 +11,8 @@ tokens, each its own (the card's cores write a step's rows at once: two writes o
 would race), and no page id points there. Per step and layer:
 
     k_cache[:, slots] = k;  v_cache[:, slots] = v       the step's rows (spyre.scatter)
-    K = k_cache.view(blocks, -1)[pages]                  the step's pages, each read once
-    V = v_cache.view(blocks, -1)[pages]                  (spyre.gather; L = pages * block_size keys)
+    K = k_cache.view(blocks, block_size, -1)[pages, :]   the step's pages' rows, each read once
+    V = v_cache.view(blocks, block_size, -1)[pages, :]   (spyre.gather; L = pages * block_size keys)
     out = softmax(q K^T * scale + bias) V                every token against every page of the step
 
 The step's tokens of every request attend to the pages of every request of the step at once,
@@ -348,17 +348,20 @@ def paged_attention(
     k_cache[:, md.slots] = key.reshape(1, tokens, width)
     v_cache[:, md.slots] = value.reshape(1, tokens, width)
 
+    offsets = torch.arange(bs)
+
     def pages(cache: torch.Tensor) -> torch.Tensor:  # (1, KVH, L, D)
-        rows = cache.view(-1, bs * width)[md.page_ids]
+        # the pages' rows, page by page (the host computes each row's number from its page's)
+        rows = cache.view(-1, bs, width)[md.page_ids[:, None], offsets[None, :]]
         return rows.view(md.pages * bs, kv_heads, dim).permute(1, 0, 2).unsqueeze(0)
 
     keys, values = _repeat_kv(pages(k_cache), heads // kv_heads), _repeat_kv(pages(v_cache), heads // kv_heads)
-    offsets = torch.arange(bs, dtype=torch.float32)
+    lanes = offsets.to(torch.float32)
     hi = md.visible_to[:, :, None]
-    bias = torch.clamp(hi - offsets, max=0.0)
+    bias = torch.clamp(hi - lanes, max=0.0)
     if window is not None:
         lo = md.visible_from[window][:, :, None]
-        bias = bias + torch.clamp(offsets - lo - 1.0, max=0.0)
+        bias = bias + torch.clamp(lanes - lo - 1.0, max=0.0)
     bias = (bias * MASKED).reshape(1, 1, tokens, md.pages * bs).to(query.dtype)
     q = query.permute(1, 0, 2).unsqueeze(0)
     out = torch.nn.functional.scaled_dot_product_attention(q, keys, values, attn_mask=bias, scale=scale)

@@ -166,9 +166,10 @@ class DeviceForward:
             gm = self.trace(md)
             ids = torch.zeros(tokens, dtype=self.ids_dtype)
             pos = torch.zeros(tokens, dtype=self.positions_dtype)
-            # the caches' updates are the graph's only input mutations; no aot_autograd version bumps
+            # strict: a step whose program would leave a float op on the CPU is refused, naming it;
+            # the caches' updates are the graph's only input mutations (no aot_autograd version bumps)
             self.programs[key] = compile_graph(
-                gm, self.inputs(ids, pos, md), self.device.config, BackendOptions(), set()
+                gm, self.inputs(ids, pos, md), self.device.config, BackendOptions(strict=True), set()
             )
             self.compile_s += time.perf_counter() - start
         return self.programs[key]

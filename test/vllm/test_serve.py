@@ -112,6 +112,8 @@ def test_serve_answers_concurrent_requests_as_eager(llama_dir, eager, tmp_path):
         assert bad_json.status_code == 400, bad_json.text
         bad_type = httpx.post(url, json={"model": model, "prompt": "hi", "max_tokens": "many"})
         assert bad_type.status_code == 400 and "max_tokens" in bad_type.text, bad_type.text
+        too_long = httpx.post(url, json={"model": model, "prompt": "x" * 200, "max_tokens": 4})  # a token per character
+        assert too_long.status_code == 400 and "128" in too_long.text, too_long.text  # names the limit
         again = sync.completions.create(model=model, prompt=PROMPTS[0], max_tokens=NEW_TOKENS, temperature=0)
         assert again.choices[0].text == completions[0].choices[0].text
         # the card's figures on the server's /metrics (the worker's, beside vLLM's), moved by the requests
