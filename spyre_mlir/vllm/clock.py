@@ -28,6 +28,8 @@ class StepTime:
     """Simulated time of the step's kernels."""
     launches: int
     macs: int
+    attention_s: float
+    """The simulated time of the step's attention kernels (kernels.py), in `kernels_s`."""
     transfers_s: float
     """Host <-> card transfers at the host link's rate (the kernels' time does not include them)."""
     transfer_bytes: dict[str, int]
@@ -95,8 +97,9 @@ class DeviceClock:
         self._start = (len(self.profile.kernels), self.profile.transfers_s, STATS.compiles, STATS.cache_loads)
         self._bytes = dict(self.profile.transfer_bytes_by_kind)
 
-    def end(self) -> StepTime | None:
-        """The step's figures (None: nothing was scheduled)."""
+    def end(self, attention: frozenset[str] = frozenset()) -> StepTime | None:
+        """The step's figures (None: nothing was scheduled); `attention`: the names of the step's
+        attention kernels."""
         if self._open is None:
             return None
         first, transfers_s, compiles, loads = self._start
@@ -109,6 +112,7 @@ class DeviceClock:
             tokens=sum(self._open.values()),
             kernels_s=sum(k.time_s for k in kernels),
             launches=len(kernels),
+            attention_s=sum(k.time_s for k in kernels if k.name in attention),
             macs=sum(k.macs for k in kernels),
             transfers_s=self.profile.transfers_s - transfers_s,
             transfer_bytes={
@@ -128,13 +132,14 @@ class DeviceClock:
         self._open = None
         logger.debug(
             "spyre step %d: %d requests, %d tokens: %.3f ms simulated device time (kernels %.3f ms in %d launches, "
-            "host link %.3f ms)",
+            "attention %.3f ms of them; host link %.3f ms)",
             step.step,
             step.requests,
             step.tokens,
             step.device_s * 1e3,
             step.kernels_s * 1e3,
             step.launches,
+            step.attention_s * 1e3,
             step.transfers_s * 1e3,
             extra={"spyre_step": step},
         )

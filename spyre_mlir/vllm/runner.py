@@ -42,6 +42,7 @@ from spyre_mlir.vllm.attention import (
     step_shapes,
 )
 from spyre_mlir.vllm.buckets import StepShapes
+from spyre_mlir.vllm.kernels import attention_kernels
 from spyre_mlir.vllm.memory import DL16_BYTES
 
 
@@ -81,6 +82,10 @@ class DeviceForward:
         self.ids_dtype = _dtype(runner.input_ids)
         self.positions_dtype = _dtype(runner.positions)
         self.programs: dict[tuple[int, int], Callable[..., Any]] = {}
+        self.attention: dict[tuple[int, int], frozenset[str]] = {}
+        """Per program, the names of its attention kernels (kernels.py)."""
+        self.last_attention: frozenset[str] = frozenset()
+        """The attention kernels of the last step's program."""
         self.compile_s = 0.0
         self.device = get_device_model()
 
@@ -171,6 +176,7 @@ class DeviceForward:
             self.programs[key] = compile_graph(
                 gm, self.inputs(ids, pos, md), self.device.config, BackendOptions(strict=True), set()
             )
+            self.attention[key] = attention_kernels(self.programs[key].module, (tokens, pages))
             self.compile_s += time.perf_counter() - start
         return self.programs[key]
 
@@ -191,6 +197,7 @@ class DeviceForward:
         index = [ids, pos, *(t for t in md.tensors() if not t.is_floating_point())]
         self.device.profile.add_transfer(sum(t.numel() * t.element_size() for t in index), self.device.config, "index")
         outs = program(*self.inputs(ids, pos, md))
+        self.last_attention = self.attention[md.tokens, md.pages]
         return outs[0]
 
     def warm_up(self) -> list[tuple[int, int]]:

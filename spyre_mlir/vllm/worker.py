@@ -132,10 +132,11 @@ class SpyreWorker(CPUWorker):
         return output
 
     def _step_done(self) -> None:
-        step = self.clock.end()
+        runner = self.model_runner
+        on_card = isinstance(runner, SpyreModelRunner) and self._compiled()
+        step = self.clock.end(runner.device_forward.last_attention if on_card else frozenset())
         if step is None:
             return
         metrics.record_step(step.device_s)
-        runner = self.model_runner
-        if isinstance(runner, SpyreModelRunner) and self._compiled():
+        if on_card:
             metrics.record_kv_cache(runner.kv_cache_bytes(), runner.kv_cache_bytes_in_use())
