@@ -13,7 +13,7 @@ attention's.
 from __future__ import annotations
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, ShapedType, UnrealizedConversionCastOp
+from xdsl.dialects.builtin import ModuleOp, TensorType, UnrealizedConversionCastOp
 from xdsl.ir import BlockArgument, SSAValue
 
 from spyre_mlir.dialects import spyre, spyre_isa
@@ -38,9 +38,9 @@ def attention_kernels(module: ModuleOp, step_shape: tuple[int, int]) -> frozense
     weights = set()
     for a in args:
         t = a.type
-        if a.index in caches or not isinstance(t, ShapedType):
+        if a.index in caches or not isinstance(t, TensorType):
             continue
-        element = str(t.get_element_type())
+        element = str(t.element_type)
         if not element.startswith(("f", "bf")):
             continue
         if tuple(t.get_shape()) == step_shape:

@@ -176,7 +176,7 @@ class DeviceForward:
             self.programs[key] = compile_graph(
                 gm, self.inputs(ids, pos, md), self.device.config, BackendOptions(strict=True), set()
             )
-            self.attention[key] = attention_kernels(self.programs[key].module, (tokens, pages))
+            self.attention[key] = attention_kernels(self.programs[key].module, (tokens, pages))  # type: ignore[attr-defined]
             self.compile_s += time.perf_counter() - start
         return self.programs[key]
 
