@@ -27,7 +27,7 @@ def plain_linears() -> None:
     from spyre_mlir.vllm import layers
 
     def dispatch(layer: torch.nn.Module, remove_weight: bool) -> None:
-        setattr(layer, "cpu_linear", layers.linear(layer))  # noqa: B010  # a Module attribute vLLM reads
+        setattr(layer, "cpu_linear", layers.linear(layer, remove_weight))  # noqa: B010  # a Module attribute vLLM reads
 
     utils.dispatch_cpu_unquantized_gemm = dispatch
     layers.register()

@@ -33,20 +33,13 @@ class HFRotary:
     head_size: int
     is_neox_style: bool
     cos_sin_cache: torch.Tensor
+    spyre_table: torch.Tensor | None = None
+    """The table (`hf_table`) as the step's program has it: its input, set while it is traced."""
 
-    def _hf_table(self) -> torch.Tensor:
+    def hf_table(self) -> torch.Tensor:
         """(positions, 2 * rotary_dim): cos then sin, each its half of the rotated dims twice."""
-        table = getattr(self, "_spyre_cos_sin", None)
-        if table is None or table.dtype != self.cos_sin_cache.dtype:
-            cos, sin = self.cos_sin_cache.chunk(2, dim=-1)
-            table = torch.cat([cos, cos, sin, sin], dim=-1)
-            self.register_buffer("_spyre_cos_sin", table, persistent=False)  # type: ignore[attr-defined]
-        return table
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if getattr(self, "cos_sin_cache", None) is not None:
-            self._hf_table()
+        cos, sin = self.cos_sin_cache.chunk(2, dim=-1)
+        return torch.cat([cos, cos, sin, sin], dim=-1)
 
     def forward_native(
         self, positions: torch.Tensor, query: torch.Tensor, key: torch.Tensor | None = None
@@ -55,7 +48,9 @@ class HFRotary:
             return super().forward_native(positions, query, key)  # type: ignore[misc]
         positions = positions.flatten()
         rot = self.rotary_dim
-        cos_sin = self._hf_table().index_select(0, positions)
+        # the step's program hands the table in as an input (runner.py); eagerly, it is made here
+        table = self.hf_table() if self.spyre_table is None else self.spyre_table
+        cos_sin = table.index_select(0, positions)
         cos, sin = cos_sin[:, None, :rot], cos_sin[:, None, rot:]
 
         def rotated(x: torch.Tensor) -> torch.Tensor:
@@ -71,9 +66,11 @@ class HFRotary:
         return rotated(query), None if key is None else rotated(key)
 
 
-def linear(layer: torch.nn.Module) -> Any:
+def linear(layer: torch.nn.Module, remove_weight: bool) -> Any:
     """The layer's `cpu_linear` (vLLM's CPU hook, `dispatch_cpu_unquantized_gemm`): plain, or
-    for a merged linear the cat of its parts' products (module docstring)."""
+    for a merged linear the cat of its parts' products (module docstring). A merged layer's
+    parts are parameters of their own; its weight then goes where vLLM lets it go
+    (`remove_weight`, as vLLM's CPU path does once it has packed a weight)."""
     sizes = getattr(layer, "output_sizes", None)
     weight = getattr(layer, "weight", None)
     if (
@@ -87,9 +84,15 @@ def linear(layer: torch.nn.Module) -> Any:
     bias = getattr(layer, "bias", None)
     starts = [sum(sizes[:i]) for i in range(len(sizes))]
     for i, (start, size) in enumerate(zip(starts, sizes)):
-        layer.register_parameter(f"spyre_weight{i}", torch.nn.Parameter(weight.data[start : start + size], False))
+        # a copy, not a view: a graph's inputs must not alias one another (functionalization)
+        part = weight.data[start : start + size].clone()
+        layer.register_parameter(f"spyre_weight{i}", torch.nn.Parameter(part, requires_grad=False))
         if isinstance(bias, torch.Tensor):
-            layer.register_parameter(f"spyre_bias{i}", torch.nn.Parameter(bias.data[start : start + size], False))
+            layer.register_parameter(
+                f"spyre_bias{i}", torch.nn.Parameter(bias.data[start : start + size].clone(), requires_grad=False)
+            )
+    if remove_weight:
+        layer.weight = torch.nn.Parameter(torch.empty(0, dtype=weight.dtype), requires_grad=False)
     n = len(sizes)
 
     def merged(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:

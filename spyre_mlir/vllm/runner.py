@@ -43,6 +43,7 @@ from spyre_mlir.vllm.attention import (
 )
 from spyre_mlir.vllm.buckets import StepShapes
 from spyre_mlir.vllm.kernels import attention_kernels
+from spyre_mlir.vllm.layers import HFRotary
 from spyre_mlir.vllm.memory import DL16_BYTES
 
 
@@ -73,12 +74,15 @@ class DeviceForward:
         self.vllm_config = runner.vllm_config
         self.compute_logits = self.model.compute_logits
         self.step = _Step(self.model, self.compute_logits)
-        # the buffers (a rotary table) as parameters of their storage: the backend keeps a
-        # parameter on the card between calls, and these never change either
-        self.state = {
-            **{f"model.{k}": v for k, v in self.model.named_parameters()},
-            **{f"model.{k}": torch.nn.Parameter(v, requires_grad=False) for k, v in self.model.named_buffers()},
-        }
+        # the program's inputs: the parameters, which the backend keeps on the card between calls
+        # (the model's buffers are the graph's constants, sent once: our rotary table is a
+        # parameter, layers.py)
+        self.state = {f"model.{k}": v for k, v in self.model.named_parameters()}
+        # our rotary embeddings' tables (layers.py), inputs as the weights are: one per module
+        # (vLLM shares a rotary embedding between layers, and between models)
+        rotary = {id(m): m for m in self.model.modules() if isinstance(m, HFRotary)}
+        self.rotary = list(rotary.values())
+        self.tables = [torch.nn.Parameter(m.hf_table(), requires_grad=False) for m in self.rotary]
         self.ids_dtype = _dtype(runner.input_ids)
         self.positions_dtype = _dtype(runner.positions)
         self.programs: dict[tuple[int, int], Callable[..., Any]] = {}
@@ -119,17 +123,22 @@ class DeviceForward:
     def inputs(self, input_ids: torch.Tensor, positions: torch.Tensor, md: SpyreAttentionMetadata) -> list[Any]:
         """The program's arguments: the weights, the caches, then the step's inputs."""
         caches = [cache for _, layer in self.layers() for cache in layer.kv_cache]
-        return [*self.state.values(), *caches, input_ids, positions, *md.tensors()]
+        return [*self.state.values(), *self.tables, *caches, input_ids, positions, *md.tensors()]
 
     @contextlib.contextmanager
-    def _traced_caches(self, caches: list[torch.Tensor]) -> Iterator[None]:
+    def _traced_inputs(self, tables: list[torch.Tensor], caches: list[torch.Tensor]) -> Iterator[None]:
+        """The layers read the traced rotary tables and KV caches (the program's inputs)."""
         layers = [layer for _, layer in self.layers()]
         kept = [layer.kv_cache for layer in layers]
         try:
+            for m, table in zip(self.rotary, tables):
+                m.spyre_table = table
             for i, layer in enumerate(layers):
                 layer.kv_cache = (caches[2 * i], caches[2 * i + 1])
             yield
         finally:
+            for m in self.rotary:
+                m.spyre_table = None
             for layer, cache in zip(layers, kept):
                 layer.kv_cache = cache
 
@@ -139,16 +148,17 @@ class DeviceForward:
         from torch.fx.experimental.proxy_tensor import make_fx
 
         names = list(self.state)
-        n_state, n_caches = len(names), 2 * len(self.layers())
+        n_state, n_tables, n_caches = len(names), len(self.tables), 2 * len(self.layers())
         layer_names = [name for name, _ in self.layers()]
 
         def step(*args: torch.Tensor) -> tuple[torch.Tensor]:
             state = dict(zip(names, args[:n_state]))
-            caches = list(args[n_state : n_state + n_caches])
-            ids, pos, *meta = args[n_state + n_caches :]
+            tables = list(args[n_state : n_state + n_tables])
+            caches = list(args[n_state + n_tables : n_state + n_tables + n_caches])
+            ids, pos, *meta = args[n_state + n_tables + n_caches :]
             traced = md.with_tensors(meta)
             with (
-                self._traced_caches(caches),
+                self._traced_inputs(tables, caches),
                 set_forward_context({name: traced for name in layer_names}, self.vllm_config),
             ):
                 return (torch.func.functional_call(self.step, state, (ids, pos, traced.logits_rows)),)
