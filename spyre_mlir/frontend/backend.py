@@ -64,7 +64,7 @@ from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.lowering.convert_torch_to_spyre import host_ops
 from spyre_mlir.pipeline import Optimizations, run_pipeline
 from spyre_mlir.report.capture import Capture
-from spyre_mlir.runtime.host import Executable
+from spyre_mlir.runtime.host import Executable, SharedKey
 from spyre_mlir.sim.interpreter import DeviceModel
 from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.transforms.spyre_track_origins import SpyreTrackOriginsPass
@@ -211,7 +211,7 @@ def _sample_positions(size: int) -> np.ndarray:
     )
 
 
-class ParamKey:
+class ParamKey(SharedKey):
     """What a parameter's device copy stands for; equal keys = the copy is still right.
 
         key(p) = (p by weak reference, p._version, p's data pointer, p's values at
@@ -225,12 +225,15 @@ class ParamKey:
     write of a part of the tensor is not seen, and the device keeps the old copy (write through
     the parameter under torch.no_grad() instead)."""
 
-    __slots__ = ("ref", "version", "data_ptr", "sample")
+    __slots__ = ("ref", "version", "data_ptr", "sample", "identity")
 
     def __init__(self, p: torch.Tensor, host: np.ndarray, bumps: int = 0):
         """The key of `p` as it is, or as it will be after `bumps` more version bumps that
         change nothing (aot_autograd's, for an input the graph wrote and we wrote back)."""
         self.ref = weakref.ref(p)
+        self.identity = id(p)
+        """The tensor's: its device copies are shared by every graph on the device model
+        (runtime/host.py `ResidentArguments`); equal keys also need the same live tensor."""
         self.version = p._version + bumps
         self.data_ptr = p.data_ptr()
         flat = host.reshape(-1)
@@ -245,6 +248,9 @@ class ParamKey:
         return mine is not None and mine is other.ref()
 
     __hash__ = None  # type: ignore[assignment]  # compared, never hashed: None is Python's mark of that
+
+    def owner(self) -> torch.Tensor | None:
+        return self.ref()
 
 
 def compile_graph(

@@ -63,10 +63,10 @@ class RecordingDeviceModel(DeviceModel):
         self._footprints: dict[str, list[list[tuple[int, int]]]] = {}
 
     def launch(
-        self, prog: spyre_isa.ProgramOp, inputs: Sequence[DdrTensor], name: str | None = None
+        self, prog: spyre_isa.ProgramOp, inputs: Sequence[DdrTensor], name: str | None = None, patch: bool = True
     ) -> list[DdrTensor]:
         held = list(self.resident)
-        outs = super().launch(prog, inputs, name)
+        outs = super().launch(prog, inputs, name, patch)
         if self.recording:
             name = name or prog.sym_name.data
             record = self.profile.kernels[-1]

@@ -387,9 +387,7 @@ def figure(what: str, axes: Sequence[str], points: list[dict[str, Any]]) -> Any:
         )
         fig.update_xaxes(title_text=a, type="log" if _spread(ok, a) else "linear", row=1, col=cols)
         fig.update_yaxes(title_text=b, type="log" if _spread(ok, b) else "linear", row=1, col=cols)
-    fig.update_layout(
-        title=f"spyre-sweep {what}", height=520, legend={"orientation": "h", "yanchor": "top", "y": -0.2}
-    )
+    fig.update_layout(title=f"spyre-sweep {what}", height=520, legend={"orientation": "h", "yanchor": "top", "y": -0.2})
     return fig
 
 

@@ -208,13 +208,15 @@ class ConcatInputsGeneric(RewritePattern):
 
 
 class GatherTableGeneric(RewritePattern):
-    """A gather copies a row of the table's generic layout per index: a table in another
-    layout (a computed value viewed, e.g. rows in a permuted device-dim order) is
-    restickified to it."""
+    """A gather copies a row of the table per index, each row's sticks by one stride: a table
+    whose rows are not (a computed value viewed, e.g. rows in a permuted device-dim order) is
+    restickified to the generic layout. A table read as it is (`spyre.table_rows`: a KV
+    cache's pages, viewed from the cache's own layout) is left as it is: the gather reads
+    only the rows it picks."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: spyre.GatherOp, rewriter: PatternRewriter):
-        if _in_kernel(op):
+        if _in_kernel(op) or spyre.table_rows(spyre.device_layout(op.table.type)) is not None:
             return
         _operand_generic(op, 0, rewriter)
 

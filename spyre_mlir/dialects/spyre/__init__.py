@@ -97,6 +97,7 @@ from spyre_mlir.dialects.spyre.ops import (
     ToDeviceOp,
     YieldOp,
     rows_by_strides,
+    table_rows,
 )
 from spyre_mlir.dialects.spyre.origin import (
     ORIGIN_ATTR,
@@ -184,6 +185,7 @@ __all__ = [
     "POINTWISE_BODY_OPS",
     "REDUCE_KINDS",
     "rows_by_strides",
+    "table_rows",
     # kernels and their forms
     "kernel_ops",
     "single_pointwise",

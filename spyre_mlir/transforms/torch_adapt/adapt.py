@@ -20,6 +20,7 @@ from spyre_mlir.transforms.torch_adapt.forms import (
     MaxDimToAmax,
     PowToMultiplications,
     ScalarTensorOperand,
+    SliceOfCat,
     SplitIntoSlices,
     TanhGeluForm,
 )
@@ -42,6 +43,7 @@ ADAPTATIONS: tuple[type[RewritePattern], ...] = (
     PowToMultiplications,
     MaxDimToAmax,
     SplitIntoSlices,
+    SliceOfCat,
     ScalarTensorOperand,
     SoftmaxOverTrailingUnits,
     ProductsWithOneColumn,
