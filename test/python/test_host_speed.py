@@ -307,7 +307,7 @@ def test_waves_are_cut_into_parts_that_touch_nothing_in_common(which, disable):
                 written: set = set()
                 for si, pc in part:
                     ins = streams[si].instrs[pc]
-                    node = regroup._node(ins, streams[si].cores, 0)  # the rows it reads and writes
+                    node = regroup.Node.of(ins, streams[si].cores, 0)  # the rows it reads and writes
                     r = {int(x) for a in node.reads for x in a.reshape(-1)}
                     w = set() if node.write is None else {int(x) for x in node.write.reshape(-1)}
                     if isinstance(ins, plans.DmaPlan):

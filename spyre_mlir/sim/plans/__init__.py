@@ -12,7 +12,7 @@ found through a registry keyed by op class, as xDSL's interpreter finds an `@imp
     plan_instruction(op, ...)                  # the plans of `op` (a ring send: one per piece)
 
 Beside the semantics, a plan describes its accesses for the batched execution (sim/batch.py)
-and the regrouping (sim/regroup.py), which are written against this interface and not
+and the regrouping (sim/regroup/), which are written against this interface and not
 against the families:
 
     accesses()     the LX rows it reads and the rows it writes (None: no batched form)

@@ -137,7 +137,7 @@ class Plan:
     that hold its 16-bit values decoded (None, or none given: it decodes its LX rows' bits)."""
     kept_write: np.ndarray | None = None
     """A regrouped step's: the rows of `DeviceMemory.scratch_values` its 16-bit store keeps its
-    values in (sim/regroup.py, "kept")."""
+    values in (sim/regroup/, "kept")."""
     writes_bits = True
     """A regrouped step's with `kept_write`: whether its LX rows get the bits too (False:
     nothing reads them as bits)."""

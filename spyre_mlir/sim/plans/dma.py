@@ -56,7 +56,7 @@ class DmaPlan(Plan):
         if check:
             self.checks(model, args, cores)
         else:
-            self._check_ddr_bounds(args[self.arg], cores)
+            self.check_ddr_bounds(args[self.arg], cores)
         t, lx = args[self.arg], model.memory.lx_rows
         if self.load:
             lx[self.lx_idx] = t.data.take(self.ddr_pos, axis=0)
@@ -65,7 +65,7 @@ class DmaPlan(Plan):
 
     def checks(self, model: Machine, args: Sequence[Any], cores: np.ndarray) -> None:
         t = args[self.arg]
-        self._check_ddr_bounds(t, cores)
+        self.check_ddr_bounds(t, cores)
         san = model.sanitizer
         if self.load:
             if san:
@@ -76,7 +76,7 @@ class DmaPlan(Plan):
             if san:
                 san.ddr_access(self.where, cores, self.arg, t, self.ddr_pos, write=True)
 
-    def _check_ddr_bounds(self, t: DdrTensor, cores: np.ndarray) -> None:
+    def check_ddr_bounds(self, t: DdrTensor, cores: np.ndarray) -> None:
         if self.ddr_end > t.data.shape[0]:
             row = int(np.argmax(self.ddr_pos.max(axis=1)))
             bad = self.ddr_pos[row][self.ddr_pos[row] >= t.data.shape[0]]
