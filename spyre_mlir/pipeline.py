@@ -25,6 +25,7 @@ spyre or spyre_isa level modules.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -156,8 +157,10 @@ def run_pipeline(
     strict: bool = False,
     opts: Optimizations = Optimizations(),
     verify_each: bool | None = None,
+    on_stage: Callable[[str, ModuleOp], None] | None = None,
 ) -> None:
     """Run the whole pipeline; with `dump_dir` (or SPYRE_DUMP_IR) write the IR after each stage.
+    `on_stage(name, module)`: called with the input ("input") and after each pass (its name).
 
     `config`: the device to compile for, attached to the module as its `spyre.target` (in
     place of any it states); None: the module's own target, or, for a module without one,
@@ -177,12 +180,16 @@ def run_pipeline(
     if dump_dir:
         Path(dump_dir).mkdir(parents=True, exist_ok=True)
         _dump(ctx, module, Path(dump_dir) / "00-input.mlir")
+    if on_stage is not None:
+        on_stage("input", module)
     with gc_paused():  # the passes build IR by the hundred thousand ops (spyre_mlir/gc_pause.py)
         for i, p in enumerate(passes, start=1):
             with in_pass(p.name):  # a failure other than a diagnostic is an internal error naming the pass
                 p.apply(ctx, module)
             if dump_dir:
                 _dump(ctx, module, Path(dump_dir) / f"{i:02d}-{p.name}.mlir")
+            if on_stage is not None:
+                on_stage(p.name, module)
             if verify_each or i == len(passes):
                 verify_after_pass(
                     module, p.name if verify_each else "spyre-pipeline (SPYRE_VERIFY_EACH=1 names the pass)"

@@ -14,10 +14,14 @@ Host torch ops run through `torch.ops.aten`, with their operands rebuilt from th
 device and the CPU computes exactly what PyTorch would on the CPU part.
 
 `resident` keeps device copies of values that do not change between calls: constants, and
-arguments the caller marks with a residency key (model parameters). One copy per
+arguments the caller marks with a residency key (model parameters, a KV cache). One copy per
 `spyre.to_device`: a call whose key differs from the held copy's (another tensor, or the same
 one updated in place) frees that copy and uploads anew, so stale copies neither answer nor
-accumulate. A resident copy that no launch writes is frozen (read-only bytes), and the device
+accumulate. An argument's copy is the device model's, not the executable's, when its key names
+the host tensor (`SharedKey`): every executable on the device model that wants that tensor in
+that layout uses the one copy (`ResidentArguments`), as the card holds a model's weights and
+KV cache once for all its programs (the length buckets of one model, a served model's step
+buckets). A resident copy that no launch writes is frozen (read-only bytes), and the device
 model may keep its values decoded beside it (memory.DeviceMemory.decoded). A table that only gathers
 read (an embedding) is uploaded row by row as the gathers first read its rows
 (memory.LazyRowsTensor): the device holds the same bits, and a forward that reads 128 rows of
@@ -27,6 +31,14 @@ Launches between two points where the host waits for the card — the call's sta
 `spyre.from_device` whose value the host reads, the call's end — form one launch sequence: the
 host starts its first kernel (`launch_overhead_s`), the card each later one
 (`dispatch_overhead_s`; DeviceModel.record).
+
+Each call is recorded as its steps (launches, transfers, CPU ops: DeviceModel.begin_call),
+from which the host runtime's work follows in each runtime mode (sim/host_timeline.py). A
+launch's program must be patched again when an address it names changed since its last call
+(`Launch.patch`): a native device tensor's address is its storage's; every other value has the
+graph's own place (the runtime gives a graph's inputs, weights, KV cache and intermediates fixed
+buffers, a changed weight written into its place), so only a graph's first call and native
+tensors at new places patch.
 """
 
 from __future__ import annotations
@@ -229,13 +241,19 @@ class Executable:
         self.written_transfers = {self._buffer_root(op.operands[j]).owner for op, j in self.in_place.items()}
         """The transfers whose copy some launch in place has for its destination: the others'
         resident copies are frozen (`DdrTensor.freeze`: no launch writes them)."""
-        self.resident: dict[Operation, tuple[Any, DdrTensor]] = {}
+        self._placements: dict[Operation, tuple[Any, ...]] = {}
+        self.resident = _Resident(self.model, self._placement)
         """Device copies kept between calls, by `spyre.to_device`: (residency key, copy)."""
         self.constants: dict[Operation, Any] = {}
         self.folded = self._foldable()
         """Host ops that build a constant from constants: run once, their results kept (the
         real stack constant-folds them at compile time); their uploads stay resident."""
         self.folded_values: dict[Operation, tuple[Any, ...]] = {}
+        self.bound: dict[Any, tuple] = {}
+        """Per launch site (a launch, or a copy the host issues): what its arguments were bound
+        to at its last launch (`_binding`)."""
+        self._foreign: set[int] = set()
+        """The call's native device tensors used in place (by id): they are where they are."""
 
     def _prepare(self, op: Operation) -> tuple[Operation, Any]:
         if isinstance(op, spyre_isa.LaunchOp):
@@ -315,7 +333,9 @@ class Executable:
                 shared.add(op)
         return shared
 
-    def _copy_destination(self, op: spyre_isa.LaunchOp, env: dict[SSAValue, Any]) -> DdrTensor:
+    def _copy_destination(
+        self, op: spyre_isa.LaunchOp, env: dict[SSAValue, Any], owned: dict[SSAValue, DdrTensor]
+    ) -> DdrTensor:
         """A copy of a launch in place's destination for it to write into, charged as a DDR
         copy (read and write at `ddr_bytes_per_s`; an assumption: the runtime's copy kernel)."""
         src = env[op.inputs[self.in_place[op]]]
@@ -323,7 +343,9 @@ class Executable:
         name = op.kernel_name
         new = self.model.memory.allocate(root.layout, f"{name}.copy")
         new.data[...] = root.data
-        self.model.record(KernelRecord.copy(f"{name}.copy", root.nbytes, root.nbytes, self.model.config))
+        owned[op.results[0]] = new  # (the launch's output, once it wrote into it: a graph buffer)
+        patch = self._patch(("copy", op), self._binding([src]))
+        self.model.record(KernelRecord.copy(f"{name}.copy", root.nbytes, root.nbytes, self.model.config), patch)
         return new if src is root else new.view_as(src.layout)
 
     def _buffer_root(self, v: SSAValue) -> SSAValue:
@@ -409,6 +431,15 @@ class Executable:
                 self.model.memory.free(new[1])
             else:
                 self.resident[new[0]] = (key, new[1])
+
+    def _placement(self, op: Operation) -> tuple[Any, ...]:
+        """What tells a transfer's copies of one tensor apart: its layout, permutation, and
+        whether it is uploaded row by row (a gather table's: only the rows read are there)."""
+        found = self._placements.get(op)
+        if found is None:
+            prepared = next(cast(_Transfer, p) for o, p in self.steps if o is op)
+            found = self._placements[op] = (prepared.layout, prepared.permutation, op in self.gather_tables)
+        return found
 
     def _gather_tables(self) -> set[Operation]:
         """The spyre.to_device ops whose result only gathers read (every use is a launch
@@ -548,6 +579,8 @@ class Executable:
         self._new_copies.clear()
         self.model.end_sequence()  # a call's first launch is the host's
         self._round_trip = False
+        self._foreign.clear()
+        self.model.begin_call(self.function.sym_name.data)
         try:
             for a, x in zip(args, inputs):
                 if spyre.is_device_tensor(a.type) and not isinstance(x, DdrTensor):  # a device-level function
@@ -566,15 +599,36 @@ class Executable:
                     return returned
         finally:
             self.model.end_sequence()
+            self.model.end_call()
             for dev in owned.values():
                 memory.free(dev)
         raise DeviceError(f"@{self.function.sym_name.data} has no func.return")
 
-    def _transferred(self, nbytes: int, kind: str) -> None:
+    def _transferred(self, nbytes: int, kind: str, to_device: bool) -> None:
         """Bytes over the host link (`Profile.transfer_bytes_by_kind` names the kinds)."""
         round_trip = self._round_trip and kind == "intermediate"
         self.model.profile.add_transfer(nbytes, self.model.config, kind, round_trip)
+        self.model.transfer(nbytes, kind, to_device)
         record_transfer(nbytes, self.model.config, kind, round_trip)
+
+    def _patch(self, site: Any, binding: tuple) -> bool:
+        """Whether the launch at `site` must have its program patched: its arguments are bound
+        otherwise than at its last launch (or it never ran)."""
+        if self.bound.get(site) == binding:
+            return False
+        self.bound[site] = binding
+        return True
+
+    def _binding(self, args: Sequence[Any]) -> tuple:
+        """What a launch's arguments are bound to: a native device tensor's, its address (it
+        lives where its storage is); any other value's, its place in the argument list (the
+        graph's own buffer for it: the runtime gives a graph's inputs, weights, KV cache and
+        intermediates fixed places)."""
+        out: list[int] = []
+        for i, a in enumerate(args):
+            root = a.owner or a if isinstance(a, DdrTensor) else None
+            out.append(root.address if root is not None and id(root) in self._foreign else i)
+        return tuple(out)
 
     def _host_value(self, x: Any) -> Any:
         """A value as a host op takes it: a device argument's values cross the link."""
@@ -583,7 +637,7 @@ class Executable:
         if isinstance(x, DeviceInput):
             v = x.values()
             index = not np.issubdtype(v.dtype, np.floating)  # index and mask building on the host, by design
-            self._transferred(v.size * (v.itemsize if index else 2), "index" if index else "argument")
+            self._transferred(v.size * (v.itemsize if index else 2), "index" if index else "argument", False)
             return v
         return x
 
@@ -600,9 +654,12 @@ class Executable:
             and op not in self.written_transfers
             and op not in self.consumes.values()
         ):
+            self._foreign.add(id(mine.owner or mine))
             return mine.view_as(layout)
         dev = owned[op.result] = self.model.memory.to_device(x.values(), layout, perm)
-        self.model.record(KernelRecord.copy("relayout", dev.nbytes, dev.nbytes, self.model.config))
+        # (a tensor not in a layout a program reads: its bytes' place is not tracked, patched anew)
+        patch = self._patch(("relayout", op), (mine.address,)) if mine is not None else True
+        self.model.record(KernelRecord.copy("relayout", dev.nbytes, dev.nbytes, self.model.config), patch)
         return dev
 
     def _step(
@@ -620,10 +677,10 @@ class Executable:
             # (a device argument a program reads as host indices: its values, where it is)
             args: list[Any] = [x.values() if isinstance(x := env[v], DeviceInput) else x for v in inputs]
             if op in self.copy_first:
-                args[self.in_place[op]] = self._copy_destination(op, env)
+                args[self.in_place[op]] = self._copy_destination(op, env, owned)
             elif op in self.consumes and (held := self.resident.pop(self.consumes[op], None)) is not None:
                 owned[self.consumes[op].result] = held[1]  # this call's now: freed once unread
-            outs = self.model.launch(prog, args, name)
+            outs = self.model.launch(prog, args, name, self._patch(op, self._binding(args)))
             self._round_trip = False
             if (
                 op not in self.in_place or op in self.copy_first
@@ -646,9 +703,11 @@ class Executable:
                 env[op.results[0]] = self._placed(x, op, prepared, owned)
                 return None
             key = self._residency_key(op, prepared, keys)
+            self.resident.bind(op, key)
             held = self.resident.get(op) if key is not None else None
             if held is not None:
-                if held[0] == key:
+                # (a copy another executable froze cannot take this one's writes in place)
+                if held[0] == key and not (held[1].frozen and op in self.written_transfers):
                     env[op.results[0]] = held[1]
                     return None
                 del self.resident[op]  # another value, or this one updated: the old copy goes
@@ -658,7 +717,7 @@ class Executable:
                 dev = memory.to_device_rows(np.asarray(x), layout)
             else:
                 dev = memory.to_device(np.asarray(x), layout, perm)
-            self._transferred(dev.nbytes, "argument" if prepared.argument is not None else "intermediate")
+            self._transferred(dev.nbytes, "argument" if prepared.argument is not None else "intermediate", True)
             if key is not None:
                 self.resident[op] = (key, dev)
                 if op not in self.written_transfers and op not in self.gather_tables:
@@ -675,11 +734,14 @@ class Executable:
                 j, transfer, _ = self.adopted[op]
                 self._new_copies[j] = (transfer, buf)  # the argument's copy once written back
             if op.mirror is None and not (self._device_outputs and returned):
-                if not returned and self.model.sequence_open:  # a CPU op between device kernels
+                round_trip = not returned and self.model.sequence_open  # a CPU op between device kernels
+                if round_trip:
                     self._round_trip = True
                     self.model.profile.add_round_trip(self.model.config)
                     record_round_trip(self.model.config)
-                self._transferred(dev.nbytes, "result" if returned else "intermediate")
+                self._transferred(dev.nbytes, "result" if returned else "intermediate", False)
+                if round_trip:
+                    self.model.host_op(self.model.config.host_op_s)
                 self.model.end_sequence()  # the host waits for the value
             res = op.result.type
             assert isinstance(res, TensorType)
@@ -693,6 +755,109 @@ class Executable:
         else:
             env[op.results[0]] = self._constant(op)
         return None
+
+
+class SharedKey:
+    """A residency key that names a host tensor (frontend/backend.py `ParamKey`): the same
+    `identity` for every key of one tensor while it lives (not for another tensor), and the
+    tensor itself (`owner`) while it lives. Its copies are the device model's
+    (`ResidentArguments`)."""
+
+    identity: Any
+    """Hashable; equal for the keys of one live tensor."""
+
+    def owner(self) -> Any:
+        """The tensor, or None once it is gone."""
+        raise NotImplementedError
+
+
+class ResidentArguments:
+    """The device copies of host tensors that every executable on one device model shares, by
+    (the tensor's identity, the copy's layout, permutation and row-by-row upload): a tensor
+    the card holds once for all its programs. An entry goes when a call finds it stale (its
+    key differs: the tensor changed) or the tensor is gone."""
+
+    def __init__(self, model: DeviceModel) -> None:
+        self.memory = model.memory
+        self.held: dict[tuple[Any, ...], tuple[Any, DdrTensor]] = {}
+        self._watched: set[Any] = set()
+
+    @staticmethod
+    def of(model: DeviceModel) -> ResidentArguments:
+        table = _RESIDENT_ARGUMENTS.get(model)
+        if table is None:
+            table = _RESIDENT_ARGUMENTS[model] = ResidentArguments(model)
+        return table
+
+    def put(self, slot: tuple[Any, ...], key: SharedKey, dev: DdrTensor) -> None:
+        self.held[slot] = (key, dev)
+        owner = key.owner()
+        if key.identity not in self._watched and owner is not None:
+            self._watched.add(key.identity)
+            weakref.finalize(owner, self._gone, weakref.ref(self), key.identity)
+
+    @staticmethod
+    def _gone(table_ref: weakref.ref[ResidentArguments], identity: Any) -> None:
+        table = table_ref()
+        if table is None:
+            return
+        table._watched.discard(identity)
+        for slot in [s for s in table.held if s[0] == identity]:
+            table.memory.free(table.held.pop(slot)[1])
+
+    @property
+    def nbytes(self) -> int:
+        return sum(dev.nbytes for _, dev in self.held.values())
+
+
+_RESIDENT_ARGUMENTS: weakref.WeakKeyDictionary[DeviceModel, ResidentArguments] = weakref.WeakKeyDictionary()
+
+
+class _Resident:
+    """An executable's device copies kept between calls, by transfer (`spyre.to_device`):
+    (residency key, copy). A constant's (and an argument's whose key names no tensor) are the
+    executable's own; an argument's whose key is a `SharedKey` is the device model's
+    (`ResidentArguments`), found by the tensor the call's key names (`bind`) and the
+    transfer's placement."""
+
+    def __init__(self, model: DeviceModel, placement: Callable[[Operation], tuple[Any, ...]]) -> None:
+        self.own: dict[Operation, tuple[Any, DdrTensor]] = {}
+        self.shared = ResidentArguments.of(model)
+        self.placement = placement
+        self.identity: dict[Operation, Any] = {}
+
+    def bind(self, op: Operation, key: Any) -> None:
+        """The tensor the transfer uploads in this call, as its key names it."""
+        if isinstance(key, SharedKey):
+            self.identity[op] = key.identity
+        else:
+            self.identity.pop(op, None)
+
+    def _slot(self, op: Operation) -> tuple[Any, ...] | None:
+        identity = self.identity.get(op)
+        return None if identity is None else (identity, *self.placement(op))
+
+    def get(self, op: Operation) -> tuple[Any, DdrTensor] | None:
+        slot = self._slot(op)
+        return self.own.get(op) if slot is None else self.shared.held.get(slot)
+
+    def __setitem__(self, op: Operation, value: tuple[Any, DdrTensor]) -> None:
+        slot = self._slot(op)
+        if slot is None:
+            self.own[op] = value
+        else:
+            self.shared.put(slot, value[0], value[1])
+
+    def __delitem__(self, op: Operation) -> None:
+        slot = self._slot(op)
+        if slot is None:
+            del self.own[op]
+        else:
+            del self.shared.held[slot]
+
+    def pop(self, op: Operation, default: Any = None) -> tuple[Any, DdrTensor] | None:
+        slot = self._slot(op)
+        return self.own.pop(op, default) if slot is None else self.shared.held.pop(slot, default)
 
 
 _VIEWS = (spyre.PermuteOp, spyre.ReshapeOp, UnrealizedConversionCastOp)

@@ -35,9 +35,10 @@ from xdsl.dialects.builtin import DenseArrayBase
 from spyre_mlir.dialects import spyre, spyre_isa
 from spyre_mlir.sim import timing
 from spyre_mlir.sim.batch import BatchedProgram
+from spyre_mlir.sim.host_timeline import HostOp, Launch, Step, Transfer
 from spyre_mlir.sim.memory import DdrTensor, DeviceError, DeviceMemory
 from spyre_mlir.sim.plans import StreamPlan, mark_shared_operands
-from spyre_mlir.sim.profile import KernelLog, KernelRecord, Profile, record_launch
+from spyre_mlir.sim.profile import CallRecord, KernelLog, KernelRecord, Profile, record_call, record_launch
 from spyre_mlir.sim.regroup import Unbatchable
 from spyre_mlir.sim.sanitizer import Sanitizer
 from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig
@@ -130,6 +131,10 @@ class ProgramPlan:
             ddr_write_bytes=sum(i.ddr_write for i in instrs),
             ring_bytes=sum(i.ring_bytes for i in instrs),
             macs=sum(i.macs for i in instrs),
+            arguments=len(prog.args),
+            ddr_addresses=sum(
+                len({lo >> 40 for lo, _ in (*w.ddr_reads, *w.ddr_writes)}) for i in instrs for w in i.works
+            ),
         )
         self.resident_in = _range_attr(prog, "spyre.resident_in")
         """LX sticks [lo, hi) an earlier launch left for this one (spyre-onchip-relayout)."""
@@ -380,6 +385,10 @@ PROFILE_RECORDS = 1 << 16
 """The launches whose records a device model's profile keeps at least (`KernelLog`): ~100
 SmolLM2-135M decode steps' worth, 40-80 MB."""
 
+PROFILE_CALLS = 256
+"""The calls whose records (their steps: ~100 bytes a launch) a device model's profile keeps
+at least."""
+
 
 class DeviceModel:
     """One simulated Spyre card: memories, prepared programs, and the profile of its runs (the
@@ -388,7 +397,7 @@ class DeviceModel:
     def __init__(self, config: DeviceConfig = DEFAULT_CONFIG):
         self.config = config
         self.memory = DeviceMemory(config)
-        self.profile = Profile(kernels=KernelLog(PROFILE_RECORDS))
+        self.profile = Profile(kernels=KernelLog(PROFILE_RECORDS), calls=KernelLog(PROFILE_CALLS, "call"))
         self.sanitizer = Sanitizer(config) if config.sanitize else None
         self._plans: dict[spyre_isa.ProgramOp, ProgramPlan] = {}
         self.resident: dict[tuple[int, int], str] = {}
@@ -404,19 +413,74 @@ class DeviceModel:
         """The sequence's last `early_loads` launches: (barrier, end, the DDR share left)."""
         self._warned_saturated: set[str] = set()
         """Kernels whose saturated stores were warned about."""
+        self._call: tuple[str, list[Step], list[KernelRecord]] | None = None
+        """The call of a compiled graph under way (`begin_call`): its name, its steps so far, its
+        kernel records."""
+        self._calls = 0
 
-    def record(self, record: KernelRecord) -> KernelRecord:
+    def record(self, record: KernelRecord, patch: bool = True) -> KernelRecord:
         """Charge a launch to the profile: the first of a launch sequence at `launch_overhead_s`
-        (as made), a later one at `dispatch_overhead_s`."""
+        (as made), a later one at `dispatch_overhead_s`. `patch`: whether an address its program
+        names changed since its last launch at the same place (host_timeline.Launch.patch)."""
+        host_started = not self.sequence_open
         if self.sequence_open:
             record = record.dispatched()
         else:
             self._clock, self._free, self._ran = 0.0, {}, []
         self.sequence_open = True
         self._advance(record)
+        if self._call is not None:
+            _, steps, records = self._call
+            record.call, record.call_launch = self._calls, len(records)
+            records.append(record)
+            steps.append(self._launch_step(record, host_started, patch))
         self.profile.add(record)
         record_launch(record)
         return record
+
+    def _launch_step(self, record: KernelRecord, host_started: bool, patch: bool) -> Launch:
+        """The host runtime's view of a launch. Work priced as a whole (a DDR copy: no
+        instruction stream) is one DMA instruction per core from one tensor to another."""
+        cores = self.config.cores
+        whole = not record.instructions
+        return Launch(
+            record.name,
+            record.time_s - record.overhead_s,
+            record.overhead_s,
+            2 if whole else record.arguments,
+            2 * cores if whole else record.ddr_addresses,
+            cores if whole else record.instructions,
+            host_started,
+            patch,
+        )
+
+    def begin_call(self, name: str) -> None:
+        """A call of a compiled graph starts: its launches, transfers and CPU ops are its steps
+        until `end_call` (sim/host_timeline.py)."""
+        if self._call is None:
+            self._call = (name, [], [])
+
+    def transfer(self, nbytes: int, kind: str, to_device: bool) -> None:
+        """A host <-> card data transfer of the call under way."""
+        if self._call is not None:
+            self._call[1].append(Transfer(nbytes, kind, to_device))
+
+    def host_op(self, seconds: float) -> None:
+        """A CPU op of the call under way, between device kernels."""
+        if self._call is not None:
+            self._call[1].append(HostOp(seconds))
+
+    def end_call(self) -> CallRecord | None:
+        """The call ends: its record, in the profile and every active `profile()` block."""
+        if self._call is None:
+            return None
+        name, steps, _ = self._call
+        self._call = None
+        call = CallRecord(self._calls, name, tuple(steps), self.config)
+        self._calls += 1
+        self.profile.add_call(call)
+        record_call(call)
+        return call
 
     def _advance(self, record: KernelRecord) -> None:
         """Move the sequence's clock past a launch (early loads' bookkeeping): where each core
@@ -490,11 +554,13 @@ class DeviceModel:
             self._plans.pop(prog, None)
 
     def launch(
-        self, prog: spyre_isa.ProgramOp, inputs: Sequence[DdrTensor], name: str | None = None
+        self, prog: spyre_isa.ProgramOp, inputs: Sequence[DdrTensor], name: str | None = None, patch: bool = True
     ) -> list[DdrTensor]:
         """Run `prog` on `inputs`; its outputs. `name`: the kernel the profile names the launch
         by (a launch of a program shared by identical kernels); default the program's. A program
-        `in_place` writes into the buffer of that input, which it returns as its output."""
+        `in_place` writes into the buffer of that input, which it returns as its output.
+        `patch`: whether an address the program names changed since its last launch at the same
+        place in a graph (the host runtime corrects it again; sim/host_timeline.py)."""
         name = name or prog.sym_name.data
         if (
             prog not in self._plans and prog.in_place is None
@@ -502,9 +568,11 @@ class DeviceModel:
             for i, a in enumerate(prog.args[prog.num_inputs.data :]):
                 self.memory.check_room(spyre.device_layout(a.type), f"{name}.out{i}")
         with host_threads():
-            return self._launch(prog, inputs, name)
+            return self._launch(prog, inputs, name, patch)
 
-    def _launch(self, prog: spyre_isa.ProgramOp, inputs: Sequence[DdrTensor], name: str) -> list[DdrTensor]:
+    def _launch(
+        self, prog: spyre_isa.ProgramOp, inputs: Sequence[DdrTensor], name: str, patch: bool
+    ) -> list[DdrTensor]:
         plan = self.plan(prog)
         if len(inputs) != plan.num_inputs:
             raise DeviceError(f"kernel {name} takes {plan.num_inputs} inputs, got {len(inputs)}")
@@ -535,7 +603,7 @@ class DeviceModel:
                     del self.resident[(lo, hi)]
         if plan.resident_out is not None:
             self.resident[plan.resident_out] = name
-        self.record(record)
+        self.record(record, patch)
         return outputs
 
 

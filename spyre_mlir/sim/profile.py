@@ -23,8 +23,9 @@ import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import NoReturn, overload
+from typing import Generic, NoReturn, TypeVar, overload
 
+from spyre_mlir.sim.host_timeline import LANES, CallTimeline, Launch, Step, schedule
 from spyre_mlir.sim.timing import ENGINES, Span, Timeline
 from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.target.cycles import host_transfer_seconds
@@ -47,6 +48,11 @@ class KernelRecord:
     macs: int
     ring_bytes: int = 0
     """Bytes sent over the data ring, summed over cores."""
+    arguments: int = 0
+    """Its program's tensor arguments."""
+    ddr_addresses: int = 0
+    """Symbolic DDR addresses its program names, which the runtime patches at launch: one per
+    DMA instruction per core per tensor it addresses."""
     config: DeviceConfig = field(repr=False, default_factory=DeviceConfig)
     engine_cycles: dict[str, float] = field(default_factory=dict)
     """Busy cycles per engine, summed over cores."""
@@ -65,6 +71,10 @@ class KernelRecord:
     the kernel before's time and not in `time_s`; the utilisations count them."""
     core_ends: dict[int, float] = field(default_factory=dict, repr=False)
     """Per core that ran an instruction, when its last one ended (cycles from the barrier)."""
+    call: int | None = None
+    """The call of a compiled graph it ran in (`CallRecord.number`; None: outside one)."""
+    call_launch: int = 0
+    """Its place among that call's launches (`CallTimeline.launches`)."""
     saturated: int = 0
     """Values its outputs hold that a store saturated: past the 16-bit format's range (DL16:
     |x| > 8.57e9, stored as the largest finite value; IEEE fp16: stored as infinity). A
@@ -193,6 +203,43 @@ class KernelRecord:
         return max(use, key=lambda engine: use[engine])
 
 
+@dataclass(eq=False)
+class CallRecord:
+    """One call of a compiled graph: its steps (launches, transfers, CPU ops) in order, from
+    which its timeline in any runtime mode follows (sim/host_timeline.py)."""
+
+    number: int
+    """Its serial number on its device model (`KernelRecord.call` names it)."""
+    name: str
+    steps: tuple[Step, ...]
+    config: DeviceConfig = field(repr=False, default_factory=DeviceConfig)
+    stream: int = 0
+    """The native device's stream it ran on (spyre_mlir/torch_device/streams.py)."""
+    start_s: float | None = None
+    """When it started on that stream's clock (None: not on a stream)."""
+    _timelines: dict[str, CallTimeline] = field(default_factory=dict, repr=False)
+
+    def timeline(self, mode: str | None = None) -> CallTimeline:
+        """Its timeline in `mode` (default: the config's `runtime_mode`)."""
+        mode = mode or self.config.runtime_mode
+        tl = self._timelines.get(mode)
+        if tl is None:
+            tl = self._timelines[mode] = schedule(self.steps, self.config, mode)
+        return tl
+
+    @property
+    def total_s(self) -> float:
+        """End to end in the config's runtime mode."""
+        return self.timeline().total_s
+
+    @property
+    def launches(self) -> int:
+        return sum(1 for s in self.steps if isinstance(s, Launch))
+
+
+T = TypeVar("T")
+
+
 _ACTIVE: list[Profile] = []
 
 
@@ -200,24 +247,25 @@ STREAM_LANES = 1_000_000
 """The trace's thread id of stream 0's lane (stream n: this + n), past every core's lanes."""
 
 
-class KernelLog(Sequence[KernelRecord]):
+class KernelLog(Sequence[T], Generic[T]):
     """A device model's own kernel records (`DeviceModel.profile`): every launch counted, the
     last `keep` to `2 * keep` launches' records kept (~600 bytes each), so a long-running process (a server, a
     long generation) does not grow with its launches. Indices count every launch ever recorded
     (`len` is their number), so `log[len_before:]` after a call is the call's records, as with a
     list; reading a record that was dropped raises IndexError, never returns fewer records.
     Iterating yields the kept records only. `spyre_mlir.profile()` keeps every record of its
-    block."""
+    block. (The device's calls are kept alike: `what="call"`.)"""
 
-    def __init__(self, keep: int):
+    def __init__(self, keep: int, what: str = "kernel"):
         if keep < 1:
-            raise ValueError(f"a kernel log keeps at least one record, not {keep}")
+            raise ValueError(f"a {what} log keeps at least one record, not {keep}")
         self.keep = keep
-        self._records: list[KernelRecord] = []
+        self.what = what
+        self._records: list[T] = []
         self._dropped = 0
         """Records dropped from the front: the first kept one is launch number `_dropped`."""
 
-    def append(self, record: KernelRecord) -> None:
+    def append(self, record: T) -> None:
         self._records.append(record)
         if len(self._records) > 2 * self.keep:  # amortised: a drop every `keep` launches
             self._dropped += len(self._records) - self.keep
@@ -226,16 +274,16 @@ class KernelLog(Sequence[KernelRecord]):
     def __len__(self) -> int:
         return self._dropped + len(self._records)
 
-    def __iter__(self) -> Iterator[KernelRecord]:
+    def __iter__(self) -> Iterator[T]:
         return iter(self._records)
 
     @overload
-    def __getitem__(self, i: int) -> KernelRecord: ...
+    def __getitem__(self, i: int) -> T: ...
 
     @overload
-    def __getitem__(self, i: slice) -> list[KernelRecord]: ...
+    def __getitem__(self, i: slice) -> list[T]: ...
 
-    def __getitem__(self, i: int | slice) -> KernelRecord | list[KernelRecord]:
+    def __getitem__(self, i: int | slice) -> T | list[T]:
         if isinstance(i, slice):
             start, stop, step = i.indices(len(self))
             wanted = range(start, stop, step)
@@ -244,7 +292,7 @@ class KernelLog(Sequence[KernelRecord]):
             return [self._records[j - self._dropped] for j in wanted]
         j = i + len(self) if i < 0 else i
         if not 0 <= j < len(self):
-            raise IndexError(f"kernel record {i} of {len(self)}")
+            raise IndexError(f"{self.what} record {i} of {len(self)}")
         if j < self._dropped:
             self._gone(j)
         return self._records[j - self._dropped]
@@ -254,13 +302,13 @@ class KernelLog(Sequence[KernelRecord]):
         (`len` is `first` again)."""
         start, stop, step = i.indices(len(self))
         if step != 1 or stop != len(self) or start < self._dropped:
-            raise IndexError(f"a kernel log forgets its last records only (log[first:], first >= {self._dropped})")
+            raise IndexError(f"a {self.what} log forgets its last records only (log[first:], first >= {self._dropped})")
         del self._records[start - self._dropped :]
 
     def _gone(self, j: int) -> NoReturn:
         raise IndexError(
-            f"kernel record {j} was dropped: the device profile keeps the last {self.keep} launches' records "
-            f"({len(self)} launched); wrap the calls in spyre_mlir.profile() to keep all of theirs"
+            f"{self.what} record {j} was dropped: the device profile keeps the last {self.keep} {self.what}s' records "
+            f"({len(self)} recorded); wrap the calls in spyre_mlir.profile() to keep all of theirs"
         )
 
 
@@ -290,9 +338,45 @@ class Profile:
     """Their price: their transfers both ways (from the wait to the next launch) and `host_op_s`
     each (the new launch is in the next kernel's time): analysis/cost.py
     `host_round_trip_seconds` prices one alike."""
+    calls: list[CallRecord] | KernelLog[CallRecord] = field(default_factory=list)
+    """The calls of compiled graphs, in order: each one's steps and its timeline with the host
+    runtime's work (sim/host_timeline.py)."""
 
     def add(self, record: KernelRecord) -> None:
         self.kernels.append(record)
+
+    def add_call(self, call: CallRecord) -> None:
+        self.calls.append(call)
+
+    def call_breakdown(self, mode: str | None = None) -> dict[str, float]:
+        """Where the calls' time goes in `mode` (default: each call's config's runtime_mode),
+        summed over the calls: `total_s` end to end, `kernels_s` (the card's compute),
+        `dispatch_s` (starting the kernels), `runtime_s` (the host runtime's work on the
+        critical path), `link_s` (data transfers), `host_ops_s` (CPU ops on the path)."""
+        out = dict.fromkeys(("total_s", "kernels_s", "dispatch_s", "runtime_s", "link_s", "host_ops_s"), 0.0)
+        for c in self.calls:
+            tl = c.timeline(mode)
+            for k in out:
+                out[k] += getattr(tl, k)
+        return out
+
+    @property
+    def call_time_s(self) -> float:
+        """The calls' end-to-end time in their runtime mode: kernels, transfers, CPU ops and the
+        host runtime's work on the critical path."""
+        return sum(c.total_s for c in self.calls)
+
+    @property
+    def host_runtime_s(self) -> float:
+        """The host runtime's work on the calls' critical path (graph construction, program
+        correction, the patched programs over the link) in their runtime mode."""
+        return sum(c.timeline().runtime_s for c in self.calls)
+
+    @property
+    def host_runtime_share(self) -> float:
+        """The host runtime's share of the calls' end-to-end time."""
+        total = self.call_time_s
+        return self.host_runtime_s / total if total else 0.0
 
     def add_transfer(self, nbytes: int, config: DeviceConfig, kind: str = "argument", round_trip: bool = False) -> None:
         """`round_trip`: the transfer is part of a host round trip."""
@@ -347,6 +431,14 @@ class Profile:
                 f"host round trips: {self.host_round_trips}, {self.host_round_trip_s * 1e6:.2f} us "
                 f"(their transfers and host ops; not in the total)"
             )
+        if self.calls:
+            b = self.call_breakdown()
+            modes = sorted({c.config.runtime_mode for c in self.calls})
+            lines.append(
+                f"calls: {len(self.calls)}, {b['total_s'] * 1e6:.2f} us end to end ({', '.join(modes)}): kernels "
+                f"{b['kernels_s'] * 1e6:.2f}, dispatch {b['dispatch_s'] * 1e6:.2f}, host runtime {b['runtime_s'] * 1e6:.2f} "
+                f"({100 * self.host_runtime_share:.1f}%), link {b['link_s'] * 1e6:.2f}, CPU ops {b['host_ops_s'] * 1e6:.2f}"
+            )
         saturated = self.saturated
         if saturated:
             lines.append(
@@ -366,29 +458,39 @@ class Profile:
 
     def chrome_trace(self) -> dict:
         """Trace Event Format: one process (the device), one thread per core and engine plus
-        one for kernel launches; complete ("X") events in microseconds. Kernels of the native
-        device's streams (`start_s` set) sit on one lane per stream at their stream's clock;
-        others run back to back on the "kernels" lane."""
+        one for kernel launches and one per host runtime lane (`host_timeline.LANES`, above the
+        card's); complete ("X") events in microseconds. A call of a compiled graph is laid out
+        as its timeline in its runtime mode: its host runtime's work on the host lanes, each
+        kernel where that timeline starts it (so the host's work shows as gaps between
+        kernels). Kernels of the native device's streams (`start_s` set) sit on one lane per
+        stream at their stream's clock; others run back to back on the "kernels" lane."""
         events: list[dict] = [{"ph": "M", "pid": 0, "name": "process_name", "args": {"name": "spyre device (model)"}}]
         events.append({"ph": "M", "pid": 0, "tid": 0, "name": "thread_name", "args": {"name": "kernels"}})
         named: set[int] = set()
+        calls = {c.number: c for c in self.calls}
+        placed: dict[int, float] = {}
+        """Per call laid out: where it starts (us)."""
         t0 = 0.0
         for k in self.kernels:
             us_per_cycle = 1e6 / k.config.clock_hz
-            lane, ts = 0, t0
+            lane, ts, dur, overhead = 0, t0, k.time_s * 1e6, k.overhead_s * 1e6
+            number = -1 if k.call is None else k.call
+            call = calls.get(number)
+            if call is not None and k.call_launch < len(call.timeline().launches):
+                tl = call.timeline()
+                if number not in placed:
+                    base = placed[number] = call.start_s * 1e6 if call.start_s is not None else t0
+                    _host_events(events, named, call.name, tl, base)
+                    if call.start_s is None:
+                        t0 = base + tl.total_s * 1e6
+                start, seconds = tl.launches[k.call_launch]
+                ts, dur = placed[number] + start * 1e6, seconds * 1e6
+                overhead = dur - (k.time_s - k.overhead_s) * 1e6
+            elif k.start_s is not None:
+                ts = k.start_s * 1e6
             if k.start_s is not None:
-                lane, ts = STREAM_LANES + k.stream, k.start_s * 1e6
-                if lane not in named:
-                    named.add(lane)
-                    events.append(
-                        {
-                            "ph": "M",
-                            "pid": 0,
-                            "tid": lane,
-                            "name": "thread_name",
-                            "args": {"name": f"stream {k.stream}"},
-                        }
-                    )
+                lane = STREAM_LANES + k.stream
+                _name_lane(events, named, lane, f"stream {k.stream}")
             events.append(
                 {
                     "name": k.name,
@@ -397,7 +499,7 @@ class Profile:
                     "pid": 0,
                     "tid": lane,
                     "ts": ts,
-                    "dur": k.time_s * 1e6,
+                    "dur": dur,
                     "args": {
                         "cores": k.cores,
                         "ddr_bytes": k.ddr_bytes,
@@ -409,23 +511,10 @@ class Profile:
                     },
                 }
             )
-            start = ts + k.overhead_s * 1e6
+            start_us = ts + overhead
             for s in k.spans:
                 tid = 1 + s.core * len(ENGINES) + ENGINES.index(s.engine)
-                if tid not in named:
-                    named.add(tid)
-                    events.append(
-                        {
-                            "ph": "M",
-                            "pid": 0,
-                            "tid": tid,
-                            "name": "thread_name",
-                            "args": {"name": f"core {s.core:02d} {s.engine}"},
-                        }
-                    )
-                    events.append(
-                        {"ph": "M", "pid": 0, "tid": tid, "name": "thread_sort_index", "args": {"sort_index": tid}}
-                    )
+                _name_lane(events, named, tid, f"core {s.core:02d} {s.engine}", tid)
                 events.append(
                     {
                         "name": s.name,
@@ -433,18 +522,53 @@ class Profile:
                         "ph": "X",
                         "pid": 0,
                         "tid": tid,
-                        "ts": start + s.start * us_per_cycle,
+                        "ts": start_us + s.start * us_per_cycle,
                         "dur": (s.end - s.start) * us_per_cycle,
                         "args": {"kernel": k.name, "instruction": s.index},
                     }
                 )
-            if k.start_s is None:
+            if call is None and k.start_s is None:
                 t0 += k.time_s * 1e6
         return {"traceEvents": events, "displayTimeUnit": "ns"}
 
     def export_chrome_trace(self, path: str) -> None:
         with open(path, "w") as f:
             json.dump(self.chrome_trace(), f)
+
+
+HOST_LANES = 2_000_000
+"""The trace's thread id of the host runtime's first lane (`host_timeline.LANES`, in order)."""
+
+
+def _name_lane(events: list[dict], named: set[int], tid: int, name: str, sort_index: int | None = None) -> None:
+    if tid in named:
+        return
+    named.add(tid)
+    events.append({"ph": "M", "pid": 0, "tid": tid, "name": "thread_name", "args": {"name": name}})
+    if sort_index is not None:
+        events.append(
+            {"ph": "M", "pid": 0, "tid": tid, "name": "thread_sort_index", "args": {"sort_index": sort_index}}
+        )
+
+
+def _host_events(events: list[dict], named: set[int], call: str, tl: CallTimeline, base: float) -> None:
+    """A call's host runtime work on the host lanes, from `base` (us)."""
+    for span in tl.spans:
+        i = LANES.index(span.lane)
+        tid = HOST_LANES + i
+        _name_lane(events, named, tid, span.lane, i - len(LANES))  # (sorted above the card's lanes)
+        events.append(
+            {
+                "name": span.name,
+                "cat": "host",
+                "ph": "X",
+                "pid": 0,
+                "tid": tid,
+                "ts": base + span.start * 1e6,
+                "dur": span.seconds * 1e6,
+                "args": {"call": call, "runtime_mode": tl.mode},
+            }
+        )
 
 
 def record_launch(record: KernelRecord) -> None:
@@ -457,6 +581,12 @@ def record_transfer(nbytes: int, config: DeviceConfig, kind: str = "argument", r
     """Hand a host <-> device transfer to every active `profile()` block."""
     for p in _ACTIVE:
         p.add_transfer(nbytes, config, kind, round_trip)
+
+
+def record_call(call: CallRecord) -> None:
+    """Hand a call of a compiled graph to every active `profile()` block."""
+    for p in _ACTIVE:
+        p.add_call(call)
 
 
 def record_round_trip(config: DeviceConfig) -> None:

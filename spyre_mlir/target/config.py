@@ -13,6 +13,9 @@ from dataclasses import dataclass
 
 from spyre_mlir.target.constants import MAX_LOOP_COUNT, STICK_BYTES
 
+RUNTIME_MODES = ("eager-patching", "transfers-ahead", "patched-once")
+"""The host runtime's modes, from the most work at launch to the least (DeviceConfig.runtime_mode)."""
+
 
 @dataclass(frozen=True)
 class DeviceConfig:
@@ -117,6 +120,36 @@ class DeviceConfig:
     round the ring (2 x 16 hops x 4 cycles) and the next program's fetch (one DDR latency),
     about 0.19 us (assumption; no public figure)."""
 
+    runtime_mode: str = "patched-once"
+    """What of the host runtime's work is on a call's critical path (sim/host_timeline.py):
+    "eager-patching" (each launch's graph built, its program patched and sent over the host
+    link, then its compute, every launch in order), "transfers-ahead" (the graph's tensor nodes
+    built ahead: graph construction off the data-transfer path) or "patched-once" (graph
+    construction off the compute path too; a launch's program is patched and sent only when an
+    address it names changed since its last call, which resident weights, a resident KV cache
+    and a graph's fixed buffers make rare). Not hardware: the default, "patched-once", charges a
+    steady call its launch and dispatch overheads alone, as the timing model did before the
+    host runtime was modelled."""
+
+    graph_kernel_s: float = 20.0e-6
+    """Host time to add one kernel launch (its compute node) to the runtime's graph (fitted by
+    bench/runtime.py to IBM's Granite 3.3 8B runtime figures; no public per-node figure)."""
+
+    graph_tensor_s: float = 4.0e-6
+    """Host time to add one tensor argument (the node that moves or addresses its bytes) to
+    the runtime's graph, for a launch's arguments and for each host <-> card transfer (fitted
+    by bench/runtime.py to IBM's Granite 3.3 8B runtime figures)."""
+
+    patch_address_s: float = 10.0e-9
+    """Host time to substitute one symbolic DDR address in a program at launch (program
+    correction's host step): per DMA instruction per core per tensor it addresses (fitted by
+    bench/runtime.py to IBM's Granite 3.3 8B runtime figures)."""
+
+    instruction_bytes: int = 32
+    """Bytes of one instruction of one core's program, what a patched program sends over the
+    host link per instruction (assumption: a 256-bit instruction word, room for a DMA's two
+    addresses and a loop nest of sizes and strides; no public encoding)."""
+
     early_loads: int = 4
     """Within a launch sequence, a core starts a kernel's leading loads of read-only device
     tensors (weights, constants) once it has finished its own part of the kernels before,
@@ -194,6 +227,14 @@ class DeviceConfig:
         if self.launch_overhead_s < 0 or self.dispatch_overhead_s < 0:
             raise ValueError(
                 f"launch and dispatch overheads must be >= 0, got {self.launch_overhead_s}, {self.dispatch_overhead_s}"
+            )
+        if self.runtime_mode not in RUNTIME_MODES:
+            raise ValueError(f"runtime_mode must be one of {', '.join(RUNTIME_MODES)}, got {self.runtime_mode!r}")
+        if min(self.graph_kernel_s, self.graph_tensor_s, self.patch_address_s) < 0 or self.instruction_bytes < 0:
+            raise ValueError(
+                f"the host runtime's costs must be >= 0, got graph_kernel_s={self.graph_kernel_s}, "
+                f"graph_tensor_s={self.graph_tensor_s}, patch_address_s={self.patch_address_s}, "
+                f"instruction_bytes={self.instruction_bytes}"
             )
         if isinstance(self.early_loads, bool) or not isinstance(self.early_loads, int) or self.early_loads < 0:
             raise ValueError(f"early_loads must be an int >= 0 (kernels ahead; 0: none), got {self.early_loads!r}")

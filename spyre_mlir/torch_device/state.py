@@ -23,15 +23,26 @@ def numerics() -> Numerics:
     return get_numerics(_CONFIG.numerics)
 
 
+HOST_RUNTIME_FIELDS = frozenset(
+    ("runtime_mode", "graph_kernel_s", "graph_tensor_s", "patch_address_s", "instruction_bytes")
+)
+"""The host runtime's parameters (sim/host_timeline.py): they price launches, not what tensors hold."""
+
+
 def configure(**fields: Any) -> DeviceConfig:
     """Run the device on another `DeviceConfig` (any of its fields): only while no device
-    tensor is allocated, since tensors hold values in the config's numerics."""
+    tensor is allocated, since tensors hold values in the config's numerics; the host
+    runtime's parameters (`HOST_RUNTIME_FIELDS`: the runtime mode among them) at any time."""
     global _CONFIG
-    if extension.module().memory_allocated():
-        raise RuntimeError("spyre: configure the device before allocating spyre tensors (some are allocated)")
+    if not set(fields) <= HOST_RUNTIME_FIELDS and extension.module().memory_allocated():
+        raise RuntimeError(
+            "spyre: configure the device before allocating spyre tensors (some are allocated); only the host "
+            f"runtime's parameters may change now ({', '.join(sorted(HOST_RUNTIME_FIELDS))})"
+        )
     cfg = dataclasses.replace(_CONFIG, **fields)
     cfg.validate()
-    extension.module().set_memory_limit(cfg.ddr_usable_bytes)
+    if not set(fields) <= HOST_RUNTIME_FIELDS:
+        extension.module().set_memory_limit(cfg.ddr_usable_bytes)
     _CONFIG = cfg
     return cfg
 

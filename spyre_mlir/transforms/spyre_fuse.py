@@ -80,6 +80,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.buffers import attention_buffers
+from spyre_mlir.analysis.origins import kernel_origins, part_origin, pointwise_origin
 from spyre_mlir.analysis.sticks import slice_strides
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import epilogue, pointwise_loops, pointwise_sliced_inputs, row_group
@@ -205,6 +206,7 @@ class SpyreFusePass(ModulePass):
                 compute.operands[i] = arg
             block.add_op(compute)
             block.add_op(spyre.YieldOp(compute.results[0]))
+        kernel_origins(op)
 
     def _attention_ops(self, group: list[Operation], config: DeviceConfig) -> list[Operation] | None:
         """The ops of an attention kernel around row group `group` (module docstring, 5.), in
@@ -312,6 +314,9 @@ def _look_through_reshape(mm: spyre.MatmulOp) -> None:
             r.erase()
         return
     restored = spyre.ReshapeOp(moved.result, pw.result.type)
+    pointwise_origin(restored, [pw])  # pw's result, through a view of the op on the matmul's shape
+    for part in (moved, *views):  # that op and the views of its inputs: pw's work, no torch value
+        part_origin(part, pw)
     Rewriter.insert_op([*views, moved, restored], InsertPoint.before(pw))
     pw.result.replace_all_uses_with(restored.result)
     Rewriter.erase_op(pw)
@@ -433,6 +438,7 @@ def _fold(producer: spyre.PointwiseOp, consumer: spyre.PointwiseOp) -> spyre.Poi
     }
     block.add_op(spyre.YieldOp(_clone_body(consumer.body.block, value_map, block)))
     fused = spyre.PointwiseOp(inputs, consumer.result.type, Region(block))
+    pointwise_origin(fused, [producer, consumer])
     Rewriter.replace_op(consumer, fused)
     Rewriter.erase_op(producer)
     return fused

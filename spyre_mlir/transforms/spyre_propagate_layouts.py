@@ -68,6 +68,7 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.cost import relayout_seconds
+from spyre_mlir.analysis.origins import carrying, relayout_origin
 from spyre_mlir.analysis.sticks import matmul_reads, slice_strides
 from spyre_mlir.analysis.views import transfer_permutation
 from spyre_mlir.diagnostics import Unsupported
@@ -207,13 +208,15 @@ class ConcatInputsGeneric(RewritePattern):
 
 
 class GatherTableGeneric(RewritePattern):
-    """A gather copies a row of the table's generic layout per index: a table in another
-    layout (a computed value viewed, e.g. rows in a permuted device-dim order) is
-    restickified to it."""
+    """A gather copies a row of the table per index, each row's sticks by one stride: a table
+    whose rows are not (a computed value viewed, e.g. rows in a permuted device-dim order) is
+    restickified to the generic layout. A table read as it is (`spyre.table_rows`: a KV
+    cache's pages, viewed from the cache's own layout) is left as it is: the gather reads
+    only the rows it picks."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: spyre.GatherOp, rewriter: PatternRewriter):
-        if _in_kernel(op):
+        if _in_kernel(op) or spyre.table_rows(spyre.device_layout(op.table.type)) is not None:
             return
         _operand_generic(op, 0, rewriter)
 
@@ -380,6 +383,7 @@ class LayoutChooser:
             if others:  # readers that need the converted layout read one restickify back to it
                 back = spyre.RestickifyOp(result, old_type)
                 Rewriter.insert_op(back, InsertPoint.after(op))
+                relayout_origin(back)
                 for user, index in others:
                     user.operands[index] = back.result
             self.memo.clear()
@@ -402,21 +406,24 @@ class SpyrePropagateLayoutsPass(ModulePass):
         if self.choose:
             LayoutChooser(spyre.module_target(op), self.fold_transfers).apply(op)
         PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [
-                    MatmulOperandsReadable(),
-                    PointwiseOperandsShareSticks(),
-                    ReduceInputGeneric(),
-                    SliceInputShareSticks(),
-                    ConcatInputsGeneric(),
-                    GatherTableGeneric(),
-                    ScatterValuesByRows(),
-                ]
+            carrying(
+                op,
+                GreedyRewritePatternApplier(
+                    [
+                        MatmulOperandsReadable(),
+                        PointwiseOperandsShareSticks(),
+                        ReduceInputGeneric(),
+                        SliceInputShareSticks(),
+                        ConcatInputsGeneric(),
+                        GatherTableGeneric(),
+                        ScatterValuesByRows(),
+                    ]
+                ),
             ),
             apply_recursively=False,
         ).rewrite_module(op)
         patterns: list[RewritePattern] = [DropNeedlessRestickify()]
         if self.fold_transfers:
             patterns.append(FoldRestickifyIntoTransfer())
-        PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)
+        PatternRewriteWalker(carrying(op, GreedyRewritePatternApplier(patterns))).rewrite_module(op)
         CommonSubexpressionElimination().apply(ctx, op)  # one restickify per value and layout

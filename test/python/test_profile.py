@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import spyre_mlir
+from spyre_mlir.sim.host_timeline import LANES
 from spyre_mlir.sim.interpreter import DeviceModel
 from spyre_mlir.sim.profile import KernelLog, KernelRecord
 from spyre_mlir.sim.timing import ENGINES
@@ -57,7 +58,12 @@ def check_trace(trace, kernels):
     assert all(b["ts"] >= a["ts"] + a["dur"] - 1e-6 for a, b in zip(launches, launches[1:]))  # back to back
     names = {e["tid"]: e["args"]["name"] for e in meta if e["name"] == "thread_name"}
     assert names[0] == "kernels"
-    instr = [e for e in complete if e["cat"] != "kernel"]
+    host = [e for e in complete if e["cat"] == "host"]
+    for lane in {e["tid"] for e in host}:  # the host runtime's lanes: work one piece at a time
+        assert names[lane] in LANES
+        spans = sorted((e for e in host if e["tid"] == lane), key=lambda e: e["ts"])
+        assert all(b["ts"] >= a["ts"] + a["dur"] - 1e-6 for a, b in zip(spans, spans[1:]))
+    instr = [e for e in complete if e["cat"] not in ("kernel", "host")]
     assert {e["cat"] for e in instr} <= set(ENGINES)
     for e in instr:  # every instruction sits on its core's engine thread, inside its launch
         assert names[e["tid"]].endswith(e["cat"]) and names[e["tid"]].startswith("core ")

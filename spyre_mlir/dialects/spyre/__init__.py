@@ -22,6 +22,7 @@ split and scratchpad plan.
     iteration    what a kernel's split and chunks mean: iteration dims, core and chunk boxes
     target       the device a module is compiled for: `#spyre.target`, the module's `spyre.target`
     kernel       spyre.kernel, its verifier, and a kernel's ops, dims and core boxes
+    origin       #spyre.origin: which torch ops a device op computes, and the passes' contract
 
 The package defines; lowering lives in `spyre_mlir.lowering`. Every public name is importable
 from the package: `from spyre_mlir.dialects import spyre; spyre.MatmulOp`.
@@ -96,6 +97,19 @@ from spyre_mlir.dialects.spyre.ops import (
     ToDeviceOp,
     YieldOp,
     rows_by_strides,
+    table_rows,
+)
+from spyre_mlir.dialects.spyre.origin import (
+    ORIGIN_ATTR,
+    ORIGINS_ATTR,
+    OriginAttr,
+    is_torch_compute,
+    kernel_body_origin,
+    numbered,
+    origin_of,
+    set_origin,
+    value_of,
+    verify_origins,
 )
 from spyre_mlir.dialects.spyre.target import TARGET_ATTR, TargetAttr, module_target, set_module_target
 
@@ -117,7 +131,7 @@ Spyre = Dialect(
         RestickifyOp,
         KernelOp,
     ],
-    [IntListAttr, LayoutAttr, SplitAttr, LxPlanAttr, TargetAttr, *MARKS],
+    [IntListAttr, LayoutAttr, SplitAttr, LxPlanAttr, TargetAttr, *MARKS, OriginAttr],
 )
 
 __all__ = [
@@ -171,6 +185,7 @@ __all__ = [
     "POINTWISE_BODY_OPS",
     "REDUCE_KINDS",
     "rows_by_strides",
+    "table_rows",
     # kernels and their forms
     "kernel_ops",
     "single_pointwise",
@@ -191,4 +206,15 @@ __all__ = [
     "Attention",
     "attention",
     "last_lane",
+    # origins
+    "ORIGIN_ATTR",
+    "ORIGINS_ATTR",
+    "OriginAttr",
+    "is_torch_compute",
+    "kernel_body_origin",
+    "numbered",
+    "origin_of",
+    "set_origin",
+    "value_of",
+    "verify_origins",
 ]

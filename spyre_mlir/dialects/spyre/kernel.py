@@ -49,6 +49,7 @@ from spyre_mlir.dialects.spyre.ops import (
     SliceOp,
     YieldOp,
 )
+from spyre_mlir.dialects.spyre.origin import OriginAttr
 from spyre_mlir.layout import Layout
 from spyre_mlir.target.constants import TRANSPOSE_BLOCK
 
@@ -81,6 +82,9 @@ class KernelOp(IRDLOperation):
         lx_budget <bytes = b>        LX the planner may use; the values resident while the
                                      kernel runs (its own resident_in, resident_out and onchip
                                      areas among them) lie above
+
+    In a module whose torch ops are numbered, `origin <[ops] -> [values]>` says which torch ops
+    the kernel computes and whose values it returns: its body's (origin.py).
     """
 
     name = "spyre.kernel"
@@ -97,11 +101,12 @@ class KernelOp(IRDLOperation):
     resident_out = opt_prop_def(ResidentOutAttr)
     onchip = opt_prop_def(OnchipAttr)
     lx_budget = opt_prop_def(LxBudgetAttr)
+    origin = opt_prop_def(OriginAttr)
     traits = traits_def(IsolatedFromAbove())
     assembly_format = (
         "$sym_name `(` $inputs `)` (`split` $split^)? (`chunks` $chunks^)? (`lx` $lx^)? "
         "(`multicast` $multicast^)? (`core_order` $core_order^)? (`resident_in` $resident_in^)? "
-        "(`resident_out` $resident_out^)? (`onchip` $onchip^)? (`lx_budget` $lx_budget^)? attr-dict "
+        "(`resident_out` $resident_out^)? (`onchip` $onchip^)? (`lx_budget` $lx_budget^)? (`origin` $origin^)? attr-dict "
         "`:` functional-type($inputs, $outputs) $body"
     )
 

@@ -469,6 +469,16 @@ def rows_by_strides(layout: Layout) -> bool:
     return layout.dim_stick_steps() is not None
 
 
+def table_rows(layout: Layout) -> tuple[int, int] | None:
+    """(row step, stick step) in sticks of a 2-D gather table (R, C) whose rows a gather reads
+    as they are: C along the sticks, each dim stepped by one stick stride (the generic layout,
+    or a view of another tensor's, such as a paged KV cache's rows of pages). None otherwise."""
+    if len(layout.shape) != 2 or layout.stick_dim != 1:
+        return None
+    steps = layout.dim_stick_steps()
+    return None if steps is None else (steps[0], steps[1])
+
+
 def _index_count(op: Operation, indices: SSAValue) -> int:
     """The number of indices of a gather or scatter, whose indices must be a host integer tensor."""
     if not is_index_tensor(indices.type):

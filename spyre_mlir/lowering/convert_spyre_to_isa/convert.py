@@ -25,10 +25,11 @@ from spyre_mlir.lowering.convert_spyre_to_isa.plan import kernel_plan
 
 
 def kernel_key(kernel: spyre.KernelOp) -> tuple:
-    """What two kernels must share to lower to the same program: everything but their names.
+    """What two kernels must share to lower to the same program: everything but their names
+    and origins (which torch ops they compute).
 
-        key = (input types, output types, properties but sym_name (by name), attributes,
-               for each op inside: name, properties, attributes, result types,
+        key = (input types, output types, properties but sym_name and origin (by name), attributes,
+               for each op inside: name, properties, attributes but spyre.origin, result types,
                                    operands as numbers (values numbered in order of definition))
 
     A value from outside the kernel (none today: kernels are isolated) keys by its identity."""
@@ -47,7 +48,7 @@ def kernel_key(kernel: spyre.KernelOp) -> tuple:
             (
                 inner.name,
                 tuple(inner.properties.items()),
-                tuple(inner.attributes.items()),
+                tuple((k, v) for k, v in inner.attributes.items() if k != spyre.ORIGIN_ATTR),
                 tuple(number.get(v, id(v)) for v in inner.operands),
                 tuple(r.type for r in inner.results),
                 tuple(tuple(a.type for b in r.blocks for a in b.args) for r in inner.regions),
@@ -58,7 +59,7 @@ def kernel_key(kernel: spyre.KernelOp) -> tuple:
     return (
         tuple(v.type for v in kernel.inputs),
         tuple(r.type for r in kernel.outputs),
-        tuple(sorted((k, v) for k, v in kernel.properties.items() if k != "sym_name")),
+        tuple(sorted((k, v) for k, v in kernel.properties.items() if k not in ("sym_name", "origin"))),
         tuple(kernel.attributes.items()),
         tuple(ops),
     )
@@ -107,4 +108,6 @@ class ConvertSpyreToIsaPass(ModulePass):
             launch = spyre_isa.LaunchOp(
                 prog.sym_name.data, list(kernel.inputs), [r.type for r in kernel.outputs], kernel=name
             )
+            if kernel.origin is not None:
+                launch.attributes[spyre.ORIGIN_ATTR] = kernel.origin
             Rewriter.replace_op(kernel, launch)

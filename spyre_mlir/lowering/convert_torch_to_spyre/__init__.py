@@ -30,9 +30,10 @@ The package, by op family (as torch-mlir's TorchToLinalg):
     border        the `Border` (where values cross) and the `Lowering` pattern base
     views         views, copies and matmuls
     elementwise   element-wise ops
-    slicing       slices, cat, embedding, index_put
+    functions     element-wise functions built from the SFP's instructions (floor, atan, log1p ...)
+    slicing       slices, cat, flip, embedding, index_put
     indexing      index, index_select, repeat, constant_pad_nd
-    reductions    reductions, softmax, layer norm
+    reductions    reductions along any dims, softmax, log_softmax, var, vector norms, addmv, layer norm
     convolution   convolutions
     host_policy   ops on the host by design, host constants, index arithmetic, `host_ops`
     convert       the pass, the registered lowerings and `DEVICE_OPS`
@@ -50,6 +51,11 @@ from spyre_mlir.lowering.convert_torch_to_spyre.elementwise import (
     LowerUnary,
     LowerWhere,
 )
+from spyre_mlir.lowering.convert_torch_to_spyre.functions import (
+    LowerActivations,
+    LowerBinaryFunctions,
+    LowerUnaryFunctions,
+)
 from spyre_mlir.lowering.convert_torch_to_spyre.host_policy import (
     HOST_CONSTANT,
     INDEX_ARITHMETIC,
@@ -58,8 +64,22 @@ from spyre_mlir.lowering.convert_torch_to_spyre.host_policy import (
     mark_index_arithmetic,
 )
 from spyre_mlir.lowering.convert_torch_to_spyre.indexing import INDEX_TYPES, LowerConstantPad, LowerIndex, LowerRepeat
-from spyre_mlir.lowering.convert_torch_to_spyre.reductions import LowerLayerNorm, LowerReductions, LowerSoftmax
-from spyre_mlir.lowering.convert_torch_to_spyre.slicing import LowerCat, LowerEmbedding, LowerIndexPut, LowerSlice
+from spyre_mlir.lowering.convert_torch_to_spyre.reductions import (
+    LowerAddmv,
+    LowerLayerNorm,
+    LowerLogSoftmax,
+    LowerReductions,
+    LowerSoftmax,
+    LowerVariance,
+    LowerVectorNorm,
+)
+from spyre_mlir.lowering.convert_torch_to_spyre.slicing import (
+    LowerCat,
+    LowerEmbedding,
+    LowerFlip,
+    LowerIndexPut,
+    LowerSlice,
+)
 from spyre_mlir.lowering.convert_torch_to_spyre.utils import (
     HOST_FLOAT_TYPES,
     InconsistentResult,
@@ -89,7 +109,10 @@ __all__ = [
     "INDEX_TYPES",
     "InconsistentResult",
     "LOWERINGS",
+    "LowerActivations",
+    "LowerAddmv",
     "LowerBinary",
+    "LowerBinaryFunctions",
     "LowerCat",
     "LowerClamp",
     "LowerConstantPad",
@@ -97,9 +120,11 @@ __all__ = [
     "LowerCopy",
     "LowerEmbedding",
     "LowerExpand",
+    "LowerFlip",
     "LowerIndex",
     "LowerIndexPut",
     "LowerLayerNorm",
+    "LowerLogSoftmax",
     "LowerMatmul",
     "LowerPow",
     "LowerReductions",
@@ -107,6 +132,9 @@ __all__ = [
     "LowerSlice",
     "LowerSoftmax",
     "LowerUnary",
+    "LowerUnaryFunctions",
+    "LowerVariance",
+    "LowerVectorNorm",
     "LowerViews",
     "LowerWhere",
     "Lowering",

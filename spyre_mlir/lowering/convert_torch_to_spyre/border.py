@@ -50,16 +50,24 @@ class Border:
         cast = UnrealizedConversionCastOp.get([v], [host_tensor_type(v.type, before)])
         return cast.results[0], [cast]
 
-    def device(self, v: SSAValue, before: Operation, mask: bool = False) -> SSAValue:
+    def device(self, v: SSAValue, before: Operation, mask: bool = False, promoted: bool = False) -> SSAValue:
         """The device value of a `!torch.vtensor` value, transferring it if it lives on the host
-        (`mask`: a boolean tensor, transferred as 0.0 / 1.0)."""
+        (`mask`: a boolean tensor, transferred as 0.0 / 1.0; `promoted`: an integer or boolean
+        operand of a float op, transferred as its values in the device format, as PyTorch's type
+        promotion converts it)."""
         owner = v.owner
         if isinstance(owner, UnrealizedConversionCastOp) and spyre.is_device_tensor(owner.inputs[0].type):
             return owner.inputs[0]
         if v in self.on_device:
             return self.on_device[v]
-        is_bool = isinstance(v.type, t.ValueTensorType) and v.type.has_dtype and v.type.get_dtype() == IntegerType(1)
-        reason = None if mask and is_bool else device_reason(v.type)
+        dtype = v.type.get_dtype() if isinstance(v.type, t.ValueTensorType) and v.type.has_dtype else None
+        is_bool = dtype == IntegerType(1)
+        numbers = promoted and isinstance(dtype, IntegerType)
+        reason = (
+            None
+            if (mask and is_bool) or (numbers and device_reason(v.type, integers=True) is None)
+            else device_reason(v.type)
+        )
         if reason is not None:
             raise NotOnDevice(reason)
         if isinstance(owner, UnrealizedConversionCastOp):  # a host tensor seen as a vtensor
@@ -144,6 +152,11 @@ class Lowering(RewritePattern):
                     f"'{op.name}': its result type {r.type} is not the shape {shape_of(got)} its operands give"
                 )
         _finish(rewriter, op, ops, value)
+
+    def promoted(self, v: SSAValue, op: Operation) -> SSAValue:
+        """`dev` of an operand of a float op that may be an integer or boolean tensor, as its
+        float values (PyTorch's type promotion)."""
+        return self.border.device(v, op, promoted=True)
 
     def dev(self, v: SSAValue, op: Operation) -> SSAValue:
         return self.border.device(v, op)

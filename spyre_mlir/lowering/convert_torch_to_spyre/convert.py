@@ -14,6 +14,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from spyre_mlir.analysis.origins import carrying
 from spyre_mlir.diagnostics import Unsupported
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects import torch as t
@@ -26,6 +27,11 @@ from spyre_mlir.lowering.convert_torch_to_spyre.elementwise import (
     LowerUnary,
     LowerWhere,
 )
+from spyre_mlir.lowering.convert_torch_to_spyre.functions import (
+    LowerActivations,
+    LowerBinaryFunctions,
+    LowerUnaryFunctions,
+)
 from spyre_mlir.lowering.convert_torch_to_spyre.host_policy import (
     HOST_CONSTANT,
     INDEX_ARITHMETIC,
@@ -35,8 +41,22 @@ from spyre_mlir.lowering.convert_torch_to_spyre.host_policy import (
     mark_index_arithmetic,
 )
 from spyre_mlir.lowering.convert_torch_to_spyre.indexing import LowerConstantPad, LowerIndex, LowerRepeat
-from spyre_mlir.lowering.convert_torch_to_spyre.reductions import LowerLayerNorm, LowerReductions, LowerSoftmax
-from spyre_mlir.lowering.convert_torch_to_spyre.slicing import LowerCat, LowerEmbedding, LowerIndexPut, LowerSlice
+from spyre_mlir.lowering.convert_torch_to_spyre.reductions import (
+    LowerAddmv,
+    LowerLayerNorm,
+    LowerLogSoftmax,
+    LowerReductions,
+    LowerSoftmax,
+    LowerVariance,
+    LowerVectorNorm,
+)
+from spyre_mlir.lowering.convert_torch_to_spyre.slicing import (
+    LowerCat,
+    LowerEmbedding,
+    LowerFlip,
+    LowerIndexPut,
+    LowerSlice,
+)
 from spyre_mlir.lowering.convert_torch_to_spyre.utils import host_tensor_type, is_vtensor
 from spyre_mlir.lowering.convert_torch_to_spyre.views import LowerCopy, LowerExpand, LowerMatmul, LowerViews
 from spyre_mlir.target.config import DeviceConfig
@@ -49,6 +69,7 @@ LOWERINGS: tuple[type[Lowering], ...] = (
     LowerIndexPut,
     LowerSlice,
     LowerCat,
+    LowerFlip,
     LowerIndex,
     LowerRepeat,
     LowerConstantPad,
@@ -60,8 +81,15 @@ LOWERINGS: tuple[type[Lowering], ...] = (
     LowerWhere,
     LowerReductions,
     LowerSoftmax,
+    LowerLogSoftmax,
+    LowerVariance,
+    LowerVectorNorm,
+    LowerAddmv,
     LowerLayerNorm,
     LowerConvolution,
+    LowerUnaryFunctions,
+    LowerBinaryFunctions,
+    LowerActivations,
 )
 
 
@@ -115,8 +143,12 @@ class ConvertTorchToSpyrePass(ModulePass):
         refused: dict[Operation, str] = {
             op: host_by_design(op)[1] for op in block.ops if {INDEX_ARITHMETIC, HOST_CONSTANT} & op.attributes.keys()
         }
+        module = fn.get_toplevel_object()
+        assert isinstance(module, ModuleOp)
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([cls(border, refused, target, self.strict) for cls in LOWERINGS]),
+            carrying(
+                module, GreedyRewritePatternApplier([cls(border, refused, target, self.strict) for cls in LOWERINGS])
+            ),
             apply_recursively=False,
         ).rewrite_region(fn.body)
         for lit in [o for o in block.ops if isinstance(o, t.ValueTensorLiteralOp)]:

@@ -113,7 +113,7 @@ class LowerBinary(Lowering):
         if is_vtensor(other):
             if kind in ("div",) and len(op.operands) > 2:
                 raise NotOnDevice("div with a rounding mode")
-            x, y = self.dev(op.operands[0], op), self.dev(other, op)
+            x, y = self.promoted(op.operands[0], op), self.promoted(other, op)
             pw = pointwise([x, y], shape, lambda a, b: fn(a, mulf(b, const(alpha)) if alpha != 1.0 else b))
             return [pw], pw.result
         x = self.dev(op.operands[0], op)

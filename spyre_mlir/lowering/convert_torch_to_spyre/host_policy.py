@@ -126,6 +126,25 @@ def mark_index_arithmetic(block: Block) -> None:
             op.attributes[INDEX_ARITHMETIC] = UnitAttr()
 
 
+_ORDER = ("sort", "argsort", "msort", "kthvalue", "median", "nanmedian", "mode", "searchsorted", "bucketize", "histc")
+_ORDER_PREFIXES = ("unique", "_unique", "histogram", "_histogram")
+_LINALG = ("cholesky", "cholesky_inverse", "_cholesky_solve_helper", "geqrf", "ormqr", "triangular_solve", "lu_unpack")
+_LINALG_PREFIXES = ("linalg_", "_linalg_", "lu_", "_lu_")
+
+
+def by_nature(op: Operation) -> str | None:
+    """Why a float op without a lowering is the host's by its nature (sorting, a factorization
+    of a matrix, a Fourier transform: work the device has no unit for), or None."""
+    name = op.name.removeprefix("torch.aten.").split(".")[0]
+    if name in _ORDER or name.startswith(_ORDER_PREFIXES):
+        return "an order of values (sorting, ranks, counts): the host's by nature"
+    if name in _LINALG or name.startswith(_LINALG_PREFIXES):
+        return "a matrix factorization or solve (LAPACK's): the host's by nature"
+    if name.startswith("_fft_"):
+        return "a Fourier transform: the host's by nature"
+    return None
+
+
 def host_ops(ops) -> list[tuple[Operation, str, bool]]:
     """Torch ops left on the host after conversion, as (op, reason, by_design)."""
     found = []
@@ -137,6 +156,6 @@ def host_ops(ops) -> list[tuple[Operation, str, bool]]:
         if reason is not None:
             text = reason.data
         else:
-            text = why if by_design else "no device lowering yet"
+            text = why if by_design else by_nature(op) or "no device lowering yet"
         found.append((op, text, by_design))
     return found

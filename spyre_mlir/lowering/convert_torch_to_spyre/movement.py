@@ -242,6 +242,15 @@ def concat(
     return cat.result if perm is None else permute(ops, cat.result, perm)
 
 
+def constant(ops: list[Operation], values: Sequence[float], shape: Sequence[int]) -> SSAValue:
+    """A device tensor of `shape` holding `values` (row-major): a host constant, sent once."""
+    host = TensorType(f32, shape)
+    cst = arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(host, list(values)), host)
+    transfer = spyre.ToDeviceOp(cst.result, spyre.device_tensor_type(shape))
+    ops += [cst, transfer]
+    return transfer.result
+
+
 def filled(ops: list[Operation], shape: Sequence[int], value: float) -> SSAValue:
     """A device tensor of `shape` holding `value`: a host constant, sent once (constants stay
     resident)."""

@@ -1,4 +1,4 @@
-"""Slices, concatenation, embedding lookups and index_put (a KV-cache update)."""
+"""Slices, concatenation, reversals, embedding lookups and index_put (a KV-cache update)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from spyre_mlir.lowering.convert_torch_to_spyre.border import Lowering
 from spyre_mlir.lowering.convert_torch_to_spyre.movement import (
     as_column,
     concat,
+    constant,
     from_column,
     permute,
     positive_dim,
@@ -121,6 +122,51 @@ class LowerSlice(Lowering):
             sl.operands[0] = to_generic(ops, x)
         ops.append(sl)
         return sl.result if perm is None else permute(ops, sl.result, perm)  # a swap undoes itself
+
+
+FLIP_MAX = 2048
+"""The longest dim flip reverses on the device: a product with the n x n reversal costs n^2
+multiply-adds per row (n = 2048: 4M)."""
+
+
+class LowerFlip(Lowering):
+    """flip along dims: along the stick dim, the product with the reversal matrix J (J[i, n-1-i]
+    = 1: each result element the one product x * 1, exact in the PT's float32 sums); along
+    another dim, that dim moved to the stick dim and back (a transpose on the card)."""
+
+    lowers = {"torch.aten.flip": "spyre.matmul with the reversal matrix, along each dim (moved to the stick dim)"}
+
+    def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
+        dims = t.constant_list_ints(op.operands[1])
+        if dims is None:
+            raise NotOnDevice("the flipped dims are not constant")
+        x = self.dev(op.operands[0], op)
+        shape = shape_of(x)
+        ops: list[Operation] = []
+        for d in sorted({positive_dim(d, shape) for d in dims}):
+            if shape[d] == 1:
+                continue
+            if shape[d] > FLIP_MAX:
+                raise NotOnDevice(
+                    f"a reversal of {shape[d]} elements (more than {FLIP_MAX}: the product costs n^2 per row)"
+                )
+            last = len(shape) - 1
+            perm = swap(len(shape), d, last)
+            moved = x if d == last else to_generic(ops, permute(ops, x, perm))
+            x = self._reverse_last(ops, moved)
+            if d != last:
+                x = permute(ops, x, perm)
+        return ops, x
+
+    def _reverse_last(self, ops: list[Operation], x: SSAValue) -> SSAValue:
+        shape = shape_of(x)
+        n = shape[-1]
+        rows = math.prod(shape[:-1])
+        flat = self.reshape(ops, x, (rows, n))
+        reversal = constant(ops, [1.0 if j == n - 1 - i else 0.0 for i in range(n) for j in range(n)], (n, n))
+        mm = spyre.MatmulOp(flat, reversal, spyre.device_tensor_type((rows, n)))
+        ops.append(mm)
+        return self.reshape(ops, mm.result, shape)
 
 
 class LowerCat(Lowering):

@@ -43,8 +43,9 @@ def host_tensor_type(vt: Attribute, where: Operation) -> TensorType:
     return TensorType(dtype, vt.get_shape())
 
 
-def device_reason(vt: Attribute) -> str | None:
-    """Why a tensor of this type cannot live on the device (None: it can)."""
+def device_reason(vt: Attribute, integers: bool = False) -> str | None:
+    """Why a tensor of this type cannot live on the device (None: it can; `integers`: as the
+    float values of integers)."""
     if not isinstance(vt, t.ValueTensorType) or not vt.has_sizes or not vt.has_dtype:
         return f"{vt} is not a ranked tensor with a known dtype"
     shape = vt.get_shape()
@@ -52,7 +53,7 @@ def device_reason(vt: Attribute) -> str | None:
         return f"dynamic shape {vt} (shapes must be static)"
     if any(d == 0 for d in shape):
         return f"empty tensor {vt}"
-    if not isinstance(vt.get_dtype(), HOST_FLOAT_TYPES):
+    if not isinstance(vt.get_dtype(), HOST_FLOAT_TYPES) and not (integers and isinstance(vt.get_dtype(), IntegerType)):
         return f"dtype {vt.get_dtype()} of {vt} (f32, f16 and bf16 become DL16; integers and booleans stay on the host)"
     return None
 

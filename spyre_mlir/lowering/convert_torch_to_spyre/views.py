@@ -57,13 +57,19 @@ class LowerViews(Lowering):
         "torch.aten._unsafe_view": "spyre.reshape (free view)",
         "torch.aten.clone": "its input (value semantics)",
         "torch.aten.alias": "its input (value semantics)",
+        "torch.aten._to_copy": "its input, to the same dtype (value semantics; between float dtypes: no lowering yet)",
     }
 
     def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
+        if (
+            op.name == "torch.aten._to_copy"
+            and t.vtensor_type(op.operands[0]).get_dtype() != t.vtensor_type(op.results[0]).get_dtype()
+        ):
+            raise NotOnDevice("no device lowering yet")  # (a copy between float dtypes)
         x = self.dev(op.operands[0], op)
         rank = len(shape_of(x))
         ops: list[Operation] = []
-        if op.name in ("torch.aten.clone", "torch.aten.alias"):
+        if op.name in ("torch.aten.clone", "torch.aten.alias", "torch.aten._to_copy"):
             return ops, x
         if op.name == "torch.aten.t":
             return ops, permute(ops, x, (1, 0)) if rank == 2 else x

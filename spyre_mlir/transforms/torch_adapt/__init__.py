@@ -10,9 +10,12 @@ is (fp32 on the host; the device then computes in DL16 either way).
     pow(x, -2)         -> reciprocal(x * x)                 <= 1 fp32 ulp apart
     pow(x, 0.5)        -> sqrt(x)                           exact (both correctly rounded; NaN for x < 0)
     pow(x, -0.5)       -> rsqrt(x)                          <= 1 fp32 ulp apart
-    max.dim(x, d, k)   -> amax(x, [d], k)                   exact, when the indices are unused
+    max.dim(x, d, k)   -> amax(x, [d], k) (+ argmax(x, d, k)) exact; the argmax where the indices are read (min.dim alike)
     split_with_sizes(x, sizes, d) -> a slice of x along d per piece
                                                             exact, when the pieces are unpacked
+    slice(cat([p_0, ..., p_n], d), d, s, e) -> p_i, or cat([p_i, ..., p_j], d)
+                                                            exact, when [s, e) is whole pieces: a merged
+                                                            linear's parts, split again by the model
     _softmax(x, d)     -> view(_softmax(view(x, rows), -1))  exact, when the dims after d have extent 1
     bmm(A, B)          -> sum(A * transpose(B), -1, keepdim)  the same products, for B of one column;
                                                             each product stored in DL16 before the sum
@@ -114,6 +117,7 @@ from spyre_mlir.transforms.torch_adapt.forms import (
     MaxDimToAmax,
     PowToMultiplications,
     ScalarTensorOperand,
+    SliceOfCat,
     SplitIntoSlices,
     TanhGeluForm,
 )
@@ -155,6 +159,7 @@ __all__ = [
     "ScalingsOnOneOperand",
     "SliceBeforeRowwise",
     "SoftmaxOverTrailingUnits",
+    "SliceOfCat",
     "SplitIntoSlices",
     "TanhGeluForm",
     "TorchAdaptPass",

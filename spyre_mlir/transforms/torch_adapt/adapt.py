@@ -9,6 +9,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker, RewritePattern
 
+from spyre_mlir.analysis.origins import carrying
 from spyre_mlir.dialects import spyre
 from spyre_mlir.transforms.torch_adapt.attention import (
     GroupedHeadsInRows,
@@ -19,6 +20,7 @@ from spyre_mlir.transforms.torch_adapt.forms import (
     MaxDimToAmax,
     PowToMultiplications,
     ScalarTensorOperand,
+    SliceOfCat,
     SplitIntoSlices,
     TanhGeluForm,
 )
@@ -41,6 +43,7 @@ ADAPTATIONS: tuple[type[RewritePattern], ...] = (
     PowToMultiplications,
     MaxDimToAmax,
     SplitIntoSlices,
+    SliceOfCat,
     ScalarTensorOperand,
     SoftmaxOverTrailingUnits,
     ProductsWithOneColumn,
@@ -72,4 +75,7 @@ class TorchAdaptPass(ModulePass):
         dl16 = spyre.module_target(op).numerics == "dl16"
         products = (LaneMovesAsProduct, InterleavedLaneMovesAsProduct)
         adaptations = [cls() for cls in ADAPTATIONS if dl16 or cls not in products]
-        PatternRewriteWalker(GreedyRewritePatternApplier(adaptations), walk_reverse=True).rewrite_module(op)
+        # an adaptation may be equivalent only where its ops meet (a scaling moved from one
+        # operand of a product to the other): the ops it makes claim no torch op's value
+        applier = carrying(op, GreedyRewritePatternApplier(adaptations), values=False)
+        PatternRewriteWalker(applier, walk_reverse=True).rewrite_module(op)

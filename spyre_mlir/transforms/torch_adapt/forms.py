@@ -1,5 +1,5 @@
 """Equivalent forms of single ops: pow by multiplications, max.dim as amax, a split as slices,
-the tanh form of gelu, a 0-d constant operand as a number."""
+a slice of a cat as its pieces, the tanh form of gelu, a 0-d constant operand as a number."""
 
 from __future__ import annotations
 
@@ -63,14 +63,23 @@ class PowToMultiplications(RewritePattern):
 
 
 class MaxDimToAmax(RewritePattern):
-    """max.dim(x, d, keepdim) whose indices nobody reads -> amax(x, [d], keepdim)."""
+    """max.dim / min.dim(x, d, keepdim) -> amax / amin(x, [d], keepdim), and where its indices
+    are read, argmax / argmin(x, d, keepdim) for them (an index made from floats: the host's,
+    by design; both take the first of equal extremes, as max.dim does)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if op.name != "torch.aten.max.dim" or len(op.results) != 2 or op.results[1].uses:
+        if op.name not in ("torch.aten.max.dim", "torch.aten.min.dim") or len(op.results) != 2:
             return
+        kind = op.name.split(".")[2]
         dims = t.PrimListConstructOp([op.operands[1]], t.ListType(t.IntType()))
-        amax = new_op("torch.aten.amax", [op.operands[0], dims.result, op.operands[2]], op.results[0].type)
-        rewriter.replace(op, [dims, amax], [amax.results[0], None])
+        values = new_op(f"torch.aten.a{kind}", [op.operands[0], dims.result, op.operands[2]], op.results[0].type)
+        new: list[Operation] = [dims, values]
+        index = None
+        if op.results[1].uses:
+            arg = new_op(f"torch.aten.arg{kind}", [op.operands[0], op.operands[1], op.operands[2]], op.results[1].type)
+            new.append(arg)
+            index = arg.results[0]
+        rewriter.replace(op, new, [values.results[0], index])
 
 
 class SplitIntoSlices(RewritePattern):
@@ -112,6 +121,69 @@ class SplitIntoSlices(RewritePattern):
             start += size
         rewriter.replace(op, new, pieces)
         erase_dead(rewriter, [split])
+
+
+def _slice_bounds(op: Operation, extent: int) -> tuple[int, int] | None:
+    """[start, end) of a step-1 `slice.Tensor` along a dim of `extent` (PyTorch's clamping of
+    None, negative and past-the-end bounds), or None (a step, or bounds not constant)."""
+    if t.constant_int_value(op.operands[4]) != 1:
+        return None
+    bounds = []
+    for v, default in ((op.operands[2], 0), (op.operands[3], extent)):
+        if isinstance(v.owner, t.ConstantNoneOp):
+            bounds.append(default)
+            continue
+        b = t.constant_int_value(v)
+        if b is None:
+            return None
+        bounds.append(min(max(b + extent if b < 0 else b, 0), extent))
+    return bounds[0], bounds[1]
+
+
+class SliceOfCat(RewritePattern):
+    """slice(cat([p_0, ..., p_n], d), d, s, e, 1) -> p_i when [s, e) is exactly p_i's range
+    along d, or cat([p_i, ..., p_j], d) when it is several whole pieces: exact, the same
+    elements. A merged linear computed as the cat of its parts' products
+    (spyre_mlir/vllm/layers.py) and split again by the model (q, k and v; gate and up) is then
+    its parts: no slice copies them out of the cat."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.name != "torch.aten.slice.Tensor":
+            return
+        cat = op.operands[0].owner
+        if not isinstance(cat, Operation) or cat.name != "torch.aten.cat" or not sized(op.operands[0].type):
+            return
+        listed = cat.operands[0].owner
+        if not isinstance(listed, t.PrimListConstructOp) or not all(sized(e.type) for e in listed.elements):
+            return
+        shape = op.operands[0].type.get_shape()
+        d, cd = t.constant_int_value(op.operands[1]), t.constant_int_value(cat.operands[1])
+        if d is None or cd is None or not -len(shape) <= d < len(shape) or d % len(shape) != cd % len(shape):
+            return
+        d %= len(shape)
+        bounds = _slice_bounds(op, shape[d])
+        if bounds is None:
+            return
+        ends = [0]
+        for e in listed.elements:
+            et = e.type
+            assert sized(et)  # (checked above)
+            ends.append(ends[-1] + et.get_shape()[d])
+        if bounds[0] not in ends or bounds[1] not in ends or bounds[1] <= bounds[0]:
+            return
+        i, j = ends.index(bounds[0]), ends.index(bounds[1])
+        pieces = list(listed.elements[i:j])
+        if len(pieces) == 1:
+            if pieces[0].type != op.results[0].type:
+                return
+            rewriter.replace_op(op, [], [pieces[0]])
+        else:
+            list_type = listed.results[0].type
+            assert isinstance(list_type, t.ListType)  # (a list construct's result)
+            new_list = t.PrimListConstructOp(pieces, list_type)
+            joined = new_op("torch.aten.cat", [new_list.results[0], cat.operands[1]], op.results[0].type)
+            rewriter.replace_op(op, [new_list, joined], [joined.results[0]])
+        erase_dead(rewriter, [cat, listed])
 
 
 class TanhGeluForm(RewritePattern):

@@ -852,3 +852,15 @@ func.func @scatter_values(%d: tensor<2x8x64xf16, #spyre.layout<device_size = [2,
   func.return
 }
 // CHECK: {{^}}'spyre.scatter': dest (O, L, C) (2, 8, 64) and 2 indices take values (2, 2, 64), got (2, 1, 64){{$}}
+
+// -----
+
+// #spyre.origin: the torch ops an op computes -> per result, the one whose value it holds.
+
+"test.op"() {o = #spyre.origin<[3, 1] -> [3]>} : () -> ()
+// CHECK: {{^}}#spyre.origin: ops [3, 1] are not distinct torch op numbers >= 0, sorted{{$}}
+
+// -----
+
+"test.op"() {o = #spyre.origin<[1, 3] -> [2]>} : () -> ()
+// CHECK: {{^}}#spyre.origin: values [2] are not among its ops [1, 3] (a value is one of them, or -1){{$}}
