@@ -49,7 +49,7 @@ Equal results are checked against the cooperative run, the definition, in
 test_host_speed.py (bit for bit); time is untouched (the timing model replays the original
 per-core instruction lists).
 
-The phases, each returning its own record (the nodes' rows are renumbered in place):
+The phases, each returning new frozen nodes or its own immutable record of them:
 
     dataflow.py   `Node`; compact, rename (`Renamed`), prune; ddr_order (the DDR order edges)
     forms.py      product_loads (`ProductLoads`), keep_values (`Form`), fuse_chains (`Chain`),
@@ -92,8 +92,8 @@ def regroup(
     nodes = [Node.of(ins, c, i) for i, (ins, c) in enumerate(steps)]
     if not nodes:
         return [], 0, 0
-    touched = compact(nodes, cores * lx_sticks)
-    renamed = rename(nodes, touched.size)
+    nodes, touched = compact(nodes, cores * lx_sticks)
+    nodes, renamed = rename(nodes, touched.size)
     rows = renamed.rows
     # what the launch leaves in LX: the touched rows of resident_out
     out_rows = np.zeros(0, dtype=np.int64)

@@ -1,13 +1,13 @@
 """A program's batched steps as data flow over rows: the nodes, and the phases that renumber
 their rows (compact, rename, prune) or order their DDR accesses.
 
-A node is one batched step as the rows it reads and writes. Its rows are renumbered phase by
-phase, and nothing else of it changes but the cores `prune` drops:
+A node (frozen) is one batched step as the rows it reads and writes. Each phase that renumbers
+rows makes new nodes, and nothing else of a node changes but the cores `prune` drops:
 
     Node.of    LX rows: the step's own accesses (arrays with a row per core)
     compact    compact rows: the LX rows the program touches, numbered 0, 1, ...
     rename     value rows: every write to fresh rows, every read to the first row of its value
-    place      final rows: LX rows and scratch rows (schedule.py, `allocate`)
+    place      final rows: LX rows and scratch rows (schedule.py, `allocate`; `steps.Placed`)
 
 What the later phases find about a node is their own record, keyed by the node (forms.py).
 """
@@ -15,6 +15,7 @@ What the later phases find about a node is their own record, keyed by the node (
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -35,24 +36,19 @@ class DdrSide(NamedTuple):
     load: bool
 
 
+@dataclass(frozen=True, eq=False)
 class Node:
     """One batched step as the rows it reads and writes (arrays with a row per core of `cores`;
-    no write for a DMA store, which writes DDR), in the numbering of the phase that has it
-    (module docstring); `order`, its place in the program."""
+    no write for a DMA store, which writes DDR), in the numbering of the phase that made it
+    (module docstring); `order`, its place in the program. Each phase that renumbers rows
+    makes new nodes; a node is its own key (identity) in the later phases' records."""
 
-    __slots__ = ("ins", "order", "cores", "reads", "write", "ddr")
-
-    def __init__(
-        self,
-        ins: Plan,
-        order: int,
-        cores: np.ndarray,
-        reads: list[np.ndarray],
-        write: np.ndarray | None,
-        ddr: DdrSide | None = None,
-    ):
-        self.ins, self.order, self.cores = ins, order, cores
-        self.reads, self.write, self.ddr = reads, write, ddr
+    ins: Plan
+    order: int
+    cores: np.ndarray
+    reads: tuple[np.ndarray, ...]
+    write: np.ndarray | None
+    ddr: DdrSide | None = None
 
     @staticmethod
     def of(ins: Plan, cores: np.ndarray, order: int) -> Node:
@@ -64,7 +60,7 @@ class Node:
         reads, write = accesses
         ddr = ins.ddr_access()
         side = None if ddr is None else DdrSide(ddr.pos + (ddr.arg << 40), ddr.pos, ddr.load)
-        return Node(ins, order, cores, reads, write, side)
+        return Node(ins, order, cores, tuple(reads), write, side)
 
     @property
     def loads(self) -> bool:
@@ -92,32 +88,30 @@ class Renamed(NamedTuple):
     """The number of rows, touched and fresh."""
 
 
-def compact(nodes: list[Node], lx_rows: int) -> np.ndarray:
-    """Number the LX rows the nodes touch 0, 1, ... (in place of their row numbers); the
+def compact(nodes: list[Node], lx_rows: int) -> tuple[list[Node], np.ndarray]:
+    """Number the LX rows the nodes touch 0, 1, ...: the nodes in those numbers, and the
     touched rows, ascending (compact row i is LX row touched[i])."""
-    arrays = [(n, j) for n in nodes for j in range(len(n.reads))] + [(n, -1) for n in nodes if n.write is not None]
-
-    def get(n: Node, j: int) -> np.ndarray:
-        return n.reads[j] if j >= 0 else known(n.write)
-
     mark = np.zeros(lx_rows, dtype=bool)
-    for n, j in arrays:
-        mark[get(n, j)] = True
+    for n in nodes:
+        for r in n.reads:
+            mark[r] = True
+        if n.write is not None:
+            mark[n.write] = True
     touched = np.flatnonzero(mark)
     number = np.empty(lx_rows, dtype=np.int64)
     number[touched] = np.arange(touched.size)
-    for n, j in arrays:  # array by array: one concatenation of them all is slower (its size)
-        if j >= 0:
-            n.reads[j] = number[n.reads[j]]
-        else:
-            n.write = number[known(n.write)]
-    return touched
+    # array by array: one concatenation of them all is slower (its size)
+    out = [
+        replace(n, reads=tuple(number[r] for r in n.reads), write=None if n.write is None else number[n.write])
+        for n in nodes
+    ]
+    return out, touched
 
 
-def rename(nodes: list[Node], touched: int) -> Renamed:
+def rename(nodes: list[Node], touched: int) -> tuple[list[Node], Renamed]:
     """Rename every write to fresh rows and every read to the first row of its value
     (regroup's "rename" and "values"), in compact rows (`compact`: the first `touched` rows
-    are LX rows)."""
+    are LX rows): the nodes in value rows, and what the renaming found."""
     total = touched + sum(n.write.size for n in nodes if n.write is not None)
     canon = np.arange(touched, dtype=np.int64)  # LX row -> the first row of the value it holds now
     val = np.empty(total, dtype=np.int64)  # row -> its value's number
@@ -131,26 +125,31 @@ def rename(nodes: list[Node], touched: int) -> Renamed:
     dma = [n for n in nodes if n.ddr is not None]
     ddr_val = np.zeros(0, dtype=np.int64)  # DDR stick (numbered) -> its value's number, -1 before any
     keys = np.zeros(0, dtype=np.int64)
+    sides: dict[Node, DdrSide] = {}  # the DMA nodes' sides, their sticks numbered
     if dma:  # DDR sticks numbered too: what value each holds, once loaded or stored
-        sides = [known_ddr(n) for n in dma]
-        keys, inv = np.unique(np.concatenate([d.keys.reshape(-1) for d in sides]), return_inverse=True)
+        old = [known_ddr(n) for n in dma]
+        keys, inv = np.unique(np.concatenate([d.keys.reshape(-1) for d in old]), return_inverse=True)
         ddr_val = np.full(keys.size, -1, dtype=np.int64)
         at = 0
-        for n, d in zip(dma, sides):
-            n.ddr, at = d._replace(keys=inv[at : at + d.keys.size].reshape(d.keys.shape)), at + d.keys.size
+        for n, d in zip(dma, old):
+            sides[n], at = d._replace(keys=inv[at : at + d.keys.size].reshape(d.keys.shape)), at + d.keys.size
     nxt, nv = touched, touched
+    out = []
     for node in nodes:
-        node.reads = [canon[r] for r in node.reads]
+        reads = tuple(canon[r] for r in node.reads)
+        side = sides.get(node)
         if node.write is None:  # a DMA store: its sticks take the stored rows' values (the last repeat wins)
-            ddr_val[known_ddr(node).keys.reshape(-1)] = val[node.reads[0].reshape(-1)]
+            assert side is not None
+            ddr_val[side.keys.reshape(-1)] = val[reads[0].reshape(-1)]
+            out.append(replace(node, reads=reads, ddr=side))
             continue
         w = node.write.reshape(-1)
         fresh = np.arange(nxt, nxt + w.size, dtype=np.int64)
         nxt += w.size
         if node.ins.COPIES:  # copies: values that have rows leading them
-            v = val[node.reads[0].reshape(-1)]
-        elif node.ddr is not None:  # a DMA load
-            k = node.ddr.keys.reshape(-1)
+            v = val[reads[0].reshape(-1)]
+        elif side is not None:  # a DMA load
+            k = side.keys.reshape(-1)
             new = ddr_val[k] < 0
             if new.any():  # sticks not seen before: new values, led by their first row here
                 unseen, first = np.unique(k[new], return_index=True)
@@ -167,8 +166,8 @@ def rename(nodes: list[Node], touched: int) -> Renamed:
         origin[fresh] = val_key[v]
         producer[fresh] = node.order
         canon[w] = lead[v]  # the last of repeated rows wins, as a step's write does
-        node.write = fresh.reshape(node.write.shape)
-    return Renamed(canon, producer, origin, nxt)
+        out.append(replace(node, reads=reads, write=fresh.reshape(node.write.shape), ddr=side))
+    return out, Renamed(canon, producer, origin, nxt)
 
 
 def known_ddr(node: Node) -> DdrSide:
@@ -178,8 +177,8 @@ def known_ddr(node: Node) -> DdrSide:
 
 
 def prune(nodes: list[Node], live_out: np.ndarray, rows: int) -> list[Node]:
-    """Keep the rows (cores) of each node whose writes something later reads (backwards);
-    a node keeps its arrays' kept rows only."""
+    """Keep the rows (cores) of each node whose writes something later reads (backwards): the
+    nodes left, each with its arrays' kept rows only (a new node where some rows go)."""
     live = np.zeros(rows, dtype=bool)
     live[live_out] = True
     kept = []
@@ -189,10 +188,10 @@ def prune(nodes: list[Node], live_out: np.ndarray, rows: int) -> list[Node]:
             if not keep.all():
                 if not keep.any():
                     continue
-                node.cores, node.write = node.cores[keep], node.write[keep]
-                node.reads = [r[keep] for r in node.reads]
-                if node.ddr is not None:
-                    node.ddr = node.ddr._replace(keys=node.ddr.keys[keep], pos=node.ddr.pos[keep])
+                ddr = None if node.ddr is None else node.ddr._replace(keys=node.ddr.keys[keep], pos=node.ddr.pos[keep])
+                node = Node(
+                    node.ins, node.order, node.cores[keep], tuple(r[keep] for r in node.reads), node.write[keep], ddr
+                )
         for r in node.reads:
             live[r.reshape(-1)] = True
         kept.append(node)

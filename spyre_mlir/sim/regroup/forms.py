@@ -154,7 +154,7 @@ def fuse_chains(
         links = [x]
         while links[0].order in before:
             links.insert(0, before[links[0].order])
-        node = Node(x.ins, x.order, x.cores, [], x.write)
+        reads: list[np.ndarray] = []
         link_reads: list[list[int | None]] = []
         kept: list[bool] = []
         for i, link in enumerate(links):
@@ -163,10 +163,11 @@ def fuse_chains(
                 if i and j == 2:  # the sums of the link before
                     at.append(None)
                     continue
-                at.append(len(node.reads))
-                node.reads.append(r)
+                at.append(len(reads))
+                reads.append(r)
                 kept.append(forms[link].kept[j])
             link_reads.append(at)
+        node = Node(x.ins, x.order, x.cores, tuple(reads), x.write)
         chains[node] = Chain(links, link_reads, Form(tuple(kept), False, True))
         out.append(node)
     return out, chains
