@@ -9,11 +9,14 @@ A compiled function holds host ops and device ops in program order:
     torch.aten.* (left on the host by convert-torch-to-spyre)       PyTorch eager on the CPU
     builtin.unrealized_conversion_cast                              host tensor <-> !torch.vtensor
 
-Host torch ops run through `torch.ops.aten`, with their operands rebuilt from the schema
-(dtype, layout and memory-format ints back to torch objects), so a graph split between the
-device and the CPU computes exactly what PyTorch would on the CPU part.
+What the executor knows of the function before it runs it (lifetimes, launches in place, the
+copies of mutated arguments) is worked out once at load (host_program.py, `HostProgram`).
 
-`resident` keeps device copies of values that do not change between calls: constants, and
+Host torch ops run through `torch.ops.aten` (aten.py, `HostOp`), with their operands rebuilt
+from the schema (dtype, layout and memory-format ints back to torch objects), so a graph split
+between the device and the CPU computes exactly what PyTorch would on the CPU part.
+
+`resident` (resident.py) keeps device copies of values that do not change between calls: constants, and
 arguments the caller marks with a residency key (model parameters, a KV cache). One copy per
 `spyre.to_device`: a call whose key differs from the held copy's (another tensor, or the same
 one updated in place) frees that copy and uploads anew, so stale copies neither answer nor
@@ -23,8 +26,8 @@ that layout uses the one copy (`ResidentArguments`), as the card holds a model's
 KV cache once for all its programs (the length buckets of one model, a served model's step
 buckets). A resident copy that no launch writes is frozen (read-only bytes), and the device
 model may keep its values decoded beside it (memory.DeviceMemory.decoded). A table that only gathers
-read (an embedding) is uploaded row by row as the gathers first read its rows
-(memory.LazyRowsTensor): the device holds the same bits, and a forward that reads 128 rows of
+read (an embedding; `spyre.to_device ... gather_table`, spyre-mark-gather-tables) is uploaded row
+by row as the gathers first read its rows (memory.LazyRowsTensor): the device holds the same bits, and a forward that reads 128 rows of
 a 30522-row table does not read the rest of it from the host.
 
 Launches between two points where the host waits for the card — the call's start, a
