@@ -9,7 +9,7 @@ Streams of one program run cooperatively: each runs until it blocks on a `wait` 
 enough tokens or reaches a `barrier`; a barrier releases when every stream has reached it;
 if no stream can move, the program is deadlocked and the model says where each core stands.
 
-What each instruction compiles to and how it executes is `sim/plans.py` (a plan class per
+What each instruction compiles to and how it executes is `sim/plans/` (a plan class per
 instruction family, found by op class); later launches run batched steps (`sim/batch.py`).
 The host side of a compiled module (transfers, launches, host torch ops) is `runtime/host.py`.
 """

@@ -86,6 +86,7 @@ from spyre_mlir.dialects.spyre.ops import (
     ConcatOp,
     FromDeviceOp,
     GatherOp,
+    GatherTableReader,
     MatmulOp,
     PermuteOp,
     PointwiseOp,
@@ -96,6 +97,7 @@ from spyre_mlir.dialects.spyre.ops import (
     SliceOp,
     ToDeviceOp,
     YieldOp,
+    only_gathered,
     rows_by_strides,
     table_rows,
 )
@@ -174,6 +176,7 @@ __all__ = [
     "PointwiseOp",
     "ReduceOp",
     "GatherOp",
+    "GatherTableReader",
     "ScatterOp",
     "SliceOp",
     "ConcatOp",
@@ -185,6 +188,7 @@ __all__ = [
     "POINTWISE_BODY_OPS",
     "REDUCE_KINDS",
     "rows_by_strides",
+    "only_gathered",
     "table_rows",
     # kernels and their forms
     "kernel_ops",
