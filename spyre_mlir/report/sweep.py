@@ -25,8 +25,8 @@ import json
 import math
 import os
 import time
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import fields
 from multiprocessing import get_context
 from pathlib import Path
@@ -271,14 +271,32 @@ def _measure_or_error(what: str, point: dict[str, Any]) -> dict[str, Any]:
         return {"config": dict(point), "error": f"{type(e).__name__}: {e}".splitlines()[0][:400]}
 
 
-def sweep(what: str, points: list[dict[str, Any]], workers: int = 2) -> list[dict[str, Any]]:
-    """Every point measured, in worker processes (spawned: a fresh interpreter each), in order."""
+def sweep(
+    what: str,
+    points: list[dict[str, Any]],
+    workers: int = 2,
+    on_point: Callable[[int, dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Every point measured, in worker processes (spawned: a fresh interpreter each), in order;
+    `on_point(i, result)` as each one finishes."""
     for point in points:
         _config(point)  # refused here, before any worker starts
+    results: list[dict[str, Any]] = [{} for _ in points]
+
+    def done(i: int, result: dict[str, Any]) -> None:
+        results[i] = result
+        if on_point is not None:
+            on_point(i, result)
+
     if workers <= 1:
-        return [_measure_or_error(what, p) for p in points]
+        for i, p in enumerate(points):
+            done(i, _measure_or_error(what, p))
+        return results
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-        return list(pool.map(_measure_or_error, [what] * len(points), points))
+        futures = {pool.submit(_measure_or_error, what, p): i for i, p in enumerate(points)}
+        for future in as_completed(futures):
+            done(futures[future], future.result())
+    return results
 
 
 def pareto(points: list[dict[str, Any]], axes: Sequence[str]) -> list[int]:

@@ -18,6 +18,7 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from spyre_mlir.report.sweep import as_json, figure, grid, parse_value, sweep, table, write_plot
 
@@ -48,7 +49,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             axes[field] = [parse_value(field, v) for v in values.split(",")]
         points = grid(axes)
         start = time.perf_counter()
-        results = sweep(args.what, points, args.workers)
+
+        def said(i: int, result: dict[str, Any]) -> None:
+            outcome = (
+                result.get("error")
+                or f"{result['simulated_s'] * 1e6:.2f} us, plan {result['plan']}, {result['compile']}"
+            )
+            setting = " ".join(f"{k}={v}" for k, v in result["config"].items())
+            elapsed = time.perf_counter() - start
+            print(f"[{i + 1}/{len(points)}] {setting}: {outcome} ({elapsed:.0f} s)", file=sys.stderr)
+
+        results = sweep(args.what, points, args.workers, on_point=said)
         wall = time.perf_counter() - start
     except ValueError as e:
         print(f"spyre-sweep: error: {e}", file=sys.stderr)

@@ -104,3 +104,24 @@ def test_a_cpu_fallback_is_marked_in_every_colouring(browser, tmp_path):
     browser.js(f"spyreReport.select('{cumsum}');")
     text = browser.panel_text()
     assert "on the CPU: a fallback" in text and "no device lowering" in text
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("name", ["minilm", "smollm2-decode"])
+def test_a_models_report_opens_offline_and_draws(browser, tmp_path, name):
+    """The demo's models (their wheels): every view drawn, nothing fetched, a kernel clicked."""
+    out = tmp_path / f"{name}.html"
+    assert spyre_report([name, "-o", str(out)]) == 0
+    browser.open(out)
+    assert browser.network_requests() == []
+    assert browser.graph_pixels() > 1000
+    for view in ("timeline", "lx", "roofline", "host"):
+        browser.show(view)
+        assert browser.plot_marks(view) > 0, view
+    longest = browser.js("return [...spyreReport.kernels.values()].sort((a, b) => b.time_s - a.time_s)[0].name;")
+    browser.js(f"spyreReport.select('k:{longest}');")
+    assert f"kernel {longest}" in browser.panel_text()
+    assert "spyre_isa.program" in browser.wait(
+        "(document.querySelector('#panel pre.isa') || {}).textContent.includes('spyre_isa.')"
+        " && document.querySelector('#panel pre.isa').textContent"
+    )
