@@ -76,13 +76,16 @@ def grid(axes: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
 
 
 def plan_digest(module: Any) -> str:
-    """sha256 (12 hex digits) of the printed module, its kernels' graph prefix (`g7_k3`: the
-    process's seventh graph) left out: equal digests, the same program."""
+    """sha256 (12 hex digits) of the module's printed ops: equal digests, the same program.
+    Left out: the module's attributes (its `#spyre.target` names the device it was compiled
+    for, which differs at every point whether or not the program does) and the kernels' graph
+    prefix (`g7_k3`: the process's seventh graph)."""
     import re
 
     from spyre_mlir.report.capture import op_text
 
-    return hashlib.sha256(re.sub(r"\bg\d+_k", "k", op_text(module)).encode()).hexdigest()[:12]
+    text = "".join(op_text(op) for op in module.body.block.ops)
+    return hashlib.sha256(re.sub(r"\bg\d+_k", "k", text).encode()).hexdigest()[:12]
 
 
 def plan_summary(module: Any, times: dict[str, float], top: int = 3) -> list[str]:

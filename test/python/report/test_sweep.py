@@ -38,6 +38,24 @@ def test_the_grid_and_its_pareto_front():
     assert pareto(points, ["cores", "lx"]) == [0, 2]
 
 
+def test_the_plan_digest_is_the_programs_not_the_targets():
+    from spyre_mlir.diagnostics import LocatingParser
+    from spyre_mlir.dialects.spyre.target import TargetAttr
+    from spyre_mlir.pipeline import run_pipeline
+    from spyre_mlir.report.sweep import plan_digest
+    from spyre_mlir.target.config import DeviceConfig
+    from spyre_mlir.tools.spyre_opt import make_tool_context
+
+    ctx = make_tool_context()
+    module = LocatingParser(ctx, MLP.read_text()).parse_module()
+    run_pipeline(ctx, module, DeviceConfig())
+    digest = plan_digest(module)
+    module.attributes["spyre.target"] = TargetAttr(DeviceConfig(ddr_bytes_per_s=1e9))
+    assert plan_digest(module) == digest  # the same program, named for another device
+    next(op for op in module.walk() if op.name == "spyre_isa.dma_load").detach()
+    assert plan_digest(module) != digest
+
+
 def test_a_sweep_prints_points_and_reuses_the_compile_cache(tmp_path, capsys):
     plot = tmp_path / "sweep.html"
     argv = [str(MLP), "--set", "cores=2,32", "--set", "lx_bytes=1M,2M", "--json", "--plot", str(plot)]
