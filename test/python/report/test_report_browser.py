@@ -1,9 +1,10 @@
 """The report in a real browser: headless Chromium, no network, a kernel clicked, every plot
 drawn. Needs the selenium package and Debian's chromium and chromium-driver (CI installs them);
-skipped, saying what is missing, where they are not."""
+skipped, saying what is missing, where they are not, unless SPYRE_REQUIRE_BROWSER is set (CI)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,8 @@ def browser():
         with Browser() as b:
             yield b
     except BrowserMissing as e:
+        if os.environ.get("SPYRE_REQUIRE_BROWSER"):  # CI, which installs them: a failure, not a skip
+            pytest.fail(f"SPYRE_REQUIRE_BROWSER is set and there is no browser to drive: {e}")
         pytest.skip(f"no browser to drive: {e}")
 
 
