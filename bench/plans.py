@@ -77,7 +77,8 @@ def simulate(m: int, k: int, n: int, config: DeviceConfig, split: dict, chain: i
 }}"""
     ctx = make_context()
     module = Parser(ctx, text).parse_module()
-    passes = pipeline_passes(config)
+    spyre.set_module_target(module, config)
+    passes = pipeline_passes()
     at = next(i for i, p in enumerate(passes) if isinstance(p, SpyreDivideWorkPass))
     for p in passes[:at]:
         p.apply(ctx, module)

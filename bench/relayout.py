@@ -35,6 +35,7 @@ import numpy as np
 import torch
 from xdsl.parser import Parser
 
+from spyre_mlir.dialects import spyre
 from spyre_mlir.frontend.backend import get_device_model
 from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
 from spyre_mlir.runtime.host import Executable
@@ -86,15 +87,10 @@ def _all_to_all(x: torch.Tensor, w: torch.Tensor) -> tuple[list, np.ndarray]:
             del os.environ["SPYRE_DUMP_IR"]
         text = next(Path(d).rglob("[0-9][0-9]-spyre-divide-work.mlir")).read_text()
     ctx = make_tool_context()
-    module = Parser(ctx, text).parse_module()
-    config = DeviceConfig()
-    for p in (
-        SpyreOnchipRelayoutPass(cores=config.cores, budget_bytes=config.planner_lx_bytes, align_consumer=False),
-        SpyrePlanScratchpadPass(budget_bytes=config.planner_lx_bytes, cores=config.cores),
-        ConvertSpyreToIsaPass(cores=config.cores),
-    ):
+    module = Parser(ctx, text).parse_module()  # the dump states its target (the pipeline's)
+    for p in (SpyreOnchipRelayoutPass(align_consumer=False), SpyrePlanScratchpadPass(), ConvertSpyreToIsaPass()):
         p.apply(ctx, module)
-    model = DeviceModel(config)
+    model = DeviceModel(spyre.module_target(module))
     out, _ = Executable(module, ctx, model, "main")(x.numpy(), w.numpy())
     return model.profile.kernels, np.asarray(out)
 

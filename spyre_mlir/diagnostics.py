@@ -35,6 +35,8 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException, VerifyException
 from xdsl.utils.lexer import Position, Span
 
+from spyre_mlir.dialects.spyre.origin import verify_origins
+
 REMARKS = logging.getLogger("spyre_mlir.remarks")
 """Optimisation remarks: why a pass applied a transformation or not (`spyre-opt
 --print-remarks` sends them to stderr)."""
@@ -238,9 +240,12 @@ def verify_resources(module: Operation, ctx: Context) -> None:
 
 
 def verify_module(module: Operation, ctx: Context | None = None) -> None:
-    """xDSL's verifier, then dominance, then (with the context that holds them) the blobs."""
+    """xDSL's verifier, then dominance, then the origins' contract (a module whose torch ops are
+    numbered: dialects/spyre/origin.py), then (with the context that holds them) the blobs."""
     module.verify()
     verify_dominance(module)
+    if isinstance(module, ModuleOp):
+        verify_origins(module)
     if ctx is not None:
         verify_resources(module, ctx)
 

@@ -13,6 +13,11 @@ from xdsl.passes import ModulePass
 
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    def spyre_track_origins():
+        from spyre_mlir.transforms.spyre_track_origins import SpyreTrackOriginsPass
+
+        return SpyreTrackOriginsPass
+
     def torch_adapt():
         from spyre_mlir.transforms.torch_adapt import TorchAdaptPass
 
@@ -69,6 +74,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         return SpyrePipelinePass
 
     return {
+        "spyre-track-origins": spyre_track_origins,
         "torch-adapt": torch_adapt,
         "convert-torch-to-spyre": convert_torch_to_spyre,
         "spyre-fold-infinity-tests": spyre_fold_infinity_tests,

@@ -6,6 +6,10 @@
                      spyre-plan-scratchpad, convert-spyre-to-isa, dce
 
 Each stage is also a pass of its own (`spyre-opt -p <name>`), with options for ablation.
+The device every stage compiles for is the module's `spyre.target` (`#spyre.target<...>`,
+built from DeviceConfig: spyre_mlir/dialects/spyre/target.py): run_pipeline attaches the
+device it is given, and a module without one gets the default device where the pipeline
+starts. No pass takes the device as an option.
 `cse` is xDSL's: right after torch-adapt it makes equal pure torch computations (same op,
 operands, attributes and result types; the ops with `Pure`, see torch.PURE_OPS) one value
 before they become kernels, e.g. the attention mask's where that SDPA's decomposition repeats
@@ -21,6 +25,7 @@ spyre or spyre_isa level modules.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -31,13 +36,12 @@ from xdsl.printer import Printer
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
-from spyre_mlir.analysis.cost import planning_config
 from spyre_mlir.diagnostics import Unsupported, in_pass, verify_after_pass
 from spyre_mlir.dialects import spyre
 from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
 from spyre_mlir.lowering.convert_torch_to_spyre import ConvertTorchToSpyrePass
-from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig
+from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.transforms.spyre_divide_work import SpyreDivideWorkPass
 from spyre_mlir.transforms.spyre_fold_infinity_tests import SpyreFoldInfinityTestsPass
 from spyre_mlir.transforms.spyre_fuse import SpyreFusePass
@@ -95,16 +99,17 @@ class Optimizations:
 
 
 def pipeline_passes(
-    config: DeviceConfig = DEFAULT_CONFIG,
     kernel_prefix: str = "k",
     strict: bool = False,
     opts: Optimizations = Optimizations(),
 ) -> list[ModulePass]:
+    """The passes of spyre-pipeline, with `opts`' switches. They read the device they compile
+    for from the module's `spyre.target` (run_pipeline attaches it)."""
     return [
-        TorchAdaptPass(numerics=config.numerics),
+        TorchAdaptPass(),
         CommonSubexpressionElimination(),  # equal pure torch computations: one value (torch.PURE_OPS)
         ConvertTorchToSpyrePass(strict=strict),
-        SpyreFoldInfinityTestsPass(numerics=config.numerics),
+        SpyreFoldInfinityTestsPass(),
         SpyrePropagateLayoutsPass(),
         SpyreFusePass(
             prefix=kernel_prefix,
@@ -112,15 +117,10 @@ def pipeline_passes(
             row_groups=opts.row_groups,
             epilogues=opts.epilogues,
             attention=opts.attention,
-            cores=config.cores,
-            budget_bytes=config.planner_lx_bytes,
         ),
         *(
             [
                 SpyreResidentChainsPass(
-                    cores=config.cores,
-                    corelets_used=config.corelets_used,
-                    budget_bytes=config.planner_lx_bytes,
                     double_buffer=opts.double_buffer,
                     multicast=opts.multicast,
                     split_k=opts.k_split,
@@ -131,29 +131,19 @@ def pipeline_passes(
             else []
         ),
         SpyreDivideWorkPass(
-            cores=config.cores,
-            corelets_used=config.corelets_used,
             strategy="cost" if opts.cost_split else "even",
-            budget_bytes=config.planner_lx_bytes,
             double_buffer=opts.double_buffer,
             multicast=opts.multicast,
             split_k=opts.k_split and opts.cost_split,
             stationary_a=opts.stationary_a and opts.cost_chunks,
         ),
-        *(
-            [SpyreOnchipRelayoutPass(cores=config.cores, budget_bytes=config.planner_lx_bytes)]
-            if opts.onchip_relayout
-            else []
-        ),
+        *([SpyreOnchipRelayoutPass()] if opts.onchip_relayout else []),
         SpyrePlanScratchpadPass(
-            budget_bytes=config.planner_lx_bytes,
-            cores=config.cores,
-            corelets_used=config.corelets_used,
             double_buffer=opts.double_buffer,
             cost=opts.cost_chunks,
             stationary_a=opts.stationary_a,
         ),
-        ConvertSpyreToIsaPass(cores=config.cores, lx_bytes=config.lx_bytes),
+        ConvertSpyreToIsaPass(),
         DeadCodeElimination(),
     ]
 
@@ -161,14 +151,20 @@ def pipeline_passes(
 def run_pipeline(
     ctx: Context,
     module: ModuleOp,
-    config: DeviceConfig = DEFAULT_CONFIG,
+    config: DeviceConfig | None = None,
     dump_dir: str | None = None,
     kernel_prefix: str = "k",
     strict: bool = False,
     opts: Optimizations = Optimizations(),
     verify_each: bool | None = None,
+    on_stage: Callable[[str, ModuleOp], None] | None = None,
 ) -> None:
     """Run the whole pipeline; with `dump_dir` (or SPYRE_DUMP_IR) write the IR after each stage.
+    `on_stage(name, module)`: called with the input ("input") and after each pass (its name).
+
+    `config`: the device to compile for, attached to the module as its `spyre.target` (in
+    place of any it states); None: the module's own target, or, for a module without one,
+    the default device (`#spyre.target`, attached). Every pass reads the target from the module.
 
     `verify_each`: verify the module after every pass, so that invalid IR names the pass that
     made it (spyre-opt, dumps, SPYRE_VERIFY_EACH=1); otherwise (the default of the
@@ -177,28 +173,36 @@ def run_pipeline(
     dump_dir = dump_dir or os.environ.get("SPYRE_DUMP_IR")
     if verify_each is None:
         verify_each = bool(dump_dir) or os.environ.get("SPYRE_VERIFY_EACH", "0") != "0"
-    passes = pipeline_passes(config, kernel_prefix, strict, opts)
+    if config is not None:
+        spyre.set_module_target(module, config)
+    spyre.module_target(module)  # a module without a target: the default one, attached
+    passes = pipeline_passes(kernel_prefix, strict, opts)
     if dump_dir:
         Path(dump_dir).mkdir(parents=True, exist_ok=True)
         _dump(ctx, module, Path(dump_dir) / "00-input.mlir")
+    if on_stage is not None:
+        on_stage("input", module)
     with gc_paused():  # the passes build IR by the hundred thousand ops (spyre_mlir/gc_pause.py)
         for i, p in enumerate(passes, start=1):
             with in_pass(p.name):  # a failure other than a diagnostic is an internal error naming the pass
                 p.apply(ctx, module)
             if dump_dir:
                 _dump(ctx, module, Path(dump_dir) / f"{i:02d}-{p.name}.mlir")
+            if on_stage is not None:
+                on_stage(p.name, module)
             if verify_each or i == len(passes):
                 verify_after_pass(
                     module, p.name if verify_each else "spyre-pipeline (SPYRE_VERIFY_EACH=1 names the pass)"
                 )
             if p.name in ("convert-torch-to-spyre", "spyre-propagate-layouts"):  # where device tensors appear
-                check_ddr_sizes(module, config)  # one the device's DDR cannot hold: refused before it is planned
+                check_ddr_sizes(module)  # one the device's DDR cannot hold: refused before it is planned
 
 
-def check_ddr_sizes(module: ModuleOp, config: DeviceConfig) -> None:
-    """Every device tensor of the module must fit the device's usable DDR on its own (shapes are
-    static), or no launch could ever run: refused with a diagnostic naming the op, the value's
-    type and the bytes, before any planning or host allocation."""
+def check_ddr_sizes(module: ModuleOp) -> None:
+    """Every device tensor of the module must fit its target's usable DDR on its own (shapes
+    are static), or no launch could ever run: refused with a diagnostic naming the op, the
+    value's type and the bytes, before any planning or host allocation."""
+    config = spyre.module_target(module)
     for op in module.walk():
         for v in op.results:
             if spyre.is_device_tensor(v.type):
@@ -220,24 +224,13 @@ def _dump(ctx: Context, module: ModuleOp, path: Path) -> None:
 
 @dataclass(frozen=True)
 class SpyrePipelinePass(ModulePass):
-    """The whole compiler: torch (or spyre) in, spyre_isa programs and launches out."""
+    """The whole compiler: torch (or spyre) in, spyre_isa programs and launches out, for the
+    device the module's `spyre.target` names (the default device where it names none)."""
 
     name = "spyre-pipeline"
-
-    cores: int = DEFAULT_CONFIG.cores
-    """Cores of the target device."""
-
-    corelets_used: int = DEFAULT_CONFIG.corelets_used
-    """Corelets per core the compiler drives (DeviceConfig.corelets_used)."""
 
     strict: bool = False
     """Refuse float ops without a device lowering instead of leaving them on the host."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        run_pipeline(
-            ctx,
-            op,
-            planning_config(self.name, self.cores, self.corelets_used),
-            strict=self.strict,
-            verify_each=True,
-        )
+        run_pipeline(ctx, op, strict=self.strict, verify_each=True)

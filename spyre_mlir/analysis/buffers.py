@@ -19,7 +19,7 @@ from spyre_mlir.dialects.spyre import (
     kernel_ops,
     pointwise_loops,
 )
-from spyre_mlir.dialects.spyre_iteration import Box, lane_gather_dim, max_chunk, transpose_row_dim
+from spyre_mlir.dialects.spyre.iteration import Box, lane_gather_dim, max_chunk, transpose_row_dim
 from spyre_mlir.target.constants import F16_LANES, TRANSPOSE_BLOCK
 
 MULTICAST_BUFFERS = 2

@@ -53,14 +53,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from xdsl.utils.exceptions import PassFailedException
-
 from spyre_mlir.analysis.buffers import MULTICAST_BUFFERS, a_block_sticks, matmul_tiles
 from spyre_mlir.dialects import spyre
-from spyre_mlir.dialects.spyre_iteration import Box, IterDim, core_boxes, parts
+from spyre_mlir.dialects.spyre.iteration import Box, IterDim, core_boxes, parts
 from spyre_mlir.layout import Layout
 from spyre_mlir.target import cycles
-from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig
+from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.target.constants import F16_LANES, STICK_BYTES
 from spyre_mlir.target.cycles import dma_engine_cycles, host_transfer_seconds, sfp_cycles
 
@@ -86,17 +84,6 @@ def contended(*demands: float) -> float:
 def piece_rows(n_sticks: int) -> int:
     """Rows of a B tile ([n stick][row]) one multicast ring send carries."""
     return max(1, MULTICAST_PIECE // max(1, n_sticks))
-
-
-def planning_config(pass_name: str, cores: int, corelets_used: int) -> DeviceConfig:
-    """The device a planning pass's estimates are for: DEFAULT_CONFIG with the pass's cores
-    and corelets (DeviceConfig.validate's rules; a value no device has is the pass's error)."""
-    config = DEFAULT_CONFIG.replace(cores=cores, corelets_used=corelets_used)
-    try:
-        config.validate()
-    except ValueError as e:
-        raise PassFailedException(f"{pass_name}: {e}") from None
-    return config
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ inference) -> FX importer -> spyre-pipeline -> the reference device model.
         "numerics": "dl16",       # or "ieee-fp16"
         "cores": 32,              # any DeviceConfig field may be set here
         "dump_ir": "dir",         # IR after each stage, in dir/g<N>/ (also SPYRE_DUMP_IR=dir)
+        "report": "r.html",       # each graph's explorer report, written at its first call
     })
 
 Each graph is compiled once (Dynamo caches per graph and guards; `STATS.compiles` counts our
@@ -62,9 +63,11 @@ from spyre_mlir.frontend.fx_importer import import_fx_graph
 from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.lowering.convert_torch_to_spyre import host_ops
 from spyre_mlir.pipeline import Optimizations, run_pipeline
-from spyre_mlir.runtime.host import Executable
+from spyre_mlir.report.capture import Capture
+from spyre_mlir.runtime.host import Executable, SharedKey
 from spyre_mlir.sim.interpreter import DeviceModel
 from spyre_mlir.target.config import DeviceConfig
+from spyre_mlir.transforms.spyre_track_origins import SpyreTrackOriginsPass
 
 
 class SpyreCompileError(RuntimeError):
@@ -83,6 +86,10 @@ class GraphReport:
     """Ops on integer/boolean tensors, left on the host as on the real stack."""
     cpu_fallback: Counter
     """Float ops without a device lowering, run on the CPU."""
+    report: str | None = None
+    """Where its explorer report was written (the `report` option), once it was."""
+    module: Callable[[], ModuleOp | None] = dataclasses.field(default=lambda: None, repr=False, compare=False)
+    """Its compiled module while the compiled graph lives (a weak reference), for inspection."""
 
     @property
     def device_fraction(self) -> float:
@@ -143,6 +150,11 @@ class BackendOptions:
     cache: bool = True
     """Keep compiled graphs in the compile cache on disk, and load them (frontend/compile_cache.py;
     SPYRE_CACHE=0 turns it off for the process)."""
+    report: str | None = None
+    """A path: each graph's explorer report (spyre_mlir/report/), written when the graph is first
+    called, the first graph's at the path, later ones' beside it named after the graph. A
+    reported graph is compiled with its torch ops numbered (spyre-track-origins), never loaded
+    from the compile cache."""
 
     @property
     def dump_dir(self) -> str | None:
@@ -154,6 +166,9 @@ def _parse_options(options: dict[str, Any] | None) -> tuple[DeviceConfig, Backen
     opts = dict(options or {})
     strict = bool(opts.pop("strict", False))
     dump_ir = opts.pop("dump_ir", None)
+    report = opts.pop("report", None)
+    if report is not None and not isinstance(report, str | os.PathLike):
+        raise SpyreCompileError(f"spyre backend option report: a file path, got {report!r}")
     disable = opts.pop("disable", ())
     cache = opts.pop("cache", True)
     buckets = opts.pop("buckets", True)
@@ -164,7 +179,8 @@ def _parse_options(options: dict[str, Any] | None) -> tuple[DeviceConfig, Backen
     unknown = sorted(set(opts) - fields)
     if unknown:
         raise SpyreCompileError(
-            f"unknown spyre backend option(s) {unknown}; known: strict, dump_ir, disable, cache, buckets, {', '.join(sorted(fields))}"
+            f"unknown spyre backend option(s) {unknown}; known: strict, dump_ir, disable, cache, buckets, report, "
+            f"{', '.join(sorted(fields))}"
         )
     config = DeviceConfig().replace(**opts)
     config.validate()
@@ -172,7 +188,9 @@ def _parse_options(options: dict[str, Any] | None) -> tuple[DeviceConfig, Backen
         optimizations = Optimizations.none() if disable == "all" else Optimizations().without(*disable)
     except ValueError as e:
         raise SpyreCompileError(f"spyre backend option disable: {e}") from None
-    return config, BackendOptions(strict, dump_ir, optimizations, buckets, cache)
+    return config, BackendOptions(
+        strict, dump_ir, optimizations, buckets, cache, None if report is None else str(report)
+    )
 
 
 PARAM_SAMPLE_RUNS, PARAM_SAMPLE_RUN = 4, 64
@@ -193,7 +211,7 @@ def _sample_positions(size: int) -> np.ndarray:
     )
 
 
-class ParamKey:
+class ParamKey(SharedKey):
     """What a parameter's device copy stands for; equal keys = the copy is still right.
 
         key(p) = (p by weak reference, p._version, p's data pointer, p's values at
@@ -207,12 +225,15 @@ class ParamKey:
     write of a part of the tensor is not seen, and the device keeps the old copy (write through
     the parameter under torch.no_grad() instead)."""
 
-    __slots__ = ("ref", "version", "data_ptr", "sample")
+    __slots__ = ("ref", "version", "data_ptr", "sample", "identity")
 
     def __init__(self, p: torch.Tensor, host: np.ndarray, bumps: int = 0):
         """The key of `p` as it is, or as it will be after `bumps` more version bumps that
         change nothing (aot_autograd's, for an input the graph wrote and we wrote back)."""
         self.ref = weakref.ref(p)
+        self.identity = id(p)
+        """The tensor's: its device copies are shared by every graph on the device model
+        (runtime/host.py `ResidentArguments`); equal keys also need the same live tensor."""
         self.version = p._version + bumps
         self.data_ptr = p.data_ptr()
         flat = host.reshape(-1)
@@ -227,6 +248,9 @@ class ParamKey:
         return mine is not None and mine is other.ref()
 
     __hash__ = None  # type: ignore[assignment]  # compared, never hashed: None is Python's mark of that
+
+    def owner(self) -> torch.Tensor | None:
+        return self.ref()
 
 
 def compile_graph(
@@ -250,15 +274,18 @@ def compile_graph(
             if i not in keep:
                 gm.graph.erase_node(n)
         gm.recompile()
-    # a dump shows every pass: a graph dumped is compiled, never loaded
-    cache = CompileCache(cache_dir()) if options.cache and cache_enabled() and not options.dump_dir else None
+    # a dump shows every pass, a report every stage: such a graph is compiled, never loaded
+    fresh = options.dump_dir or options.report
+    cache = CompileCache(cache_dir()) if options.cache and cache_enabled() and not fresh else None
     key = graph_key(gm, config, options.strict, options.optimizations) if cache is not None else ""
     entry = cache.load(key) if cache is not None else None
+    capture = None
     if entry is not None:
         STATS.cache_loads += 1
         rename_graph(entry, f"g{STATS.compiles + STATS.cache_loads}")
     else:
-        entry = _compile(gm, config, options)
+        capture = Capture() if options.report else None
+        entry = _compile(gm, config, options, capture)
         if entry is None:
             return eager
         if cache is not None:
@@ -266,7 +293,11 @@ def compile_graph(
     module, ctx, graph = entry.module, entry.ctx, entry.graph
     placed = host_ops(module.walk())
     on_cpu = Counter(op.name for op, _, by_design in placed if not by_design)
-    STATS.graphs.append(GraphReport(graph, entry.torch_ops, Counter(op.name for op, _, d in placed if d), on_cpu))
+    STATS.graphs.append(
+        GraphReport(
+            graph, entry.torch_ops, Counter(op.name for op, _, d in placed if d), on_cpu, module=weakref.ref(module)
+        )
+    )
     if on_cpu:
         STATS.fallbacks += 1
         listed = ", ".join(f"{name} x{n}" for name, n in sorted(on_cpu.items()))
@@ -293,15 +324,18 @@ def compile_graph(
 
     def run(*all_args: Any) -> tuple[torch.Tensor, ...]:
         nonlocal first
+        args = [all_args[i] for i in keep]
+        report_now = first and capture is not None
         if first:  # Dynamo has built the graph's guards, reading source lines again
             first = False
             _drop_source_lines()
-        args = [all_args[i] for i in keep]
         if any(isinstance(a, torch.Tensor) and a.device.type == "spyre" for a in args):
             from spyre_mlir.torch_device import resident  # the native device's tensors, used where they are
 
             return resident.run(exe, args, mutated, out_dtypes)
         host = [_host_array(a) for a in args]
+        if report_now and capture is not None and options.report is not None:
+            _write_report(module, ctx, capture, host, config, options.report, graph)
         keys = [
             ParamKey(a, h) if (isinstance(a, torch.nn.Parameter) or i in mutated) and not a.is_inference() else None
             for i, (a, h) in enumerate(zip(args, host))
@@ -317,6 +351,21 @@ def compile_graph(
 
     run.module = module  # type: ignore[attr-defined]  # the compiled IR, for inspection
     return _with_outputs(run, host_values) if host_values else run
+
+
+def _write_report(
+    module: ModuleOp, ctx: Any, capture: Capture, inputs: list[np.ndarray], config: DeviceConfig, path: str, graph: str
+) -> None:
+    """A graph's explorer report, from a call of its own on a device model of its own (the
+    caller's device copies untouched)."""
+    from spyre_mlir.report.write import graph_report_path, write_report
+
+    where = graph_report_path(path, graph)
+    write_report(module, ctx, capture, inputs, config, where, title=f"graph {graph}")
+    for g in reversed(STATS.graphs):
+        if g.name == graph:
+            g.report = str(where)
+            break
 
 
 def _with_outputs(fn: Callable[..., Any], extra: Callable[..., dict[int, Any]]) -> Callable[..., Any]:
@@ -350,8 +399,11 @@ def _host_array(a: torch.Tensor) -> np.ndarray:
     return np.asarray((a.detach().float() if a.dtype == torch.bfloat16 else a.detach()).cpu().numpy(), order="C")
 
 
-def _compile(gm: torch.fx.GraphModule, config: DeviceConfig, options: BackendOptions) -> CachedGraph | None:
-    """The graph imported and through the pipeline (None: it runs on the CPU instead, warned)."""
+def _compile(
+    gm: torch.fx.GraphModule, config: DeviceConfig, options: BackendOptions, capture: Capture | None = None
+) -> CachedGraph | None:
+    """The graph imported and through the pipeline (None: it runs on the CPU instead, warned).
+    `capture`: its torch ops numbered and every stage kept, for a report."""
     STATS.compiles += 1
     start = time.perf_counter()
     try:
@@ -359,6 +411,8 @@ def _compile(gm: torch.fx.GraphModule, config: DeviceConfig, options: BackendOpt
         with torch._subclasses.fake_tensor.unset_fake_temporarily():
             module, info = import_fx_graph(gm)
         torch_ops = _distinct_compute_ops(module)
+        if capture is not None:
+            SpyreTrackOriginsPass().apply(info.ctx, module)
         dump = options.dump_dir
         graph = f"g{STATS.compiles + STATS.cache_loads}"  # graphs are numbered in the order they come
         run_pipeline(
@@ -369,6 +423,7 @@ def _compile(gm: torch.fx.GraphModule, config: DeviceConfig, options: BackendOpt
             kernel_prefix=f"{graph}_k",
             strict=options.strict,
             opts=options.optimizations,
+            on_stage=capture,
         )
     except Unsupported as e:  # (UnsupportedGraphError among them) any other failure is a bug: it propagates
         if options.strict:

@@ -28,6 +28,17 @@ value is computed on the device from masks the host builds:
                             8x7B, where a device grouped matmul (row ranges at launch from the
                             host's offsets) would cost 1x; with more than DENSE_EXPERTS_MAX
                             experts (Qwen3-MoE-30B's 128) the op stays on the CPU
+    avg_pool2d(x, k, s, p)  a convolution with a window of ones, one group per channel, times
+                            1 / (kh kw): the sums in the PT's float32, the ones exact (where every
+                            window counts kh kw elements; adaptive pooling where the windows tile
+                            the input)
+    addbmm(s, a, b)         the batch's products summed: bmm, then a sum over the batch dim
+    native_batch_norm and its _native_batch_norm_legit forms, in training
+                            PyTorch's decompositions (not in core ATen's table): var_mean over
+                            the dims but the channels', element-wise ops, the running
+                            statistics' update
+    prod(x, dim), cumprod   along dims of at most 16 elements: products of slices (a pointwise
+                            chain in float32), the prefixes joined for cumprod
     sum(x, dims)            over dims other than the last whose extents multiply to at most 16:
                             adds of the slices along them (the device reduces along the stick
                             dim only); the same sum in another order (fp32 rounding)
@@ -120,6 +131,107 @@ def _sum(x: torch.Tensor, dims: Sequence[int] | None, keepdim: bool = False, *, 
     return acc if keepdim else acc.squeeze(reduced)
 
 
+def _prod(x: torch.Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+    """prod along a dim (every dim for None) of at most SUMMED_SLICES elements, as products of
+    its slices (the dim moved first: slices of the stick dim would split sticks): one
+    pointwise chain, its intermediates in float32."""
+    if dtype is not None and dtype != x.dtype or not x.is_floating_point() or x.numel() == 0 or x.dim() == 0:
+        return NotImplemented
+    dims = list(range(x.dim())) if dim is None else [dim % x.dim()]
+    if any(x.shape[d] > SUMMED_SLICES for d in dims):
+        return NotImplemented
+    acc = x
+    for d in dims:
+        rows = acc.movedim(d, 0)
+        total = rows[0:1]
+        for i in range(1, rows.shape[0]):
+            total = total * rows[i : i + 1]
+        acc = total.movedim(0, d)
+    if dim is None:
+        return acc.reshape(())
+    return acc if keepdim else acc.squeeze(dims)
+
+
+def _cumprod(x: torch.Tensor, dim: int, *, dtype: Any = None) -> Any:
+    """cumprod along a dim of at most SUMMED_SLICES elements (moved first, as for prod): each
+    prefix's product the one before times the next slice, joined (a cat)."""
+    if dtype is not None and dtype != x.dtype or not x.is_floating_point() or x.numel() == 0 or x.dim() == 0:
+        return NotImplemented
+    d = dim % x.dim()
+    if x.shape[d] > SUMMED_SLICES:
+        return NotImplemented
+    rows = x.movedim(d, 0)
+    prefixes = [rows[0:1]]
+    for i in range(1, rows.shape[0]):
+        prefixes.append(prefixes[-1] * rows[i : i + 1])
+    return torch.cat(prefixes, 0).movedim(0, d)
+
+
+def _avg_pool2d(
+    x: torch.Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0,),
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Any:
+    kh, kw = (list(kernel_size) * 2)[:2]
+    sh, sw = (list(stride or kernel_size) * 2)[:2]
+    ph, pw = (list(padding) * 2)[:2]
+    h, w = x.shape[-2], x.shape[-1]
+    if ceil_mode and ((h + 2 * ph - kh) % sh or (w + 2 * pw - kw) % sw):
+        return NotImplemented  # a last window past the end: its own count
+    if (ph or pw) and not count_include_pad and divisor_override is None:
+        return NotImplemented  # windows over the padding count fewer elements
+    if not x.is_floating_point() or x.dim() not in (3, 4) or x.numel() == 0:
+        return NotImplemented
+    batched = x if x.dim() == 4 else x.unsqueeze(0)
+    channels = batched.shape[1]
+    ones = torch.ones(channels, 1, kh, kw, dtype=x.dtype, device=x.device)
+    sums = aten.convolution(batched, ones, None, [sh, sw], [ph, pw], [1, 1], False, [0, 0], channels)
+    out = sums * (1.0 / (divisor_override or kh * kw))
+    return out if x.dim() == 4 else out.squeeze(0)
+
+
+def _addbmm(self: torch.Tensor, batch1: torch.Tensor, batch2: torch.Tensor, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    if not batch1.is_floating_point():
+        return NotImplemented
+    summed = torch.bmm(batch1, batch2).sum(0)
+    return summed * alpha + self * beta if beta != 0 else summed * alpha
+
+
+def _adaptive_avg_pool2d(x: torch.Tensor, output_size: Sequence[int]) -> Any:
+    h, w = x.shape[-2], x.shape[-1]
+    oh, ow = output_size
+    if not oh or not ow or h % oh or w % ow:
+        return NotImplemented  # windows of unequal sizes
+    return _avg_pool2d(x, [h // oh, w // ow], [h // oh, w // ow])
+
+
+_BATCH_NORMS = (
+    aten.native_batch_norm.default,
+    aten._native_batch_norm_legit_functional.default,
+    aten._native_batch_norm_legit.no_stats,
+)
+
+
+def _pytorch_decomposition(op: Any) -> Any:
+    """PyTorch's decomposition of a batch norm in training (the batch's statistics, reductions
+    the device takes); in inference it stays one op: its per-channel scale, computed from the
+    running statistics, would be broadcast along the stick dim, which no device relayout does
+    yet (it would leave pieces on the CPU)."""
+    from torch._decomp import decomposition_table
+
+    decompose = decomposition_table[op]
+
+    def training_only(*args: Any, **kwargs: Any) -> Any:
+        training = kwargs.get("training", args[5] if op is not aten._native_batch_norm_legit.no_stats else args[3])
+        return decompose(*args, **kwargs) if training else NotImplemented
+
+    return training_only
+
+
 @functools.lru_cache(maxsize=4)
 def _core_aten_table(registered_ops: int) -> dict[Any, Any]:
     """PyTorch's core-ATen table for the ops registered now (`registered_ops` of them): building
@@ -137,6 +249,14 @@ def decompositions() -> dict[Any, Any]:
     table[aten.roll.default] = _roll
     table[aten.topk.default] = _topk
     table[aten.sum.dim_IntList] = _sum
+    table[aten.addbmm.default] = _addbmm
+    for norm in _BATCH_NORMS:
+        table[norm] = _pytorch_decomposition(norm)
+    table[aten.prod.default] = _prod
+    table[aten.prod.dim_int] = _prod
+    table[aten.cumprod.default] = _cumprod
+    table[aten.avg_pool2d.default] = _avg_pool2d
+    table[aten._adaptive_avg_pool2d.default] = _adaptive_avg_pool2d
     grouped_mm = getattr(getattr(torch.ops, "transformers", None), "grouped_mm_fallback", None)
     if grouped_mm is not None:  # registered when transformers' MoE integration is imported
         table[grouped_mm.default] = _grouped_mm

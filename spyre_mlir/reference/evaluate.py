@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -80,11 +80,13 @@ def evaluate(
     ctx: Any = None,
     entry: str = "main",
     range_notes: list[str] | None = None,
+    on_op: Callable[[Operation, list[tuple[np.ndarray, np.ndarray] | None]], None] | None = None,
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """(values, bounds) of the function's results, in float64.
 
     The bounds hold while values stay within the device format's range; with `range_notes`,
-    the values that leave it (where the device saturates) are listed there."""
+    the values that leave it (where the device saturates) are listed there. `on_op(op, results)`
+    is told every aten op's results: (value, bound) of each float tensor, None for the others."""
     fn = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry), None)
     if fn is None:
         raise ReferenceError(f"no function @{entry}")
@@ -156,6 +158,9 @@ def evaluate(
                 raise ReferenceError(f"the reference has no semantics for '{op.name}'")
             env[op.results[0]] = _constant(op)
             continue
+        if op.name in _SCALAR_CONVERSIONS:  # a bool where the schema has an int or a float
+            env[op.results[0]] = _SCALAR_CONVERSIONS[op.name](env[op.operands[0]])
+            continue
         try:
             fn_aten = aten_overload(op.name)
         except AttributeError:
@@ -169,6 +174,8 @@ def evaluate(
         results = _eval(op, fn_aten, args, u_op, tiny)
         watch(f"'{op.name}'", results, [r.type for r in op.results])
         env.update(zip(op.results, results))
+        if on_op is not None:
+            on_op(op, [(r.value, r.bound) if isinstance(r, _Tensor) and r.is_float else None for r in results])
     raise ReferenceError(f"@{entry} has no return")
 
 
@@ -197,6 +204,9 @@ _SCALAR_TYPES = {
     15: torch.float64,
 }
 
+
+_SCALAR_CONVERSIONS = {"torch.aten.Int.bool": int, "torch.aten.Float.bool": float}
+"""Scalar ops the importer spells (fx_importer.py): their result is a number, not a tensor."""
 
 _SCALAR_COMPARISONS = frozenset(f"torch.aten.{c}.Scalar" for c in ("eq", "ne", "lt", "le", "gt", "ge"))
 
@@ -250,9 +260,12 @@ def _call(fn_aten: Any, args: list[Any], values: Sequence[np.ndarray | None]) ->
     kwargs: dict[str, Any] = {}
     k = 0
     for a, arg in zip(schema, args):
-        kind = str(a.type)
+        kind = str(a.real_type)  # `type` says int for a dtype, layout or memory format
         v: Any
-        if isinstance(arg, _Tensor):
+        if isinstance(arg, _Tensor) and kind in ("Scalar", "number") and arg.value.ndim == 0 and not arg.bound.any():
+            v = arg.value.item()  # an exact 0-d tensor where the schema takes a number (prim.NumToTensor's)
+            k += 1
+        elif isinstance(arg, _Tensor):
             given = values[k]
             v = _torch(given if given is not None else arg.value)
             k += 1

@@ -14,10 +14,14 @@ Host torch ops run through `torch.ops.aten`, with their operands rebuilt from th
 device and the CPU computes exactly what PyTorch would on the CPU part.
 
 `resident` keeps device copies of values that do not change between calls: constants, and
-arguments the caller marks with a residency key (model parameters). One copy per
+arguments the caller marks with a residency key (model parameters, a KV cache). One copy per
 `spyre.to_device`: a call whose key differs from the held copy's (another tensor, or the same
 one updated in place) frees that copy and uploads anew, so stale copies neither answer nor
-accumulate. A resident copy that no launch writes is frozen (read-only bytes), and the device
+accumulate. An argument's copy is the device model's, not the executable's, when its key names
+the host tensor (`SharedKey`): every executable on the device model that wants that tensor in
+that layout uses the one copy (`ResidentArguments`), as the card holds a model's weights and
+KV cache once for all its programs (the length buckets of one model, a served model's step
+buckets). A resident copy that no launch writes is frozen (read-only bytes), and the device
 model may keep its values decoded beside it (memory.DeviceMemory.decoded). A table that only gathers
 read (an embedding) is uploaded row by row as the gathers first read its rows
 (memory.LazyRowsTensor): the device holds the same bits, and a forward that reads 128 rows of
@@ -237,7 +241,8 @@ class Executable:
         self.written_transfers = {self._buffer_root(op.operands[j]).owner for op, j in self.in_place.items()}
         """The transfers whose copy some launch in place has for its destination: the others'
         resident copies are frozen (`DdrTensor.freeze`: no launch writes them)."""
-        self.resident: dict[Operation, tuple[Any, DdrTensor]] = {}
+        self._placements: dict[Operation, tuple[Any, ...]] = {}
+        self.resident = _Resident(self.model, self._placement)
         """Device copies kept between calls, by `spyre.to_device`: (residency key, copy)."""
         self.constants: dict[Operation, Any] = {}
         self.folded = self._foldable()
@@ -426,6 +431,15 @@ class Executable:
                 self.model.memory.free(new[1])
             else:
                 self.resident[new[0]] = (key, new[1])
+
+    def _placement(self, op: Operation) -> tuple[Any, ...]:
+        """What tells a transfer's copies of one tensor apart: its layout, permutation, and
+        whether it is uploaded row by row (a gather table's: only the rows read are there)."""
+        found = self._placements.get(op)
+        if found is None:
+            prepared = next(cast(_Transfer, p) for o, p in self.steps if o is op)
+            found = self._placements[op] = (prepared.layout, prepared.permutation, op in self.gather_tables)
+        return found
 
     def _gather_tables(self) -> set[Operation]:
         """The spyre.to_device ops whose result only gathers read (every use is a launch
@@ -689,9 +703,11 @@ class Executable:
                 env[op.results[0]] = self._placed(x, op, prepared, owned)
                 return None
             key = self._residency_key(op, prepared, keys)
+            self.resident.bind(op, key)
             held = self.resident.get(op) if key is not None else None
             if held is not None:
-                if held[0] == key:
+                # (a copy another executable froze cannot take this one's writes in place)
+                if held[0] == key and not (held[1].frozen and op in self.written_transfers):
                     env[op.results[0]] = held[1]
                     return None
                 del self.resident[op]  # another value, or this one updated: the old copy goes
@@ -739,6 +755,109 @@ class Executable:
         else:
             env[op.results[0]] = self._constant(op)
         return None
+
+
+class SharedKey:
+    """A residency key that names a host tensor (frontend/backend.py `ParamKey`): the same
+    `identity` for every key of one tensor while it lives (not for another tensor), and the
+    tensor itself (`owner`) while it lives. Its copies are the device model's
+    (`ResidentArguments`)."""
+
+    identity: Any
+    """Hashable; equal for the keys of one live tensor."""
+
+    def owner(self) -> Any:
+        """The tensor, or None once it is gone."""
+        raise NotImplementedError
+
+
+class ResidentArguments:
+    """The device copies of host tensors that every executable on one device model shares, by
+    (the tensor's identity, the copy's layout, permutation and row-by-row upload): a tensor
+    the card holds once for all its programs. An entry goes when a call finds it stale (its
+    key differs: the tensor changed) or the tensor is gone."""
+
+    def __init__(self, model: DeviceModel) -> None:
+        self.memory = model.memory
+        self.held: dict[tuple[Any, ...], tuple[Any, DdrTensor]] = {}
+        self._watched: set[Any] = set()
+
+    @staticmethod
+    def of(model: DeviceModel) -> ResidentArguments:
+        table = _RESIDENT_ARGUMENTS.get(model)
+        if table is None:
+            table = _RESIDENT_ARGUMENTS[model] = ResidentArguments(model)
+        return table
+
+    def put(self, slot: tuple[Any, ...], key: SharedKey, dev: DdrTensor) -> None:
+        self.held[slot] = (key, dev)
+        owner = key.owner()
+        if key.identity not in self._watched and owner is not None:
+            self._watched.add(key.identity)
+            weakref.finalize(owner, self._gone, weakref.ref(self), key.identity)
+
+    @staticmethod
+    def _gone(table_ref: weakref.ref[ResidentArguments], identity: Any) -> None:
+        table = table_ref()
+        if table is None:
+            return
+        table._watched.discard(identity)
+        for slot in [s for s in table.held if s[0] == identity]:
+            table.memory.free(table.held.pop(slot)[1])
+
+    @property
+    def nbytes(self) -> int:
+        return sum(dev.nbytes for _, dev in self.held.values())
+
+
+_RESIDENT_ARGUMENTS: weakref.WeakKeyDictionary[DeviceModel, ResidentArguments] = weakref.WeakKeyDictionary()
+
+
+class _Resident:
+    """An executable's device copies kept between calls, by transfer (`spyre.to_device`):
+    (residency key, copy). A constant's (and an argument's whose key names no tensor) are the
+    executable's own; an argument's whose key is a `SharedKey` is the device model's
+    (`ResidentArguments`), found by the tensor the call's key names (`bind`) and the
+    transfer's placement."""
+
+    def __init__(self, model: DeviceModel, placement: Callable[[Operation], tuple[Any, ...]]) -> None:
+        self.own: dict[Operation, tuple[Any, DdrTensor]] = {}
+        self.shared = ResidentArguments.of(model)
+        self.placement = placement
+        self.identity: dict[Operation, Any] = {}
+
+    def bind(self, op: Operation, key: Any) -> None:
+        """The tensor the transfer uploads in this call, as its key names it."""
+        if isinstance(key, SharedKey):
+            self.identity[op] = key.identity
+        else:
+            self.identity.pop(op, None)
+
+    def _slot(self, op: Operation) -> tuple[Any, ...] | None:
+        identity = self.identity.get(op)
+        return None if identity is None else (identity, *self.placement(op))
+
+    def get(self, op: Operation) -> tuple[Any, DdrTensor] | None:
+        slot = self._slot(op)
+        return self.own.get(op) if slot is None else self.shared.held.get(slot)
+
+    def __setitem__(self, op: Operation, value: tuple[Any, DdrTensor]) -> None:
+        slot = self._slot(op)
+        if slot is None:
+            self.own[op] = value
+        else:
+            self.shared.put(slot, value[0], value[1])
+
+    def __delitem__(self, op: Operation) -> None:
+        slot = self._slot(op)
+        if slot is None:
+            del self.own[op]
+        else:
+            del self.shared.held[slot]
+
+    def pop(self, op: Operation, default: Any = None) -> tuple[Any, DdrTensor] | None:
+        slot = self._slot(op)
+        return self.own.pop(op, default) if slot is None else self.shared.held.pop(slot, default)
 
 
 _VIEWS = (spyre.PermuteOp, spyre.ReshapeOp, UnrealizedConversionCastOp)

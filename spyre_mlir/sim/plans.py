@@ -631,10 +631,14 @@ class GatherPlan(_IndexedRowsPlan):
     def __init__(self, op: spyre_isa.DmaGatherOp, kernel: str, index: int, n: int, config: DeviceConfig):
         assert isinstance(op.table, BlockArgument)
         super().__init__(op, kernel, index, n, config, op.table)
-        strides = self.ddr_layout.stick_strides
-        digits = self.ddr_layout.digits
-        self.s_row = strides[digits[0][0].device_dim] if digits[0] else 0
-        self.s_stick = strides[digits[1][-1].device_dim] if len(digits[1]) > 1 else 0
+        steps = self.ddr_layout.dim_stick_steps()
+        if steps is not None and self.ddr_layout.stick_dim == 1:  # (a table read as it is: spyre.table_rows)
+            self.s_row, self.s_stick = steps
+        else:
+            strides = self.ddr_layout.stick_strides
+            digits = self.ddr_layout.digits
+            self.s_row = strides[digits[0][0].device_dim] if digits[0] else 0
+            self.s_stick = strides[digits[1][-1].device_dim] if len(digits[1]) > 1 else 0
 
     def run(self, model: Machine, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
         table = args[self.ddr_arg]

@@ -200,6 +200,14 @@ class DeviceConfig:
         return dataclasses.replace(self, **changes)
 
     def validate(self) -> None:
+        for f in dataclasses.fields(self):
+            value, kind = getattr(self, f.name), type(f.default)
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if not (
+                (isinstance(value, kind) and (kind is bool or not isinstance(value, bool)))
+                or (kind is float and number)
+            ):
+                raise ValueError(f"{f.name} must be {'a number' if kind is float else kind.__name__}, got {value!r}")
         if self.numerics not in ("dl16", "ieee-fp16"):
             raise ValueError(f"numerics must be 'dl16' or 'ieee-fp16', got {self.numerics!r}")
         if self.accumulation not in ("fp32", "f64"):
@@ -245,17 +253,23 @@ class DeviceConfig:
             )
 
     @staticmethod
-    def from_overrides(pairs: list[str] | None) -> DeviceConfig:
-        """DeviceConfig from `key=value` strings (the tools' `--config`)."""
-        cfg = DeviceConfig()
+    def from_overrides(pairs: list[str] | None, base: DeviceConfig | None = None) -> DeviceConfig:
+        """`base` (the default device when None) with the fields of `key=value` strings (the
+        tools' `--config`)."""
+        cfg = base or DeviceConfig()
         fields = {f.name: f for f in dataclasses.fields(DeviceConfig)}
-        changes = {}
+        changes: dict[str, object] = {}
         for pair in pairs or []:
             key, sep, value = pair.partition("=")
             if not sep or key not in fields:
                 raise ValueError(f"unknown device parameter {key!r}; known: {', '.join(fields)}")
             kind = type(getattr(cfg, key))
-            changes[key] = value if kind is str else kind(float(value)) if kind is int else kind(value)
+            if kind is bool:
+                if value.lower() not in ("true", "false", "1", "0"):
+                    raise ValueError(f"device parameter {key}: true or false, got {value!r}")
+                changes[key] = value.lower() in ("true", "1")
+            else:
+                changes[key] = value if kind is str else kind(float(value)) if kind is int else kind(value)
         cfg = cfg.replace(**changes)
         cfg.validate()
         return cfg

@@ -103,6 +103,22 @@ def render() -> str:
         "",
     ]
     out += [f"{i}. `{p.name}`" for i, p in enumerate(pipeline_passes(), 1)]
+    out += [
+        "",
+        "## The target",
+        "",
+        "The device the passes compile for is the module's `spyre.target`, a `#spyre.target<...>`",
+        "with one entry per `DeviceConfig` field, those at their defaults left out",
+        "(`spyre_mlir/dialects/spyre/target.py`):",
+        "",
+        "    builtin.module attributes {spyre.target = #spyre.target<cores = 8, lx_bytes = 4194304>} {",
+        "",
+        "No pass takes the device as an option. `spyre-pipeline` (and `run_pipeline`, given a",
+        "DeviceConfig, as the torch.compile backend is) attaches it where it starts; a module without",
+        "one gets the default target, `#spyre.target`, there. A pass run on its own on a module",
+        "without one attaches the default target the same way, so its output names the device it",
+        "assumed.",
+    ]
     switch_docs = attribute_docs(Optimizations)
     out += [
         "",

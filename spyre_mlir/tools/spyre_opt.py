@@ -3,12 +3,18 @@
 spyre-opt model.mlir -p spyre-pipeline                 # torch -> spyre_isa
 spyre-opt model.mlir -p convert-torch-to-spyre,spyre-propagate-layouts
 spyre-opt bad.mlir --verify-diagnostics --split-input-file
+
+The passes compile for the device the module names, `builtin.module attributes
+{spyre.target = #spyre.target<cores = 8>} {...}` (docs/passes.md, "The target"); `-p` options
+are the passes' own switches, never the device.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
+import re
 import sys
 from collections.abc import Sequence
 from typing import IO
@@ -28,6 +34,7 @@ from spyre_mlir.diagnostics import (
     verify_resources,
 )
 from spyre_mlir.dialects.torch import make_context
+from spyre_mlir.target.config import DeviceConfig
 
 
 def make_tool_context():
@@ -62,6 +69,22 @@ class SpyreOptMain(xDSLOptMain):
             action="store_true",
             help="print optimisation remarks (why a transformation was or was not applied) to stderr",
         )
+
+    def setup_pipeline(self) -> None:
+        """xDSL's, with a pass or option it does not know reported as the user's error; an option
+        that is a device parameter points to the module's target, where the passes read it."""
+        try:
+            super().setup_pipeline()
+        except ValueError as e:
+            device = {f.name for f in dataclasses.fields(DeviceConfig)}
+            given = sorted(set(re.findall(r"[{\s]([A-Za-z_]\w*)=", self.args.passes or "")) & device)
+            hint = (
+                f"; {', '.join(given)}: a device parameter, which the passes read from the module's target: "
+                f'builtin.module attributes {{spyre.target = #spyre.target<{given[0]} = ...>}} (docs/passes.md, "The target")'
+                if given
+                else ""
+            )
+            raise DiagnosticException(f"spyre-opt: error: -p {self.args.passes}: {e}{hint}") from None
 
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
         if (self.args.frontend or file_extension) == "mlir":  # located errors (LocatingParser)

@@ -2,6 +2,8 @@
 
 The module may be at any level: torch (it is compiled with the spyre-pipeline first),
 spyre, or spyre_isa. Inputs are seeded random normals, or `.npy` files in argument order.
+The device is the module's `spyre.target` (the default device where it states none), with
+the fields `--config` gives changed; the module is compiled for it and run on it.
 
     spyre-run mlp.mlir                        # outputs' summary and the profile table
     spyre-run mlp.mlir --input x.npy --save-output y.npy
@@ -24,6 +26,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from spyre_mlir.diagnostics import InternalCompilerError, LocatingParser, diagnostic_text, internal_error, verify_module
+from spyre_mlir.dialects import spyre
 from spyre_mlir.pipeline import run_pipeline
 from spyre_mlir.reference.evaluate import ReferenceError
 from spyre_mlir.runtime.host import Executable
@@ -107,13 +110,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     stage = "setup"  # ValueErrors here and in "inputs" are the user's (--config, .npy files)
     try:
-        config = DeviceConfig.from_overrides(args.config)
         ctx = make_tool_context()
         with open(args.file) as f:
             text = f.read()
         module = LocatingParser(ctx, text, name=args.file).parse_module()
         stage = "verification"
         verify_module(module, ctx)
+        stage = "setup"
+        config = DeviceConfig.from_overrides(args.config, spyre.module_target(module))
         fn = _entry(module, args.entry)
         types = input_types(fn)
         _check_results(fn)

@@ -11,12 +11,18 @@ Every aten op without a kernel of its own (kernels.py, the C++ view kernels) com
    (written into the operands an in-place op writes), with one warning per op name. Strict
    mode raises instead, naming the op. Ops on integer and boolean tensors only (index and mask
    building), `item()` and random numbers run on the host by design, without a warning.
+
+`placements()` records where each op that reaches the fallback runs (what the OpInfo
+conformance test counts a sample by).
 """
 
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
@@ -24,6 +30,37 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 from spyre_mlir.torch_device import on_device, state
 
 _WARNED: set[str] = set()
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one op that reached the fallback ran."""
+
+    op: str
+    where: Literal["device", "view", "host", "cpu"]
+    """device: compiled and run by the device model; view: an alias of a spyre operand; host:
+    on the host by design (integer work, item(), random numbers); cpu: a fallback."""
+    reason: str = ""
+    """Why a fallback ran on the CPU."""
+
+
+_RECORDINGS: list[list[Placement]] = []
+
+
+@contextmanager
+def placements() -> Iterator[list[Placement]]:
+    """The placement of every op that reaches the fallback while the block runs, in order."""
+    record: list[Placement] = []
+    _RECORDINGS.append(record)
+    try:
+        yield record
+    finally:
+        _RECORDINGS.remove(record)
+
+
+def _record(op: torch._ops.OpOverload, where: Literal["device", "view", "host", "cpu"], reason: str = "") -> None:
+    for record in _RECORDINGS:
+        record.append(Placement(str(op), where, reason))
 
 
 class SpyreDeviceError(RuntimeError):
@@ -34,17 +71,35 @@ def _is_spyre(x: Any) -> bool:
     return isinstance(x, torch.Tensor) and x.device.type == "spyre"
 
 
-def _by_design(op: torch._ops.OpOverload, flat: list[Any]) -> bool:
-    """Host ops by design: no floating-point tensor in or out, item(), random numbers."""
+def _draws_random_numbers(op: torch._ops.OpOverload) -> bool:
+    return torch.Tag.nondeterministic_seeded in op.tags
+
+
+def _by_design(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> bool:
+    """Host ops by design: no floating-point tensor in or out, item(), random numbers, values
+    made from numbers into an `out=` tensor (arange, linspace, eye: constants, as the compiled
+    path makes them on the host), and results that no value of the card decides (every float
+    operand empty: a sum over an empty dim is zeros)."""
     name = op._schema.name
-    if name in ("aten::_local_scalar_dense", "aten::equal", "aten::is_nonzero") or "random" in name or "normal" in name:
+    if name in ("aten::_local_scalar_dense", "aten::equal", "aten::is_nonzero") or _draws_random_numbers(op):
         return True
-    if name.startswith("aten::bernoulli") or name.startswith("aten::uniform") or name.startswith("aten::rand"):
+    flat, _ = tree_flatten((args, kwargs))
+    writes_out = any(a.kwarg_only and a.alias_info is not None and a.alias_info.is_write for a in op._schema.arguments)
+    if writes_out and not _tensors_read(op, args, kwargs):
+        return True
+    if on_device.values_free(op, args, kwargs):
         return True
     tensors = [x for x in flat if isinstance(x, torch.Tensor)]
     return all(not x.is_floating_point() for x in tensors) and not any(
         isinstance(x, torch.dtype) and x.is_floating_point for x in flat
     )
+
+
+def _tensors_read(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> list[torch.Tensor]:
+    """The tensor operands the op reads (not only writes)."""
+    named = list(zip((a.name for a in op._schema.arguments), args)) + list(kwargs.items())
+    written = {a.name for a in op._schema.arguments if a.alias_info is not None and a.alias_info.is_write}
+    return [t for n, v in named if n not in written for t in _tensors(v)]
 
 
 def check_devices(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> None:
@@ -66,17 +121,24 @@ def check_devices(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> None:
 
 def fallback(op: torch._ops.OpOverload, *args: Any, **kwargs: Any) -> Any:
     check_devices(op, args, kwargs)
-    result = on_device.run(op, args, kwargs)
+    # random numbers are drawn by the host's generator (never compiled)
+    result = NotImplemented if _draws_random_numbers(op) else on_device.run(op, args, kwargs)
     if result is not NotImplemented:
+        if _RECORDINGS:
+            _record(op, "view" if on_device.is_view(op) else "device")
         return result
-    flat, _ = tree_flatten((args, kwargs))
-    if not _by_design(op, flat):
+    if _by_design(op, args, kwargs):
+        if _RECORDINGS:
+            _record(op, "host")
+    else:
         name = str(op)
         if state.strict():
             raise SpyreDeviceError(
                 f"spyre (strict): {name} has no device lowering for these operands "
                 f"({on_device.why_not(op, args, kwargs)}); it would run on the CPU"
             )
+        if _RECORDINGS:
+            _record(op, "cpu", on_device.why_not(op, args, kwargs))
         if name not in _WARNED:
             _WARNED.add(name)
             warnings.warn(

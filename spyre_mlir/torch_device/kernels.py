@@ -118,6 +118,46 @@ def native_layer_norm(*args: Any) -> Any:
     return eager.fallback(torch.ops.aten.native_layer_norm.default, *args)
 
 
+def native_batch_norm(
+    input: torch.Tensor,
+    weight: Any,
+    bias: Any,
+    running_mean: Any,
+    running_var: Any,
+    training: bool,
+    momentum: float,
+    eps: float,
+) -> Any:
+    """In training with running statistics, the op updates them in place, which its schema
+    does not say (`_native_batch_norm_legit`'s does): as that op, so that the update reaches
+    the spyre tensors wherever it runs."""
+    from spyre_mlir.torch_device import eager
+
+    args = (input, weight, bias, running_mean, running_var, training, momentum, eps)
+    if training and running_mean is not None and running_var is not None:
+        return eager.fallback(torch.ops.aten._native_batch_norm_legit.default, *args)
+    return eager.fallback(torch.ops.aten.native_batch_norm.default, *args)
+
+
+def soft_margin_loss(*args: Any) -> Any:
+    """Compiled whole: PyTorch's composite kernel for devices runs log1p(exp(-y x)) op by op,
+    and exp's result, stored to the device format between the two, saturates for y x below
+    -22 (DL16's largest value is 8.6e9): one graph fuses the two into one pointwise body,
+    whose float32 intermediate does not."""
+    from spyre_mlir.torch_device import eager
+
+    return eager.fallback(torch.ops.aten.soft_margin_loss.default, *args)
+
+
+def convolution_overrideable(*args: Any) -> Any:
+    """`aten.convolution` on a device other than the CPU's and CUDA's reaches this op, whose
+    default kernel raises before the fallback sees it: the convolution, with the same
+    arguments, through the fallback (the device path lowers convolutions)."""
+    from spyre_mlir.torch_device import eager
+
+    return eager.fallback(torch.ops.aten.convolution.default, *args)
+
+
 def untraced(fn: Any) -> Any:
     """A kernel Dynamo never traces: a kernel written in Python is a frame like any other, and
     code between two compiled graphs runs under Dynamo's frame hook, which would trace into it."""
@@ -136,5 +176,8 @@ def register(lib: torch.library.Library) -> None:
         ("fill_.Scalar", fill_),
         ("fill_.Tensor", fill_),
         ("native_layer_norm", native_layer_norm),
+        ("convolution_overrideable", convolution_overrideable),
+        ("soft_margin_loss", soft_margin_loss),
+        ("native_batch_norm", native_batch_norm),
     ):
         lib.impl(name, untraced(fn), key)

@@ -53,6 +53,9 @@ def _functional(op: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
     if name.endswith("_") and not name.startswith("_") and written == ["self"]:
         packet = getattr(torch.ops.aten, name[:-1], None)
         return getattr(packet, op._overloadname, None) if packet is not None else None
+    returning = _returning_form(op)
+    if returning is not None:
+        return returning
     args = op._schema.arguments
     if not written or any(not a.kwarg_only for a in args if a.name in written):
         return None
@@ -65,7 +68,20 @@ def _functional(op: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
     return None
 
 
-def _is_view(op: torch._ops.OpOverload) -> bool:
+def _returning_form(op: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
+    """`<op>_functional`: the form of an op that writes operands which returns their new
+    values after its own results instead (`_native_batch_norm_legit` ->
+    `_native_batch_norm_legit_functional`, which returns the running statistics), or None."""
+    packet = getattr(torch.ops.aten, op._schema.name.split("::")[1] + "_functional", None)
+    cand = getattr(packet, op._overloadname, None) if packet is not None else None
+    if cand is None or _mutates(cand):
+        return None
+    same_arguments = [a.name for a in cand._schema.arguments] == [a.name for a in op._schema.arguments]
+    extra = len(cand._schema.returns) - len(op._schema.returns)
+    return cand if same_arguments and extra == len(_written(op)) else None
+
+
+def is_view(op: torch._ops.OpOverload) -> bool:
     return any(r.alias_info is not None and not r.alias_info.is_write for r in op._schema.returns)
 
 
@@ -128,25 +144,31 @@ def _wrap_numbers(op: torch._ops.OpOverload, args: tuple) -> tuple:
 def run(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
     args = _wrap_numbers(op, args)
     flat, spec = tree_flatten((args, kwargs))
-    if _is_view(op) and any(_spyre(x) for x in flat):
+    if is_view(op) and any(_spyre(x) for x in flat):
         return view(op, args, kwargs)
     if _mutates(op):
         functional = _functional(op)
         if functional is None:
             return NotImplemented
         written = _written(op)
+        if functional is _returning_form(op):  # its own results, then the written operands' new values
+            result = run(functional, args, kwargs)
+            if result is NotImplemented:
+                return NotImplemented
+            names = [a.name for a in op._schema.arguments]
+            dests = [args[names.index(n)] if names.index(n) < len(args) else kwargs[n] for n in written]
+            own, new = list(result[: -len(written)]), list(result[-len(written) :])
+            _write(dests, new)
+            return tuple(own) if len(own) > 1 else own[0]
         inputs = {k: v for k, v in kwargs.items() if k not in written}
         result = run(functional, args, inputs)
         if result is NotImplemented:
             return NotImplemented
         dests = [args[0]] if written == ["self"] else [kwargs[n] for n in written]
-        results = list(result) if isinstance(result, tuple | list) else [result]
-        with torch.no_grad():
-            for d, r in zip(dests, results):
-                if tuple(d.shape) != tuple(r.shape):
-                    d.resize_(r.shape)
-                d.copy_(r)  # a copy within DDR
+        _write(dests, list(result) if isinstance(result, tuple | list) else [result])
         return dests[0] if len(dests) == 1 else tuple(dests)
+    if _empty_operand(flat) and _reason(op, flat) == "an empty operand":
+        return _empty_results(op, flat, spec)
     if _reason(op, flat) is not None:
         return NotImplemented
     key = _signature(op, flat, spec)
@@ -161,6 +183,60 @@ def run(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
     with torch.no_grad():
         outs = fn(*tensors)
     return tree_unflatten(list(outs), out_spec)
+
+
+def _empty_operand(flat: list[Any]) -> bool:
+    return any(_spyre(x) and x.numel() == 0 for x in flat)
+
+
+def _empty_results(op: torch._ops.OpOverload, flat: list[Any], spec: TreeSpec) -> Any:
+    """An op with an empty operand whose results are all empty: no work, new spyre tensors of
+    the results' shapes, strides and dtypes (from the meta device); NotImplemented when a
+    result holds elements (a sum over an empty dim: values_free in eager.py says whether the
+    host makes it from shapes alone)."""
+    try:
+        leaves, out_spec = tree_flatten(_on_meta(op, flat, spec))
+    except UNTRACEABLE:
+        return NotImplemented
+    if not leaves or not all(isinstance(o, torch.Tensor) and o.numel() == 0 for o in leaves):
+        return NotImplemented
+    made = [torch.empty_strided(o.shape, o.stride(), dtype=o.dtype, device="spyre") for o in leaves]
+    return tree_unflatten(made, out_spec)
+
+
+def values_free(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> bool:
+    """Whether the op's results depend on no value of a spyre tensor: every floating-point
+    spyre operand it reads is empty (a sum over an empty dim is zeros, whatever the card
+    holds). The host makes such a result from shapes alone, as it makes a constant."""
+    read = [a.name for a in op._schema.arguments if not (a.alias_info is not None and a.alias_info.is_write)]
+    named = list(zip((a.name for a in op._schema.arguments), args)) + list(kwargs.items())
+    floats = [t for n, v in named if n in read for t in tree_flatten(v)[0] if _spyre(t) and t.is_floating_point()]
+    return bool(floats) and all(t.numel() == 0 for t in floats)
+
+
+def _on_meta(op: torch._ops.OpOverload, flat: list[Any], spec: TreeSpec) -> Any:
+    """The op's result on meta tensors of its operands' shapes (no values computed)."""
+
+    def meta(x: Any) -> Any:
+        if isinstance(x, torch.Tensor):
+            return torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device="meta")
+        if isinstance(x, torch.device) and x.type == "spyre":
+            return torch.device("meta")
+        if isinstance(x, _Number):
+            return x.value
+        return x
+
+    a, k = tree_unflatten([meta(x) for x in flat], spec)
+    return op(*a, **k)
+
+
+def _write(dests: list[torch.Tensor], results: list[torch.Tensor]) -> None:
+    """Each result into its destination on the device (a copy within DDR), resized first."""
+    with torch.no_grad():
+        for d, r in zip(dests, results):
+            if tuple(d.shape) != tuple(r.shape):
+                d.resize_(r.shape)
+            d.copy_(r)
 
 
 def why_not(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> str:

@@ -16,9 +16,10 @@
 
     %r = spyre.kernel "k0" (...)   ->   %r = spyre.kernel "k0" (...) split <n = 8, m = 4>
 
-The split's meaning (which core gets which part) is `spyre_mlir.dialects.spyre_iteration.core_boxes`.
+The split's meaning (which core gets which part) is `spyre_mlir.dialects.spyre.iteration.core_boxes`.
 A kernel that already carries a split keeps it: write `split <...>` on a kernel to try a
-division by hand (per-kernel override).
+division by hand (per-kernel override). The cores, the LX budget (`planner_lx_bytes`) and the
+rates the estimates use are the module's `spyre.target`'s.
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.buffers import epilogue_sticks
-from spyre_mlir.analysis.cost import attention_chain, attention_seconds, matmul_shape, plan_matmul, planning_config
+from spyre_mlir.analysis.cost import attention_chain, attention_seconds, matmul_shape, plan_matmul
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import epilogue, iteration_dims, kernel_form, kernel_iteration_dims, kernel_ops
-from spyre_mlir.dialects.spyre_iteration import box_count, core_boxes, even_split
-from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig
+from spyre_mlir.dialects.spyre.iteration import box_count, core_boxes, even_split
+from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.target.constants import STICK_BYTES
 
 
@@ -45,18 +46,8 @@ class SpyreDivideWorkPass(ModulePass):
 
     name = "spyre-divide-work"
 
-    cores: int = DEFAULT_CONFIG.cores
-    """Cores to divide the work over."""
-
-    corelets_used: int = DEFAULT_CONFIG.corelets_used
-    """Corelets per core the PT and SFP estimates assume (DeviceConfig.corelets_used; plan for
-    the device the programs run on)."""
-
     strategy: str = "cost"
     """How to choose splits: "cost" (estimated time) or "even" (stick-aligned halving)."""
-
-    budget_bytes: int = DEFAULT_CONFIG.planner_lx_bytes
-    """LX per core the plan may use (as spyre-plan-scratchpad's), for the cost estimates."""
 
     double_buffer: bool = True
     """Whether spyre-plan-scratchpad double-buffers (changes the estimates)."""
@@ -80,9 +71,7 @@ class SpyreDivideWorkPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.strategy not in ("even", "cost"):
             raise PassFailedException(f"spyre-divide-work: unknown strategy {self.strategy!r} (supported: cost, even)")
-        if self.cores < 1:
-            raise PassFailedException(f"spyre-divide-work: cores must be >= 1, got {self.cores}")
-        config = planning_config(self.name, self.cores, self.corelets_used)
+        config = spyre.module_target(op)
         for kernel in op.walk():
             if not isinstance(kernel, spyre.KernelOp) or kernel.split is not None:
                 continue
@@ -91,7 +80,7 @@ class SpyreDivideWorkPass(ModulePass):
             ops = kernel_ops(kernel)
             if (att := kernel_form(ops).attention) is not None:
                 split = attention_split(att, config, self.multicast)
-                chain = attention_chain(core_boxes(dims, split, self.cores)) if self.multicast else 1
+                chain = attention_chain(core_boxes(dims, split, config.cores)) if self.multicast else 1
                 if chain > 1:
                     kernel.multicast = spyre.MulticastAttr(chain)
             elif self.strategy == "cost" and isinstance(ops[0], spyre.MatmulOp):
@@ -100,7 +89,7 @@ class SpyreDivideWorkPass(ModulePass):
                 )
                 if multicast > 1:
                     kernel.multicast = spyre.MulticastAttr(multicast)
-            kernel.split = spyre.SplitAttr(split or even_split(dims, self.cores))
+            kernel.split = spyre.SplitAttr(split or even_split(dims, config.cores))
 
     def cheapest_matmul_split(
         self, mm: spyre.MatmulOp, epilogue: tuple[int, int, int, int] | None, config: DeviceConfig
@@ -110,7 +99,7 @@ class SpyreDivideWorkPass(ModulePass):
         best = plan_matmul(
             matmul_shape(mm),
             config,
-            self.budget_bytes // STICK_BYTES,
+            config.planner_lx_bytes // STICK_BYTES,
             self.double_buffer,
             self.multicast,
             epilogue,

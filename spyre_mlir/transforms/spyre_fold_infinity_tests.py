@@ -1,8 +1,9 @@
 """`spyre-fold-infinity-tests`: host tests of device values against infinity, answered.
 
-DL16 has no infinity: a store saturates at +-8.57e9 (sim/numerics.py). So with
-`numerics="dl16"`, a value brought back from the device (`spyre.from_device`) never equals
-+-inf, and the host ops that test it for that have a known answer, everywhere:
+DL16 has no infinity: a store saturates at +-8.57e9 (sim/numerics.py). So on a target with
+`numerics = "dl16"` (the module's `spyre.target`; the default), a value brought back from the
+device (`spyre.from_device`) never equals +-inf, and the host ops that test it for that have
+a known answer, everywhere:
 
     eq.Scalar(from_device(d), +-inf)              -> all false
     ne.Scalar(from_device(d), +-inf)              -> all true
@@ -20,8 +21,8 @@ mask and zeros and launching a select, every layer. The result is what the unfol
 computes under DL16, bit for bit.
 
 A module in which something was folded records the assumption, `spyre.numerics = "dl16"`, and
-the runtime refuses to run it with another numerics mode (runtime/host.py). With
-`numerics="ieee-fp16"`, which has infinities, the pass changes nothing.
+the runtime refuses to run it with another numerics mode (runtime/host.py). On a target with
+`numerics = "ieee-fp16"`, which has infinities, the pass changes nothing.
 """
 
 from __future__ import annotations
@@ -130,11 +131,8 @@ class SpyreFoldInfinityTestsPass(ModulePass):
 
     name = "spyre-fold-infinity-tests"
 
-    numerics: str = "dl16"
-    """The device's numerics mode: only "dl16" has no infinity to test for."""
-
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.numerics != "dl16":
+        if spyre.module_target(op).numerics != "dl16":  # only DL16 has no infinity to test for
             return
         folded = False
         for pw in [o for o in op.walk() if isinstance(o, spyre.PointwiseOp)]:

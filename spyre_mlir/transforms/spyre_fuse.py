@@ -51,7 +51,8 @@ program launch); views and transfers stay on the host side, between launches.
    (spyre.Attention): each core computes a chunk of rows' scores, their softmax and their
    context in LX, and the scores never reach DDR. Taken where a matrix's whole K^T and V and
    a chunk of 8 rows fit the LX budget, and where there are rows for every core (batches x
-   rows >= cores x 8: a decode step's few rows keep their products split over all cores):
+   rows >= cores x 8: a decode step's few rows keep their products split over all cores);
+   the budget and the cores are the module's `spyre.target`'s:
 
        %s = matmul %q, %kt; %sv = reshape %s; <row group on %sv, %mask> -> %p; %pv = reshape %p
        %c = matmul %pv, %v
@@ -79,11 +80,12 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.buffers import attention_buffers
+from spyre_mlir.analysis.origins import kernel_origins, part_origin, pointwise_origin
 from spyre_mlir.analysis.sticks import slice_strides
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import epilogue, pointwise_loops, pointwise_sliced_inputs, row_group
 from spyre_mlir.layout import loop_dims
-from spyre_mlir.target.config import DEFAULT_CONFIG
+from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.target.constants import STICK_BYTES
 
 KERNEL_OPS = (
@@ -126,12 +128,6 @@ class SpyreFusePass(ModulePass):
     """The scores product, a row group on its rows and the product reading the group's result
     in one kernel (off: three launches, the scores through DDR)."""
 
-    cores: int = DEFAULT_CONFIG.cores
-    """Cores of the device (attention is fused where every core gets rows)."""
-
-    budget_bytes: int = DEFAULT_CONFIG.planner_lx_bytes
-    """LX bytes per core the plan may use (attention is fused where its buffers fit)."""
-
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.pointwise_chains:
             for consumer in [o for o in op.walk() if isinstance(o, spyre.PointwiseOp)]:
@@ -140,8 +136,9 @@ class SpyreFusePass(ModulePass):
         taken = {k.sym_name.data for k in op.walk() if isinstance(k, spyre.KernelOp)}
         counter = 0
         if self.attention and self.row_groups:
+            config = spyre.module_target(op)
             for group in _row_groups(op):
-                if (fused := self._attention_ops(group)) is None:
+                if (fused := self._attention_ops(group, config)) is None:
                     continue
                 while f"{self.prefix}{counter}" in taken:
                     counter += 1
@@ -209,11 +206,13 @@ class SpyreFusePass(ModulePass):
                 compute.operands[i] = arg
             block.add_op(compute)
             block.add_op(spyre.YieldOp(compute.results[0]))
+        kernel_origins(op)
 
-    def _attention_ops(self, group: list[Operation]) -> list[Operation] | None:
+    def _attention_ops(self, group: list[Operation], config: DeviceConfig) -> list[Operation] | None:
         """The ops of an attention kernel around row group `group` (module docstring, 5.), in
         block order, or None where the group is not between two such products, or where the
-        kernel would not fit LX or leave cores without rows."""
+        kernel would not fit the planner's LX or leave some of the device's cores without rows
+        (`config`, the module's target)."""
         block = group[0].parent_block()
         made = {o.results[0] for o in group}
         views: list[Operation] = []
@@ -251,14 +250,14 @@ class SpyreFusePass(ModulePass):
                 views += [*att.views, relayout]
             except ValueError:
                 pass
-        if math.prod(spyre.device_layout(scores.lhs.type).shape[:-1]) < self.cores * DEFAULT_CONFIG.pt_rows:
+        if math.prod(spyre.device_layout(scores.lhs.type).shape[:-1]) < config.cores * config.pt_rows:
             return None
         assert block is not None
         order = {o: i for i, o in enumerate(block.ops)}
         ops = sorted({scores, *group, after, *views}, key=order.__getitem__)
         inputs = list(dict.fromkeys(v for o in ops for v in o.operands if v.owner not in ops))
-        fits = sum(attention_buffers(att, DEFAULT_CONFIG.pt_rows, inputs, double=False).values())
-        if fits * STICK_BYTES > self.budget_bytes:
+        fits = sum(attention_buffers(att, config.pt_rows, inputs, double=False).values())
+        if fits * STICK_BYTES > config.planner_lx_bytes:
             return None
         return ops
 
@@ -315,6 +314,9 @@ def _look_through_reshape(mm: spyre.MatmulOp) -> None:
             r.erase()
         return
     restored = spyre.ReshapeOp(moved.result, pw.result.type)
+    pointwise_origin(restored, [pw])  # pw's result, through a view of the op on the matmul's shape
+    for part in (moved, *views):  # that op and the views of its inputs: pw's work, no torch value
+        part_origin(part, pw)
     Rewriter.insert_op([*views, moved, restored], InsertPoint.before(pw))
     pw.result.replace_all_uses_with(restored.result)
     Rewriter.erase_op(pw)
@@ -436,6 +438,7 @@ def _fold(producer: spyre.PointwiseOp, consumer: spyre.PointwiseOp) -> spyre.Poi
     }
     block.add_op(spyre.YieldOp(_clone_body(consumer.body.block, value_map, block)))
     fused = spyre.PointwiseOp(inputs, consumer.result.type, Region(block))
+    pointwise_origin(fused, [producer, consumer])
     Rewriter.replace_op(consumer, fused)
     Rewriter.erase_op(producer)
     return fused

@@ -18,13 +18,14 @@ On chip (this pass marks the three kernels; convert-spyre-to-isa lowers the mark
        barrier                           (every send has landed)
     C: read d from LX at `dst`, compute, store y
 
-The marks (spyre_marks): P `resident_out <offset = src>`; C `resident_in <input = i,
+The marks (spyre.attrs): P `resident_out <offset = src>`; C `resident_in <input = i,
 offset = dst>`; R `onchip <src, dst, staging, src_rows, dst_boxes>` (LX offsets in bytes; per
 core the band of source rows and the box [stick lo, stick hi, row lo, row hi] of d). The
 resident buffers sit at the top of the LX the kernels from P to C may use (the planner's
-budget, or the lowest `lx_budget` one of them already has: spyre-resident-chains' block lies
-above it); each of those kernels gets `lx_budget <bytes = ...>` = the buffers' bottom, so no
-planned buffer overlaps them while they are live.
+budget, `planner_lx_bytes` of the module's `spyre.target`, or the lowest `lx_budget` one of
+them already has: spyre-resident-chains' block lies above it); each of those kernels gets
+`lx_budget <bytes = ...>` = the buffers' bottom, so no planned buffer overlaps them while they
+are live.
 
 Consumer alignment (`align_consumer`, on by default): C is pointwise, so any split of it is
 valid; it is split along d's sticks to match P's bands, so that every block stays on its core
@@ -49,9 +50,8 @@ from xdsl.passes import ModulePass
 from spyre_mlir.diagnostics import REMARKS
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import kernel_iteration_dims, kernel_ops, single_pointwise
-from spyre_mlir.dialects.spyre_iteration import Box, core_boxes
+from spyre_mlir.dialects.spyre.iteration import Box, core_boxes
 from spyre_mlir.layout import Layout
-from spyre_mlir.target.config import DEFAULT_CONFIG
 from spyre_mlir.target.constants import F16_LANES, STICK_BYTES, TRANSPOSE_BLOCK
 
 
@@ -66,28 +66,26 @@ class SpyreOnchipRelayoutPass(ModulePass):
 
     name = "spyre-onchip-relayout"
 
-    cores: int = DEFAULT_CONFIG.cores
-    """Cores of the device (must match spyre-divide-work)."""
-
-    budget_bytes: int = DEFAULT_CONFIG.planner_lx_bytes
-    """The planner's LX budget per core; the resident buffers take its top part."""
-
     align_consumer: bool = True
     """Split the consumer so that every block stays on its core (off: its own split)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        config = spyre.module_target(op)
         order = [k for k in op.walk() if isinstance(k, spyre.KernelOp)]
         for kernel in order:
             ops = kernel_ops(kernel)
             if len(ops) == 1 and isinstance(ops[0], spyre.RestickifyOp) and kernel.onchip is None:
-                reason = self._try(kernel, ops[0], order)
+                reason = self._try(kernel, ops[0], order, config.cores, config.planner_lx_bytes)
                 if reason is None:
                     REMARKS.info("%s: restickify done on chip (LX and ring), no DDR round trip", kernel.sym_name.data)
                 else:
                     REMARKS.info("%s: restickify stays in DDR: %s", kernel.sym_name.data, reason)
 
-    def _try(self, r: spyre.KernelOp, restick: spyre.RestickifyOp, order: list[spyre.KernelOp]) -> str | None:
-        """Mark the pattern around restickify kernel `r`; the reason it does not apply, or None."""
+    def _try(
+        self, r: spyre.KernelOp, restick: spyre.RestickifyOp, order: list[spyre.KernelOp], cores: int, budget_bytes: int
+    ) -> str | None:
+        """Mark the pattern around restickify kernel `r` for a device of `cores` cores whose
+        planner may use `budget_bytes` of LX; the reason it does not apply, or None."""
         # ---- the producer: a pointwise kernel whose result reaches r only through permutes
         v = r.inputs[0]
         while isinstance(v.owner, spyre.PermuteOp):
@@ -133,9 +131,9 @@ class SpyreOnchipRelayoutPass(ModulePass):
         if [d.name for d in pdims] != ["d0", "d1"] or [d.name for d in cdims] != ["d0", "d1"]:
             return "the pointwise kernels do not iterate the generic layout's two dims"
         blocks = rows // TRANSPOSE_BLOCK
-        n = min(self.cores, blocks)
+        n = min(cores, blocks)
         psplit = {"d0": 1, "d1": n}
-        pboxes = core_boxes(pdims, psplit, self.cores)
+        pboxes = core_boxes(pdims, psplit, cores)
         bands = [None if b is None else b["d1"] for b in pboxes]
         if any(b is not None and (b[0] % TRANSPOSE_BLOCK or (b[1] % TRANSPOSE_BLOCK and b[1] != rows)) for b in bands):
             return f"{rows} rows do not split into whole {TRANSPOSE_BLOCK}-row blocks over {n} cores"
@@ -145,7 +143,7 @@ class SpyreOnchipRelayoutPass(ModulePass):
             csplit = c.split.as_dict()
         else:
             return "the consumer kernel has no split (spyre-divide-work gives it one)"
-        cboxes = core_boxes(cdims, csplit, self.cores)
+        cboxes = core_boxes(cdims, csplit, cores)
         # ---- LX: src band, dst box, staging (only when blocks cross the ring)
         cs = math.ceil(cols / F16_LANES)
         src_sticks = max((b[1] - b[0]) * cs for b in bands if b is not None)
@@ -159,20 +157,16 @@ class SpyreOnchipRelayoutPass(ModulePass):
                 return band is None and box is None
             return box["d0"] == (band[0] // F16_LANES, math.ceil(band[1] / F16_LANES)) and box["d1"] == (0, cols)
 
-        local = all(transposed_here(bands[k], cboxes[k]) for k in range(self.cores))
+        local = all(transposed_here(bands[k], cboxes[k]) for k in range(cores))
         staging = 0 if local else src_sticks
         need = (src_sticks + dst_sticks + staging) * STICK_BYTES
         # below any budget a kernel of the span already has (spyre-resident-chains keeps a block
         # above it while these kernels run)
         first, last = order.index(p), order.index(c)
         span = order[first : last + 1]
-        ceiling = min([self.budget_bytes] + [k.lx_budget.bytes.data for k in span if k.lx_budget is not None])
+        ceiling = min([budget_bytes] + [k.lx_budget.bytes.data for k in span if k.lx_budget is not None])
         if need > ceiling // 2:
-            held = (
-                ""
-                if ceiling == self.budget_bytes
-                else f" below the {self.budget_bytes - ceiling} bytes resident buffers hold"
-            )
+            held = "" if ceiling == budget_bytes else f" below the {budget_bytes - ceiling} bytes resident buffers hold"
             return f"its bands need {need} bytes of LX per core, more than half the planner's budget ({ceiling} bytes{held})"
         top = ceiling - need
         src_at, dst_at, staging_at = top, top + src_sticks * STICK_BYTES, top + (src_sticks + dst_sticks) * STICK_BYTES

@@ -1,10 +1,11 @@
 """`spyre-plan-scratchpad`: place each kernel's buffers in every core's LX, chunking the
-core's work until its buffers fit the planner's budget (80% of 2 MiB by default).
+core's work until its buffers fit the planner's budget (the module's `spyre.target`:
+`planner_lx_bytes`, 80% of 2 MiB by default).
 
     footprint(chunk) = sum of kernel_buffers(op, largest chunk over cores)   (sticks)
     while footprint > budget: double the chunks of the dim that shrinks it most
     offsets: buffers placed one after another, 128-byte aligned
-    budget:  the option, or a kernel's `lx_budget` if smaller (spyre-resident-chains and
+    budget:  the target's, or a kernel's `lx_budget` if smaller (spyre-resident-chains and
              spyre-onchip-relayout keep values resident above it)
 
     spyre.kernel "k0" (...) split <...>  ->  ... split <...> chunks <k = 2> lx <lhs = 0, rhs = 16384, ...>
@@ -38,12 +39,12 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.buffers import KernelBuffers, epilogue_sticks
-from spyre_mlir.analysis.cost import best_chunks, matmul_shape, planning_config
+from spyre_mlir.analysis.cost import best_chunks, matmul_shape
 from spyre_mlir.diagnostics import Unsupported
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import kernel_iteration_dims, kernel_ops
-from spyre_mlir.dialects.spyre_iteration import core_boxes, max_chunk
-from spyre_mlir.target.config import DEFAULT_CONFIG
+from spyre_mlir.dialects.spyre.iteration import core_boxes, max_chunk
+from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.target.constants import STICK_BYTES
 
 
@@ -52,16 +53,6 @@ class SpyrePlanScratchpadPass(ModulePass):
     """Chunk each kernel's per-core work to fit LX and give every buffer its LX offset."""
 
     name = "spyre-plan-scratchpad"
-
-    budget_bytes: int = DEFAULT_CONFIG.planner_lx_bytes
-    """LX bytes per core the plan may use."""
-
-    cores: int = DEFAULT_CONFIG.cores
-    """Cores of the device (must match spyre-divide-work)."""
-
-    corelets_used: int = DEFAULT_CONFIG.corelets_used
-    """Corelets per core the PT and SFP estimates assume (DeviceConfig.corelets_used; plan for
-    the device the programs run on)."""
 
     double_buffer: bool = True
     """Second buffers for streamed matmul and pointwise tiles."""
@@ -73,33 +64,34 @@ class SpyrePlanScratchpadPass(ModulePass):
     """Matmul chunks by estimated time (else greedy halving)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        config = spyre.module_target(op)
         for kernel in op.walk():
             if isinstance(kernel, spyre.KernelOp) and kernel.lx is None:
-                self.plan(kernel)
+                self.plan(kernel, config)
 
-    def plan(self, kernel: spyre.KernelOp) -> None:
+    def plan(self, kernel: spyre.KernelOp, config: DeviceConfig) -> None:
         if kernel.split is None:
             raise PassFailedException(f"kernel {kernel.sym_name.data}: run spyre-divide-work first (no split)")
         ops = kernel_ops(kernel)
         streamed = len(ops) > 1 or isinstance(ops[0], spyre.MatmulOp | spyre.PointwiseOp)
-        if self.double_buffer and streamed and self._plan(kernel, double=True):
+        if self.double_buffer and streamed and self._plan(kernel, config, double=True):
             return
-        if not self._plan(kernel, double=False):
+        if not self._plan(kernel, config, double=False):
             raise AssertionError("unreachable: _plan raises when nothing fits")
 
-    def _plan(self, kernel: spyre.KernelOp, double: bool) -> bool:
+    def _plan(self, kernel: spyre.KernelOp, config: DeviceConfig, double: bool) -> bool:
         """Chunks and offsets for the kernel (False: with `double`, nothing fits)."""
         dims = kernel_iteration_dims(kernel)
         assert kernel.split is not None, "plan() refuses a kernel without a split"
         split = kernel.split.as_dict()
         try:
-            boxes = core_boxes(dims, split, self.cores)
+            boxes = core_boxes(dims, split, config.cores)
         except ValueError as e:  # a split (hand-written) with more boxes than the device has cores
             raise PassFailedException(f"kernel {kernel.sym_name.data}: {e}") from None
         model = KernelBuffers(kernel, boxes)
         ops, ep, compute = model.ops, model.epilogue, model.compute
         chunks = {d.name: 1 for d in dims}
-        budget_bytes = self.budget_bytes  # LX above a kernel's lx_budget is held by resident buffers
+        budget_bytes = config.planner_lx_bytes  # LX above a kernel's lx_budget is held by resident buffers
         if kernel.lx_budget is not None:
             budget_bytes = min(budget_bytes, kernel.lx_budget.bytes.data)
         out_resident = isinstance(compute, spyre.MatmulOp) and kernel.resident_out is not None
@@ -113,7 +105,6 @@ class SpyrePlanScratchpadPass(ModulePass):
 
         if self.cost and isinstance(compute, spyre.MatmulOp):
             assert compute is not None
-            config = planning_config(self.name, self.cores, self.corelets_used)
             found = best_chunks(
                 matmul_shape(compute),
                 split,

@@ -25,8 +25,8 @@ identically.
 Before the rules above, each pointwise result chooses its layout (option `choose`, on by
 default). Candidates: the layout it was converted with (generic) and the layouts of its inputs
 of the same shape (e.g. a transposed view's). Cost of a candidate L, in estimated seconds of
-restickify kernels (analysis/cost.py: relayout_seconds, from the device model's DDR bandwidth
-and the card's dispatch of a kernel within a launch sequence):
+restickify kernels (analysis/cost.py: relayout_seconds, from the DDR bandwidth and the
+dispatch of a kernel within a launch sequence of the module's `spyre.target`):
 
     cost(op, L)    = sum over inputs that cannot be read in L of relayout(input)
                    + future(result, L)
@@ -68,12 +68,13 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.analysis.cost import relayout_seconds
+from spyre_mlir.analysis.origins import carrying, relayout_origin
 from spyre_mlir.analysis.sticks import matmul_reads, slice_strides
 from spyre_mlir.analysis.views import transfer_permutation
 from spyre_mlir.diagnostics import Unsupported
 from spyre_mlir.dialects import spyre
 from spyre_mlir.layout import Layout, broadcast_dim_map, operand_strides
-from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig
+from spyre_mlir.target.config import DeviceConfig
 
 
 def _in_kernel(op: Operation) -> bool:
@@ -207,13 +208,15 @@ class ConcatInputsGeneric(RewritePattern):
 
 
 class GatherTableGeneric(RewritePattern):
-    """A gather copies a row of the table's generic layout per index: a table in another
-    layout (a computed value viewed, e.g. rows in a permuted device-dim order) is
-    restickified to it."""
+    """A gather copies a row of the table per index, each row's sticks by one stride: a table
+    whose rows are not (a computed value viewed, e.g. rows in a permuted device-dim order) is
+    restickified to the generic layout. A table read as it is (`spyre.table_rows`: a KV
+    cache's pages, viewed from the cache's own layout) is left as it is: the gather reads
+    only the rows it picks."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: spyre.GatherOp, rewriter: PatternRewriter):
-        if _in_kernel(op):
+        if _in_kernel(op) or spyre.table_rows(spyre.device_layout(op.table.type)) is not None:
             return
         _operand_generic(op, 0, rewriter)
 
@@ -380,6 +383,7 @@ class LayoutChooser:
             if others:  # readers that need the converted layout read one restickify back to it
                 back = spyre.RestickifyOp(result, old_type)
                 Rewriter.insert_op(back, InsertPoint.after(op))
+                relayout_origin(back)
                 for user, index in others:
                     user.operands[index] = back.result
             self.memo.clear()
@@ -400,23 +404,26 @@ class SpyrePropagateLayoutsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.choose:
-            LayoutChooser(DEFAULT_CONFIG, self.fold_transfers).apply(op)
+            LayoutChooser(spyre.module_target(op), self.fold_transfers).apply(op)
         PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [
-                    MatmulOperandsReadable(),
-                    PointwiseOperandsShareSticks(),
-                    ReduceInputGeneric(),
-                    SliceInputShareSticks(),
-                    ConcatInputsGeneric(),
-                    GatherTableGeneric(),
-                    ScatterValuesByRows(),
-                ]
+            carrying(
+                op,
+                GreedyRewritePatternApplier(
+                    [
+                        MatmulOperandsReadable(),
+                        PointwiseOperandsShareSticks(),
+                        ReduceInputGeneric(),
+                        SliceInputShareSticks(),
+                        ConcatInputsGeneric(),
+                        GatherTableGeneric(),
+                        ScatterValuesByRows(),
+                    ]
+                ),
             ),
             apply_recursively=False,
         ).rewrite_module(op)
         patterns: list[RewritePattern] = [DropNeedlessRestickify()]
         if self.fold_transfers:
             patterns.append(FoldRestickifyIntoTransfer())
-        PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)
+        PatternRewriteWalker(carrying(op, GreedyRewritePatternApplier(patterns))).rewrite_module(op)
         CommonSubexpressionElimination().apply(ctx, op)  # one restickify per value and layout

@@ -18,12 +18,13 @@ Kept in LX: the two kernels get matching splits, chosen together by estimated ti
                                    block, where P left it) by W2; with p > 1 the k parts add
                                    their partial sums over the ring (spyre-divide-work's k split)
 
-The marks (spyre_marks): P `resident_out <offset = out>` and `core_order [...]` (the cores
+The marks (spyre.attrs): P `resident_out <offset = out>` and `core_order [...]` (the cores
 of P's boxes in core_boxes order: m-major, so that the n parts of one row block sit on
 adjacent cores as C's k parts do); C `resident_in <input = index of H, offset = out>`; both
-(and every kernel between them) `lx_budget <bytes = ...>` = the planner's budget minus the
-block, which sits at its top; the split and `multicast <chain = g>` of each
-(spyre-divide-work leaves a kernel with a split alone).
+(and every kernel between them) `lx_budget <bytes = ...>` = the planner's budget (the
+module's `spyre.target`: `planner_lx_bytes`) minus the block, which sits at its top; the
+split and `multicast <chain = g>` of each (spyre-divide-work leaves a kernel with a split
+alone).
 
 The pair is marked only when its estimate beats the two kernels planned apart (as
 spyre-divide-work would); a remark says what was chosen, or why not
@@ -50,13 +51,12 @@ from spyre_mlir.analysis.cost import (
     matmul_shape,
     multicast_chains,
     plan_matmul,
-    planning_config,
 )
 from spyre_mlir.diagnostics import REMARKS
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import epilogue, kernel_ops
 from spyre_mlir.layout import Layout
-from spyre_mlir.target.config import DEFAULT_CONFIG
+from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.target.constants import F16_LANES, STICK_BYTES
 
 MAX_K_PARTS = 4
@@ -159,16 +159,6 @@ class SpyreResidentChainsPass(ModulePass):
 
     name = "spyre-resident-chains"
 
-    cores: int = DEFAULT_CONFIG.cores
-    """Cores of the device (must match spyre-divide-work)."""
-
-    corelets_used: int = DEFAULT_CONFIG.corelets_used
-    """Corelets per core the PT and SFP estimates assume (DeviceConfig.corelets_used; plan for
-    the device the programs run on)."""
-
-    budget_bytes: int = DEFAULT_CONFIG.planner_lx_bytes
-    """The planner's LX budget per core; the resident block takes its top part."""
-
     double_buffer: bool = True
     """Whether spyre-plan-scratchpad double-buffers (changes the estimates)."""
 
@@ -182,6 +172,7 @@ class SpyreResidentChainsPass(ModulePass):
     """Whether the producer's small A blocks may stay whole in LX (spyre-plan-scratchpad's option)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        config = spyre.module_target(op)
         order = [k for k in op.walk() if isinstance(k, spyre.KernelOp)]
         for kernel in order:
             if _matmul_kernel(kernel) is None:
@@ -195,7 +186,7 @@ class SpyreResidentChainsPass(ModulePass):
             reason = (
                 "the intermediate has other readers (they read it from DDR)"
                 if len(readers) > 1
-                else self._try(kernel, consumer, order)
+                else self._try(kernel, consumer, order, config)
             )
             if reason is not None:
                 REMARKS.info(
@@ -205,7 +196,9 @@ class SpyreResidentChainsPass(ModulePass):
                     reason,
                 )
 
-    def _try(self, p: spyre.KernelOp, c: spyre.KernelOp, order: list[spyre.KernelOp]) -> str | None:
+    def _try(
+        self, p: spyre.KernelOp, c: spyre.KernelOp, order: list[spyre.KernelOp], config: DeviceConfig
+    ) -> str | None:
         """Mark the pair; the reason it does not apply, or None."""
         pm, cm = _matmul_kernel(p), _matmul_kernel(c)
         assert pm is not None and cm is not None, "the chain's kernels are matmul kernels"
@@ -234,9 +227,8 @@ class SpyreResidentChainsPass(ModulePass):
             return "only 2-D matmuls chain"
         if ps.n % F16_LANES:
             return f"the intermediate's {ps.n} columns are not whole sticks"
-        config = planning_config(self.name, self.cores, self.corelets_used)
         span = order[order.index(p) : order.index(c) + 1]  # the pair and the kernels between
-        budget = self.budget_bytes // STICK_BYTES
+        budget = config.planner_lx_bytes // STICK_BYTES
         for k in span:
             if k.lx_budget is not None:
                 budget = min(budget, k.lx_budget.bytes.data // STICK_BYTES)

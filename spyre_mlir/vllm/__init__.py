@@ -1,8 +1,8 @@
 """vLLM on the device model: an out-of-tree platform plugin (docs/vllm.md).
 
 vLLM finds it through the `vllm.platform_plugins` entry point (`register`) and loads
-`plain_linears` in every process (`vllm.general_plugins`); SPYRE_VLLM=0 turns both off (vLLM
-then runs on its own CPU platform)."""
+`plain_linears` in every process (`vllm.general_plugins`: plain linears and our out-of-tree
+layers); SPYRE_VLLM=0 turns both off (vLLM then runs on its own CPU platform)."""
 
 from __future__ import annotations
 
@@ -17,15 +17,17 @@ def register() -> str | None:
 
 
 def plain_linears() -> None:
-    """vLLM's CPU linears call oneDNN/SGL kernels on pre-packed weights (custom ops no backend
-    can compile); on the spyre platform every linear is `torch.nn.functional.linear`, which the
-    graph pieces hand to the device."""
+    """The general plugin (every vLLM process loads it): vLLM's CPU linear hook and our forms of
+    vLLM's layers, registered out of tree (layers.py)."""
     if register() is None:
         return
     import torch
     from vllm.model_executor.layers import utils
 
+    from spyre_mlir.vllm import layers
+
     def dispatch(layer: torch.nn.Module, remove_weight: bool) -> None:
-        setattr(layer, "cpu_linear", torch.nn.functional.linear)  # noqa: B010  # a Module attribute vLLM reads
+        setattr(layer, "cpu_linear", layers.linear(layer, remove_weight))  # noqa: B010  # a Module attribute vLLM reads
 
     utils.dispatch_cpu_unquantized_gemm = dispatch
+    layers.register()

@@ -7,7 +7,10 @@ parsing anything: vLLM's CLI reads the version of a distribution named `vllm` fo
 
 from __future__ import annotations
 
+import atexit
 import importlib.metadata
+import os
+import tempfile
 from unittest import mock
 
 _version = importlib.metadata.version
@@ -23,6 +26,12 @@ def _vllm_version(name: str) -> str:
 
 
 def main() -> None:
+    # the card's metrics are the worker's, vLLM's /metrics the API server's: prometheus_client's
+    # multiprocess mode, set before any process imports it (metrics.py)
+    if "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
+        kept = tempfile.TemporaryDirectory(prefix="spyre-vllm-metrics-")
+        atexit.register(kept.cleanup)
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = kept.name
     from vllm.entrypoints.cli.main import main as vllm_main
 
     with mock.patch.object(importlib.metadata, "version", _vllm_version):

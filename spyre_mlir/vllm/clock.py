@@ -28,8 +28,15 @@ class StepTime:
     """Simulated time of the step's kernels."""
     launches: int
     macs: int
+    attention_s: float
+    """The simulated time of the step's attention kernels (kernels.py), in `kernels_s`."""
     transfers_s: float
     """Host <-> card transfers at the host link's rate (the kernels' time does not include them)."""
+    transfer_bytes: dict[str, int]
+    """The step's bytes over the host link by kind (sim/profile.py `transfer_bytes_by_kind`):
+    "index" the token ids, positions, slots, page ids and sampled rows; "argument" the
+    visibility numbers (and anything else sent: the weights and the KV cache are not);
+    "result" the sampled rows' logits."""
     compiles: int
     """Graphs compiled in the step (`STATS.compiles`)."""
     cache_loads: int
@@ -68,6 +75,7 @@ class DeviceClock:
         self.requests: dict[str, RequestTime] = {}
         self._open: dict[str, int] | None = None
         self._start = (0, 0.0, 0, 0)
+        self._bytes: dict[str, int] = {}
 
     def begin(self, scheduler_output: Any) -> None:
         for req_id in sorted(scheduler_output.finished_req_ids):
@@ -87,10 +95,13 @@ class DeviceClock:
         tokens = dict(scheduler_output.num_scheduled_tokens)
         self._open = tokens if sum(tokens.values()) else None
         self._start = (len(self.profile.kernels), self.profile.transfers_s, STATS.compiles, STATS.cache_loads)
+        self._bytes = dict(self.profile.transfer_bytes_by_kind)
 
-    def end(self) -> None:
+    def end(self, attention: frozenset[str] = frozenset()) -> StepTime | None:
+        """The step's figures (None: nothing was scheduled); `attention`: the names of the step's
+        attention kernels."""
         if self._open is None:
-            return
+            return None
         first, transfers_s, compiles, loads = self._start
         kernels = self.profile.kernels[first:]
         del self.profile.kernels[first:]
@@ -101,8 +112,14 @@ class DeviceClock:
             tokens=sum(self._open.values()),
             kernels_s=sum(k.time_s for k in kernels),
             launches=len(kernels),
+            attention_s=sum(k.time_s for k in kernels if k.name in attention),
             macs=sum(k.macs for k in kernels),
             transfers_s=self.profile.transfers_s - transfers_s,
+            transfer_bytes={
+                k: n - self._bytes.get(k, 0)
+                for k, n in self.profile.transfer_bytes_by_kind.items()
+                if n != self._bytes.get(k, 0)
+            },
             compiles=STATS.compiles - compiles,
             cache_loads=STATS.cache_loads - loads,
         )
@@ -115,13 +132,14 @@ class DeviceClock:
         self._open = None
         logger.debug(
             "spyre step %d: %d requests, %d tokens: %.3f ms simulated device time (kernels %.3f ms in %d launches, "
-            "host link %.3f ms)",
+            "attention %.3f ms of them; host link %.3f ms)",
             step.step,
             step.requests,
             step.tokens,
             step.device_s * 1e3,
             step.kernels_s * 1e3,
             step.launches,
+            step.attention_s * 1e3,
             step.transfers_s * 1e3,
             extra={"spyre_step": step},
         )
@@ -135,3 +153,4 @@ class DeviceClock:
                 STATS.compiles,
                 STATS.cache_loads,
             )
+        return step

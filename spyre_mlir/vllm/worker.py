@@ -6,10 +6,13 @@ engine calls:
 - `execute_model` / `sample_tokens`: one engine step. `DeviceClock` takes the kernels the
   device model ran in the step off its profile and logs the step's simulated time (DEBUG) and,
   once vLLM reports a request finished, the request's total over the steps it was in (INFO);
+  the step's time and the KV cache's DDR bytes go to the Prometheus metrics (metrics.py);
 - `determine_available_memory`: the KV cache sized for the card and the host
   (`kv_cache_bytes`), or a `CardMemoryError` naming what does not fit;
-- `compile_or_warm_up_model`: every length bucket a step can take is run once, so a server
-  compiles at start-up and not while serving; the count is logged.
+- `init_device`: the model runner is `SpyreModelRunner` (runner.py): each step one program
+  on the card;
+- `compile_or_warm_up_model`: every (tokens, pages) bucket a step can take is compiled and run
+  once, so a server compiles at start-up and not while serving; the count is logged.
 
 The worker runs where the model does (with vLLM's multiprocessing, in the worker process under
 the engine core): the log lines come from there, on vLLM's logger (logger name "vllm.spyre").
@@ -18,25 +21,21 @@ the engine core): the log lines come from there, on vLLM's logger (logger name "
 from __future__ import annotations
 
 from typing import Any
+from unittest import mock
 
 import psutil
-import torch
-from vllm.config import CompilationMode
 from vllm.v1.core.kv_cache_utils import max_memory_usage_bytes
+from vllm.v1.worker import cpu_worker
 from vllm.v1.worker.cpu_worker import CPUWorker
 
 from spyre_mlir.frontend.backend import STATS, get_device_model
-from spyre_mlir.frontend.buckets import BUCKETS
 from spyre_mlir.frontend.compile_cache import cache_where
 from spyre_mlir.target.config import DeviceConfig
+from spyre_mlir.vllm import metrics
 from spyre_mlir.vllm.clock import DeviceClock, logger
 from spyre_mlir.vllm.memory import AUTO, DL16_BYTES, CardMemoryError, kv_cache_bytes, size
-
-
-def bucket_sizes(largest: int) -> list[int]:
-    """Lengths that make a dynamic length of 1 to `largest` run at each of its buckets once
-    (frontend/buckets.py): the buckets below `largest`, and `largest` (it runs at its own)."""
-    return [b for b in BUCKETS if b < largest] + [largest]
+from spyre_mlir.vllm.platform import on_device
+from spyre_mlir.vllm.runner import SpyreModelRunner
 
 
 class SpyreWorker(CPUWorker):
@@ -48,24 +47,15 @@ class SpyreWorker(CPUWorker):
         self.clock = DeviceClock(get_device_model().profile)
 
     def _compiled(self) -> bool:
-        """Whether the model is compiled for the device (not with enforce_eager, LoRA, ...: the
-        platform then leaves vLLM's CPU path as it is)."""
-        return bool(self.compilation_config.mode != CompilationMode.NONE)
+        """Whether the model's steps run on the card (not with enforce_eager or LoRA: the platform
+        then leaves vLLM's CPU path as it is)."""
+        return on_device(self.vllm_config)
 
-    def load_model(self, *args: Any, **kwargs: Any) -> None:
-        """vLLM compiles the model's forward (the pieces); its LM head, `compute_logits`, runs
-        after it, outside: compiled here too, for the sampled rows (dynamic: length buckets)."""
-        super().load_model(*args, **kwargs)
+    def init_device(self) -> None:
         if not self._compiled():
-            return
-        model = self.model_runner.get_model()
-        compiled = torch.compile(model.compute_logits, backend="spyre")
-
-        def compute_logits(hidden_states: torch.Tensor) -> Any:
-            torch._dynamo.maybe_mark_dynamic(hidden_states, 0)
-            return compiled(hidden_states)
-
-        model.compute_logits = compute_logits
+            return super().init_device()
+        with mock.patch.object(cpu_worker, "CPUModelRunner", SpyreModelRunner):
+            return super().init_device()
 
     def determine_available_memory(self) -> int:
         runner = self.model_runner
@@ -109,28 +99,23 @@ class SpyreWorker(CPUWorker):
         return super().determine_available_memory()
 
     def compile_or_warm_up_model(self) -> Any:
-        """vLLM's warm-up ran the forward at the largest step (max_num_batched_tokens tokens);
-        here every smaller bucket, and the LM head at 1 row (its own graph: Dynamo specialises
-        size 1) and at each bucket up to max_num_seqs rows."""
+        """Every (tokens, pages) bucket a step can run at (buckets.py), compiled and run once."""
         times = super().compile_or_warm_up_model()
         if not self._compiled():
             return times
-        tokens = bucket_sizes(self.scheduler_config.max_num_batched_tokens)
-        rows = [1, *bucket_sizes(self.scheduler_config.max_num_seqs)] if self.scheduler_config.max_num_seqs > 1 else [1]
-        for n in tokens[:-1]:
-            self.model_runner._dummy_run(n)
-        hidden = self.model_config.get_hidden_size()
-        with torch.inference_mode():
-            for n in rows:
-                self.model_runner.get_model().compute_logits(torch.zeros(n, hidden, dtype=self.model_config.dtype))
+        runner = self.model_runner
+        assert isinstance(runner, SpyreModelRunner)
+        buckets = runner.device_forward.warm_up()
         logger.info(
-            "spyre start-up: %d graphs compiled, %d loaded from the compile cache (%s), for the forward at %s "
-            "tokens and the LM head at %s rows (each length bucket once)",
+            "spyre start-up: %d graphs compiled, %d loaded from the compile cache (%s), for the steps at %d "
+            "(tokens, pages) buckets: tokens %s, pages up to %d (blocks of %d tokens)",
             STATS.compiles,
             STATS.cache_loads,
             cache_where(),
-            tokens,
-            rows,
+            len(buckets),
+            runner.step_shapes.token_buckets,
+            runner.step_shapes.max_pages(runner.step_shapes.max_tokens),
+            runner.step_shapes.block_size,
         )
         return times
 
@@ -138,10 +123,20 @@ class SpyreWorker(CPUWorker):
         self.clock.begin(scheduler_output)
         output = super().execute_model(scheduler_output)
         if output is not None:  # no sampling to come (a step with nothing scheduled, a pooling model)
-            self.clock.end()
+            self._step_done()
         return output
 
     def sample_tokens(self, grammar_output: Any) -> Any:
         output = super().sample_tokens(grammar_output)
-        self.clock.end()
+        self._step_done()
         return output
+
+    def _step_done(self) -> None:
+        runner = self.model_runner
+        on_card = isinstance(runner, SpyreModelRunner) and self._compiled()
+        step = self.clock.end(runner.device_forward.last_attention if on_card else frozenset())
+        if step is None:
+            return
+        metrics.record_step(step.device_s)
+        if on_card:
+            metrics.record_kv_cache(runner.kv_cache_bytes(), runner.kv_cache_bytes_in_use())

@@ -77,6 +77,16 @@ def test_the_same_graph_loads_and_other_options_are_another_entry(cache: Path) -
     assert other["compiles"] == 1 and len(entries(cache)) == 2
 
 
+def test_another_device_is_another_entry_that_names_its_target(cache: Path) -> None:
+    """The key holds the device config, which the compiled module states as its target."""
+    compile_and_run()
+    slower = compile_and_run({"ddr_bytes_per_s": 102.4e9})
+    assert slower["compiles"] == 1 and len(entries(cache)) == 2
+    texts = [e.read_text() for e in entries(cache)]
+    assert sum("spyre.target = #spyre.target<ddr_bytes_per_s = 102400000000.0>" in t for t in texts) == 1
+    assert sum("spyre.target = #spyre.target}" in t for t in texts) == 1
+
+
 def test_an_edited_compiler_is_another_entry(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The key holds the digest of spyre_mlir's sources: a checkout edited without a new
     version number compiles again instead of loading what the old code compiled."""

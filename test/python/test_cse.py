@@ -1,7 +1,7 @@
 """cse at the torch level: spyre-pipeline runs xDSL's cse right after torch-adapt (no
 switch: pipeline.py), so equal pure computations become one value before they become kernels.
 
-Which torch ops may merge is `PURE_OPS` of spyre_mlir/dialects/torch.py (plus the dedicated
+Which torch ops may merge is `PURE_OPS` of spyre_mlir/dialects/torch/names.py (plus the dedicated
 classes, all `Pure`): checked here against PyTorch's own schemas and tags, so that no mutating,
 random or side-effecting op is ever merged or erased. End to end, two attentions over one
 boolean mask (SDPA decomposes per call, each computing where(mask, 0, -inf)) launch the where

@@ -41,6 +41,29 @@ def test_every_operator_mutates_some_seed():
         assert changed, name
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "func.func @f() {\n  func.return\n}",
+        "builtin.module {\n  func.func @f() {\n    func.return\n  }\n}",
+        'builtin.module attributes {spyre.numerics = "dl16"} {\n  func.func @f() {\n    func.return\n  }\n}',
+        "builtin.module attributes {spyre.target = #spyre.target} {\n  func.func @f() {\n    func.return\n  }\n}",
+        "builtin.module attributes {spyre.target = #spyre.target<>} {\n}",
+        "builtin.module attributes {spyre.target = #spyre.target<cores = 4, lx_bytes = 4096>} {\n}",
+        "builtin.module attributes {spyre.target = #spyre.target<lx_bytes = 4096>} {\n}",
+    ],
+)
+def test_a_recipes_core_count_is_the_case_modules_target(text):
+    from xdsl.parser import Parser
+
+    from spyre_mlir.dialects import spyre
+    from spyre_mlir.testing.fuzz import runner
+    from spyre_mlir.tools.spyre_opt import make_tool_context
+
+    module = Parser(make_tool_context(), runner.with_cores(text, 7)).parse_module()
+    assert spyre.module_target(module).cores == 7
+
+
 @pytest.mark.slow  # 200 cases through the tools in worker processes
 def test_fuzz_slice():
     from spyre_mlir.testing.fuzz import mutations, runner

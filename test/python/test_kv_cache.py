@@ -144,3 +144,86 @@ def test_a_cache_rewritten_whole_stays_on_the_device():
     assert not graph.cpu_fallback, graph.cpu_fallback
     assert sent[0] - sent[1] == CACHE_BYTES, sent
     assert len(set(sent[1:])) == 1, sent
+
+
+def update_other(cache: torch.Tensor, pos: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """Another program writing the same cache (another bucket of a served model's step)."""
+    cache.index_copy_(2, pos, k * 2)
+    return cache.amax(-1)
+
+
+def test_two_graphs_share_the_cache_on_the_device():
+    """A cache two compiled graphs write in place is one device copy: each graph finds the other's
+    writes there (runtime/host.py `ResidentArguments`), and neither sends it again."""
+    first = torch.compile(update, backend="spyre")
+    second = torch.compile(update_other, backend="spyre")
+    cache = torch.zeros(CACHE)
+    eager = cache.clone()
+    gen = torch.Generator().manual_seed(5)
+    prof = get_device_model().profile
+    sent = []
+    with torch.no_grad():
+        for i, (fn, ref) in enumerate([(first, update), (second, update_other)] * 3):
+            k = torch.from_numpy(_rounded(torch.randn(1, 2, 1, 64, generator=gen)))
+            before = prof.transfers_bytes
+            got = fn(cache, torch.tensor([i]), k)
+            sent.append(prof.transfers_bytes - before)
+            want = ref(eager, torch.tensor([i]), k)
+            np.testing.assert_array_equal(cache.numpy(), eager.numpy())
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=2 * DL16.unit_roundoff * 64)
+    # the first call sends the cache, no later call of either graph does: k alone (2 sticks)
+    assert sent[0] - sent[2] == CACHE_BYTES, sent
+    assert set(sent[2:]) == {sent[2]} and sent[1] in (sent[2], sent[2] + CACHE_BYTES), sent
+
+
+def test_two_graphs_hold_one_copy_of_a_weight():
+    """A parameter two compiled graphs read is uploaded once for both (the card holds a model's
+    weights once for all its programs)."""
+    w = torch.nn.Parameter(torch.randn(128, 128), requires_grad=False)
+    f = torch.compile(lambda x: x @ w, backend="spyre")
+    g = torch.compile(lambda x: torch.relu(x @ w), backend="spyre")
+    prof = get_device_model().profile
+    x = torch.randn(4, 128)
+    with torch.no_grad():
+        f(x)
+        before = prof.transfer_bytes_by_kind.get("argument", 0)
+        g(x)
+        sent = prof.transfer_bytes_by_kind.get("argument", 0) - before
+    assert sent < 128 * 128 * 2, sent  # x alone: the weight's copy is f's
+
+
+BLOCKS, BLOCK, WIDTH = 12, 16, 128
+"""A paged cache (vLLM's): 12 blocks of 16 slots, a row of 128 values (2 sticks) per slot."""
+
+
+def paged_update(cache: torch.Tensor, slots: torch.Tensor, pages: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """The step's rows written at their slots, then the step's pages read back (the start of
+    spyre_mlir/vllm/attention.py's paged attention)."""
+    cache[:, slots] = rows.unsqueeze(0) * 2
+    return cache.view(BLOCKS, BLOCK * WIDTH)[pages].view(-1, WIDTH).sum(-1)
+
+
+def test_pages_are_gathered_from_the_cache_as_it_is():
+    """The gather reads the picked pages from the cache's own layout (spyre.table_rows): no
+    kernel moves the whole cache, and the cache stays on the device between calls."""
+    compiled = torch.compile(paged_update, backend="spyre")
+    n = len(STATS.graphs)
+    cache = torch.zeros(1, BLOCKS * BLOCK, WIDTH)
+    eager = cache.clone()
+    gen = torch.Generator().manual_seed(6)
+    prof = get_device_model().profile
+    cache_bytes = BLOCKS * BLOCK * WIDTH * 2
+    with torch.no_grad():
+        for _ in range(3):
+            slots = torch.randperm(BLOCKS * BLOCK, generator=gen)[:5]
+            pages = torch.randint(0, BLOCKS, (3,), generator=gen)
+            rows = torch.from_numpy(_rounded(torch.randn(5, WIDTH, generator=gen)))
+            first = len(prof.kernels)
+            got = compiled(cache, slots, pages, rows)
+            want = paged_update(eager, slots, pages, rows)
+            np.testing.assert_array_equal(cache.numpy(), eager.numpy())
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=2 * DL16.unit_roundoff * WIDTH)
+            moved = [(k.name, k.ddr_read_bytes) for k in prof.kernels[first:] if k.ddr_read_bytes >= cache_bytes]
+            assert not moved, moved
+    (graph,) = STATS.graphs[n:]
+    assert not graph.cpu_fallback, graph.cpu_fallback

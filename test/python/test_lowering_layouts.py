@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from xdsl.parser import Parser
 
+from spyre_mlir.dialects import spyre
 from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
 from spyre_mlir.runtime.host import Executable
 from spyre_mlir.sim.interpreter import DeviceModel
@@ -52,11 +53,12 @@ def lowered_and_run(text: str, x: np.ndarray):
     on the device model."""
     ctx = make_tool_context()
     m = Parser(ctx, text).parse_module()
+    spyre.set_module_target(m, DeviceConfig(cores=4))
     for p in (
         SpyreFusePass(),
-        SpyreDivideWorkPass(cores=4),
-        SpyrePlanScratchpadPass(cores=4),
-        ConvertSpyreToIsaPass(cores=4),
+        SpyreDivideWorkPass(),
+        SpyrePlanScratchpadPass(),
+        ConvertSpyreToIsaPass(),
     ):
         p.apply(ctx, m)
     (y,) = Executable(m, ctx, DeviceModel(DeviceConfig(cores=4)), "f")(x)

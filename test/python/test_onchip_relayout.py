@@ -12,7 +12,7 @@ import torch
 from helpers import load_bench
 from xdsl.parser import Parser
 
-from spyre_mlir.dialects import spyre_isa
+from spyre_mlir.dialects import spyre, spyre_isa
 from spyre_mlir.frontend.backend import get_device_model
 from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
 from spyre_mlir.runtime.host import Executable
@@ -78,11 +78,12 @@ def test_a_larger_lx_keeps_the_relayout_on_chip():
 def _lowered(align_consumer: bool, cores: int = 4):
     ctx = make_tool_context()
     module = Parser(ctx, LIT_INPUT.read_text()).parse_module()
+    spyre.set_module_target(module, DeviceConfig(cores=cores))
     for p in (
-        SpyreDivideWorkPass(cores=cores),
-        SpyreOnchipRelayoutPass(cores=cores, align_consumer=align_consumer),
-        SpyrePlanScratchpadPass(cores=cores),
-        ConvertSpyreToIsaPass(cores=cores),
+        SpyreDivideWorkPass(),
+        SpyreOnchipRelayoutPass(align_consumer=align_consumer),
+        SpyrePlanScratchpadPass(),
+        ConvertSpyreToIsaPass(),
     ):
         p.apply(ctx, module)
     return ctx, module

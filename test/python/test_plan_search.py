@@ -87,7 +87,7 @@ def test_the_planning_passes_plan_for_the_corelets_the_device_drives():
     """A Granite-8B FFN product (1024 x 4096 x 12800) is PT-bound on one corelet per core, and
     its best plan there moves B twice (a B tile per m chunk); with both corelets driven the PT
     time halves and that plan is DDR-bound. The planning passes take `corelets_used` from the
-    device config: the kernel gets the split, chain and chunks the estimate for its corelets
+    module's target: the kernel gets the split, chain and chunks the estimate for its corelets
     chooses, and on two corelets the two-corelet plan moves fewer bytes and is faster."""
     from xdsl.parser import Parser
 
@@ -109,7 +109,8 @@ def test_the_planning_passes_plan_for_the_corelets_the_device_drives():
         config = DEFAULT_CONFIG.replace(corelets_used=corelets)
         ctx = make_tool_context()
         module = Parser(ctx, text).parse_module()
-        for p in pipeline_passes(config):
+        spyre.set_module_target(module, config)
+        for p in pipeline_passes():
             p.apply(ctx, module)
             if isinstance(p, SpyrePlanScratchpadPass):
                 break

@@ -237,7 +237,7 @@ def test_early_loads_is_a_count_of_kernels():
     assert CFG.early_loads == 4
     with pytest.raises(ValueError, match="early_loads must be an int >= 0"):
         CFG.replace(early_loads=-1).validate()
-    with pytest.raises(ValueError, match="early_loads must be an int >= 0"):
+    with pytest.raises(ValueError, match="early_loads must be int, got True"):
         CFG.replace(early_loads=True).validate()
 
 

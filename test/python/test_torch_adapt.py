@@ -36,7 +36,7 @@ def _launches(fn, *inputs, **options):
 def _with_and_without(monkeypatch, adaptation, fn, inputs, nan_inputs):
     """`fn` compiled with the adaptations as they are and without `adaptation`
     (`_with_and_without_change`)."""
-    from spyre_mlir.transforms import torch_adapt
+    from spyre_mlir.transforms.torch_adapt import adapt as torch_adapt
 
     kept = tuple(a for a in torch_adapt.ADAPTATIONS if a is not adaptation)
     return _with_and_without_change(
@@ -163,7 +163,7 @@ def test_heads_from_a_transposed_linear_give_the_same_bits_in_fewer_launches(mon
     """Q, K and V computed as w @ x^T + b[:, None] (HeadsFromTransposedLinear): the same
     products and sums, so the same output bits, with fewer relayout launches than the
     Linear's (S, H * D) result split into heads of 32 (half a stick)."""
-    from spyre_mlir.transforms import torch_adapt
+    from spyre_mlir.transforms.torch_adapt import adapt as torch_adapt
 
     torch.manual_seed(2)
     q, k, v = (torch.nn.Linear(384, 384) for _ in range(3))
@@ -198,7 +198,7 @@ def test_grouped_query_attention_gives_the_same_bits_without_the_cache_copies(mo
     reference mode, no k split; each fp32 run within the DL16 bound), and the expanded copies
     are neither written nor read."""
     from spyre_mlir.frontend import backend
-    from spyre_mlir.transforms import torch_adapt
+    from spyre_mlir.transforms.torch_adapt import adapt as torch_adapt
 
     def repeat_kv(x, rep):
         b, g, length, d = x.shape
@@ -233,7 +233,7 @@ def test_attention_scales_q_once_and_leaves_the_k_cache_unscaled(monkeypatch):
     1/8 (exact) and k not at all: one launch fewer, less DDR traffic (the scaled copy of K is
     neither written nor read), and the output within the DL16 bound either way."""
     from spyre_mlir.frontend import backend
-    from spyre_mlir.transforms import torch_adapt
+    from spyre_mlir.transforms.torch_adapt import adapt as torch_adapt
 
     def attention(q, k, v):
         return torch.nn.functional.scaled_dot_product_attention(q, k, v)
@@ -258,7 +258,7 @@ def test_a_rotary_embedding_gives_the_same_bits_in_fewer_launches(monkeypatch):
     """HF's apply_rotary_pos_emb at head dim 64: rotate_half's cat of half sticks swaps the
     stick dim once for the whole cat (LaneMovesInOneSwap) instead of once per piece; the same
     elements move, so the same bits, a NaN in a lane included (it stays in its two lanes)."""
-    from spyre_mlir.transforms import torch_adapt
+    from spyre_mlir.transforms.torch_adapt import adapt as torch_adapt
 
     def rotate_half(x):
         return torch.cat((-x[..., x.shape[-1] // 2 :], x[..., : x.shape[-1] // 2]), dim=-1)
@@ -489,7 +489,7 @@ def test_rotary_signs_move_onto_the_shared_sine_once_for_every_layer(monkeypatch
     layers in place of a negation per layer, and the same bits. Without the negation both
     halves are slices that only the cat reads, so they join its kernel (spyre-fuse's sliced
     concats): a negated half would be a slice and a negation, two launches of its own."""
-    from spyre_mlir.transforms import torch_adapt
+    from spyre_mlir.transforms.torch_adapt import lane_moves as torch_adapt
 
     def rotary(k1, k2, cos, sin):
         return torch.cat([k * cos + torch.cat((-k[..., 32:], k[..., :32]), dim=-1) * sin for k in (k1, k2)], dim=1)
@@ -507,7 +507,7 @@ def test_an_interleaved_rotary_embedding_by_a_product_gives_the_same_bits(monkey
     """GPT-J's rotate_every_two, stack((-x[..., 1::2], x[..., ::2]), -1).flatten(-2), on its
     way to the attention scores, as one product (InterleavedLaneMovesAsProduct): the same bits
     as without it, in fewer launches."""
-    from spyre_mlir.transforms import torch_adapt
+    from spyre_mlir.transforms.torch_adapt import adapt as torch_adapt
 
     def scores(q, k, cos, sin):
         pairs = torch.stack((-q[..., 1::2], q[..., ::2]), dim=-1).flatten(-2)
@@ -529,7 +529,7 @@ def test_a_slice_of_rows_moves_before_a_norm(monkeypatch):
     last row only, so the launches read one row of h instead of all of them (and the result
     is within the DL16 bound either way)."""
     from spyre_mlir.frontend import backend
-    from spyre_mlir.transforms import torch_adapt
+    from spyre_mlir.transforms.torch_adapt import adapt as torch_adapt
 
     def last_row_normed(h, w):
         normed = h * torch.rsqrt((h * h).mean(-1, keepdim=True) + 1e-6) * w

@@ -52,11 +52,13 @@ def vllm_cache_root(tmp_path_factory) -> None:
 
 @pytest.fixture(scope="package")
 def llama_dir(tmp_path_factory) -> Path:
-    """The 2-layer Llama of test/python/helpers.py (head dim 64: vLLM's CPU attention takes 32
-    and more), vocabulary 256, saved as HF does, with `char_tokenizer`."""
+    """The 2-layer Llama of test/python/helpers.py (head dim 64), vocabulary 256, positions up to
+    1024, saved as HF does, with `char_tokenizer`."""
     from helpers import tiny_llama
 
     d = tmp_path_factory.mktemp("tiny_llama")
-    tiny_llama(pad_token_id=0, bos_token_id=1, eos_token_id=2, torch_dtype="float32").save_pretrained(d)
+    tiny_llama(
+        pad_token_id=0, bos_token_id=1, eos_token_id=2, torch_dtype="float32", max_position_embeddings=1024
+    ).save_pretrained(d)
     char_tokenizer().save_pretrained(d)
     return d

@@ -1,7 +1,9 @@
-"""vLLM's offline `LLM` on the spyre platform (spyre_mlir/vllm): greedy tokens as transformers'
-eager ones, the linears on the device model, a bounded set of compiles for any prompt lengths
-(the graph pieces run padded to the length buckets, all compiled at start-up), and each step's
-and each request's simulated device time in the log."""
+"""vLLM's offline `LLM` on the spyre platform (spyre_mlir/vllm): each step one program on the
+card, attention and the paged KV cache included. Greedy tokens as transformers' eager ones
+for batches, a prompt longer than a step (chunked prefill) and prompts sharing a prefix
+(prefix caching); no float op on the CPU; the KV cache never crosses the host link; a decode
+step's work grows with its context as attention's does; each step's and each request's
+simulated device time in the log."""
 
 from __future__ import annotations
 
@@ -17,6 +19,10 @@ os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # the engine in th
 
 from spyre_mlir.frontend.backend import STATS
 from spyre_mlir.vllm.clock import RequestTime, StepTime
+
+MAX_MODEL_LEN, MAX_NUM_SEQS, STEP_TOKENS = 512, 4, 64
+BLOCK = 128
+"""The CPU platform's block size, which the spyre platform keeps."""
 
 
 class Records(logging.Handler):
@@ -49,47 +55,142 @@ def records():
         logger.setLevel(level)
 
 
-def test_llm_generates_eagers_tokens_with_the_linears_on_the_device(llama_dir):
-    from vllm import LLM, SamplingParams
+@pytest.fixture(scope="module")
+def llm(llama_dir):
+    from vllm import LLM
+
+    llm = LLM(
+        model=str(llama_dir),
+        max_model_len=MAX_MODEL_LEN,
+        max_num_seqs=MAX_NUM_SEQS,
+        max_num_batched_tokens=STEP_TOKENS,
+        disable_log_stats=False,
+    )
+    llm.startup_compiles = STATS.compiles  # type: ignore[attr-defined]
+    llm.startup_graphs = len(STATS.graphs)  # type: ignore[attr-defined]
+    return llm
+
+
+@pytest.fixture(scope="module")
+def eager(llama_dir):
+    model = transformers.LlamaForCausalLM.from_pretrained(llama_dir).eval()
+
+    def generate(prompt: list[int], n: int) -> list[int]:
+        with torch.no_grad():
+            return model.generate(torch.tensor([prompt]), max_new_tokens=n, do_sample=False)[0, len(prompt) :].tolist()
+
+    return generate
+
+
+def _prompts(lengths, seed=1):
+    gen = torch.Generator().manual_seed(seed)
+    return [torch.randint(3, 256, (n,), generator=gen).tolist() for n in lengths]
+
+
+def _generate(llm, prompts, n):
+    from vllm import SamplingParams
     from vllm.inputs import TokensPrompt
+
+    params = SamplingParams(temperature=0, max_tokens=n, ignore_eos=True, detokenize=False)
+    outs = llm.generate([TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False)
+    return [list(o.outputs[0].token_ids) for o in outs]
+
+
+def _cache_bytes(llm) -> int:
+    """One layer's key cache on the card (DL16)."""
+    runner = llm.llm_engine.model_executor.driver_worker.worker.model_runner
+    return runner.kv_caches[0][0].numel() * 2
+
+
+def test_llm_generates_eagers_tokens_with_every_step_on_the_card(llm, eager):
+    from vllm.platforms import current_platform
 
     import spyre_mlir.vllm.platform as platform
 
-    llm = LLM(model=str(llama_dir), max_model_len=64, max_num_seqs=4)
-    from vllm.platforms import current_platform
-
     assert type(current_platform) is platform.SpyrePlatform
-    assert llm.llm_engine.vllm_config.model_config.dtype == torch.float32  # dtype auto: the checkpoint's
-    # the KV cache holds max_num_seqs requests of max_model_len and vLLM's null block: 4 x 1 + 1
+    config = llm.llm_engine.vllm_config
+    assert config.model_config.dtype == torch.float32  # dtype auto: the checkpoint's
+    # the KV cache holds max_num_seqs requests of max_model_len and vLLM's null block: 4 x 4 + 1
     # blocks of 128 tokens, not the quarter of the host memory it may have
-    assert llm.llm_engine.vllm_config.cache_config.num_gpu_blocks == 5
-    # start-up ran every bucket up to the step's largest (max_num_batched_tokens): serving compiles nothing
-    startup = STATS.compiles
-    assert startup > 0
-    gen = torch.Generator().manual_seed(1)
-    params = SamplingParams(temperature=0, max_tokens=8, ignore_eos=True, detokenize=False)
-    eager = transformers.LlamaForCausalLM.from_pretrained(llama_dir).eval()
+    assert config.cache_config.num_gpu_blocks == MAX_NUM_SEQS * MAX_MODEL_LEN // BLOCK + 1
+    # start-up compiled every (tokens, pages) bucket: serving compiles nothing
+    assert llm.startup_compiles > 0
     tokens = 0
     batches = ((5, 9, 13), (6, 11, 3, 7))
     with records() as got:
         for lengths in batches:
             tokens += sum(lengths) + 7 * len(lengths)  # each prompt, then 7 decode steps
-            prompts = [torch.randint(3, 256, (n,), generator=gen).tolist() for n in lengths]
-            outs = llm.generate([TokensPrompt(prompt_token_ids=p) for p in prompts], params)
-            for p, o in zip(prompts, outs):
-                with torch.no_grad():
-                    want = eager.generate(torch.tensor([p]), max_new_tokens=8, do_sample=False)[0, len(p) :]
-                assert list(o.outputs[0].token_ids) == want.tolist(), (p, o.outputs[0].token_ids, want)
-    assert STATS.compiles == startup, (startup, STATS.compiles)  # new prompt lengths, new batch sizes: no compile
+            prompts = _prompts(lengths)
+            for p, o in zip(prompts, _generate(llm, prompts, 8)):
+                assert o == eager(p, 8), (p, o)
+    assert STATS.compiles == llm.startup_compiles  # new prompt lengths, new batch sizes: no compile
+    # no float op of any graph the worker compiled runs on the CPU
+    assert STATS.graphs and all(not g.cpu_fallback for g in STATS.graphs), [
+        (g.name, g.cpu_fallback) for g in STATS.graphs if g.cpu_fallback
+    ]
     steps = got.steps
     assert sum(s.tokens for s in steps) == tokens
     assert all(s.compiles == 0 and s.device_s > 0 for s in steps)
     # the device did every token's linears: q, k, v, o and the MLP's three, in both layers
     per_token = 2 * (256 * 256 + 2 * 256 * 128 + 256 * 256 + 3 * 256 * 512)
     assert sum(s.macs for s in steps) >= tokens * per_token, (sum(s.macs for s in steps), tokens * per_token)
+    # what crosses the host link per step: the step's indices and visibility numbers, the
+    # sampled rows' logits; never a KV cache (nor the weights)
+    cache = _cache_bytes(llm)
+    for s in steps:
+        assert set(s.transfer_bytes) <= {"index", "argument", "result"}, s.transfer_bytes
+        assert s.transfer_bytes.get("argument", 0) < cache // 8, s.transfer_bytes
+        assert s.transfer_bytes["result"] <= MAX_NUM_SEQS * 256 * 2, s.transfer_bytes  # rows of 256 logits, DL16
     # vLLM tells the worker a request finished at its next step: the first batch's, here
     first = got.requests
     assert sorted(r.tokens for r in first) == sorted(n + 7 for n in batches[0])
     assert all(r.steps == 8 for r in first)  # the prompt's step, then one per decoded token
     # a request's time is its steps' time: the first batch ran alone, in the first 8 steps
     assert sum(r.device_s for r in first) == pytest.approx(sum(s.device_s * s.requests for s in steps[:8]))
+
+
+def test_a_prompt_longer_than_a_step_is_prefilled_in_chunks(llm, eager):
+    (prompt,) = _prompts([150], seed=2)
+    with records() as got:
+        (out,) = _generate(llm, [prompt], 6)
+    assert out == eager(prompt, 6)
+    # 150 prompt tokens in steps of at most 64 (max_num_batched_tokens), then a token per step
+    assert [s.tokens for s in got.steps] == [64, 64, 22, 1, 1, 1, 1, 1]
+
+
+def test_prompts_sharing_a_prefix_reuse_its_cached_pages(llm, eager):
+    (prefix,) = _prompts([300], seed=3)
+    tails = _prompts([4, 9], seed=4)
+    before = _metric(llm, "vllm:prefix_cache_hits")
+    with records() as got:
+        first = _generate(llm, [prefix + tails[0]], 5)
+        second = _generate(llm, [prefix + tails[1]], 5)
+    assert first[0] == eager(prefix + tails[0], 5)
+    assert second[0] == eager(prefix + tails[1], 5)
+    # the second prompt's first two blocks (256 tokens) are the first's, cached: its prefill
+    # computes the other 53 tokens only
+    assert _metric(llm, "vllm:prefix_cache_hits") - before == 2 * BLOCK
+    assert got.steps[-5].tokens == 300 + 9 - 2 * BLOCK
+
+
+def _metric(llm, name: str) -> float:
+    return sum(m.value for m in llm.get_metrics() if m.name == name)
+
+
+def test_a_decode_step_grows_with_its_context_as_attention_does(llm):
+    """One request's decode step at a 12-token and at a 404-token context: its multiply-adds
+    and kernel time grow by attention's over the pages (1 and 4 of 128 slots); its bytes over
+    the host link by a number per page only (its id, and its visibility from the token), not by
+    the pages' keys and values (64 KiB a page here)."""
+    decode = {}
+    for n in (12, 404):
+        with records() as got:
+            _generate(llm, _prompts([n], seed=5), 3)
+        decode[n] = got.steps[-1]
+    short, long = decode[12], decode[404]
+    # scores and context, per layer: heads x head dim multiply-adds per key, 384 keys more
+    assert long.macs - short.macs == 2 * 2 * 4 * 64 * 3 * BLOCK, (short.macs, long.macs)
+    assert long.kernels_s > short.kernels_s
+    extra = {k: long.transfer_bytes.get(k, 0) - short.transfer_bytes.get(k, 0) for k in long.transfer_bytes}
+    assert extra["index"] == 3 * 8, extra  # three page numbers (int64) more
+    assert extra.get("argument", 0) == 3 * 128 and extra.get("result", 0) == 0, extra  # a stick per page's number

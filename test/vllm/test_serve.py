@@ -1,7 +1,7 @@
 """`vllm serve` on the spyre platform (`python -m spyre_mlir.vllm serve`, spyre_mlir/vllm/server.py):
 the OpenAI server on a free loopback port answers 8 concurrent completions and a chat with
 transformers' eager greedy tokens, refuses malformed requests with a 4xx and keeps serving,
-logs each request's simulated device time, compiles its length buckets at start-up only (and
+logs each request's simulated device time, compiles its step buckets at start-up only (and
 none on a second start with the compile cache on disk), and stops cleanly on SIGINT."""
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ PROMPTS = [
     "Dataflow accelerators stream tensors between cores",
 ]
 NEW_TOKENS = 12
-ARGS = ["--max-model-len", "128", "--max-num-seqs", "8"]  # dtype auto: float32, as the checkpoint
+ARGS = ["--max-model-len", "128", "--max-num-seqs", "8", "--max-num-batched-tokens", "64"]  # dtype auto: float32
 
 STARTUP = re.compile(
-    r"spyre start-up: (\d+) graphs compiled, (\d+) loaded from the compile cache .* for the forward at "
-    r"\[([\d, ]+)\] tokens and the LM head at \[([\d, ]+)\] rows"
+    r"spyre start-up: (\d+) graphs compiled, (\d+) loaded from the compile cache .* for the steps at (\d+) "
+    r"\(tokens, pages\) buckets: tokens \[([\d, ]+)\], pages up to (\d+)"
 )
 REQUEST = re.compile(r"spyre request (\S+): ([\d.]+) ms simulated device time over (\d+) steps, (\d+) tokens")
 STEP = re.compile(r"spyre step \d+: (\d+) requests, (\d+) tokens: ([\d.]+) ms")
@@ -52,11 +52,22 @@ def eager(llama_dir):
     return tok, generate
 
 
-def _startup(log: str) -> tuple[int, int, list[int], list[int]]:
+def _startup(log: str) -> tuple[int, int, int, list[int], int]:
     found = STARTUP.findall(log)
     assert len(found) == 1, found
-    compiled, loaded, tokens, rows = found[0]
-    return int(compiled), int(loaded), [int(b) for b in tokens.split(",")], [int(b) for b in rows.split(",")]
+    compiled, loaded, buckets, tokens, pages = found[0]
+    return int(compiled), int(loaded), int(buckets), [int(b) for b in tokens.split(",")], int(pages)
+
+
+def _metrics(url: str) -> dict[str, float]:
+    """The server's /metrics: value by sample name (with its labels, as Prometheus prints them)."""
+    text = httpx.get(f"{url}/metrics", timeout=30).text
+    found = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            found[name] = float(value)
+    return found
 
 
 async def _complete_all(client: openai.AsyncOpenAI, model: str) -> list:
@@ -75,6 +86,7 @@ def test_serve_answers_concurrent_requests_as_eager(llama_dir, eager, tmp_path):
     model = str(llama_dir)
     env = {"SPYRE_CACHE": "1", "SPYRE_CACHE_DIR": str(tmp_path / "cache"), "VLLM_LOGGING_LEVEL": "DEBUG"}
     with Server(llama_dir, ARGS, tmp_path / "serve.log", env=env, start_timeout=240) as server:
+        before = _metrics(server.url)
         client = openai.AsyncOpenAI(base_url=f"{server.url}/v1", api_key="none", timeout=120, max_retries=0)
         completions = asyncio.run(_complete_all(client, model))
         for prompt, c in zip(PROMPTS, completions):
@@ -100,27 +112,42 @@ def test_serve_answers_concurrent_requests_as_eager(llama_dir, eager, tmp_path):
         assert bad_json.status_code == 400, bad_json.text
         bad_type = httpx.post(url, json={"model": model, "prompt": "hi", "max_tokens": "many"})
         assert bad_type.status_code == 400 and "max_tokens" in bad_type.text, bad_type.text
+        too_long = httpx.post(url, json={"model": model, "prompt": "x" * 200, "max_tokens": 4})  # a token per character
+        assert too_long.status_code == 400 and "128" in too_long.text, too_long.text  # names the limit
         again = sync.completions.create(model=model, prompt=PROMPTS[0], max_tokens=NEW_TOKENS, temperature=0)
         assert again.choices[0].text == completions[0].choices[0].text
+        # the card's figures on the server's /metrics (the worker's, beside vLLM's), moved by the requests
+        after = _metrics(server.url)
+    assert any(k.startswith("vllm:prefix_cache_hits_total") for k in after)  # vLLM's own are there too
+    steps_served = after["spyre:step_device_seconds_count"] - before.get("spyre:step_device_seconds_count", 0)
+    seconds = after["spyre:device_seconds_total"] - before.get("spyre:device_seconds_total", 0)
+    assert steps_served >= NEW_TOKENS and seconds > 0, (before, after)
+    assert after["spyre:step_device_seconds_sum"] == pytest.approx(after["spyre:device_seconds_total"])
+    allocated = after['spyre:kv_cache_ddr_bytes{kind="allocated"}']
+    # 2 layers x keys and values x (vLLM's 9 blocks + 1 spare) x 128 slots x 128 values in DL16
+    assert allocated == 2 * 2 * 10 * 128 * 128 * 2, after
+    assert 0 < after['spyre:kv_cache_ddr_bytes{kind="in_use"}'] <= allocated
     assert server.process is not None and server.process.returncode == 0, server.log()[-3000:]
     assert not server.left_behind  # the engine and its worker exited with the server
 
     log = server.log()
-    compiled, loaded, tokens, rows = _startup(log)
-    assert tokens == [16, 32, 64, 128, 256, 512, 1024]  # vLLM's max_num_batched_tokens: 1024
-    assert rows == [1, 8]  # max_num_seqs: 8, in bucket 16
-    graphs = 3 * len(tokens) + 2  # a 2-layer Llama is 3 graph pieces; the LM head at 1 row and at bucket 16
+    compiled, loaded, graphs, tokens, pages = _startup(log)
+    assert tokens == [1, 4, 16, 64]  # up to max_num_batched_tokens
+    assert pages == 8  # 8 requests of one block (128 tokens)
+    assert graphs == 1 + 3 + 4 + 4  # (tokens, pages): 1 token reads 1 page; 4 read up to 4, then up to 8
     assert (compiled, loaded) == (graphs, 0)
     assert not SERVING_COMPILE.findall(log)  # serving compiled nothing
     # continuous batching: the concurrent requests shared steps
     steps = [(int(r), int(t), float(ms)) for r, t, ms in STEP.findall(log)]
     assert max(r for r, _, _ in steps) >= 4, steps
     assert all(ms > 0 for _, _, ms in steps)
-    # one line per finished request with its device time; a request is in one step per new token
+    # one line per finished request with its device time; a request is in a step per new token,
+    # and in more when its prompt was prefilled in chunks (steps of 64 tokens, shared)
     done = {rid: (float(ms), int(n), int(t)) for rid, ms, n, t in REQUEST.findall(log)}
     for c in completions:
         (ms, n, t) = next(v for rid, v in done.items() if rid.startswith(c.id + "-"))
-        assert n == c.usage.completion_tokens and t == c.usage.prompt_tokens + n - 1, (c.id, n, t, c.usage)
+        new = c.usage.completion_tokens
+        assert n >= new and t == c.usage.prompt_tokens + new - 1, (c.id, n, t, c.usage)
         assert ms > 0
     assert len(done) == len(PROMPTS) + 2  # the chat and the last completion too
 
@@ -129,6 +156,6 @@ def test_serve_answers_concurrent_requests_as_eager(llama_dir, eager, tmp_path):
         sync = openai.OpenAI(base_url=f"{second.url}/v1", api_key="none", timeout=120, max_retries=0)
         again = sync.completions.create(model=model, prompt=PROMPTS[3], max_tokens=NEW_TOKENS, temperature=0)
         assert again.choices[0].text == completions[3].choices[0].text
-    compiled, loaded, _, _ = _startup(second.log())
+    compiled, loaded, *_ = _startup(second.log())
     assert (compiled, loaded) == (0, graphs), second.log()[-3000:]
     assert not SERVING_COMPILE.findall(second.log())

@@ -20,12 +20,19 @@ Then cores with the same instruction sequence (up to addresses) are folded into 
 their own stream. Views between kernels stay on the host side (they move no data).
 
     instructions   per-core instruction records, their ops, the folding into streams
-    kernel         a kernel's plan (boxes, chunks, LX, resident values) and the dispatch
+    plan           a kernel's frozen plan (form, boxes, chunks, LX, arguments, resident values,
+                   multicast chains), read once and checked
+    kernel         the lowerings by kernel form (`@lowers`) and the driver: each core's code
     matmul         matmuls: tiles, PT passes, epilogues, multicast chains, k parts
     pointwise      pointwise ops, reductions, row groups
-    movement       gathers, slices, restickifies
+    attention      attention in one kernel: the scores, the row group, the context
+    movement       gathers, scatters, slices, concats, restickifies
     onchip         the on-chip relayout and the checks of its mark
+    geometry       where an attention kernel stores its context's sticks
     convert        the pass: one program per distinct kernel, a launch per kernel op
+
+Each family registers its lowering for the op classes (or kernel forms) it handles; the pass
+module imports the families, and the driver looks their lowerings up by the plan's form.
 """
 
 from spyre_mlir.lowering.convert_spyre_to_isa.convert import ConvertSpyreToIsaPass, kernel_key

@@ -7,12 +7,12 @@ and the result left in LX for resident chains.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from spyre_mlir.analysis.cost import piece_rows
 from spyre_mlir.analysis.sfp import pointwise_program
 from spyre_mlir.dialects import spyre
-from spyre_mlir.dialects.spyre_iteration import Box, chunk_boxes, parts
+from spyre_mlir.dialects.spyre.iteration import Box, chunk_boxes, parts
 from spyre_mlir.layout import matrix_strides
 from spyre_mlir.lowering.convert_spyre_to_isa.instructions import (
     Ins,
@@ -25,28 +25,29 @@ from spyre_mlir.lowering.convert_spyre_to_isa.instructions import (
     store,
     wait,
 )
+from spyre_mlir.lowering.convert_spyre_to_isa.kernel import CoreCode, lowers
+from spyre_mlir.lowering.convert_spyre_to_isa.plan import KernelPlan, b_events
 from spyre_mlir.target.constants import PT_LANES
 
-if TYPE_CHECKING:
-    from spyre_mlir.lowering.convert_spyre_to_isa.kernel import KernelCodegen
 
-
-def lower_matmul(gen: KernelCodegen, box: Box) -> list[Ins]:
+@lowers(spyre.MatmulOp)
+def lower_matmul(plan: KernelPlan, core: int, box: Box) -> CoreCode:
     """Per (n, m, k) chunk: the B tile in (from DDR, or down the multicast chain, after the A
     tile there), the A tile in (unless resident, or stationary: the core's whole A block loaded
     once per matrix, at its first chunk, where the plan has an `a_block`), a PT pass into the
     fp32 accumulator; after a tile's last k chunk the k parts' partial sums added over the
     ring, then the rounding copy or the epilogue and the tile out (or into the resident
     block)."""
-    op = gen.compute
+    op = plan.compute
     assert isinstance(op, spyre.MatmulOp)
     la, lb, lc = (spyre.device_layout(v.type) for v in (op.lhs, op.rhs, op.result))
     M, K = la.shape[-2:]
     N = lb.shape[-1]
     (sa_b, sa_m, sa_kt), (sb_b, sb_k, sb_nt), (sc_b, sc_m, sc_nt) = map(matrix_strides, (la, lb, lc))
-    A, B, C = gen.arg(op.lhs), gen.arg(op.rhs), gen.arg(op.result)
-    lx = gen.lx
+    A, B, C = plan.arg(op.lhs), plan.arg(op.rhs), plan.arg(op.result)
+    lx = plan.lx
     out: list[Ins] = []
+    resident: dict[str, tuple[int, int]] = {}
     loaded_a: tuple[int, ...] | None = None  # the A tile (or stationary block) in LX
     loaded_b = None
     n_a = n_b = n_out = 0  # loads/stores so far: double buffers alternate on their parity
@@ -54,27 +55,26 @@ def lower_matmul(gen: KernelCodegen, box: Box) -> list[Ins]:
     # launch as [k stick][row] at `a_res`; the result (after the epilogue) stays in LX,
     # the core's whole block as [n stick][row] at `c_res`
     rows = box["m"][1] - box["m"][0]
-    a_res = gen.resident_in[1] if gen.resident_in is not None and gen.resident_in[0] == A else None
-    c_res = gen.resident_out
+    a_res = plan.resident_in[1] if plan.resident_in is not None and plan.resident_in[0] == A else None
+    c_res = plan.resident_out
     if a_res is not None:
-        gen.resident("spyre.resident_in", a_res, rows * (box["k"][1] - box["k"][0]))
+        resident["spyre.resident_in"] = (a_res, a_res + rows * (box["k"][1] - box["k"][0]))
     # a block of few rows kept whole in LX, [k stick][row] as a resident one (buffers.STATIONARY_A_ROWS)
     stationary = a_res is None and "a_block" in lx
     mb0, kb0, kbox = box["m"][0], box["k"][0], box["k"][1] - box["k"][0]
     if c_res is not None:  # not split along k (the kernel verifies it)
-        gen.resident("spyre.resident_out", c_res, rows * (box["n"][1] - box["n"][0]))
-    group = gen.groups.get(gen.core)
-    pos = group.index(gen.core) if group else 0
-    n_tiles = len(_b_events(gen, box)) if group else 0
+        resident["spyre.resident_out"] = (c_res, c_res + rows * (box["n"][1] - box["n"][0]))
+    group = plan.groups.get(core)
+    pos = group.index(core) if group else 0
+    n_tiles = len(b_events(box, plan.dims, plan.chunks)) if group else 0
     kt_total = math.ceil(K / PT_LANES)
     # a k split: the cores of one (b, n, m) block each sum their own k range; the partial
     # sums go down the k parts (core + 1 -> core, adjacent on the ring), the first rounds
-    assert gen.kernel.split is not None, "KernelCodegen refuses a kernel without a split"
-    k_parts = parts(kt_total, gen.kernel.split.as_dict().get("k", 1))
+    k_parts = parts(kt_total, plan.split.get("k", 1))
     k_pos, k_end, n_partial = k_parts.index(box["k"]), box["k"][1], 0
     # one matrix at a time (the tiles hold one); within it the (n, m, k) chunks in order,
     # so that the k chunks of one output tile accumulate back to back
-    all_chunks = chunk_boxes(box, gen.dims, gen.chunks)
+    all_chunks = chunk_boxes(box, plan.dims, plan.chunks)
     b_ranges = list(dict.fromkeys(ch.get("b", (0, 1)) for ch in all_chunks))
     chunks = [(b, ch) for br in b_ranges for b in range(*br) for ch in all_chunks if ch.get("b", (0, 1)) == br]
     b_keys = [(b, ch["n"], ch["k"]) for b, ch in chunks]
@@ -101,23 +101,23 @@ def lower_matmul(gen: KernelCodegen, box: Box) -> list[Ins]:
                         A,
                         b * sa_b + k0 * sa_kt + m0 * sa_m,
                         [sa_kt, sa_m],
-                        gen.buf("lhs", n_a),
+                        plan.buf("lhs", n_a),
                         [mr, 1],
                         [kst, mr],
                     )
                 )
                 loaded_a = (b, m0, m1, k0, k1)
-            lhs = (gen.buf("lhs", n_a), [1, mr])
+            lhs = (plan.buf("lhs", n_a), [1, mr])
         if group is not None:  # B down a chain: A first (the chain's waits would hold it up)
             out += a_in
             a_in = []
         if loaded_b != (b, n0, n1, k0, k1):  # B tile as [n stick][k row]
             n_b += 1
-            rhs = gen.buf("rhs", n_b)
+            rhs = plan.buf("rhs", n_b)
             if group is None or pos == 0:  # the chain's first core loads B from DDR
                 out.append(load(B, b * sb_b + n0 * sb_nt + r0 * sb_k, [sb_nt, sb_k], rhs, [r1 - r0, 1], [nst, r1 - r0]))
             if group is not None:
-                out += multicast_step(gen, group, pos, n_b, n_tiles, rhs, [r1 - r0, 1], [nst, r1 - r0])
+                out += multicast_step(plan, group, pos, n_b, n_tiles, rhs, [r1 - r0, 1], [nst, r1 - r0])
             loaded_b = (b, n0, n1, k0, k1)
         # without a chain, B before A: a core's first loads are then of B, which a weight's
         # frozen copy lets start before the launch's barrier (DeviceConfig.early_loads)
@@ -125,7 +125,7 @@ def lower_matmul(gen: KernelCodegen, box: Box) -> list[Ins]:
         out.append(
             pt(
                 lhs,
-                (gen.buf("rhs", n_b), [1, r1 - r0]),
+                (plan.buf("rhs", n_b), [1, r1 - r0]),
                 (lx["acc"], [2, 2 * mr]),
                 mr,
                 ncols,
@@ -137,23 +137,23 @@ def lower_matmul(gen: KernelCodegen, box: Box) -> list[Ins]:
             # done with B tile n_b (its PT passes and its sends, all earlier): its buffer may
             # take tile n_b + depth, if there is one (before the output's rounding and store,
             # which the credit need not wait for)
-            if n_b + len(gen.copies("rhs")) <= n_tiles:
+            if n_b + len(plan.copies("rhs")) <= n_tiles:
                 out.append(signal(2 * group[pos] + 1))
         sums = (lx["acc"], [2 * mr, 2], True)  # the tile's fp32 sums, as an SFP source
         if k1 == k_end and (k_pos < len(k_parts) - 1 or k_pos > 0):
             if k_pos < len(k_parts) - 1:  # add the next k part's partial sums, then free its buffer
-                out.append(wait(_partial_token(gen, gen.core)))
+                out.append(wait(_partial_token(plan, core)))
                 out.append(sfp("add", [sums, (lx["acc_in"], [2 * mr, 2], True)], sums, [nst, mr]))
-                out.append(signal(_partial_token(gen, gen.core) + 1))
+                out.append(signal(_partial_token(plan, core) + 1))
             if k_pos > 0:  # pass the sums to the previous k part, once its buffer is free
-                credit = _partial_token(gen, gen.core - 1) + 1 if n_partial else None
+                credit = _partial_token(plan, core - 1) + 1 if n_partial else None
                 out.append(
                     ring_send(
                         (lx["acc"], [1]),
                         (lx["acc_in"], [1]),
                         -1,
                         [2 * mr * nst],
-                        _partial_token(gen, gen.core - 1),
+                        _partial_token(plan, core - 1),
                         after=credit,
                     )
                 )
@@ -162,25 +162,25 @@ def lower_matmul(gen: KernelCodegen, box: Box) -> list[Ins]:
         if k1 == k_end:  # round the fp32 sums into the output tile (or run the epilogue on them), then store it
             n_out += 1
             kept = None if c_res is None else (c_res + (n0 - box["n"][0]) * rows + m0 - box["m"][0], [rows, 1], False)
-            if gen.epilogue is None:
-                tile_out = gen.buf("out", n_out)
+            if plan.epilogue is None:
+                tile_out = plan.buf("out", n_out)
                 out.append(sfp("copy", [sums], kept or (tile_out, [mr, 1], False), [nst, mr]))
             else:
-                tile_out = _epilogue(gen, out, sums, n_out, n0, m0, nst, mr, kept)
-                C = gen.arg(gen.epilogue.pointwise.result)
+                tile_out = _epilogue(plan, out, sums, n_out, n0, m0, nst, mr, kept)
+                C = plan.arg(plan.epilogue.pointwise.result)
             if kept is None:
                 out.append(store(C, tile_out, [mr, 1], b * sc_b + n0 * sc_nt + m0 * sc_m, [sc_nt, sc_m], [nst, mr]))
-    return out
+    return CoreCode(out, resident)
 
 
-def _partial_token(gen: KernelCodegen, core: int) -> int:
+def _partial_token(plan: KernelPlan, core: int) -> int:
     """Token: partial sums landed in `core`'s acc_in (+ 1: `core` has added them, acc_in is
     free), after the multicast chains' tokens 2c and 2c + 1."""
-    return 2 * gen.cores + 2 * core
+    return 2 * plan.cores + 2 * core
 
 
 def _epilogue(
-    gen,
+    plan: KernelPlan,
     out: list[Ins],
     sums: tuple[int, list[int], bool],
     count: int,
@@ -194,7 +194,7 @@ def _epilogue(
     SFP source, [n stick][row]): load the other inputs' tiles, run the SFP steps (only the
     epilogue's result is rounded), return where the result tile is (`dst`, the place the
     result stays in LX, when given)."""
-    ep = gen.epilogue
+    ep = plan.epilogue
     assert ep is not None
     access: dict[tuple[str, int], tuple[int, list[int], bool]] = {}
     for i, (sn, sm) in enumerate(ep.strides):
@@ -203,12 +203,12 @@ def _epilogue(
             continue
         v = ep.pointwise.inputs[i]
         kept = [(n, st, full) for n, st, full in ((nst, sn, 0), (mr, sm, 1)) if st]
-        buf = gen.lx[f"e{i}"]
+        buf = plan.lx[f"e{i}"]
         if kept:
             lx_strides = compact([n for n, _, _ in kept])
             out.append(
                 load(
-                    gen.arg(v),
+                    plan.arg(v),
                     n0 * sn + m0 * sm,
                     [st for _, st, _ in kept],
                     buf,
@@ -217,23 +217,30 @@ def _epilogue(
                 )
             )
         else:
-            out.append(load(gen.arg(v), 0, [1], buf, [1], [1]))
+            out.append(load(plan.arg(v), 0, [1], buf, [1], [1]))
         strides = [0, 0]
         for (_, _, which), x in zip(kept, compact([n for n, _, _ in kept]) if kept else []):
             strides[which] = x
         access[("in", i)] = (buf, strides, False)
-    res = gen.buf("res", count)
+    res = plan.buf("res", count)
     access[("out", 0)] = dst if dst is not None else (res, [mr, 1], False)
     steps, temps = pointwise_program(ep.pointwise)
     for k in range(temps):
-        access[("t", k)] = (gen.lx[f"t{k}"], [2 * mr, 2], True)
+        access[("t", k)] = (plan.lx[f"t{k}"], [2 * mr, 2], True)
     for step in steps:
         out.append(sfp(step.fn, [access[x] for x in step.srcs], access[step.dst], [nst, mr], step.imm))
     return res
 
 
 def multicast_step(
-    gen, group: list[int], pos: int, tile: int, tiles: int, rhs: int, lx_strides: list[int], sizes: list[int]
+    plan: KernelPlan,
+    group: Sequence[int],
+    pos: int,
+    tile: int,
+    tiles: int,
+    rhs: int,
+    lx_strides: list[int],
+    sizes: list[int],
 ) -> list[Ins]:
     """B tile number `tile` (1-based, [n stick][row] at `rhs`) travels down the group's chain
     over the ring: the first core loads it from DDR, every other core receives it from its
@@ -257,7 +264,7 @@ def multicast_step(
     arrival jitter stalls the PT more than the spread DDR loads save; docs/optimizations.md.)"""
     g = len(group)
     me, succ = group[pos], group[min(pos + 1, g - 1)]
-    depth = len(gen.copies("rhs"))
+    depth = len(plan.copies("rhs"))
     nst, rows = sizes
     out: list[Ins] = []
     sends = pos < g - 1
@@ -271,44 +278,3 @@ def multicast_step(
     elif pos > 0:
         out.append(wait(2 * me, -(-rows // step)))
     return out
-
-
-def multicast_groups(gen: KernelCodegen) -> dict[int, list[int]]:
-    """With `multicast <chain = g>` on the kernel: chains of g cores that read the same B tiles
-    (same b, n and k ranges; only m differs), in ring order, by core: consecutive cores, or
-    every p-th with a k split in p parts (the k parts of one block are adjacent)."""
-    if gen.kernel.multicast is None:
-        return {}
-    g = gen.kernel.multicast.chain.data
-    sharing: dict[tuple, list[int]] = {}
-    boxes: dict[int, Box] = {}
-    for core, box in enumerate(gen.boxes):
-        if box is not None:
-            key = tuple(r for name, r in box.items() if name != "m")
-            sharing.setdefault(key, []).append(core)
-            boxes[core] = box
-    by_core: dict[int, list[int]] = {}
-    for members in sharing.values():
-        for start in range(0, len(members), g):
-            chain = members[start : start + g]
-            events = {len(_b_events(gen, boxes[c])) for c in chain}
-            stride = chain[1] - chain[0] if len(chain) > 1 else 1
-            if (
-                len(chain) > 1
-                and len(events) == 1
-                and chain == list(range(chain[0], chain[0] + stride * len(chain), stride))
-            ):
-                for c in chain:
-                    by_core[c] = chain
-    return by_core
-
-
-def _b_events(gen: KernelCodegen, box: Box) -> list[tuple]:
-    """The B tiles a core's box loads, in order: (matrix, n range, k range) per change."""
-    keys: list[tuple] = []
-    for ch in chunk_boxes(box, gen.dims, gen.chunks):
-        for b in range(*ch.get("b", (0, 1))):
-            key = (b, ch["n"], ch["k"])
-            if not keys or keys[-1] != key:
-                keys.append(key)
-    return keys

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from xdsl.utils.exceptions import PassFailedException
 
@@ -14,7 +14,7 @@ from spyre_mlir.analysis.sticks import slice_strides
 from spyre_mlir.diagnostics import Unsupported
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import slice_loops
-from spyre_mlir.dialects.spyre_iteration import Box, chunk_boxes, lane_gather_dim, restickify_loops, transpose_row_dim
+from spyre_mlir.dialects.spyre.iteration import Box, chunk_boxes, lane_gather_dim, restickify_loops, transpose_row_dim
 from spyre_mlir.layout import Layout, LoopDim, digit_stride, loop_dims, loop_strides, operand_strides
 from spyre_mlir.lowering.convert_spyre_to_isa.instructions import (
     Ins,
@@ -26,73 +26,77 @@ from spyre_mlir.lowering.convert_spyre_to_isa.instructions import (
     store,
     transpose,
 )
+from spyre_mlir.lowering.convert_spyre_to_isa.kernel import CoreCode, lowers
+from spyre_mlir.lowering.convert_spyre_to_isa.plan import KernelPlan
 from spyre_mlir.target.constants import F16_LANES, TRANSPOSE_BLOCK
 
-if TYPE_CHECKING:
-    from spyre_mlir.lowering.convert_spyre_to_isa.kernel import KernelCodegen
 
-
-def lower_gather(gen: KernelCodegen, box: Box) -> list[Ins]:
+@lowers(spyre.GatherOp)
+def lower_gather(plan: KernelPlan, core: int, box: Box) -> CoreCode:
     """Each core gathers its rows (all their sticks) into LX, then stores them in place."""
-    op = gen.compute
+    op = plan.compute
     assert isinstance(op, spyre.GatherOp)
     table, res = spyre.device_layout(op.table.type), spyre.device_layout(op.result.type)
     sticks = -(-table.shape[1] // table.lanes)
     s_row, s_t = digit_stride(res, 0, 1), digit_stride(res, 1, F16_LANES)
     out: list[Ins] = []
-    for ch in chunk_boxes(box, gen.dims, gen.chunks):
+    for ch in chunk_boxes(box, plan.dims, plan.chunks):
         n0, n1 = ch["n"]
         rows = n1 - n0
-        out.append(gather_rows(gen.arg(op.table), gen.arg(op.indices), n0, rows, sticks, gen.lx["rows"], [sticks, 1]))
-        out.append(store(gen.arg(op.result), gen.lx["rows"], [sticks, 1], n0 * s_row, [s_row, s_t], [rows, sticks]))
-    return out
+        out.append(
+            gather_rows(plan.arg(op.table), plan.arg(op.indices), n0, rows, sticks, plan.lx["rows"], [sticks, 1])
+        )
+        out.append(store(plan.arg(op.result), plan.lx["rows"], [sticks, 1], n0 * s_row, [s_row, s_t], [rows, sticks]))
+    return CoreCode(out)
 
 
-def lower_scatter(gen: KernelCodegen, box: Box) -> list[Ins]:
+@lowers(spyre.ScatterOp)
+def lower_scatter(plan: KernelPlan, core: int, box: Box) -> CoreCode:
     """Each core DMAs its rows of values into LX, then out into the destination at the host's
     row indices. The program's output is the destination's buffer (`spyre.in_place`): the
     other rows stay as they are, unread and uncopied."""
-    op = gen.compute
+    op = plan.compute
     assert isinstance(op, spyre.ScatterOp)
     vals = spyre.device_layout(op.values.type)
     sticks = -(-vals.shape[2] // vals.lanes)
     steps = vals.dim_stick_steps()
-    assert steps is not None  # rows_by_strides (KernelCodegen._check_layouts)
+    assert steps is not None  # rows_by_strides (checked by plan.kernel_plan)
     s_o, s_n, s_c = steps
     out: list[Ins] = []
-    for ch in chunk_boxes(box, gen.dims, gen.chunks):
+    for ch in chunk_boxes(box, plan.dims, plan.chunks):
         (o0, o1), (n0, n1) = ch["o"], ch["n"]
         rows = n1 - n0
         for o in range(o0, o1):
-            lx = gen.lx["rows"] + (o - o0) * rows * sticks
-            out.append(load(gen.arg(op.values), o * s_o + n0 * s_n, [s_n, s_c], lx, [sticks, 1], [rows, sticks]))
-            out.append(scatter_rows(gen.arg(op.result), gen.arg(op.indices), n0, o, rows, sticks, lx, [sticks, 1]))
-    return out
+            lx = plan.lx["rows"] + (o - o0) * rows * sticks
+            out.append(load(plan.arg(op.values), o * s_o + n0 * s_n, [s_n, s_c], lx, [sticks, 1], [rows, sticks]))
+            out.append(scatter_rows(plan.arg(op.result), plan.arg(op.indices), n0, o, rows, sticks, lx, [sticks, 1]))
+    return CoreCode(out)
 
 
-def lower_slice(gen: KernelCodegen, box: Box) -> list[Ins]:
+@lowers(spyre.SliceOp)
+def lower_slice(plan: KernelPlan, core: int, box: Box) -> CoreCode:
     """Copy the box: DMA in through the input's layout from the start, DMA out."""
-    op = gen.compute
+    op = plan.compute
     assert isinstance(op, spyre.SliceOp)
     src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
     dims = slice_loops(op)
     s = slice_strides(op, dims)
     if s is None:
         raise PassFailedException(
-            f"kernel {gen.name}: 'spyre.slice' of {src.describe()} from {list(op.start.as_tuple())} into {dst.describe()}: "
+            f"kernel {plan.name}: 'spyre.slice' of {src.describe()} from {list(op.start.as_tuple())} into {dst.describe()}: "
             "the input's sticks do not hold the result's by one stride per loop from the start on (run spyre-propagate-layouts first)"
         )
     origin = src.element_stick(op.start.as_tuple())
     out: list[Ins] = []
-    for ch in chunk_boxes(box, gen.dims, gen.chunks):
+    for ch in chunk_boxes(box, plan.dims, plan.chunks):
         lo = [ch[d.name][0] for d in dims]
         ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
-        out += _copy_box(gen, gen.arg(op.input), origin + sum(l * x for l, x in zip(lo, s)), s, lo, ext, dims)
-    return out
+        out += _copy_box(plan, plan.arg(op.input), origin + sum(l * x for l, x in zip(lo, s)), s, lo, ext, dims)
+    return CoreCode(out)
 
 
 def _copy_box(
-    gen: KernelCodegen,
+    plan: KernelPlan,
     arg: int,
     base: int,
     strides: Sequence[int],
@@ -104,10 +108,10 @@ def _copy_box(
     `strides`) and out to the kernel's result at its loop coordinates `lo`."""
     tile = compact(ext)
     return [
-        load(arg, base, strides, gen.lx["tile"], tile, ext),
+        load(arg, base, strides, plan.lx["tile"], tile, ext),
         store(
-            gen.arg(gen.compute.results[0]),
-            gen.lx["tile"],
+            plan.arg(plan.compute.results[0]),
+            plan.lx["tile"],
             tile,
             sum(x * d.stick_stride for x, d in zip(lo, dims)),
             [d.stick_stride for d in dims],
@@ -116,22 +120,23 @@ def _copy_box(
     ]
 
 
-def lower_concat(gen: KernelCodegen, box: Box) -> list[Ins]:
+@lowers(spyre.ConcatOp)
+def lower_concat(plan: KernelPlan, core: int, box: Box) -> CoreCode:
     """Each input's part of the chunk (`concat_parts`, `part_of_chunk`): DMA in from the
     input, DMA out at the result's coordinate."""
-    op = gen.compute
+    op = plan.compute
     assert isinstance(op, spyre.ConcatOp)
     dims = loop_dims(spyre.device_layout(op.result.type))
-    at, parts = concat_parts(gen, op, dims)
+    at, parts = concat_parts(plan, op, dims)
     out: list[Ins] = []
-    for ch in chunk_boxes(box, gen.dims, gen.chunks):
+    for ch in chunk_boxes(box, plan.dims, plan.chunks):
         lo = [ch[d.name][0] for d in dims]
         ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
         for part in parts:
             if (share := part_of_chunk(part, at, lo, ext)) is not None:
                 base, plo, pext = share
-                out += _copy_box(gen, part.arg, base, part.strides, plo, pext, dims)
-    return out
+                out += _copy_box(plan, part.arg, base, part.strides, plo, pext, dims)
+    return CoreCode(out)
 
 
 class ConcatPart(NamedTuple):
@@ -148,9 +153,7 @@ class ConcatPart(NamedTuple):
     """The part's units [first, end) along the loop of the concat's dim."""
 
 
-def concat_parts(
-    gen: KernelCodegen, cat: spyre.ConcatOp, dims: Sequence[LoopDim]
-) -> tuple[int | None, list[ConcatPart]]:
+def concat_parts(plan: KernelPlan, cat: spyre.ConcatOp, dims: Sequence[LoopDim]) -> tuple[int | None, list[ConcatPart]]:
     """The loop of `dims` (the loops of a value placed as the concat's result) along the
     concat's dim (None: no loop is), and each non-empty input's part. Along the stick dim the
     loop counts sticks, and every offset is a whole number of them. A part that is a slice in
@@ -161,7 +164,7 @@ def concat_parts(
     d = cat.dim.value.data
     along = [j for j, loop in enumerate(dims) if loop.host_dim == d]
     if len(along) > 1:
-        raise Unsupported(f"kernel {gen.name}: the concat's dim {d} is {len(along)} loops, not one")
+        raise Unsupported(f"kernel {plan.name}: the concat's dim {d} is {len(along)} loops, not one")
     at = along[0] if along else None
     unit = 1 if at is None else dims[at].weight
     parts = []
@@ -171,24 +174,24 @@ def concat_parts(
             continue
         if offset % unit:
             raise Unsupported(
-                f"kernel {gen.name}: the concat's part at {offset} along dim {d} starts inside a unit of {unit} of its loop"
+                f"kernel {plan.name}: the concat's part at {offset} along dim {d} starts inside a unit of {unit} of its loop"
             )
         sl = v.owner
         if isinstance(sl, spyre.SliceOp):
             strides = slice_strides(sl, dims)
             if strides is None:
                 raise Unsupported(
-                    f"kernel {gen.name}: the concat's part 'spyre.slice' of {spyre.device_layout(sl.input.type).describe()} "
+                    f"kernel {plan.name}: the concat's part 'spyre.slice' of {spyre.device_layout(sl.input.type).describe()} "
                     f"from {list(sl.start.as_tuple())}: the input's sticks do not hold it by one stride per loop of the concat"
                 )
             origin = spyre.device_layout(sl.input.type).element_stick(sl.start.as_tuple())
             parts.append(
-                ConcatPart(gen.arg(sl.input), origin, strides, offset // unit, offset // unit + -(-extent // unit))
+                ConcatPart(plan.arg(sl.input), origin, strides, offset // unit, offset // unit + -(-extent // unit))
             )
         else:
             src = spyre.device_layout(v.type)
             parts.append(
-                ConcatPart(gen.arg(v), 0, loop_strides(src, dims), offset // unit, offset // unit + -(-extent // unit))
+                ConcatPart(plan.arg(v), 0, loop_strides(src, dims), offset // unit, offset // unit + -(-extent // unit))
             )
     return at, parts
 
@@ -208,25 +211,26 @@ def part_of_chunk(
     return part.origin + sum(x * y for x, y in zip(src_lo, part.strides)), plo, pext
 
 
-def lower_restickify(gen: KernelCodegen, box: Box) -> list[Ins]:
+@lowers(spyre.RestickifyOp)
+def lower_restickify(plan: KernelPlan, core: int, box: Box) -> CoreCode:
     """A relayout by the pair of layouts: to or from a splat, a lane gather, a stick
     permutation (both layouts' sticks hold the same elements), or block transposes."""
-    op = gen.compute
+    op = plan.compute
     assert isinstance(op, spyre.RestickifyOp)
     src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
     if dst.is_splat or (src.is_splat and dst.is_sparse):
-        return _splat(gen, box, src, dst)
+        return CoreCode(_splat(plan, box, src, dst))
     if lane_gather_dim(src, dst) is not None:
-        return _lane_gather(gen, box, src, dst)
+        return CoreCode(_lane_gather(plan, box, src, dst))
     if transpose_row_dim(src, dst) is None:
-        return _stick_permutation(gen, box, src, dst)
-    return _block_transpose(gen, box, src, dst)
+        return CoreCode(_stick_permutation(plan, box, src, dst))
+    return CoreCode(_block_transpose(plan, box, src, dst))
 
 
-def _splat(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> list[Ins]:
+def _splat(plan: KernelPlan, box: Box, src: Layout, dst: Layout) -> list[Ins]:
     """One element per stick -> the element in every lane (an SFP max over lane 0), or
     back (a splat already holds lane 0: a copy)."""
-    op = gen.compute
+    op = plan.compute
     assert isinstance(op, spyre.RestickifyOp)
 
     def lane0(lay: Layout) -> Layout | None:  # one element per stick, in lane 0 (a splat has it there too)
@@ -242,26 +246,26 @@ def _splat(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> list[Ins]:
         else operand_strides(s_dst, s_src, list(range(len(dst.host_shape))), dims)
     )
     if s is None:
-        raise Unsupported(f"kernel {gen.name}: 'spyre.restickify' {src} to the splat {dst} is not supported yet")
+        raise Unsupported(f"kernel {plan.name}: 'spyre.restickify' {src} to the splat {dst} is not supported yet")
     out: list[Ins] = []
-    for ch in chunk_boxes(box, gen.dims, gen.chunks):
+    for ch in chunk_boxes(box, plan.dims, plan.chunks):
         lo = [ch[d.name][0] for d in dims]
         ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
         tile = compact(ext)
         strides = [d.stick_stride for d in dims]
-        out.append(load(gen.arg(op.input), sum(l * x for l, x in zip(lo, s)), s, gen.lx["tile"], tile, ext))
+        out.append(load(plan.arg(op.input), sum(l * x for l, x in zip(lo, s)), s, plan.lx["tile"], tile, ext))
         if dst.is_splat:
             out.append(
-                reduce("max", (gen.lx["tile"], [*tile, 0], False), (gen.lx["tile"], [*tile, 0], False), [*ext, 1], 1)
+                reduce("max", (plan.lx["tile"], [*tile, 0], False), (plan.lx["tile"], [*tile, 0], False), [*ext, 1], 1)
             )
         out.append(
-            store(gen.arg(op.result), gen.lx["tile"], tile, sum(l * x for l, x in zip(lo, strides)), strides, ext)
+            store(plan.arg(op.result), plan.lx["tile"], tile, sum(l * x for l, x in zip(lo, strides)), strides, ext)
         )
     return out
 
 
-def _lane_gather(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> list[Ins]:
-    """Sparse (one element per stick, lane 0) -> sticked on host dim h (spyre_iteration.lane_gather_dim):
+def _lane_gather(plan: KernelPlan, box: Box, src: Layout, dst: Layout) -> list[Ins]:
+    """Sparse (one element per stick, lane 0) -> sticked on host dim h (spyre.iteration.lane_gather_dim):
 
     for each chunk of result sticks, and each uniform part of h's 64-blocks (rows =
     64, or what the last block holds):
@@ -269,7 +273,7 @@ def _lane_gather(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> list
         sfp_transpose blocks = result sticks, rows, cols = 1   (lane i <- stick i's lane 0)
         DMA the result sticks out
     """
-    op = gen.compute
+    op = plan.compute
     assert isinstance(op, spyre.RestickifyOp)
     h = lane_gather_dim(src, dst)
     assert h is not None
@@ -278,14 +282,14 @@ def _lane_gather(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> list
     strides = _source_strides(src, dims, ragged=tile)
     if strides is None:
         raise Unsupported(
-            f"kernel {gen.name}: 'spyre.restickify' {src.shape} from device_size {list(src.device_size)}, stride_map "
+            f"kernel {plan.name}: 'spyre.restickify' {src.shape} from device_size {list(src.device_size)}, stride_map "
             f"{list(src.stride_map)} to {list(dst.device_size)}, {list(dst.stride_map)}: the source's sticks cannot be matched"
         )
     (digit,) = src.digits[h]
     step = src.stick_strides[digit.device_dim]  # sticks between consecutive elements of h
     extent = src.host_shape[h]
     out: list[Ins] = []
-    for ch in chunk_boxes(box, gen.dims, gen.chunks):
+    for ch in chunk_boxes(box, plan.dims, plan.chunks):
         lo = [ch[d.name][0] for d in dims]
         ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
         pieces = [(0, 0, extent)] if tile is None else _ragged_split(lo[tile], lo[tile] + ext[tile], extent)
@@ -296,19 +300,19 @@ def _lane_gather(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> list
             blocks = math.prod(pext)
             out.append(
                 load(
-                    gen.arg(op.input),
+                    plan.arg(op.input),
                     sum(l * x for l, x in zip(plo, strides)),
                     [*strides, step],
-                    gen.lx["src"],
+                    plan.lx["src"],
                     compact([*pext, rows]),
                     [*pext, rows],
                 )
             )
-            out.append(transpose((gen.lx["src"], [rows, 1]), (gen.lx["dst"], [1, 1]), blocks, rows, 1))
+            out.append(transpose((plan.lx["src"], [rows, 1]), (plan.lx["dst"], [1, 1]), blocks, rows, 1))
             out.append(
                 store(
-                    gen.arg(op.result),
-                    gen.lx["dst"],
+                    plan.arg(op.result),
+                    plan.lx["dst"],
                     compact(pext),
                     sum(l * d.stick_stride for l, d in zip(plo, dims)),
                     [d.stick_stride for d in dims],
@@ -318,28 +322,28 @@ def _lane_gather(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> list
     return out
 
 
-def _stick_permutation(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> list[Ins]:
+def _stick_permutation(plan: KernelPlan, box: Box, src: Layout, dst: Layout) -> list[Ins]:
     """Same elements per stick: DMA each chunk in through the source's strides, out through
     the result's."""
-    op = gen.compute
+    op = plan.compute
     assert isinstance(op, spyre.RestickifyOp)
     dims = restickify_loops(src, dst)
     s = operand_strides(dst, src, list(range(len(dst.host_shape))), dims)
     if s is None:
         raise Unsupported(
-            f"kernel {gen.name}: 'spyre.restickify' {src.shape} from device_size {list(src.device_size)}, stride_map "
+            f"kernel {plan.name}: 'spyre.restickify' {src.shape} from device_size {list(src.device_size)}, stride_map "
             f"{list(src.stride_map)} to {list(dst.device_size)}, {list(dst.stride_map)}: the sticks cannot be matched"
         )
     out: list[Ins] = []
-    for ch in chunk_boxes(box, gen.dims, gen.chunks):
+    for ch in chunk_boxes(box, plan.dims, plan.chunks):
         lo = [ch[d.name][0] for d in dims]
         ext = [ch[d.name][1] - ch[d.name][0] for d in dims]
         tile = compact(ext)
-        out.append(load(gen.arg(op.input), sum(l * x for l, x in zip(lo, s)), s, gen.lx["tile"], tile, ext))
+        out.append(load(plan.arg(op.input), sum(l * x for l, x in zip(lo, s)), s, plan.lx["tile"], tile, ext))
         out.append(
             store(
-                gen.arg(op.result),
-                gen.lx["tile"],
+                plan.arg(op.result),
+                plan.lx["tile"],
                 tile,
                 sum(l * d.stick_stride for l, d in zip(lo, dims)),
                 [d.stick_stride for d in dims],
@@ -349,16 +353,16 @@ def _stick_permutation(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -
     return out
 
 
-def _block_transpose(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> list[Ins]:
+def _block_transpose(plan: KernelPlan, box: Box, src: Layout, dst: Layout) -> list[Ins]:
     """The stick moved to another host dim: DMA 64 x 64 blocks in ([stick][row]), SFP block
     transposes, DMA the transposed blocks out; short last blocks along either dim in parts
     of their own (`_ragged_split`)."""
-    op = gen.compute
+    op = plan.compute
     assert isinstance(op, spyre.RestickifyOp)
     hs, hd = src.stick_dim, dst.stick_dim
     row_dim = transpose_row_dim(src, dst)
     err = Unsupported(
-        f"kernel {gen.name}: 'spyre.restickify' {src.shape} from device_size {list(src.device_size)}, stride_map "
+        f"kernel {plan.name}: 'spyre.restickify' {src.shape} from device_size {list(src.device_size)}, stride_map "
         f"{list(src.stride_map)} to {list(dst.device_size)}, {list(dst.stride_map)} is not supported yet"
     )
     if hs is None or hd is None or row_dim is None:
@@ -385,7 +389,7 @@ def _block_transpose(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> 
     st_R = by_dim[row_dim].stick_stride
     st_T = by_dim[tile_dim].stick_stride if tile_dim is not None else 0
     out: list[Ins] = []
-    for ch in chunk_boxes(box, gen.dims, gen.chunks):
+    for ch in chunk_boxes(box, plan.dims, plan.chunks):
         o_lo = [ch[d.name][0] for d in others]
         o_ext = [ch[d.name][1] - ch[d.name][0] for d in others]
         a0, a1 = ch[by_dim[row_dim].name]
@@ -401,23 +405,27 @@ def _block_transpose(gen: KernelCodegen, box: Box, src: Layout, dst: Layout) -> 
                 base_o_dst = sum(l * d.stick_stride for l, d in zip(o_lo, others))
                 out.append(
                     load(
-                        gen.arg(op.input),
+                        plan.arg(op.input),
                         base_o_src + pa0 * sr_tile + pb0 * TRANSPOSE_BLOCK * sr_hd,
                         [*src_other, sr_tile, TRANSPOSE_BLOCK * sr_hd, sr_hd],
-                        gen.lx["src"],
+                        plan.lx["src"],
                         [*lx_blk, 1],
                         [*blk, rows],
                     )
                 )
                 out.append(
                     transpose(
-                        (gen.lx["src"], [TRANSPOSE_BLOCK, 1]), (gen.lx["dst"], [TRANSPOSE_BLOCK, 1]), blocks, rows, cols
+                        (plan.lx["src"], [TRANSPOSE_BLOCK, 1]),
+                        (plan.lx["dst"], [TRANSPOSE_BLOCK, 1]),
+                        blocks,
+                        rows,
+                        cols,
                     )
                 )
                 out.append(
                     store(
-                        gen.arg(op.result),
-                        gen.lx["dst"],
+                        plan.arg(op.result),
+                        plan.lx["dst"],
                         [*lx_blk, 1],
                         base_o_dst + pa0 * TRANSPOSE_BLOCK * st_R + pb0 * st_T,
                         [*[d.stick_stride for d in others], TRANSPOSE_BLOCK * st_R, st_T, st_R],

@@ -6,22 +6,21 @@ the device.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import PassFailedException
 
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import kernel_core_boxes, kernel_iteration_dims, single_pointwise
+from spyre_mlir.dialects.spyre.iteration import Box
 from spyre_mlir.lowering.convert_spyre_to_isa.instructions import Ins, barrier, ring_send, sfp, transpose
-from spyre_mlir.target.config import DEFAULT_CONFIG
+from spyre_mlir.lowering.convert_spyre_to_isa.kernel import CoreCode, lowers
+from spyre_mlir.lowering.convert_spyre_to_isa.plan import KernelPlan
 from spyre_mlir.target.constants import STICK_BYTES, TRANSPOSE_BLOCK
 
-if TYPE_CHECKING:
-    from spyre_mlir.lowering.convert_spyre_to_isa.kernel import KernelCodegen
 
-
-def lower_onchip_transpose(gen: KernelCodegen) -> list[Ins]:
+@lowers(spyre.OnchipAttr, every_core=True)
+def lower_onchip_transpose(plan: KernelPlan, core: int, box: Box | None) -> CoreCode:
     """This core's part of an in-LX transpose (spyre-onchip-relayout): its band of the
     source, rows [r0, r1) x all columns, sits at `src` as [column stick][row]; core j's box
     of the result, sticks [s0, s1) x rows [c0, c1), lands at `dst` as [stick][row].
@@ -34,20 +33,21 @@ def lower_onchip_transpose(gen: KernelCodegen) -> list[Ins]:
         barrier (when anything crossed the ring)
 
     The mark is `onchip_plan`'s (checked against the tensors, the producer and the consumer).
+    Every core takes part, its box (unused) None or not: the mark's bands and boxes decide
+    the work.
     """
-    plan, k, n = gen.onchip, gen.core, gen.cores
-    assert isinstance(gen.compute, spyre.RestickifyOp) and plan is not None
-    cols, cs, boxes = plan.cols, plan.col_sticks, plan.boxes
-    S, D, G = (at.data // STICK_BYTES for at in (plan.src, plan.dst, plan.staging))
-    r0, r1 = plan.bands[k]
+    mark, k, n = plan.onchip, core, plan.cores
+    assert isinstance(plan.compute, spyre.RestickifyOp) and mark is not None
+    cols, cs, boxes = mark.cols, mark.col_sticks, mark.boxes
+    S, D, G = (at.data // STICK_BYTES for at in (mark.src, mark.dst, mark.staging))
+    r0, r1 = mark.bands[k]
     width = r1 - r0  # stick stride between the band's column sticks
-    gen.resident("spyre.resident_in", S, plan.band_sticks)
-    gen.resident("spyre.resident_out", D, plan.box_sticks)
+    resident = {"spyre.resident_in": (S, S + mark.band_sticks), "spyre.resident_out": (D, D + mark.box_sticks)}
     out: list[Ins] = []
     staged: list[int] = []  # blocks (index in the band) that went to staging
     for b in range((r1 - r0) // TRANSPOSE_BLOCK):
         rb = r0 // TRANSPOSE_BLOCK + b
-        if plan.direct(k, rb):
+        if mark.direct(k, rb):
             base, full, part = D + (rb - boxes[k][0]) * cols, cols // TRANSPOSE_BLOCK, cols % TRANSPOSE_BLOCK
             if full:
                 out.append(
@@ -93,15 +93,15 @@ def lower_onchip_transpose(gen: KernelCodegen) -> list[Ins]:
             out.append(sfp("copy", [(src[0], src[1], False)], (dst_acc[0], dst_acc[1], False), [nb, c1 - c0]))
         else:
             out.append(ring_send(src, dst_acc, shift if shift <= n // 2 else shift - n, [nb, c1 - c0], None))
-    if plan.staged:
+    if mark.staged:
         out.append(barrier())  # every core, senders and receivers: all sends have landed
-    return out
+    return CoreCode(out, resident)
 
 
-def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int = DEFAULT_CONFIG.lx_bytes) -> spyre.OnchipAttr:
+def onchip_plan(kernel: spyre.KernelOp, cores: int, lx_bytes: int) -> spyre.OnchipAttr:
     """A restickify kernel's `onchip` mark (spyre-onchip-relayout), checked where it meets the
     device and the kernels around it; PassFailedException naming the kernel and the reason
-    otherwise. The mark and its kernel verify the rest (spyre_marks.OnchipAttr: disjoint
+    otherwise. The mark and its kernel verify the rest (spyre.OnchipAttr: disjoint
     areas, whole 64-row bands; spyre.KernelOp: the transpose, bands and boxes that hold the
     tensors once).
 

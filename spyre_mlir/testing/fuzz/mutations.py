@@ -452,7 +452,7 @@ def named_ints(text: str, a: int, b: int, corpus: tuple[Seed, ...]) -> str | Non
 
 
 def cores(text: str, a: int, b: int, corpus: tuple[Seed, ...]) -> str | None:
-    """The core set of a spyre_isa stream, or a `cores=N` pass option."""
+    """The core set of a spyre_isa stream, or a target's `cores = N`."""
     m = _pick(list(CORES.finditer(text)), a)
     if m is None:
         return None

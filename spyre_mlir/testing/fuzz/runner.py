@@ -4,12 +4,13 @@ classify what happened (see docs/fuzzing.md).
 Each case (a recipe of spyre_mlir.testing.fuzz.mutations) is written to a file and run, in-process in a worker,
 through the tools' own `main` functions, as a user would run them:
 
-    1. spyre-opt CASE.mlir -p 'spyre-pipeline{cores=N}'   parse, verify, the whole pipeline, print
+    1. spyre-opt CASE.mlir -p spyre-pipeline              parse, verify, the whole pipeline, print
     2. spyre-opt OUT.mlir                                  the printed result parses and verifies again
-    3. spyre-run CASE.mlir --entry F [--reference] [--config cores=N]
-                                                           when 1 succeeded and the module has a function:
+    3. spyre-run CASE.mlir --entry F [--reference]         when 1 succeeded and the module has a function:
                                                            the device model, and for torch-level modules
                                                            the float64 reference and its DL16 bound
+
+A recipe's core count N is the case module's target (`with_cores`: `#spyre.target<cores = N>`).
 
 Outcomes, worst first:
 
@@ -160,17 +161,39 @@ def _classify(res: Result, stage: str, code: int, stderr: str, tb: str | None, a
     return False
 
 
+def with_cores(text: str, cores: int) -> str:
+    """A case's module on a target of `cores` cores, edited as text (a case need not parse):
+    the `cores` entry of its `#spyre.target`, or one added to it, or a target given to its
+    `builtin.module`, or the text wrapped in a module that has one."""
+    entry = f"cores = {cores}"
+    if (m := re.search(r"#spyre\.target<([^>]*)>", text)) is not None:
+        given = m.group(1)
+        inner = re.sub(r"\bcores\s*=\s*-?\d+", entry, given) if re.search(r"\bcores\b", given) else f"{entry}, {given}"
+        inner = inner if given.strip() else entry
+        return text[: m.start(1)] + inner + text[m.end(1) :]
+    if (m := re.search(r"#spyre\.target\b", text)) is not None:
+        return text[: m.end()] + f"<{entry}>" + text[m.end() :]
+    target = f"spyre.target = #spyre.target<{entry}>"
+    if (m := re.search(r"builtin\.module\s+attributes\s*\{", text)) is not None:
+        return text[: m.end()] + target + ", " + text[m.end() :]
+    if (m := re.search(r"builtin\.module\s*\{", text)) is not None:
+        return text[: m.start()] + f"builtin.module attributes {{{target}}} {{" + text[m.end() :]
+    return f"builtin.module attributes {{{target}}} {{\n{text}\n}}\n"
+
+
 def run_case(index: int, recipe: dict[str, Any], workdir: str) -> Result:
     from spyre_mlir.tools import spyre_opt, spyre_run
 
     start = time.perf_counter()
     res = Result(index, recipe)
     seed, text = apply_recipe(recipe)
+    cores = recipe.get("cores")
+    if cores:
+        text = with_cores(text, cores)
     path = os.path.join(workdir, f"case{index}.mlir")
     with open(path, "w") as f:
         f.write(text)
-    cores = recipe.get("cores")
-    pipeline = f"spyre-pipeline{{cores={cores}}}" if cores else "spyre-pipeline"
+    pipeline = "spyre-pipeline"
     try:
         res.stage = "spyre-opt"
         code, out, err, tb = _invoke(spyre_opt.main, [path, "-p", pipeline])
@@ -210,8 +233,6 @@ def run_case(index: int, recipe: dict[str, Any], workdir: str) -> Result:
                 inputs, expected = oracle
                 outputs = [os.path.join(workdir, f"case{index}.out{i}.npy") for i in range(len(expected))]
                 argv += [a for p in inputs for a in ("--input", p)] + [a for p in outputs for a in ("--save-output", p)]
-        if cores:
-            argv += ["--config", f"cores={cores}"]
         res.stage = "spyre-run"
         code, out, err, tb = _invoke(spyre_run.main, argv)
         if (

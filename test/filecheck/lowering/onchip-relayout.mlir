@@ -1,6 +1,6 @@
-// RUN: spyre-opt %s -p 'convert-spyre-to-isa{cores=4}' | filecheck %s --check-prefixes=ISA,RING
+// RUN: spyre-opt %s -p convert-spyre-to-isa | filecheck %s --check-prefixes=ISA,RING
 // Input: transforms/spyre-onchip-relayout.mlir's @between_pointwise (relu(relu(x).t()),
-// x (256, 100)) after spyre-onchip-relayout{cores=4} and spyre-plan-scratchpad{cores=4}; in
+// x (256, 100)) after spyre-onchip-relayout and spyre-plan-scratchpad on a target of 4 cores; in
 // @between_pointwise_ring the pass ran with align_consumer=false. The marks become LX
 // addresses: the producer writes its bands there, the relayout transposes them in LX, the
 // consumer reads them there.
@@ -32,7 +32,7 @@
 // RING-NEXT:   spyre_isa.barrier
 // RING:        spyre_isa.program @r_k2
 
-builtin.module {
+builtin.module attributes {spyre.target = #spyre.target<cores = 4>} {
   func.func @between_pointwise(%arg0: tensor<256x100xf16>) -> tensor<100x256xf16> {
     %0 = spyre.to_device %arg0 : tensor<256x100xf16> -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>
     %1 = spyre.kernel "t_k0"(%0) split <d0 = 1, d1 = 4> chunks <d0 = 1, d1 = 1> lx <in0 = 0, out = 16384, in0_1 = 32768, out_1 = 49152> resident_out <offset = 1648512> lx_budget <bytes = 1648512> : (tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>) -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>> {

@@ -1,7 +1,7 @@
-// RUN: spyre-opt %s -p 'convert-spyre-to-isa{cores=4}' | filecheck %s
+// RUN: spyre-opt %s -p convert-spyre-to-isa | filecheck %s
 // Input: transforms/spyre-resident-chains.mlir's MLP (Linear(128, 256) -> GELU ->
-// Linear(256, 128) on x (64, 128)) after spyre-resident-chains{cores=4},
-// spyre-divide-work{cores=4} and spyre-plan-scratchpad{cores=4}; in @two_readers the
+// Linear(256, 128) on x (64, 128)) after spyre-resident-chains, spyre-divide-work and
+// spyre-plan-scratchpad on a target of 4 cores; in @two_readers the
 // intermediate is also returned, and goes through DDR.
 // The producer stores nothing: its GELU writes each tile into the core's block at the top of
 // LX (sticks 13043.., 32 rows per n stick); the consumer loads only B and the bias, and its
@@ -24,7 +24,7 @@
 // CHECK:         spyre_isa.program @g2_k0
 // CHECK-NOT:     spyre.resident
 
-builtin.module {
+builtin.module attributes {spyre.target = #spyre.target<cores = 4>} {
   func.func @mlp(%arg0: tensor<256x128xf32>, %arg1: tensor<256xf32>, %arg2: tensor<64x128xf32>, %arg3: tensor<128x256xf32>, %arg4: tensor<128xf32>) -> tensor<64x128xf32> {
     %0 = spyre.to_device %arg2 : tensor<64x128xf32> -> tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>
     %1 = spyre.to_device %arg1 : tensor<256xf32> -> tensor<256xf16, #spyre.layout<device_size = [4, 64], stride_map = [64, 1]>>

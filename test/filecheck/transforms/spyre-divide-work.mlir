@@ -1,11 +1,11 @@
-// RUN: spyre-opt %s -p 'spyre-divide-work{strategy=even}' | filecheck %s
-// RUN: spyre-opt %s -p 'spyre-divide-work{cores=4 strategy=even}' | filecheck %s --check-prefix=FOUR
-// RUN: spyre-opt %s -p spyre-divide-work | filecheck %s --check-prefix=COST
-// RUN: spyre-opt %s -p 'spyre-divide-work{split_k=false}' | filecheck %s --check-prefix=NOK
-// RUN: spyre-opt %s -p 'spyre-divide-work{strategy=greedy}' --verify-diagnostics | filecheck %s --check-prefix=BAD
+// RUN: spyre-opt %s -p 'spyre-divide-work{strategy=even}' --split-input-file | filecheck %s
+// RUN: spyre-opt %s -p spyre-divide-work --split-input-file | filecheck %s --check-prefix=COST
+// RUN: spyre-opt %s -p 'spyre-divide-work{split_k=false}' --split-input-file | filecheck %s --check-prefix=NOK
+// RUN: spyre-opt %s -p 'spyre-divide-work{strategy=greedy}' --verify-diagnostics --split-input-file | filecheck %s --check-prefix=BAD
 // Input: spyre-fuse's output for the kernels of inputs/kernels.mlir (a 128x256x512 matmul, a
 // bias add, relu on (100, 200), a transpose, relu on (200, 100)), without epilogues (@unfused)
-// and with them (@fused: the bias add is the matmul's epilogue).
+// and with them (@fused: the bias add is the matmul's epilogue), on the default target (32
+// cores), and @unfused again on a target of 4 cores (@four_cores).
 // Even splits over the cores: halve the parallel dim with the most units per core while the
 // parts fit. Matmul splits n (output sticks) and m (rows), never k (strategy=cost may). Pointwise and restickify
 // split the output's device dims; a transpose advances the old stick dim in blocks of 64.
@@ -21,12 +21,6 @@
 // CHECK: spyre.kernel "k3"({{.*}}) split <d0 = 2, d1 = 4>
 // relu on (200, 100): 29 parts of 7 rows, the last one ragged (4 rows)
 // CHECK: spyre.kernel "k4"({{.*}}) split <d0 = 1, d1 = 29>
-
-// Four cores: rows have the most units per part, so m is halved until the parts fit.
-// FOUR-LABEL: func.func @unfused
-// FOUR: spyre.kernel "k0"({{.*}}) split <n = 1, m = 4, k = 1>
-// FOUR: spyre.kernel "k2"({{.*}}) split <d0 = 1, d1 = 4>
-// FOUR: spyre.kernel "k3"({{.*}}) split <d0 = 2, d1 = 2>
 
 // The default, strategy=cost, ranks every split of the matmul, with and without passing B
 // tiles along the ring between the cores that share them, by its estimated time
@@ -140,5 +134,64 @@ builtin.module {
     %9 = spyre.from_device %4 : tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>> -> tensor<128x512xf32>
     %10 = spyre.from_device %8 : tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>> -> tensor<200x100xf32>
     func.return %9, %10 : tensor<128x512xf32>, tensor<200x100xf32>
+  }
+}
+
+// -----
+
+// A target of four cores: rows have the most units per part, so m is halved until the parts fit.
+// CHECK-LABEL: func.func @four_cores
+// CHECK: spyre.kernel "k0"({{.*}}) split <n = 1, m = 4, k = 1>
+// CHECK: spyre.kernel "k2"({{.*}}) split <d0 = 1, d1 = 4>
+// CHECK: spyre.kernel "k3"({{.*}}) split <d0 = 2, d1 = 2>
+builtin.module attributes {spyre.target = #spyre.target<cores = 4>} {
+  func.func @four_cores(%x: tensor<128x256xf32>, %w: tensor<256x512xf32>, %b: tensor<512xf32>, %y: tensor<100x200xf32>) -> (tensor<128x512xf32>, tensor<200x100xf32>) {
+    %0 = spyre.to_device %x : tensor<128x256xf32> -> tensor<128x256xf16, #spyre.layout<device_size = [4, 128, 64], stride_map = [64, 256, 1]>>
+    %1 = spyre.to_device %w : tensor<256x512xf32> -> tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>
+    %2 = spyre.to_device %b : tensor<512xf32> -> tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>
+    %3 = spyre.to_device %y : tensor<100x200xf32> -> tensor<100x200xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>>
+    %4 = spyre.kernel "k0"(%0, %1) : (tensor<128x256xf16, #spyre.layout<device_size = [4, 128, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>> {
+    ^bb0(%5: tensor<128x256xf16, #spyre.layout<device_size = [4, 128, 64], stride_map = [64, 256, 1]>>, %6: tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>):
+      %7 = spyre.matmul %5, %6 : (tensor<128x256xf16, #spyre.layout<device_size = [4, 128, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>>
+      spyre.yield %7 : tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>>
+    }
+    %5 = spyre.kernel "k1"(%4, %2) : (tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>) -> tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>> {
+    ^bb0(%6: tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>>, %7: tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>):
+      %8 = spyre.pointwise %6, %7 : (tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #spyre.layout<device_size = [8, 64], stride_map = [64, 1]>>) -> tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>> {
+      ^bb0(%9: f32, %10: f32):
+        %11 = arith.addf %9, %10 : f32
+        spyre.yield %11 : f32
+      }
+      spyre.yield %8 : tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>>
+    }
+    %6 = spyre.kernel "k2"(%3) : (tensor<100x200xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>>) -> tensor<100x200xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>> {
+    ^bb0(%7: tensor<100x200xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>>):
+      %8 = spyre.pointwise %7 : (tensor<100x200xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>>) -> tensor<100x200xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>> {
+      ^bb0(%9: f32):
+        %10 = arith.constant 0.000000e+00 : f32
+        %11 = arith.maximumf %9, %10 : f32
+        spyre.yield %11 : f32
+      }
+      spyre.yield %8 : tensor<100x200xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>>
+    }
+    %7 = spyre.permute %6 permutation [1, 0] : tensor<100x200xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>> -> tensor<200x100xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [6400, 1, 100]>>
+    %8 = spyre.kernel "k3"(%7) : (tensor<200x100xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [6400, 1, 100]>>) -> tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>> {
+    ^bb0(%9: tensor<200x100xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [6400, 1, 100]>>):
+      %10 = spyre.restickify %9 : tensor<200x100xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [6400, 1, 100]>> -> tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>>
+      spyre.yield %10 : tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>>
+    }
+    %9 = spyre.kernel "k4"(%8) : (tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>>) -> tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>> {
+    ^bb0(%10: tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>>):
+      %11 = spyre.pointwise %10 : (tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>>) -> tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>> {
+      ^bb0(%12: f32):
+        %13 = arith.constant 0.000000e+00 : f32
+        %14 = arith.maximumf %12, %13 : f32
+        spyre.yield %14 : f32
+      }
+      spyre.yield %11 : tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>>
+    }
+    %10 = spyre.from_device %5 : tensor<128x512xf16, #spyre.layout<device_size = [8, 128, 64], stride_map = [64, 512, 1]>> -> tensor<128x512xf32>
+    %11 = spyre.from_device %9 : tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>> -> tensor<200x100xf32>
+    func.return %10, %11 : tensor<128x512xf32>, tensor<200x100xf32>
   }
 }

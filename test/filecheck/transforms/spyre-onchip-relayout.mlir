@@ -1,6 +1,6 @@
-// RUN: spyre-opt %s -p 'spyre-onchip-relayout{cores=4}' --print-remarks 2>&1 | filecheck %s
+// RUN: spyre-opt %s -p spyre-onchip-relayout --print-remarks 2>&1 | filecheck %s
 // Input: spyre-fuse's output for relu(relu(x).t()) and relu(x).t() @ w, x (256, 100) f16,
-// split by spyre-divide-work{cores=4}; in @under_a_resident_block the relayout kernel has a
+// split by spyre-divide-work for a target of 4 cores; in @under_a_resident_block the relayout kernel has a
 // budget (as spyre-resident-chains leaves one). lowering/onchip-relayout.mlir lowers the marks.
 // A transpose between two pointwise kernels is done in LX: the producer keeps its 64-row
 // bands, the relayout transposes them there, the consumer reads them there (no DDR round trip).
@@ -24,7 +24,7 @@
 // CHECK-LABEL: func.func @into_matmul
 // CHECK-NOT:   onchip <
 
-builtin.module {
+builtin.module attributes {spyre.target = #spyre.target<cores = 4>} {
   func.func @between_pointwise(%arg0: tensor<256x100xf16>) -> tensor<100x256xf16> {
     %0 = spyre.to_device %arg0 : tensor<256x100xf16> -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>
     %1 = spyre.kernel "t_k0"(%0) split <d0 = 1, d1 = 4> : (tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>>) -> tensor<256x100xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [64, 100, 1]>> {

@@ -1,8 +1,8 @@
-// RUN: spyre-opt %s -p spyre-pipeline | filecheck %s
-// RUN: spyre-opt %s -p spyre-pipeline | spyre-opt -p spyre-pipeline | filecheck %s
-// RUN: spyre-opt %s -p 'spyre-pipeline{cores=2}' | filecheck %s --check-prefix=TWO
-// The whole compiler: torch in, spyre_isa programs and launches out. Running it again on its
-// own output changes nothing (every stage skips what is already lowered).
+// RUN: spyre-opt %s -p spyre-pipeline --split-input-file | filecheck %s
+// RUN: spyre-opt %s -p spyre-pipeline --split-input-file | spyre-opt -p spyre-pipeline --split-input-file | filecheck %s
+// The whole compiler: torch in, spyre_isa programs and launches out, for the device the
+// module's `spyre.target` names. Running it again on its own output changes nothing (every
+// stage skips what is already lowered).
 
 func.func @main(%x: !torch.vtensor<[64,128],f32>, %w: !torch.vtensor<[128,128],f32>) -> !torch.vtensor<[64,128],f32> {
   %0 = torch.aten.t %w : !torch.vtensor<[128,128],f32> -> !torch.vtensor<[128,128],f32>
@@ -11,6 +11,8 @@ func.func @main(%x: !torch.vtensor<[64,128],f32>, %w: !torch.vtensor<[128,128],f
   return %2 : !torch.vtensor<[64,128],f32>
 }
 
+// A module without a target is compiled for the default device, which its output names.
+// CHECK:       builtin.module attributes {{[{]}}spyre.target = #spyre.target{{[}]}} {
 // The relu is the matmul's epilogue: one program, each output tile relu'd (sfp_max) straight
 // from the f32 accumulator, rounded once as the SFP writes it, in LX before it is stored.
 // CHECK:       spyre_isa.program @k0({{.*}}) inputs 2 {
@@ -28,10 +30,21 @@ func.func @main(%x: !torch.vtensor<[64,128],f32>, %w: !torch.vtensor<[128,128],f
 // CHECK-NEXT:    func.return %[[Y]]
 // CHECK-NOT:   spyre_isa.program
 
-// With two cores the 64 rows are split in halves that share B: core 0 loads it and passes it
-// on over the ring, so each core has a stream of its own.
-// TWO:         spyre_isa.stream cores [0] {
-// TWO:           spyre_isa.ring_send
-// TWO:         spyre_isa.stream cores [1] {
-// TWO-NOT:       spyre_isa.ring_send
-// TWO:         func.func @main
+// -----
+
+// On a device of two cores the 64 rows are split in halves that share B: core 0 loads it and
+// passes it on over the ring, so each core has a stream of its own.
+// CHECK:       builtin.module attributes {{[{]}}spyre.target = #spyre.target<cores = 2>{{[}]}} {
+// CHECK:         spyre_isa.stream cores [0] {
+// CHECK:           spyre_isa.ring_send
+// CHECK:         spyre_isa.stream cores [1] {
+// CHECK-NOT:       spyre_isa.ring_send
+// CHECK:         func.func @main
+builtin.module attributes {spyre.target = #spyre.target<cores = 2>} {
+  func.func @main(%x: !torch.vtensor<[64,128],f32>, %w: !torch.vtensor<[128,128],f32>) -> !torch.vtensor<[64,128],f32> {
+    %0 = torch.aten.t %w : !torch.vtensor<[128,128],f32> -> !torch.vtensor<[128,128],f32>
+    %1 = torch.aten.mm %x, %0 : !torch.vtensor<[64,128],f32>, !torch.vtensor<[128,128],f32> -> !torch.vtensor<[64,128],f32>
+    %2 = torch.aten.relu %1 : !torch.vtensor<[64,128],f32> -> !torch.vtensor<[64,128],f32>
+    return %2 : !torch.vtensor<[64,128],f32>
+  }
+}

@@ -1,11 +1,11 @@
-// RUN: spyre-opt %s -p 'spyre-plan-scratchpad{budget_bytes=256}' --verify-diagnostics --split-input-file | filecheck %s
+// RUN: spyre-opt %s -p spyre-plan-scratchpad --verify-diagnostics --split-input-file | filecheck %s
 // A kernel the planner cannot place is refused, naming the kernel and the reason.
 
 // The matmul kernel of inputs/kernels.mlir with its bias add as epilogue, split as
 // spyre-divide-work{split_k=false} splits it (8 row blocks, B passed down a chain of 8).
-// Nothing fits 256 bytes.
+// Nothing fits the 256 bytes a target with 320 bytes of LX leaves the planner.
 // CHECK: kernel k0: its smallest chunk needs 17024 bytes of LX per core, the planner's budget is 256
-builtin.module {
+builtin.module attributes {spyre.target = #spyre.target<lx_bytes = 320>} {
   func.func @kernels(%x: tensor<128x256xf32>, %w: tensor<256x512xf32>, %b: tensor<512xf32>, %y: tensor<100x200xf32>) -> tensor<128x512xf32> {
     %0 = spyre.to_device %x : tensor<128x256xf32> -> tensor<128x256xf16, #spyre.layout<device_size = [4, 128, 64], stride_map = [64, 256, 1]>>
     %1 = spyre.to_device %w : tensor<256x512xf32> -> tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>
@@ -27,7 +27,7 @@ builtin.module {
 
 // -----
 
-// A hand-written split with more boxes (4 x 50) than the device has cores.
+// A hand-written split with more boxes (4 x 50) than the device (the default target) has cores.
 // CHECK: kernel t_k2: split {{.*}} needs 200 cores, the device has 32
 
 builtin.module {

@@ -1,9 +1,9 @@
-// RUN: spyre-opt %s -p 'spyre-plan-scratchpad{double_buffer=false cost=false}' | filecheck %s
-// RUN: spyre-opt %s -p spyre-plan-scratchpad | filecheck %s --check-prefix=DOUBLE
-// RUN: spyre-opt %s -p 'spyre-plan-scratchpad{budget_bytes=65536 double_buffer=false cost=false}' | filecheck %s --check-prefix=SMALL
+// RUN: spyre-opt %s -p 'spyre-plan-scratchpad{double_buffer=false cost=false}' --split-input-file | filecheck %s
+// RUN: spyre-opt %s -p spyre-plan-scratchpad --split-input-file | filecheck %s --check-prefix=DOUBLE
 // Input: the kernels of inputs/kernels.mlir without epilogues (spyre-fuse{epilogues=false}),
 // split by spyre-divide-work{strategy=even} over 32 cores (@even) and over one core
-// (@one_core: each kernel's whole iteration space is one core's box).
+// (@one_core, on a device with 80 KiB of LX: each kernel's whole iteration space is one
+// core's box).
 // Buffers are placed one after another (byte offsets, 128-aligned). With room to spare each
 // core does its part in one chunk; a small budget chunks the work until it fits.
 
@@ -24,12 +24,6 @@
 // DOUBLE: spyre.kernel "k0"({{.*}}) split <n = 2, m = 16, k = 1> chunks <n = 4, m = 1, k = 1> lx <lhs = 0, rhs = 4096, acc = 36864, out = 38912, lhs_1 = 39936, rhs_1 = 44032, out_1 = 76800>
 // DOUBLE: spyre.kernel "k1"({{.*}}) split <{{.*}}> chunks <d0 = 1, d1 = 1> lx <in0 = 0, in1 = 4096, out = 4608, in0_1 = 8704, in1_1 = 12800, out_1 = 13312>
 // DOUBLE: spyre.kernel "k3"({{.*}}) split <{{.*}}> chunks <d0 = 1, d1 = 1> lx <src = 0, dst = 8192>
-
-// One core, 64 KiB: the 128x256x512 matmul streams through LX in chunks (A, B, acc, out fit).
-// SMALL-LABEL: func.func @one_core
-// SMALL: spyre.kernel "s_k0"({{.*}}) split <n = 1, m = 1, k = 1> chunks <n = 8, m = 2, k = 2> lx <lhs = 0, rhs = 16384, acc = 32768, out = 49152>
-// SMALL: spyre.kernel "s_k1"({{.*}}) split <d0 = 1, d1 = 1> chunks <d0 = 8, d1 = 1> lx <in0 = 0, in1 = 16384, out = 16512>
-// SMALL: spyre.kernel "s_k2"({{.*}}) split <d0 = 1, d1 = 1> chunks <d0 = 2, d1 = 1> lx <in0 = 0, out = 25600>
 
 builtin.module {
   func.func @even(%x: tensor<128x256xf32>, %w: tensor<256x512xf32>, %b: tensor<512xf32>, %y: tensor<100x200xf32>) -> (tensor<128x512xf32>, tensor<200x100xf32>) {
@@ -81,6 +75,17 @@ builtin.module {
     %11 = spyre.from_device %9 : tensor<200x100xf16, #spyre.layout<device_size = [2, 200, 64], stride_map = [64, 100, 1]>> -> tensor<200x100xf32>
     func.return %10, %11 : tensor<128x512xf32>, tensor<200x100xf32>
   }
+}
+
+// -----
+
+// One core whose planner may use 64 KiB (80% of its target's 80 KiB of LX): the 128x256x512 matmul streams through LX in chunks (A, B, acc, out fit).
+// CHECK-LABEL: func.func @one_core
+// CHECK: spyre.kernel "s_k0"({{.*}}) split <n = 1, m = 1, k = 1> chunks <n = 8, m = 2, k = 2> lx <lhs = 0, rhs = 16384, acc = 32768, out = 49152>
+// CHECK: spyre.kernel "s_k1"({{.*}}) split <d0 = 1, d1 = 1> chunks <d0 = 8, d1 = 1> lx <in0 = 0, in1 = 16384, out = 16512>
+// CHECK: spyre.kernel "s_k2"({{.*}}) split <d0 = 1, d1 = 1> chunks <d0 = 2, d1 = 1> lx <in0 = 0, out = 25600>
+
+builtin.module attributes {spyre.target = #spyre.target<lx_bytes = 81920>} {
   func.func @one_core(%x: tensor<128x256xf32>, %w: tensor<256x512xf32>, %b: tensor<512xf32>, %y: tensor<100x200xf32>) -> (tensor<128x512xf32>, tensor<200x100xf32>) {
     %0 = spyre.to_device %x : tensor<128x256xf32> -> tensor<128x256xf16, #spyre.layout<device_size = [4, 128, 64], stride_map = [64, 256, 1]>>
     %1 = spyre.to_device %w : tensor<256x512xf32> -> tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>

@@ -97,6 +97,23 @@
 // CHECK:         %[[R:.*]] = spyre.restickify %[[V]] : {{.*}} -> tensor<6x128xf16, #spyre.layout<device_size = [2, 6, 64], stride_map = [64, 128, 1]>>
 // CHECK-NEXT:    spyre.matmul %[[R]], %{{.*}}
 
+// A gather of pages viewed from a paged KV cache's own layout (each page's rows one run of
+// sticks: spyre.table_rows) reads them where they are; a table whose rows are not by one
+// stride (a transpose) is restickified to the generic layout first (a host table's
+// restickify folds into its transfer).
+// CHECK-LABEL: func.func @gather_pages_in_place
+// CHECK-NOT:     spyre.restickify
+// CHECK:         spyre.gather
+// CHECK-LABEL: func.func @gather_transposed_table
+// CHECK:         %[[T:.*]] = spyre.to_device %t permutation [1, 0] : tensor<128x64xf32> -> tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>
+// CHECK-NEXT:    spyre.gather %[[T]]
+// NOFOLD-LABEL:  func.func @gather_pages_in_place
+// NOFOLD-NOT:    spyre.restickify
+// NOFOLD:        spyre.gather
+// NOFOLD-LABEL:  func.func @gather_transposed_table
+// NOFOLD:        %[[R:.*]] = spyre.restickify
+// NOFOLD-NEXT:   spyre.gather %[[R]]
+
 builtin.module {
   func.func @weight_transpose_folds(%x: tensor<8x128xf32>, %w: tensor<64x128xf32>) -> tensor<8x64xf32> {
     %0 = spyre.to_device %x : tensor<8x128xf32> -> tensor<8x128xf16, #spyre.layout<device_size = [2, 8, 64], stride_map = [64, 128, 1]>>
@@ -273,5 +290,21 @@ builtin.module {
     %7 = spyre.matmul %5, %6 : (tensor<6x128xf16, #spyre.layout<device_size = [3, 2, 2, 64], stride_map = [128, 64, 384, 1]>>, tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>) -> tensor<6x64xf16, #spyre.layout<device_size = [1, 6, 64], stride_map = [64, 64, 1]>>
     %8 = spyre.from_device %7 : tensor<6x64xf16, #spyre.layout<device_size = [1, 6, 64], stride_map = [64, 64, 1]>> -> tensor<6x64xf32>
     func.return %8 : tensor<6x64xf32>
+  }
+
+  func.func @gather_pages_in_place(%cache: tensor<1x192x128xf32>, %pages: tensor<3xsi64>) -> tensor<3x2048xf32> {
+    %0 = spyre.to_device %cache : tensor<1x192x128xf32> -> tensor<1x192x128xf16, #spyre.layout<device_size = [192, 2, 1, 64], stride_map = [128, 64, 24576, 1]>>
+    %1 = spyre.reshape %0 : tensor<1x192x128xf16, #spyre.layout<device_size = [192, 2, 1, 64], stride_map = [128, 64, 24576, 1]>> -> tensor<12x2048xf16, #spyre.layout<device_size = [12, 32, 1, 64], stride_map = [2048, 64, 24576, 1]>>
+    %2 = spyre.gather %1[%pages] : (tensor<12x2048xf16, #spyre.layout<device_size = [12, 32, 1, 64], stride_map = [2048, 64, 24576, 1]>>, tensor<3xsi64>) -> tensor<3x2048xf16, #spyre.layout<device_size = [32, 3, 64], stride_map = [64, 2048, 1]>>
+    %3 = spyre.from_device %2 : tensor<3x2048xf16, #spyre.layout<device_size = [32, 3, 64], stride_map = [64, 2048, 1]>> -> tensor<3x2048xf32>
+    func.return %3 : tensor<3x2048xf32>
+  }
+
+  func.func @gather_transposed_table(%t: tensor<128x64xf32>, %rows: tensor<3xsi64>) -> tensor<3x128xf32> {
+    %0 = spyre.to_device %t : tensor<128x64xf32> -> tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>
+    %1 = spyre.permute %0 permutation [1, 0] : tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 64, 1]>> -> tensor<64x128xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 1, 128]>>
+    %2 = spyre.gather %1[%rows] : (tensor<64x128xf16, #spyre.layout<device_size = [1, 128, 64], stride_map = [64, 1, 128]>>, tensor<3xsi64>) -> tensor<3x128xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 128, 1]>>
+    %3 = spyre.from_device %2 : tensor<3x128xf16, #spyre.layout<device_size = [2, 3, 64], stride_map = [64, 128, 1]>> -> tensor<3x128xf32>
+    func.return %3 : tensor<3x128xf32>
   }
 }

@@ -1,7 +1,8 @@
-// RUN: spyre-opt %s -p 'spyre-resident-chains{cores=4}' --print-remarks 2>&1 | filecheck %s
-// RUN: spyre-opt %s -p 'spyre-resident-chains{cores=4 split_k=false}' | filecheck %s --check-prefix=NOK
+// RUN: spyre-opt %s -p spyre-resident-chains --print-remarks 2>&1 | filecheck %s
+// RUN: spyre-opt %s -p 'spyre-resident-chains{split_k=false}' | filecheck %s --check-prefix=NOK
 // Input: spyre-fuse's output for Linear(128, 256) -> GELU -> Linear(256, 128) on x (64, 128)
-// (two matmul kernels with epilogues), and the same with the intermediate also returned.
+// (two matmul kernels with epilogues), and the same with the intermediate also returned, on a
+// target of 4 cores.
 // The MLP's intermediate stays in LX: the producer splits its rows in two and its columns in
 // two, the consumer the same rows in two and its contraction (the producer's columns) in two,
 // and the producer's n parts sit on the cores of the consumer's k parts (core_order: core 2
@@ -21,7 +22,7 @@
 // NOK:         spyre.kernel "g1_k0"(%{{.*}}) split <n = 1, m = {{[0-9]+}}, k = 1> {{.*}}resident_out
 // NOK:         spyre.kernel "g1_k1"(%{{.*}}) split <n = 1, m = {{[0-9]+}}, k = 1> {{.*}}resident_in
 
-builtin.module {
+builtin.module attributes {spyre.target = #spyre.target<cores = 4>} {
   func.func @mlp(%arg0: tensor<256x128xf32>, %arg1: tensor<256xf32>, %arg2: tensor<64x128xf32>, %arg3: tensor<128x256xf32>, %arg4: tensor<128xf32>) -> tensor<64x128xf32> {
     %0 = spyre.to_device %arg2 : tensor<64x128xf32> -> tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], stride_map = [64, 128, 1]>>
     %1 = spyre.to_device %arg1 : tensor<256xf32> -> tensor<256xf16, #spyre.layout<device_size = [4, 64], stride_map = [64, 1]>>

@@ -1,6 +1,6 @@
 // RUN: spyre-opt %s -p torch-adapt --split-input-file | filecheck %s
 // torch-adapt's rewrites, one function each; the exactness of each is stated in
-// spyre_mlir/transforms/torch_adapt.py and its end-to-end effect is checked in
+// spyre_mlir/transforms/torch_adapt/ and its end-to-end effect is checked in
 // test/python/test_torch_adapt.py.
 
 // pow(x, 2) -> x * x: exact (one rounding, as pow).
@@ -75,9 +75,11 @@ func.func @max_values(%x: !torch.vtensor<[4,100],f32>) -> !torch.vtensor<[4,1],f
 
 // -----
 
-// ... but not when the indices are used.
+// Where the indices are read, they are an argmax (the host's by design: an index from floats).
 // CHECK-LABEL: func.func @max_indices
-// CHECK:         torch.aten.max.dim
+// CHECK:         %[[I:.*]] = torch.aten.argmax %x, %int-1, %true : !torch.vtensor<[4,100],f32>, !torch.int, !torch.bool -> !torch.vtensor<[4,1],si64>
+// CHECK-NEXT:    func.return %[[I]]
+// CHECK-NOT:     torch.aten.max.dim
 func.func @max_indices(%x: !torch.vtensor<[4,100],f32>) -> !torch.vtensor<[4,1],si64> {
   %int-1 = torch.constant.int -1
   %true = torch.constant.bool true
@@ -101,6 +103,47 @@ func.func @split_qkv(%x: !torch.vtensor<[23,192],f32>) -> (!torch.vtensor<[23,64
   %parts = torch.aten.split_with_sizes %x, %sizes, %int1 : !torch.vtensor<[23,192],f32>, !torch.list<int>, !torch.int -> !torch.list<vtensor>
   %q, %kv = torch.prim.ListUnpack %parts : !torch.list<vtensor> -> !torch.vtensor<[23,64],f32>, !torch.vtensor<[23,128],f32>
   return %q, %kv : !torch.vtensor<[23,64],f32>, !torch.vtensor<[23,128],f32>
+}
+
+// -----
+
+// A merged linear's parts joined, then split again (q, k and v; spyre_mlir/vllm/layers.py):
+// each slice that is exactly a piece is the piece; one spanning whole pieces is their cat.
+// CHECK-LABEL: func.func @slices_of_a_cat
+// CHECK-NOT:     torch.aten.slice.Tensor
+// CHECK:         %[[KV:.*]] = torch.aten.cat %{{.*}}, %{{.*}} : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[2,128],f32>
+// CHECK-NEXT:    func.return %q, %k, %v, %[[KV]]
+func.func @slices_of_a_cat(%q: !torch.vtensor<[2,64],f32>, %k: !torch.vtensor<[2,64],f32>, %v: !torch.vtensor<[2,64],f32>) -> (!torch.vtensor<[2,64],f32>, !torch.vtensor<[2,64],f32>, !torch.vtensor<[2,64],f32>, !torch.vtensor<[2,128],f32>) {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int64 = torch.constant.int 64
+  %int128 = torch.constant.int 128
+  %intm1 = torch.constant.int -1
+  %intm64 = torch.constant.int -64
+  %none = torch.constant.none
+  %list = torch.prim.ListConstruct %q, %k, %v : (!torch.vtensor<[2,64],f32>, !torch.vtensor<[2,64],f32>, !torch.vtensor<[2,64],f32>) -> !torch.list<vtensor>
+  %qkv = torch.aten.cat %list, %int1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[2,192],f32>
+  %0 = torch.aten.slice.Tensor %qkv, %int1, %int0, %int64, %int1 : !torch.vtensor<[2,192],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[2,64],f32>
+  %1 = torch.aten.slice.Tensor %qkv, %intm1, %int64, %int128, %int1 : !torch.vtensor<[2,192],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[2,64],f32>
+  %2 = torch.aten.slice.Tensor %qkv, %int1, %intm64, %none, %int1 : !torch.vtensor<[2,192],f32>, !torch.int, !torch.int, !torch.none, !torch.int -> !torch.vtensor<[2,64],f32>
+  %3 = torch.aten.slice.Tensor %qkv, %int1, %int64, %none, %int1 : !torch.vtensor<[2,192],f32>, !torch.int, !torch.int, !torch.none, !torch.int -> !torch.vtensor<[2,128],f32>
+  return %0, %1, %2, %3 : !torch.vtensor<[2,64],f32>, !torch.vtensor<[2,64],f32>, !torch.vtensor<[2,64],f32>, !torch.vtensor<[2,128],f32>
+}
+
+// -----
+
+// A slice across a piece's end is a slice (the cat stays).
+// CHECK-LABEL: func.func @slice_inside_a_cat
+// CHECK:         torch.aten.cat
+// CHECK:         torch.aten.slice.Tensor
+func.func @slice_inside_a_cat(%a: !torch.vtensor<[2,64],f32>, %b: !torch.vtensor<[2,64],f32>) -> !torch.vtensor<[2,64],f32> {
+  %int1 = torch.constant.int 1
+  %int32 = torch.constant.int 32
+  %int96 = torch.constant.int 96
+  %list = torch.prim.ListConstruct %a, %b : (!torch.vtensor<[2,64],f32>, !torch.vtensor<[2,64],f32>) -> !torch.list<vtensor>
+  %ab = torch.aten.cat %list, %int1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[2,128],f32>
+  %0 = torch.aten.slice.Tensor %ab, %int1, %int32, %int96, %int1 : !torch.vtensor<[2,128],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[2,64],f32>
+  return %0 : !torch.vtensor<[2,64],f32>
 }
 
 // -----

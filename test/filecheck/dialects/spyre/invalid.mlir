@@ -421,7 +421,7 @@ spyre.yield %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], strid
 
 // -----
 
-// split/chunks name the compute op's iteration dims (spyre_mlir/dialects/spyre_iteration.py).
+// split/chunks name the compute op's iteration dims (spyre_mlir/dialects/spyre/iteration.py).
 %a = "test.op"() : () -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
 %r = spyre.kernel "k"(%a) split <m = 2> : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>) -> tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>> {
 ^bb0(%x: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>):
@@ -516,7 +516,7 @@ spyre.yield %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], strid
 // Where values live between launches and how cores share work: the kernel marks
 // (spyre-resident-chains, spyre-divide-work, spyre-onchip-relayout).
 
-// Each mark verifies itself (spyre_marks), in the kernel or anywhere an attribute may be.
+// Each mark verifies itself (spyre/attrs.py), in the kernel or anywhere an attribute may be.
 %a, %b = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>)
 %c = spyre.kernel "k0"(%a, %b) split <n = 2, m = 1, k = 1> resident_out <offset = 100> : (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>) -> tensor<4x512xf16, #spyre.layout<device_size = [8, 4, 64], stride_map = [64, 512, 1]>> {
 ^bb0(%ka: tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, %kb: tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>):
@@ -852,3 +852,15 @@ func.func @scatter_values(%d: tensor<2x8x64xf16, #spyre.layout<device_size = [2,
   func.return
 }
 // CHECK: {{^}}'spyre.scatter': dest (O, L, C) (2, 8, 64) and 2 indices take values (2, 2, 64), got (2, 1, 64){{$}}
+
+// -----
+
+// #spyre.origin: the torch ops an op computes -> per result, the one whose value it holds.
+
+"test.op"() {o = #spyre.origin<[3, 1] -> [3]>} : () -> ()
+// CHECK: {{^}}#spyre.origin: ops [3, 1] are not distinct torch op numbers >= 0, sorted{{$}}
+
+// -----
+
+"test.op"() {o = #spyre.origin<[1, 3] -> [2]>} : () -> ()
+// CHECK: {{^}}#spyre.origin: values [2] are not among its ops [1, 3] (a value is one of them, or -1){{$}}

@@ -217,7 +217,7 @@
 
 // -----
 
-// Kernel marks (spyre_marks): a matmul that reads its A from LX and keeps its result there,
+// Kernel marks (spyre/attrs.py): a matmul that reads its A from LX and keeps its result there,
 // its boxes on other cores, its B tiles passed along the ring; an on-chip relayout.
 %a, %b, %s = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>, tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>)
 // CHECK:         %a, %b, %s = "test.op"() : () -> (tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #spyre.layout<device_size = [8, 256, 64], stride_map = [64, 512, 1]>>, tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>)
@@ -252,3 +252,11 @@
 // CHECK-GENERIC-NEXT: %kr = "spyre.restickify"(%ks) : (tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
 // CHECK-GENERIC-NEXT: "spyre.yield"(%kr) : (tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>) -> ()
 // CHECK-GENERIC-NEXT: }) : (tensor<100x256xf16, #spyre.layout<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>) -> tensor<100x256xf16, #spyre.layout<device_size = [4, 100, 64], stride_map = [64, 256, 1]>>
+
+// -----
+
+// The target: the default device prints bare; a field at its default is left out; the others
+// (an int, a float, a string, a bool) print in DeviceConfig's order.
+"test.op"() {default = #spyre.target<>, explicit = #spyre.target<cores = 32>, changed = #spyre.target<sanitize = false, numerics = "ieee-fp16", cores = 8, host_op_s = 1.0e-06, ddr_bytes_per_s = 128000000000.0>} : () -> ()
+// CHECK:         "test.op"() {default = #spyre.target, explicit = #spyre.target, changed = #spyre.target<cores = 8, ddr_bytes_per_s = 128000000000.0, host_op_s = 1.0e-06, numerics = "ieee-fp16", sanitize = false>} : () -> ()
+// CHECK-GENERIC: "test.op"() {default = #spyre.target, explicit = #spyre.target, changed = #spyre.target<cores = 8, ddr_bytes_per_s = 128000000000.0, host_op_s = 1.0e-06, numerics = "ieee-fp16", sanitize = false>} : () -> ()

@@ -30,3 +30,35 @@
 
 "test.op"() {m = #spyre.core_order<0, 1>} : () -> ()
 // CHECK: '[' expected
+
+// -----
+
+// The target (#spyre.target): a parameter DeviceConfig does not have, one given twice, a value
+// of another kind than its field's, and a device DeviceConfig.validate refuses.
+"test.op"() {t = #spyre.target<lx = 4096>} : () -> ()
+// CHECK: unknown device parameter 'lx'; known: cores, corelets_per_core,
+
+// -----
+
+"test.op"() {t = #spyre.target<cores = 2, cores = 4>} : () -> ()
+// CHECK: device parameter cores given twice
+
+// -----
+
+"test.op"() {t = #spyre.target<cores = 2.5>} : () -> ()
+// CHECK: Expected integer literal for cores
+
+// -----
+
+"test.op"() {t = #spyre.target<numerics = dl16>} : () -> ()
+// CHECK: string literal expected for numerics
+
+// -----
+
+"test.op"() {t = #spyre.target<cores = 0>} : () -> ()
+// CHECK: #spyre.target: a device needs >= 1 core and >= 1 stick of LX, got 0, 2097152
+
+// -----
+
+"test.op"() {t = #spyre.target<corelets_used = 3>} : () -> ()
+// CHECK: #spyre.target: corelets_used must be 1 .. corelets_per_core (2), got 3
