@@ -3,7 +3,8 @@ model's (docs/hardware.md, "The host runtime"; docs/llm.md).
 
     python bench/runtime.py                      # a table
     python bench/runtime.py --json               # one JSON object
-    python bench/runtime.py --save calls.json    # also keep the measured calls
+    python bench/runtime.py --save calls.json    # also keep the measured calls (each run as it
+                                                 # ends; an existing file's runs are not run again)
     python bench/runtime.py --load calls.json    # the figures from kept calls (no device model run);
                                                  # with --config k=v, for another host runtime
     python bench/runtime.py --worker granite 1024 1 1   # one measurement alone (tokens, batch, layers)
@@ -212,19 +213,30 @@ def _run(name: str, *args: Any) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def measure() -> dict[str, Any]:
-    """The device model's runs: every call's steps."""
-    probe = [_run("granite", PROBE_TOKENS, 1, layers) for layers in (1, 2)]
-    batch8 = [_run("granite", PROBE_TOKENS, 8, layers) for layers in (1, 2)]
-    return {
-        "granite": _run("granite", 1024, 1, 1),
-        "granite_probe": probe,
-        "granite_batch8": batch8[0],
-        "granite_batch8_probe": batch8,
-        "lm_head": _run("lm_head", 1),
-        "lm_head_batch8": _run("lm_head", 8),
-        "smollm2": _run("smollm2", 1024),
-    }
+MEASUREMENTS: dict[str, tuple[Any, ...]] = {
+    "granite_probe_1": ("granite", PROBE_TOKENS, 1, 1),
+    "granite_probe_2": ("granite", PROBE_TOKENS, 1, 2),
+    "granite_batch8_1": ("granite", PROBE_TOKENS, 8, 1),
+    "granite_batch8_2": ("granite", PROBE_TOKENS, 8, 2),
+    "lm_head": ("lm_head", 1),
+    "lm_head_batch8": ("lm_head", 8),
+    "smollm2": ("smollm2", 1024),
+    "granite": ("granite", 1024, 1, 1),
+}
+"""The device model's runs (module docstring): each a worker's arguments."""
+
+
+def measure(kept: dict[str, Any] | None = None, save: str | None = None) -> dict[str, Any]:
+    """The device model's runs: every call's steps. `kept`: runs measured before (not run
+    again); `save`: a file that keeps the runs as each ends (a run cut short resumes from it)."""
+    out = dict(kept or {})
+    for key, (name, *args) in MEASUREMENTS.items():
+        if key not in out:
+            out[key] = _run(name, *args)
+            if save:
+                with open(save, "w") as f:
+                    json.dump(out, f)
+    return out
 
 
 # endregion
@@ -395,7 +407,8 @@ def implied_prefill_over_decode(f: dict[str, float]) -> float:
 
 
 def figures(m: dict[str, Any], config: DeviceConfig) -> dict[str, Any]:
-    g = {name: granite_call(m["granite"], m["granite_probe"], name, m["lm_head"]) for name in ("prefill", "decode")}
+    probe, batch8 = ([m[f"{key}_{n}"] for n in (1, 2)] for key in ("granite_probe", "granite_batch8"))
+    g = {name: granite_call(m["granite"], probe, name, m["lm_head"]) for name in ("prefill", "decode")}
     out: dict[str, Any] = {}
     phases = {name: phase(steps, config) for name, steps in g.items()}
     for name, p in phases.items():
@@ -428,9 +441,7 @@ def figures(m: dict[str, Any], config: DeviceConfig) -> dict[str, Any]:
     )
     checks = {
         "smollm2_135m": {name: phase(parse(m["smollm2"][name])[0], config) for name in ("prefill", "decode")},
-        "granite_decode_batch8": phase(
-            granite_call(m["granite_batch8"], m["granite_batch8_probe"], "decode", m["lm_head_batch8"]), config
-        ),
+        "granite_decode_batch8": phase(granite_call(batch8[0], batch8, "decode", m["lm_head_batch8"]), config),
     }
     out["checks"] = checks
     return out
@@ -479,7 +490,7 @@ def table(r: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    ap.add_argument("--save", metavar="FILE", help="keep the measured calls in FILE")
+    ap.add_argument("--save", metavar="FILE", help="keep the measured calls in FILE (resumes from the runs it holds)")
     ap.add_argument("--load", metavar="FILE", help="the figures from calls kept by --save (no device model run)")
     ap.add_argument(
         "--config",
@@ -506,11 +517,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.load:
         with open(args.load) as f:
             measured = json.load(f)
+        missing = [key for key in MEASUREMENTS if key not in measured]
+        if missing:
+            ap.error(f"--load {args.load}: runs missing ({', '.join(missing)}): resume them with --save {args.load}")
     else:
-        measured = measure()
-    if args.save:
-        with open(args.save, "w") as f:
-            json.dump(measured, f)
+        kept: dict[str, Any] = {}
+        if args.save and os.path.exists(args.save):
+            with open(args.save) as f:
+                kept = json.load(f)
+        measured = measure(kept, args.save)
     r = figures(measured, config)
     print(json.dumps(r, indent=1) if args.json else table(r))
     return 0
