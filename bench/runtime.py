@@ -216,12 +216,12 @@ def _run(name: str, *args: Any) -> dict[str, Any]:
 MEASUREMENTS: dict[str, tuple[Any, ...]] = {
     "granite_probe_1": ("granite", PROBE_TOKENS, 1, 1),
     "granite_probe_2": ("granite", PROBE_TOKENS, 1, 2),
+    "lm_head": ("lm_head", 1),
+    "granite": ("granite", 1024, 1, 1),
     "granite_batch8_1": ("granite", PROBE_TOKENS, 8, 1),
     "granite_batch8_2": ("granite", PROBE_TOKENS, 8, 2),
-    "lm_head": ("lm_head", 1),
     "lm_head_batch8": ("lm_head", 8),
     "smollm2": ("smollm2", 1024),
-    "granite": ("granite", 1024, 1, 1),
 }
 """The device model's runs (module docstring): each a worker's arguments."""
 
