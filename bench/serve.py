@@ -190,7 +190,22 @@ def roofline(llm: Any, decode_steps: list[tuple[Any, int]]) -> dict[str, Any]:
     for step, context in decode_steps:
         kv_bytes = 2 * layers * (context + 1) * kv_width * 2  # keys and values read, the new row's written
         shares.append((weight_bytes + kv_bytes) / bandwidth / step.device_s)
+    block = runner.step_shapes.block_size
+    by_pages: dict[int, list[tuple[Any, int]]] = {}
+    for step, context in decode_steps:
+        by_pages.setdefault(-(-(context + 1) // block), []).append((step, context))
     return {
+        "decode_c1_by_pages": {
+            pages: {
+                "contexts": [min(c for _, c in found), max(c for _, c in found)],
+                "steps": len(found),
+                "macs": statistics.median(s.macs for s, _ in found),
+                "kernels_ms": 1e3 * statistics.median(s.kernels_s for s, _ in found),
+                "attention_ms": 1e3 * statistics.median(s.attention_s for s, _ in found),
+                "link_bytes": statistics.median(sum(s.transfer_bytes.values()) for s, _ in found),
+            }
+            for pages, found in sorted(by_pages.items())
+        },
         "decode_roofline_c1": statistics.median(shares),
         "decode_step_ms_c1": 1e3 * statistics.median(s.device_s for s, _ in decode_steps),
         "weight_bytes": weight_bytes,
@@ -288,6 +303,8 @@ def run(quick: bool, hf_python: str, serve: bool) -> dict[str, Any]:
     new_tokens = 8 if quick else NEW_TOKENS
     for c in levels:
         figures[f"c{c}"] = closed_loop(llm, ids if c > 1 else ids[:: 4 if quick else 2], c, new_tokens)
+        shown = {k: v for k, v in figures[f"c{c}"].items() if not k.startswith("_")}
+        print(f"concurrency {c}: {json.dumps(shown)}", file=sys.stderr, flush=True)  # progress
     figures.update(roofline(llm, figures["c1"].pop("_decode_steps_c1")))
     for c in levels[1:]:
         figures[f"c{c}"].pop("_decode_steps_c1")
@@ -325,6 +342,12 @@ def table(f: dict[str, Any]) -> str:
         f"decode roofline at concurrency 1: {f['decode_roofline_c1']:.3f} (a step {f['decode_step_ms_c1']:.3f} ms; "
         f"{f['weight_bytes'] / 1e6:.0f} MB of weights in DL16)",
     ]
+    for pages, d in f["decode_c1_by_pages"].items():
+        rows.append(
+            f"a decode step at concurrency 1 over {pages} page(s) (contexts {d['contexts'][0]}-{d['contexts'][1]}): "
+            f"{d['macs']:,.0f} MACs, kernels {d['kernels_ms']:.3f} ms (attention {d['attention_ms']:.3f} ms), "
+            f"{d['link_bytes']:.0f} bytes over the host link"
+        )
     if "tokens_per_s_scaling_c16" in f:
         rows.append(f"tokens/s at concurrency 16 over concurrency 1: {f['tokens_per_s_scaling_c16']:.2f}")
     if f.get("itl_vs_hf_c1"):
