@@ -4,6 +4,7 @@ program on the card, attention and the paged KV cache included (docs/vllm.md).
     python bench/serve.py            # a table
     python bench/serve.py --json     # the same figures as one JSON object
     python bench/serve.py --quick    # concurrency 1 only, 8 new tokens, no server, no HF-path ITL
+    python bench/serve.py --contexts # a decode step of a tiny Llama at two contexts, both model paths
 
 Runs in the vLLM environment (.venv-vllm). What is measured:
 
@@ -360,6 +361,92 @@ def table(f: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
+TINY_LLAMA = dict(
+    vocab_size=256,
+    hidden_size=256,
+    intermediate_size=512,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=1024,
+    pad_token_id=0,
+    bos_token_id=1,
+    eos_token_id=2,
+)
+"""The tests' tiny Llama (test/vllm: 2 layers, 4 heads of 64, 2 KV heads), random weights."""
+CONTEXT_PROMPTS = (12, 404)
+
+
+def context_step(path: str) -> list[dict[str, Any]]:
+    """One request's last decode step of the tiny Llama after prompts of CONTEXT_PROMPTS tokens
+    (3 new tokens each), on vLLM's own model (`path` "vllm") or the hardware-agnostic path
+    ("hw_agnostic"); a process of its own per path (vLLM's Transformers backend decorates
+    transformers' classes for good)."""
+    import torch
+    import transformers
+    from vllm import LLM, SamplingParams
+    from vllm.inputs import TokensPrompt
+
+    if path == "hw_agnostic":
+        os.environ["VLLM_USE_HW_AGNOSTIC"] = "1"
+    with tempfile.TemporaryDirectory(prefix="spyre-bench-llama-") as d:
+        torch.manual_seed(0)
+        transformers.LlamaForCausalLM(transformers.LlamaConfig(**TINY_LLAMA)).save_pretrained(d)
+        llm = LLM(
+            model=d,
+            skip_tokenizer_init=True,
+            max_model_len=512,
+            max_num_seqs=1,
+            max_num_batched_tokens=64,
+            dtype="float32",
+            model_impl="transformers" if path == "hw_agnostic" else "vllm",
+        )
+        params = SamplingParams(temperature=0, max_tokens=3, ignore_eos=True, detokenize=False)
+        gen = torch.Generator().manual_seed(5)
+        found = []
+        for n in CONTEXT_PROMPTS:
+            prompt = torch.randint(3, 256, (n,), generator=gen).tolist()
+            with steps_logged() as log:
+                llm.generate([TokensPrompt(prompt_token_ids=prompt)], params, use_tqdm=False)
+            s = log.steps[-1]
+            found.append(
+                {
+                    "context": n + 2,
+                    "macs": s.macs,
+                    "kernels_us": 1e6 * s.kernels_s,
+                    "attention_us": 1e6 * s.attention_s,
+                    "link_bytes": dict(s.transfer_bytes),
+                }
+            )
+        return found
+
+
+def contexts() -> dict[str, Any]:
+    """`context_step` on both model paths, each in a process of its own."""
+    out = {}
+    for path in ("vllm", "hw_agnostic"):
+        cmd = [sys.executable, __file__, "--context-worker", path]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} exited with {done.returncode}:\n{done.stderr[-3000:]}")
+        out[path] = json.loads(done.stdout.strip().splitlines()[-1])
+    return out
+
+
+def contexts_table(f: dict[str, Any]) -> str:
+    rows = [
+        "| model path | context | MACs | kernels (µs) | attention (µs) | host-link bytes by kind |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for path, steps in f.items():
+        for s in steps:
+            rows.append(
+                f"| {path} | {s['context']} | {s['macs']:,} | {s['kernels_us']:.1f} | {s['attention_us']:.1f} | "
+                f"{s['link_bytes']} |"
+            )
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
@@ -370,7 +457,20 @@ def main(argv: list[str] | None = None) -> int:
         default=str(Path(sys.prefix).parent / ".venv" / "bin" / "python"),
         help="the main environment's python, for bench/llm.py's HF-path ITL",
     )
+    ap.add_argument(
+        "--contexts",
+        action="store_true",
+        help="only a decode step of the tests' tiny Llama at two contexts, on both model paths",
+    )
+    ap.add_argument("--context-worker", choices=["vllm", "hw_agnostic"], help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.context_worker:
+        print(json.dumps(context_step(args.context_worker)))
+        return 0
+    if args.contexts:
+        found = contexts()
+        print(json.dumps(found, indent=1) if args.json else contexts_table(found))
+        return 0
     figures = run(args.quick, args.hf_python, not args.no_serve)
     print(json.dumps(figures, indent=1, default=str) if args.json else table(figures))
     return 0

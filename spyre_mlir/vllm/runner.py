@@ -83,7 +83,12 @@ class DeviceForward:
         # on the hardware-agnostic path), which the backend keeps on the card between calls; a
         # buffer as a parameter of its own copy (a graph's inputs must not alias one another);
         # our rotary embeddings read their table instead of their buffers
-        replaced = {id(b) for m in self.rotary for b in m.buffers(recurse=False)}
+        replaced = {
+            id(b)
+            for m in self.rotary
+            for b in (m.cos_sin_cache, getattr(m, "cos_sin_cache_bf16", None))
+            if b is not None
+        }
         self.state = {
             **{f"model.{k}": v for k, v in self.model.named_parameters()},
             **{
