@@ -71,7 +71,7 @@ def test_serve_refuses_a_context_beyond_the_card_with_the_reason(llama_dir, tmp_
     assert server.process is not None and server.process.returncode != 0
     assert re.search(
         r"CardMemoryError: one request of max_model_len=67108864 tokens needs 128\.00 GiB of KV cache, more than "
-        r"the .* GiB the KV cache can have .* lower max_model_len \(--max-model-len; about \d+ tokens fit\)",
+        r"the [\d.]+ (GiB|MiB) the KV cache can have .* lower max_model_len \(--max-model-len; about \d+ tokens fit\)",
         server.log(),
     ), server.log()[-3000:]
 
