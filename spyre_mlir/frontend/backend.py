@@ -83,6 +83,8 @@ class GraphReport:
     """Ops on integer/boolean tensors, left on the host as on the real stack."""
     cpu_fallback: Counter
     """Float ops without a device lowering, run on the CPU."""
+    cpu_reasons: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Why each of them runs on the CPU: op name -> reason (the first op's of that name)."""
 
     @property
     def device_fraction(self) -> float:
@@ -266,7 +268,13 @@ def compile_graph(
     module, ctx, graph = entry.module, entry.ctx, entry.graph
     placed = host_ops(module.walk())
     on_cpu = Counter(op.name for op, _, by_design in placed if not by_design)
-    STATS.graphs.append(GraphReport(graph, entry.torch_ops, Counter(op.name for op, _, d in placed if d), on_cpu))
+    reasons: dict[str, str] = {}
+    for op, text, by_design in placed:
+        if not by_design:
+            reasons.setdefault(op.name, text)
+    STATS.graphs.append(
+        GraphReport(graph, entry.torch_ops, Counter(op.name for op, _, d in placed if d), on_cpu, reasons)
+    )
     if on_cpu:
         STATS.fallbacks += 1
         listed = ", ".join(f"{name} x{n}" for name, n in sorted(on_cpu.items()))
