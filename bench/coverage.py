@@ -469,7 +469,7 @@ def main(argv: list[str] | None = None) -> int:
         what = "model types the sweep takes" if args.sweep else "the corpus"
         parser.error(f"not in {what}: {', '.join(unknown)} (known: {', '.join(known)})")
     names = args.names or known
-    rows = measure_all(names, args.timeout, args.jobs, progress=not args.json, sweep=args.sweep)
+    rows = measure_all(names, args.timeout, args.jobs, progress=True, sweep=args.sweep)  # (progress: stderr)
     tot = totals(rows, sweep=args.sweep)
     failures = {r.name: r.reason or "fails the criterion" for r in rows if not r.passed and r.buildable}
     not_buildable = {r.name: r.reason for r in rows if not r.buildable}
