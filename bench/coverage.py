@@ -405,7 +405,9 @@ def totals(rows: list[Row], sweep: bool = False) -> dict:
         "compile": len(compiled),
         "pass": sum(r.passed for r in counted),
         "pass_percent": 100.0 * sum(r.passed for r in counted) / n if n else 0.0,
-        "wrong_answers": sum(r.compiles and not r.passed and not r.stage for r in counted),  # ran, outside the criterion
+        "wrong_answers": sum(
+            r.compiles and not r.passed and not r.stage for r in counted
+        ),  # ran, outside the criterion
         "crashes": sum(bool(r.stage) for r in counted),
         "whole_graph_on_cpu": sum(not r.compiles and not r.stage for r in counted),
         "mean_device_fraction": sum(fractions) / len(fractions) if fractions else 0.0,
@@ -451,7 +453,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="corpus entries, or model types with --sweep (default: all)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     parser.add_argument(
-        "--sweep", action="store_true", help="every text model type transformers builds (bench/sweep.py), not the corpus"
+        "--sweep",
+        action="store_true",
+        help="every text model type transformers builds (bench/sweep.py), not the corpus",
     )
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per model (0: none)")
     parser.add_argument(

@@ -163,7 +163,9 @@ def shrink(d: dict[str, Any]) -> dict[str, Any]:
             if _is_int(v) and v >= VOCAB:
                 out[k] = small if small is not None else next_special
             elif isinstance(v, list) and any(_is_int(x) and x >= VOCAB for x in v):
-                out[k] = [x if not _is_int(x) or x < VOCAB else (small if small is not None else next_special) for x in v]
+                out[k] = [
+                    x if not _is_int(x) or x < VOCAB else (small if small is not None else next_special) for x in v
+                ]
             else:
                 continue
             if small is None:
@@ -171,7 +173,11 @@ def shrink(d: dict[str, Any]) -> dict[str, Any]:
         elif not _is_int(v) and not (isinstance(v, list) and v and all(_is_int(x) for x in v)):
             continue
         else:
-            new = _shrink_int(k, v, layers, count, heads) if _is_int(v) else [_shrink_int(k, x, layers, count, heads) for x in v]
+            new = (
+                _shrink_int(k, v, layers, count, heads)
+                if _is_int(v)
+                else [_shrink_int(k, x, layers, count, heads) for x in v]
+            )
             if new != v:
                 out[k] = new
     if "use_cache" in out:

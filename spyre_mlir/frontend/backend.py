@@ -59,6 +59,7 @@ from spyre_mlir.frontend.compile_cache import (
 )
 from spyre_mlir.frontend.decompositions import decompositions
 from spyre_mlir.frontend.fx_importer import import_fx_graph
+from spyre_mlir.frontend.storage_views import rebase_as_strided
 from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.lowering.convert_torch_to_spyre import host_ops
 from spyre_mlir.pipeline import Optimizations, run_pipeline
@@ -242,6 +243,14 @@ def compile_graph(
     compile cache: STATS.cache_loads counts those, STATS.compiles the others).
     `mutated_inputs_seen`: the inputs aot_autograd bumps the version of (read from its tracing
     context when None: a graph compiled later than aot_autograd's trace passes them)."""
+    try:  # (in place: the rewritten graph computes what the graph did, and runs if ours does not)
+        rebase_as_strided(gm)
+    except Unsupported as e:
+        if options.strict:
+            raise SpyreCompileError(f"spyre (strict): {e}") from None
+        STATS.fallbacks += 1
+        warnings.warn(f"spyre: this graph runs on the CPU instead of the device: {e}", stacklevel=2)
+        return gm.forward
     eager = gm.forward
     gm, host_values = host_int_outputs(gm)
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
