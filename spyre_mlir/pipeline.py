@@ -16,24 +16,37 @@ belongs, in the torch-level IR (SPYRE_DUMP_IR shows one mask where after it, of 
 convert-torch-to-spyre one op instead of one per layer.
 Stages that find their input already lowered do nothing, so the pipeline accepts torch,
 spyre or spyre_isa level modules.
+
+Splitting a graph at a refused kernel. A pass after convert-torch-to-spyre may refuse a device
+op it has no lowering for (`Unsupported`: a restickify between two layouts no kernel moves
+yet). Asked to (`refuse`, a dict the torch.compile backend passes), `run_pipeline` numbers the
+torch ops before converting them (spyre.ORIGIN: every device op a torch op becomes carries its
+number, and a restickify made for a consumer the consumer's), and such a refusal raises
+`KernelRefused` naming the torch ops the refused op stands for. The caller compiles the graph
+again from its torch form with those ops in `refuse` (number -> reason): each is marked
+spyre.REFUSED and stays on the host with that reason, like an op without a lowering, so the
+graph splits there into a device island on each side instead of leaving the device whole.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from spyre_mlir.analysis.cost import planning_config
-from spyre_mlir.diagnostics import Unsupported, in_pass, verify_after_pass
+from spyre_mlir.diagnostics import Unsupported, failing_op, in_pass, verify_after_pass
 from spyre_mlir.dialects import spyre
+from spyre_mlir.dialects import torch as t
 from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
 from spyre_mlir.lowering.convert_torch_to_spyre import ConvertTorchToSpyrePass
@@ -167,8 +180,13 @@ def run_pipeline(
     strict: bool = False,
     opts: Optimizations = Optimizations(),
     verify_each: bool | None = None,
+    refuse: Mapping[int, str] | None = None,
 ) -> None:
     """Run the whole pipeline; with `dump_dir` (or SPYRE_DUMP_IR) write the IR after each stage.
+
+    `refuse`: track origins and split at refused kernels (the module docstring): the torch ops
+    numbered here stay on the host with these reasons, and a later refusal raises
+    KernelRefused naming the torch ops to add.
 
     `verify_each`: verify the module after every pass, so that invalid IR names the pass that
     made it (spyre-opt, dumps, SPYRE_VERIFY_EACH=1); otherwise (the default of the
@@ -182,9 +200,19 @@ def run_pipeline(
         Path(dump_dir).mkdir(parents=True, exist_ok=True)
         _dump(ctx, module, Path(dump_dir) / "00-input.mlir")
     with gc_paused():  # the passes build IR by the hundred thousand ops (spyre_mlir/gc_pause.py)
+        converted = False
         for i, p in enumerate(passes, start=1):
-            with in_pass(p.name):  # a failure other than a diagnostic is an internal error naming the pass
-                p.apply(ctx, module)
+            if p.name == ConvertTorchToSpyrePass.name and refuse is not None:
+                number_torch_ops(module, refuse)
+            try:
+                with in_pass(p.name):  # a failure other than a diagnostic is an internal error naming the pass
+                    p.apply(ctx, module)
+            except Unsupported as e:
+                origins = refused_origins(e) if converted and refuse is not None else set()
+                if origins - set(refuse or ()):
+                    raise KernelRefused(str(e), frozenset(origins)) from e
+                raise
+            converted = converted or p.name == ConvertTorchToSpyrePass.name
             if dump_dir:
                 _dump(ctx, module, Path(dump_dir) / f"{i:02d}-{p.name}.mlir")
             if verify_each or i == len(passes):
@@ -192,7 +220,54 @@ def run_pipeline(
                     module, p.name if verify_each else "spyre-pipeline (SPYRE_VERIFY_EACH=1 names the pass)"
                 )
             if p.name in ("convert-torch-to-spyre", "spyre-propagate-layouts"):  # where device tensors appear
-                check_ddr_sizes(module, config)  # one the device's DDR cannot hold: refused before it is planned
+                try:
+                    check_ddr_sizes(module, config)  # one the device's DDR cannot hold: refused before it is planned
+                except Unsupported as e:
+                    origins = refused_origins(e) if refuse is not None else set()
+                    if origins - set(refuse or ()):
+                        raise KernelRefused(str(e), frozenset(origins)) from e
+                    raise
+    if refuse is not None:
+        for op in module.walk():
+            op.attributes.pop(spyre.ORIGIN, None)
+
+
+class KernelRefused(Unsupported):
+    """A pass after convert-torch-to-spyre refused a device op; `origins` are the numbers of
+    the torch ops it stands for (spyre.ORIGIN): compiled again with them in `refuse`, the graph
+    splits at them (the module docstring)."""
+
+    def __init__(self, message: str, origins: frozenset[int]):
+        super().__init__(message)
+        self.origins = origins
+
+
+def number_torch_ops(module: ModuleOp, refuse: Mapping[int, str]) -> None:
+    """Number the torch ops of `module` in order (spyre.ORIGIN), and mark those in `refuse` to
+    stay on the host with their reason (spyre.REFUSED)."""
+    n = 0
+    for op in module.walk():
+        if op.name.startswith("torch.") and not isinstance(op, t.VALUE_OPS):
+            op.attributes[spyre.ORIGIN] = IntegerAttr(n, i64)
+            if n in refuse:
+                op.attributes[spyre.REFUSED] = StringAttr(refuse[n])
+            n += 1
+
+
+def refused_origins(e: Unsupported) -> set[int]:
+    """The torch ops (their spyre.ORIGIN) the op a refusal names stands for: the op's own, or
+    those of the ops inside it (a kernel), or those of its readers."""
+    op = failing_op(e)
+    if op is None:
+        return set()
+
+    def of(ops: list[Operation]) -> set[int]:
+        return {a.value.data for o in ops if isinstance(a := o.attributes.get(spyre.ORIGIN), IntegerAttr)}
+
+    found = of([op, *op.walk()])
+    if not found:
+        found = of([u.operation for r in op.results for u in r.uses])
+    return found
 
 
 def check_ddr_sizes(module: ModuleOp, config: DeviceConfig) -> None:

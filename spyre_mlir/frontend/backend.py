@@ -41,6 +41,7 @@ from xdsl.transforms.common_subexpression_elimination import cse
 
 from spyre_mlir.diagnostics import Unsupported
 from spyre_mlir.dialects import spyre
+from spyre_mlir.dialects import torch as torch_dialect
 from spyre_mlir.frontend.buckets import (
     BucketPlan,
     NotBucketable,
@@ -62,7 +63,7 @@ from spyre_mlir.frontend.fx_importer import import_fx_graph
 from spyre_mlir.frontend.storage_views import rebase_as_strided
 from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.lowering.convert_torch_to_spyre import host_ops
-from spyre_mlir.pipeline import Optimizations, run_pipeline
+from spyre_mlir.pipeline import KernelRefused, Optimizations, run_pipeline
 from spyre_mlir.runtime.host import Executable
 from spyre_mlir.sim.interpreter import DeviceModel
 from spyre_mlir.target.config import DeviceConfig
@@ -378,15 +379,7 @@ def _compile(gm: torch.fx.GraphModule, config: DeviceConfig, options: BackendOpt
         torch_ops = _distinct_compute_ops(module)
         dump = options.dump_dir
         graph = f"g{STATS.compiles + STATS.cache_loads}"  # graphs are numbered in the order they come
-        run_pipeline(
-            info.ctx,
-            module,
-            config,
-            dump and os.path.join(dump, graph),
-            kernel_prefix=f"{graph}_k",
-            strict=options.strict,
-            opts=options.optimizations,
-        )
+        module = _split_at_refused_kernels(info.ctx, module, config, options, graph, dump)
     except Unsupported as e:  # (UnsupportedGraphError among them) any other failure is a bug: it propagates
         if options.strict:
             raise SpyreCompileError(f"spyre (strict): {e}") from None
@@ -396,6 +389,64 @@ def _compile(gm: torch.fx.GraphModule, config: DeviceConfig, options: BackendOpt
     finally:
         STATS.compile_s += time.perf_counter() - start
     return CachedGraph(module, info.ctx, [o.dtype for o in info.outputs], torch_ops, graph)
+
+
+MAX_SPLITS = 32
+"""Compiles of one graph, each with one more refused kernel's torch ops on the host, before
+the graph is left to the CPU whole."""
+
+
+def _split_at_refused_kernels(
+    ctx: Any, module: ModuleOp, config: DeviceConfig, options: BackendOptions, graph: str, dump: str | None
+) -> ModuleOp:
+    """The module through the pipeline; where a pass after convert-torch-to-spyre refuses a
+    kernel (KernelRefused), compiled again from its torch form with the torch ops of that
+    kernel on the host, so the graph splits there (pipeline.py, "Splitting a graph"). Strict
+    mode refuses instead."""
+    refuse: dict[int, str] = {}
+    alike = _alike_torch_ops(module)
+    for _ in range(MAX_SPLITS):
+        attempt = module.clone()
+        try:
+            run_pipeline(
+                ctx,
+                attempt,
+                config,
+                dump and os.path.join(dump, graph),
+                kernel_prefix=f"{graph}_k",
+                strict=options.strict,
+                opts=options.optimizations,
+                refuse=None if options.strict else refuse,
+            )
+            return attempt
+        except KernelRefused as e:
+            reason = f"a device kernel it becomes is refused: {e}"
+            refuse.update({m: reason for n in e.origins for m in alike.get(n, (n,))})
+    raise Unsupported(f"more than {MAX_SPLITS} kernels refused ({len(refuse)} torch ops on the host so far)")
+
+
+def _alike_torch_ops(module: ModuleOp) -> dict[int, tuple[int, ...]]:
+    """For each torch op (by its number, pipeline.number_torch_ops's order), the ops that are
+    the same computation on the same types (name, operand and result types, attributes and the
+    constant operands): what refuses one kernel of them refuses the others', so they go to the
+    host together, in one more compile instead of one each."""
+
+    def const(v: Any) -> str:
+        owner = v.owner
+        if isinstance(owner, torch_dialect.PrimListConstructOp):
+            return "[" + ",".join(const(e) for e in owner.operands) + "]"
+        if isinstance(owner, torch_dialect.VALUE_OPS) and not isinstance(owner, torch_dialect.ValueTensorLiteralOp):
+            return str(owner.properties)
+        return str(v.type)
+
+    keys: list[str] = []
+    for op in module.walk():
+        if op.name.startswith("torch.") and not isinstance(op, torch_dialect.VALUE_OPS):
+            keys.append(f"{op.name} {[const(v) for v in op.operands]} {[str(r.type) for r in op.results]}")
+    groups: dict[str, list[int]] = {}
+    for n, k in enumerate(keys):
+        groups.setdefault(k, []).append(n)
+    return {n: tuple(groups[k]) for n, k in enumerate(keys)}
 
 
 def _training_unsupported(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:

@@ -307,6 +307,7 @@ def _look_through_reshape(mm: spyre.MatmulOp) -> None:
         inputs.append(views[-1].result)
     body = pw.body.clone()
     moved = spyre.PointwiseOp(inputs, mm.result.type, body)
+    _keep_origin(moved, pw)
     try:
         epilogue([mm, moved])
     except ValueError:
@@ -419,6 +420,13 @@ def _foldable_producer(consumer: spyre.PointwiseOp) -> spyre.PointwiseOp | None:
     return None
 
 
+def _keep_origin(new: Operation, old: Operation) -> None:
+    """An op standing in for `old` stands for the torch op `old` stands for (spyre.ORIGIN)."""
+    origin = old.attributes.get(spyre.ORIGIN)
+    if origin is not None:
+        new.attributes[spyre.ORIGIN] = origin
+
+
 def _fold(producer: spyre.PointwiseOp, consumer: spyre.PointwiseOp) -> spyre.PointwiseOp:
     """One pointwise op computing consumer(producer(...), ...): inputs are the consumer's, with
     the producer's in place of its result (each value once); bodies are cloned in order."""
@@ -436,6 +444,7 @@ def _fold(producer: spyre.PointwiseOp, consumer: spyre.PointwiseOp) -> spyre.Poi
     }
     block.add_op(spyre.YieldOp(_clone_body(consumer.body.block, value_map, block)))
     fused = spyre.PointwiseOp(inputs, consumer.result.type, Region(block))
+    _keep_origin(fused, consumer)
     Rewriter.replace_op(consumer, fused)
     Rewriter.erase_op(producer)
     return fused

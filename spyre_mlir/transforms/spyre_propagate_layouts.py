@@ -82,6 +82,13 @@ def _in_kernel(op: Operation) -> bool:
     return isinstance(op.parent_op(), spyre.KernelOp)
 
 
+def _same_origin(new: Operation, consumer: Operation) -> None:
+    """A restickify made for a consumer stands for the consumer's torch op (spyre.ORIGIN)."""
+    origin = consumer.attributes.get(spyre.ORIGIN)
+    if origin is not None:
+        new.attributes[spyre.ORIGIN] = origin
+
+
 def _generic(v: SSAValue) -> Layout:
     lay = spyre.device_layout(v.type)
     return Layout.generic(lay.shape, lay.element_bytes)
@@ -90,6 +97,7 @@ def _generic(v: SSAValue) -> Layout:
 def _restickify_operand(op: Operation, index: int, target: Layout, rewriter: PatternRewriter) -> None:
     v = op.operands[index]
     r = spyre.RestickifyOp(v, spyre.device_tensor_type(target.shape, target))
+    _same_origin(r, op)
     rewriter.insert(r, InsertPoint.before(op))
     op.operands[index] = r.result
 
@@ -379,6 +387,7 @@ class LayoutChooser:
             result = Rewriter.replace_value_with_new_type(op.result, spyre.device_tensor_type(best.shape, best))
             if others:  # readers that need the converted layout read one restickify back to it
                 back = spyre.RestickifyOp(result, old_type)
+                _same_origin(back, others[0][0])
                 Rewriter.insert_op(back, InsertPoint.after(op))
                 for user, index in others:
                     user.operands[index] = back.result

@@ -612,6 +612,18 @@ back into the argument, and the device may keep the argument's copy, updated, be
 (As MLIR's `tf.aliasing_output`, where the argument's buffer may hold result k.)"""
 
 
+ORIGIN = "spyre.origin"
+"""An op's attribute, an i64 n: the op stands for the n-th torch op of the function as
+convert-torch-to-spyre took it (set where a caller asks for origins: the torch.compile backend,
+which compiles a graph again with the torch op of a refused kernel on the host;
+`spyre_mlir.pipeline.KernelRefused`). Ops another op's lowering needs (a restickify before a
+consumer) carry the consumer's."""
+
+REFUSED = "spyre.refused"
+"""A torch op's attribute, a string: the op stays on the host for this reason (a later pass
+refused the device ops it became); convert-torch-to-spyre lowers it no further."""
+
+
 def aliased_arguments(fn: Operation) -> dict[int, int]:
     """A `func.func`'s mutated arguments: {argument index: result index} (ALIASING_OUTPUT)."""
     arg_attrs = getattr(fn, "arg_attrs", None)

@@ -102,6 +102,10 @@ def _finish(
     """Replace `op` by `new_ops`, exposing the device values as op's vtensor results."""
     values = [value] if isinstance(value, SSAValue) else list(value)
     casts = [UnrealizedConversionCastOp.get([v], [r.type]) for v, r in zip(values, op.results)]
+    origin = op.attributes.get(spyre.ORIGIN)
+    if origin is not None:  # the device ops stand for op (spyre.ORIGIN)
+        for new in new_ops:
+            new.attributes.setdefault(spyre.ORIGIN, origin)
     rewriter.replace(op, [*new_ops, *casts], [c.results[0] for c in casts])
 
 
