@@ -37,6 +37,7 @@ value is computed on the device from masks the host builds:
                             PyTorch's decompositions (not in core ATen's table): var_mean over
                             the dims but the channels', element-wise ops, the running
                             statistics' update
+    nll_loss_forward        PyTorch's decomposition (a gather along at most 16 classes)
     prod(x, dim), cumprod, cumsum
                             along dims of at most 16 elements: products (sums) of slices (a
                             pointwise chain in float32), the prefixes joined for cumprod and cumsum
@@ -268,6 +269,17 @@ def _pytorch_decomposition(op: Any) -> Any:
     return training_only
 
 
+def _nll_loss(x: torch.Tensor, target: torch.Tensor, weight: Any, reduction: int, ignore_index: int) -> Any:
+    """PyTorch's decomposition of nll_loss (not in core ATen's table): the target's log
+    probabilities gathered along the classes (a gather: `_gather`), weighted, reduced; where the
+    classes are more than `_gather` takes, the op as it is."""
+    from torch._decomp import decomposition_table
+
+    if x.dim() == 0 or x.shape[-1 if x.dim() == 1 else 1] > SUMMED_SLICES:
+        return NotImplemented
+    return decomposition_table[aten.nll_loss_forward.default](x, target, weight, reduction, ignore_index)
+
+
 @functools.lru_cache(maxsize=4)
 def _core_aten_table(registered_ops: int) -> dict[Any, Any]:
     """PyTorch's core-ATen table for the ops registered now (`registered_ops` of them): building
@@ -288,6 +300,7 @@ def decompositions() -> dict[Any, Any]:
     table[aten.addbmm.default] = _addbmm
     for norm in _BATCH_NORMS:
         table[norm] = _pytorch_decomposition(norm)
+    table[aten.nll_loss_forward.default] = _nll_loss
     table[aten.prod.default] = _prod
     table[aten.prod.dim_int] = _prod
     table[aten.cumprod.default] = _cumulative(torch.mul)
