@@ -32,7 +32,8 @@ PREFIX = (
     "the second floor, its archive in the basement, and its map collection in the east wing. Questions about "
     "the archive go to the archivist. The library lends up to twelve books for three weeks; maps and archive "
     "papers stay in the building. Children under twelve borrow with a parent's card. The reading rooms are "
-    "quiet rooms: no calls, no food. Question: "
+    "quiet rooms: no calls, no food. Staff wear green badges and renew loans at the desk by the main door; "
+    "lost cards are replaced there for a small fee. Question: "
 )
 QUESTIONS = ("Where are the maps kept?", "How long can I keep a book?")
 NEW_TOKENS = 16
@@ -79,7 +80,7 @@ def test_smollm2_through_llm_agrees_with_eager(hw_agnostic, smollm2, tmp_path, m
     try:
         params = SamplingParams(temperature=0, max_tokens=NEW_TOKENS)
         long = [PREFIX + q for q in QUESTIONS]
-        assert all(len(tok(p).input_ids) > BLOCK for p in long)
+        assert len(tok(PREFIX).input_ids) > BLOCK  # a whole block of the prefix to share
 
         outs = llm.generate([*SHORT, long[0]], params, use_tqdm=False)
         before = _hits(llm)
