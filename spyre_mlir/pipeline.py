@@ -3,7 +3,7 @@
     spyre-pipeline = torch-adapt, cse, convert-torch-to-spyre, spyre-fold-infinity-tests,
                      spyre-propagate-layouts, spyre-fuse,
                      spyre-resident-chains, spyre-divide-work, spyre-onchip-relayout,
-                     spyre-plan-scratchpad, convert-spyre-to-isa, dce
+                     spyre-plan-scratchpad, convert-spyre-to-isa, dce, spyre-mark-gather-tables
 
 Each stage is also a pass of its own (`spyre-opt -p <name>`), with options for ablation.
 The device every stage compiles for is the module's `spyre.target` (`#spyre.target<...>`,
@@ -57,6 +57,7 @@ from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.transforms.spyre_divide_work import SpyreDivideWorkPass
 from spyre_mlir.transforms.spyre_fold_infinity_tests import SpyreFoldInfinityTestsPass
 from spyre_mlir.transforms.spyre_fuse import SpyreFusePass
+from spyre_mlir.transforms.spyre_mark_gather_tables import SpyreMarkGatherTablesPass
 from spyre_mlir.transforms.spyre_onchip_relayout import SpyreOnchipRelayoutPass
 from spyre_mlir.transforms.spyre_plan_scratchpad import SpyrePlanScratchpadPass
 from spyre_mlir.transforms.spyre_propagate_layouts import SpyrePropagateLayoutsPass
@@ -158,6 +159,7 @@ def pipeline_passes(
         ),
         ConvertSpyreToIsaPass(),
         DeadCodeElimination(),
+        SpyreMarkGatherTablesPass(),
     ]
 
 

@@ -66,7 +66,8 @@ from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.lowering.convert_torch_to_spyre import host_ops
 from spyre_mlir.pipeline import KernelRefused, Optimizations, run_pipeline
 from spyre_mlir.report.capture import Capture
-from spyre_mlir.runtime.host import Executable, SharedKey
+from spyre_mlir.runtime.host import Executable
+from spyre_mlir.runtime.resident import SharedKey
 from spyre_mlir.sim.interpreter import DeviceModel
 from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.transforms.spyre_track_origins import SpyreTrackOriginsPass
@@ -237,7 +238,7 @@ class ParamKey(SharedKey):
         self.ref = weakref.ref(p)
         self.identity = id(p)
         """The tensor's: its device copies are shared by every graph on the device model
-        (runtime/host.py `ResidentArguments`); equal keys also need the same live tensor."""
+        (runtime/resident.py `ResidentArguments`); equal keys also need the same live tensor."""
         self.version = p._version + bumps
         self.data_ptr = p.data_ptr()
         flat = host.reshape(-1)

@@ -306,7 +306,7 @@ def test_a_16_bit_copy_moves_the_bits():
 
 
 def test_every_instruction_has_the_plan_registered_for_its_class():
-    """The device model finds an instruction's execution by its op class (sim/plans.py
+    """The device model finds an instruction's execution by its op class (sim/plans/
     `executes`, a family's base class for the whole family): every spyre_isa instruction has
     one, and the SFP functions and reductions are keyed by op class as well."""
     from spyre_mlir.dialects import spyre_isa

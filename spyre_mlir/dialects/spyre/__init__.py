@@ -87,6 +87,7 @@ from spyre_mlir.dialects.spyre.ops import (
     ConcatOp,
     FromDeviceOp,
     GatherOp,
+    GatherTableReader,
     MatmulOp,
     PermuteOp,
     PointwiseOp,
@@ -97,6 +98,7 @@ from spyre_mlir.dialects.spyre.ops import (
     SliceOp,
     ToDeviceOp,
     YieldOp,
+    only_gathered,
     rows_by_strides,
     table_rows,
 )
@@ -176,6 +178,7 @@ __all__ = [
     "PointwiseOp",
     "ReduceOp",
     "GatherOp",
+    "GatherTableReader",
     "ScatterOp",
     "SliceOp",
     "ConcatOp",
@@ -187,6 +190,7 @@ __all__ = [
     "POINTWISE_BODY_OPS",
     "REDUCE_KINDS",
     "rows_by_strides",
+    "only_gathered",
     "table_rows",
     # kernels and their forms
     "kernel_ops",
