@@ -38,6 +38,9 @@ value is computed on the device from masks the host builds:
                             the dims but the channels', element-wise ops, the running
                             statistics' update
     nll_loss_forward        PyTorch's decomposition (a gather along at most 16 classes)
+    _batch_norm_with_update_functional
+                            PyTorch's decomposition (a batch norm in training)
+    _cdist_forward          the p-norm of the broadcast differences along the last dim
     prod(x, dim), cumprod, cumsum
                             along dims of at most 16 elements: products (sums) of slices (a
                             pointwise chain in float32), the prefixes joined for cumprod and cumsum
@@ -269,6 +272,31 @@ def _pytorch_decomposition(op: Any) -> Any:
     return training_only
 
 
+def _batch_norm_with_update(*args: Any, **kwargs: Any) -> Any:
+    """PyTorch's decomposition of a batch norm that updates its running statistics (training
+    always), as native_batch_norm's in training."""
+    from torch._decomp import decomposition_table
+
+    return decomposition_table[aten._batch_norm_with_update_functional.default](*args, **kwargs)
+
+
+def _cdist(x1: torch.Tensor, x2: torch.Tensor, p: float, compute_mode: int | None = None) -> Any:
+    """cdist as the p-norm of the broadcast differences along the last dim: (sum |x1_i - x2_j|^p)^(1/p);
+    p = 0 counts the nonzero differences, p = inf takes the largest."""
+    if not x1.is_floating_point() or x1.dim() < 2 or x1.numel() == 0 or x2.numel() == 0:
+        return NotImplemented
+    diff = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()
+    if p == 0:
+        return (diff != 0).to(x1.dtype).sum(-1)
+    if p == math.inf:
+        return diff.amax(-1)
+    if p == 1:
+        return diff.sum(-1)
+    if p == 2:
+        return diff.square().sum(-1).sqrt()
+    return diff.pow(p).sum(-1).pow(1.0 / p)
+
+
 def _nll_loss(x: torch.Tensor, target: torch.Tensor, weight: Any, reduction: int, ignore_index: int) -> Any:
     """PyTorch's decomposition of nll_loss (not in core ATen's table): the target's log
     probabilities gathered along the classes (a gather: `_gather`), weighted, reduced; where the
@@ -301,6 +329,8 @@ def decompositions() -> dict[Any, Any]:
     for norm in _BATCH_NORMS:
         table[norm] = _pytorch_decomposition(norm)
     table[aten.nll_loss_forward.default] = _nll_loss
+    table[aten._batch_norm_with_update_functional.default] = _batch_norm_with_update
+    table[aten._cdist_forward.default] = _cdist
     table[aten.prod.default] = _prod
     table[aten.prod.dim_int] = _prod
     table[aten.cumprod.default] = _cumulative(torch.mul)

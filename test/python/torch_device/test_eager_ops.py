@@ -90,6 +90,8 @@ OPS = {
     "prod": (lambda a: a[:, :8].prod(-1), X),
     "cumprod": (lambda a: a[:5].cumprod(0), X),
     "cumsum": (lambda a: a[:8].cumsum(0), X),
+    "cdist": (lambda a, b: torch.cdist(a, b), X, Y[:5]),
+    "cdist_p3": (lambda a, b: torch.cdist(a, b, p=3.0), X, Y[:5]),
     "cumsum_last": (lambda a: a[:, :12].cumsum(-1), X),
 }
 MASKED = {
@@ -131,6 +133,24 @@ def test_eager_op_with_host_masks_runs_on_the_device_within_the_dl16_bound(name)
     assert prof.kernels and prof.host_round_trips == 0
     assert set(prof.transfer_bytes_by_kind) <= {"index", "intermediate"}  # the index out, the masks in
     assert_within_device_bound(y.cpu(), exact, bound, DL16)
+
+
+def test_batch_norm_with_update_runs_on_the_device_and_updates_its_statistics():
+    """aten._batch_norm_with_update (what a BatchNorm module in training calls on some paths):
+    by PyTorch's decomposition of its functional form, the running statistics written back."""
+    mean, var, w, b = BIAS[:3], BIAS[1:].abs(), BIAS[1:] + 1.0, BIAS[:3] * 0.5
+    norm = Fn(lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True))
+    (exact,), (bound,) = reference(norm, IMG, w, b, numerics=DL16)
+    x, m, v = IMG.to("spyre"), mean.to("spyre"), var.to("spyre")
+    with warnings.catch_warnings(), eager.placements() as placed:
+        warnings.simplefilter("error")  # a CPU fallback warns: that fails here
+        y = torch.ops.aten._batch_norm_with_update(x, w.to("spyre"), b.to("spyre"), m, v, 0.1, 1e-5)[0]
+    assert [p.where for p in placed] == ["device"]
+    assert_within_device_bound(y.cpu(), exact, bound, DL16)
+    m_cpu, v_cpu = mean.clone(), var.clone()
+    torch.ops.aten._batch_norm_with_update(IMG, w, b, m_cpu, v_cpu, 0.1, 1e-5)
+    assert torch.allclose(m.cpu(), m_cpu, rtol=4 * DL16.unit_roundoff, atol=4 * DL16.unit_roundoff)
+    assert not torch.equal(m.cpu(), mean)  # updated on the card (DL16 roundings: the input, the batch mean, the store)
 
 
 def test_an_op_is_compiled_once_per_signature():
