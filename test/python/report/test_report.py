@@ -187,3 +187,27 @@ def test_a_corpus_decoder_is_within_the_bound_everywhere_it_is_compared(tmp_path
     assert data["summary"]["reference"].startswith("float64 reference")
     compared = [e for k in data["kernels"] for e in k["errors"] if e["compared"]]
     assert len(compared) >= 10 and all(e["within"] for e in compared)
+
+
+def test_moves_of_a_moved_scaling_claim_no_value(tmp_path):
+    """SDPA's two scalings folded onto q (torch-adapt's ScalingsOnOneOperand): the relayout of
+    q's moves holds q * c * d, no torch op's value, and is not compared as if it were."""
+    import torch
+
+    import spyre_mlir
+
+    class Scores(torch.nn.Module):
+        def forward(self, q, k):
+            a = (q * 0.42).expand(7, 12, 12, 32).clone().view(84, 12, 32)
+            b = (k.transpose(-1, -2) * 0.42).expand(7, 12, 32, 12).clone().view(84, 32, 12)
+            return torch.bmm(a, b)
+
+    torch.manual_seed(0)
+    torch._dynamo.reset()
+    q, k = torch.randn(7, 12, 12, 32), torch.randn(7, 12, 12, 32)
+    (path,) = spyre_mlir.report(Scores(), q, k, path=tmp_path / "scores.html")
+    data = json.loads(re.search(r'id="report-data">(.*?)</script>', path.read_text(), re.S).group(1))
+    compared = [e for k in data["kernels"] for e in k["errors"] if e["compared"]]
+    assert compared and all(e["within"] for e in compared)
+    relayouts = [k for k in data["kernels"] if k["relayout"]]
+    assert relayouts and all(v == -1 for k in relayouts for v in k["values"])
