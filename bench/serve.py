@@ -4,6 +4,7 @@ program on the card, attention and the paged KV cache included (docs/vllm.md).
     python bench/serve.py            # a table
     python bench/serve.py --json     # the same figures as one JSON object
     python bench/serve.py --quick    # concurrency 1 only, 8 new tokens, no server, no HF-path ITL
+    python bench/serve.py --contexts # a decode step of a tiny Llama at two contexts, both model paths
 
 Runs in the vLLM environment (.venv-vllm). What is measured:
 
@@ -190,7 +191,22 @@ def roofline(llm: Any, decode_steps: list[tuple[Any, int]]) -> dict[str, Any]:
     for step, context in decode_steps:
         kv_bytes = 2 * layers * (context + 1) * kv_width * 2  # keys and values read, the new row's written
         shares.append((weight_bytes + kv_bytes) / bandwidth / step.device_s)
+    block = runner.step_shapes.block_size
+    by_pages: dict[int, list[tuple[Any, int]]] = {}
+    for step, context in decode_steps:
+        by_pages.setdefault(-(-(context + 1) // block), []).append((step, context))
     return {
+        "decode_c1_by_pages": {
+            pages: {
+                "contexts": [min(c for _, c in found), max(c for _, c in found)],
+                "steps": len(found),
+                "macs": statistics.median(s.macs for s, _ in found),
+                "kernels_ms": 1e3 * statistics.median(s.kernels_s for s, _ in found),
+                "attention_ms": 1e3 * statistics.median(s.attention_s for s, _ in found),
+                "link_bytes": statistics.median(sum(s.transfer_bytes.values()) for s, _ in found),
+            }
+            for pages, found in sorted(by_pages.items())
+        },
         "decode_roofline_c1": statistics.median(shares),
         "decode_step_ms_c1": 1e3 * statistics.median(s.device_s for s, _ in decode_steps),
         "weight_bytes": weight_bytes,
@@ -288,6 +304,8 @@ def run(quick: bool, hf_python: str, serve: bool) -> dict[str, Any]:
     new_tokens = 8 if quick else NEW_TOKENS
     for c in levels:
         figures[f"c{c}"] = closed_loop(llm, ids if c > 1 else ids[:: 4 if quick else 2], c, new_tokens)
+        shown = {k: v for k, v in figures[f"c{c}"].items() if not k.startswith("_")}
+        print(f"concurrency {c}: {json.dumps(shown)}", file=sys.stderr, flush=True)  # progress
     figures.update(roofline(llm, figures["c1"].pop("_decode_steps_c1")))
     for c in levels[1:]:
         figures[f"c{c}"].pop("_decode_steps_c1")
@@ -325,6 +343,12 @@ def table(f: dict[str, Any]) -> str:
         f"decode roofline at concurrency 1: {f['decode_roofline_c1']:.3f} (a step {f['decode_step_ms_c1']:.3f} ms; "
         f"{f['weight_bytes'] / 1e6:.0f} MB of weights in DL16)",
     ]
+    for pages, d in f["decode_c1_by_pages"].items():
+        rows.append(
+            f"a decode step at concurrency 1 over {pages} page(s) (contexts {d['contexts'][0]}-{d['contexts'][1]}): "
+            f"{d['macs']:,.0f} MACs, kernels {d['kernels_ms']:.3f} ms (attention {d['attention_ms']:.3f} ms), "
+            f"{d['link_bytes']:.0f} bytes over the host link"
+        )
     if "tokens_per_s_scaling_c16" in f:
         rows.append(f"tokens/s at concurrency 16 over concurrency 1: {f['tokens_per_s_scaling_c16']:.2f}")
     if f.get("itl_vs_hf_c1"):
@@ -334,6 +358,92 @@ def table(f: dict[str, Any]) -> str:
         )
     if (s := f.get("vllm_bench_serve")) is not None:
         rows.append(f"vllm bench serve (host wall time, concurrency 4): {s}")
+    return "\n".join(rows)
+
+
+TINY_LLAMA = dict(
+    vocab_size=256,
+    hidden_size=256,
+    intermediate_size=512,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=1024,
+    pad_token_id=0,
+    bos_token_id=1,
+    eos_token_id=2,
+)
+"""The tests' tiny Llama (test/vllm: 2 layers, 4 heads of 64, 2 KV heads), random weights."""
+CONTEXT_PROMPTS = (12, 404)
+
+
+def context_step(path: str) -> list[dict[str, Any]]:
+    """One request's last decode step of the tiny Llama after prompts of CONTEXT_PROMPTS tokens
+    (3 new tokens each), on vLLM's own model (`path` "vllm") or the hardware-agnostic path
+    ("hw_agnostic"); a process of its own per path (vLLM's Transformers backend decorates
+    transformers' classes for good)."""
+    import torch
+    import transformers
+    from vllm import LLM, SamplingParams
+    from vllm.inputs import TokensPrompt
+
+    if path == "hw_agnostic":
+        os.environ["VLLM_USE_HW_AGNOSTIC"] = "1"
+    with tempfile.TemporaryDirectory(prefix="spyre-bench-llama-") as d:
+        torch.manual_seed(0)
+        transformers.LlamaForCausalLM(transformers.LlamaConfig(**TINY_LLAMA)).save_pretrained(d)
+        llm = LLM(
+            model=d,
+            skip_tokenizer_init=True,
+            max_model_len=512,
+            max_num_seqs=1,
+            max_num_batched_tokens=64,
+            dtype="float32",
+            model_impl="transformers" if path == "hw_agnostic" else "vllm",
+        )
+        params = SamplingParams(temperature=0, max_tokens=3, ignore_eos=True, detokenize=False)
+        gen = torch.Generator().manual_seed(5)
+        found = []
+        for n in CONTEXT_PROMPTS:
+            prompt = torch.randint(3, 256, (n,), generator=gen).tolist()
+            with steps_logged() as log:
+                llm.generate([TokensPrompt(prompt_token_ids=prompt)], params, use_tqdm=False)
+            s = log.steps[-1]
+            found.append(
+                {
+                    "context": n + 2,
+                    "macs": s.macs,
+                    "kernels_us": 1e6 * s.kernels_s,
+                    "attention_us": 1e6 * s.attention_s,
+                    "link_bytes": dict(s.transfer_bytes),
+                }
+            )
+        return found
+
+
+def contexts() -> dict[str, Any]:
+    """`context_step` on both model paths, each in a process of its own."""
+    out = {}
+    for path in ("vllm", "hw_agnostic"):
+        cmd = [sys.executable, __file__, "--context-worker", path]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} exited with {done.returncode}:\n{done.stderr[-3000:]}")
+        out[path] = json.loads(done.stdout.strip().splitlines()[-1])
+    return out
+
+
+def contexts_table(f: dict[str, Any]) -> str:
+    rows = [
+        "| model path | context | MACs | kernels (µs) | attention (µs) | host-link bytes by kind |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for path, steps in f.items():
+        for s in steps:
+            rows.append(
+                f"| {path} | {s['context']} | {s['macs']:,} | {s['kernels_us']:.1f} | {s['attention_us']:.1f} | "
+                f"{s['link_bytes']} |"
+            )
     return "\n".join(rows)
 
 
@@ -347,7 +457,20 @@ def main(argv: list[str] | None = None) -> int:
         default=str(Path(sys.prefix).parent / ".venv" / "bin" / "python"),
         help="the main environment's python, for bench/llm.py's HF-path ITL",
     )
+    ap.add_argument(
+        "--contexts",
+        action="store_true",
+        help="only a decode step of the tests' tiny Llama at two contexts, on both model paths",
+    )
+    ap.add_argument("--context-worker", choices=["vllm", "hw_agnostic"], help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.context_worker:
+        print(json.dumps(context_step(args.context_worker)))
+        return 0
+    if args.contexts:
+        found = contexts()
+        print(json.dumps(found, indent=1) if args.json else contexts_table(found))
+        return 0
     figures = run(args.quick, args.hf_python, not args.no_serve)
     print(json.dumps(figures, indent=1, default=str) if args.json else table(figures))
     return 0

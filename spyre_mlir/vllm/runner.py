@@ -74,15 +74,29 @@ class DeviceForward:
         self.vllm_config = runner.vllm_config
         self.compute_logits = self.model.compute_logits
         self.step = _Step(self.model, self.compute_logits)
-        # the program's inputs: the parameters, which the backend keeps on the card between calls
-        # (the model's buffers are the graph's constants, sent once: our rotary table is a
-        # parameter, layers.py)
-        self.state = {f"model.{k}": v for k, v in self.model.named_parameters()}
         # our rotary embeddings' tables (layers.py), inputs as the weights are: one per module
         # (vLLM shares a rotary embedding between layers, and between models)
         rotary = {id(m): m for m in self.model.modules() if isinstance(m, HFRotary)}
         self.rotary = list(rotary.values())
         self.tables = [torch.nn.Parameter(m.hf_table(), requires_grad=False) for m in self.rotary]
+        # the program's inputs: the parameters and the buffers (transformers' rotary frequencies
+        # on the hardware-agnostic path), which the backend keeps on the card between calls; a
+        # buffer as a parameter of its own copy (a graph's inputs must not alias one another);
+        # our rotary embeddings read their table instead of their buffers
+        replaced = {
+            id(b)
+            for m in self.rotary
+            for b in (m.cos_sin_cache, getattr(m, "cos_sin_cache_bf16", None))
+            if b is not None
+        }
+        self.state = {
+            **{f"model.{k}": v for k, v in self.model.named_parameters()},
+            **{
+                f"model.{k}": torch.nn.Parameter(v.clone(), requires_grad=False)
+                for k, v in self.model.named_buffers()
+                if id(v) not in replaced
+            },
+        }
         self.ids_dtype = _dtype(runner.input_ids)
         self.positions_dtype = _dtype(runner.positions)
         self.programs: dict[tuple[int, int], Callable[..., Any]] = {}

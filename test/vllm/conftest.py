@@ -7,11 +7,17 @@ cache (VLLM_CACHE_ROOT) in a temporary directory."""
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import string
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from spyre_mlir.vllm.clock import RequestTime, StepTime
 
 os.environ["SPYRE_CACHE"] = "0"
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -45,6 +51,13 @@ def char_tokenizer():
     return fast
 
 
+def pytest_configure(config) -> None:
+    # the test tiers: `full` is left out of `make test` and run by `make test-full`
+    config.addinivalue_line(
+        "markers", "full: long or exhaustive runs, left out of `make test` (make test-full runs them)"
+    )
+
+
 @pytest.fixture(scope="package", autouse=True)
 def vllm_cache_root(tmp_path_factory) -> None:
     os.environ["VLLM_CACHE_ROOT"] = str(tmp_path_factory.mktemp("vllm_cache"))
@@ -62,3 +75,52 @@ def llama_dir(tmp_path_factory) -> Path:
     ).save_pretrained(d)
     char_tokenizer().save_pretrained(d)
     return d
+
+
+class Records(logging.Handler):
+    """The spyre_step and spyre_request records of vLLM's "vllm.spyre" logger."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.steps: list[StepTime] = []
+        self.requests: list[RequestTime] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if hasattr(record, "spyre_step"):
+            self.steps.append(record.spyre_step)
+        if hasattr(record, "spyre_request"):
+            self.requests.append(record.spyre_request)
+
+
+@contextlib.contextmanager
+def records():
+    """Collects the records; entered after vLLM configured its loggers (which clears the handlers
+    of their children)."""
+    logger = logging.getLogger("vllm.spyre")
+    handler, level = Records(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+@contextlib.contextmanager
+def eager_models():
+    """Where transformers' own models are built as references: once an `LLM` on the
+    hardware-agnostic path ran in the process, vLLM's Transformers backend has decorated the
+    model's decoder class for good (vLLM's `support_torch_compile`), and building one reads the
+    current vLLM config: one with compilation off (`do_not_compile`: the model stays
+    transformers' own), whose model config answers the decorator's one question (the text
+    config's rope types, for its `enable_if`)."""
+    import types
+
+    import transformers
+    from vllm.config import CompilationConfig, CompilationMode, VllmConfig, set_current_vllm_config
+
+    config = VllmConfig(compilation_config=CompilationConfig(mode=CompilationMode.NONE))
+    config.model_config = types.SimpleNamespace(hf_config=transformers.PretrainedConfig())
+    with set_current_vllm_config(config):
+        yield

@@ -7,8 +7,6 @@ simulated device time in the log."""
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import os
 
 import pytest
@@ -17,42 +15,15 @@ import transformers
 
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # the engine in this process: STATS is ours
 
+from conftest import eager_models, records
+
 from spyre_mlir.frontend.backend import STATS
-from spyre_mlir.vllm.clock import RequestTime, StepTime
+
+pytestmark = pytest.mark.slow  # the module's LLM starts in about 90 s: every step bucket compiled
 
 MAX_MODEL_LEN, MAX_NUM_SEQS, STEP_TOKENS = 512, 4, 64
 BLOCK = 128
 """The CPU platform's block size, which the spyre platform keeps."""
-
-
-class Records(logging.Handler):
-    """The spyre_step and spyre_request records of vLLM's "vllm.spyre" logger."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.steps: list[StepTime] = []
-        self.requests: list[RequestTime] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if hasattr(record, "spyre_step"):
-            self.steps.append(record.spyre_step)
-        if hasattr(record, "spyre_request"):
-            self.requests.append(record.spyre_request)
-
-
-@contextlib.contextmanager
-def records():
-    """Collects the records; entered after vLLM configured its loggers (which clears the handlers
-    of their children)."""
-    logger = logging.getLogger("vllm.spyre")
-    handler, level = Records(), logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
-    try:
-        yield handler
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +44,8 @@ def llm(llama_dir):
 
 @pytest.fixture(scope="module")
 def eager(llama_dir):
-    model = transformers.LlamaForCausalLM.from_pretrained(llama_dir).eval()
+    with eager_models():
+        model = transformers.LlamaForCausalLM.from_pretrained(llama_dir).eval()
 
     def generate(prompt: list[int], n: int) -> list[int]:
         with torch.no_grad():

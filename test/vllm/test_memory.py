@@ -50,6 +50,7 @@ def test_a_request_the_kv_cache_cannot_hold_is_refused_with_the_length_that_fits
         _size(host_free_bytes=128 * MiB)
 
 
+@pytest.mark.full
 def test_serve_refuses_a_context_beyond_the_card_with_the_reason(llama_dir, tmp_path):
     # 2**26 tokens of 2 KiB (2 layers x K and V x 2 heads x 64 x fp32) for one request: more than the
     # card's DDR, so more than any KV cache the platform sizes; one sequence (vLLM's buffers of a
@@ -70,7 +71,7 @@ def test_serve_refuses_a_context_beyond_the_card_with_the_reason(llama_dir, tmp_
     assert server.process is not None and server.process.returncode != 0
     assert re.search(
         r"CardMemoryError: one request of max_model_len=67108864 tokens needs 128\.00 GiB of KV cache, more than "
-        r"the .* GiB the KV cache can have .* lower max_model_len \(--max-model-len; about \d+ tokens fit\)",
+        r"the [\d.]+ (GiB|MiB) the KV cache can have .* lower max_model_len \(--max-model-len; about \d+ tokens fit\)",
         server.log(),
     ), server.log()[-3000:]
 

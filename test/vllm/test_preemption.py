@@ -6,16 +6,20 @@ from __future__ import annotations
 
 import os
 
+import pytest
 import torch
 import transformers
 
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+
+from conftest import eager_models
 
 BLOCK_BYTES = 2 * 2 * 128 * 2 * 64 * 4
 """A block of the tiny Llama's KV cache as vLLM counts it: 2 layers x keys and values x 128
 slots x 2 KV heads x 64 x float32."""
 
 
+@pytest.mark.full
 def test_a_cache_too_small_for_the_batch_preempts_and_finishes_every_request(llama_dir):
     from vllm import LLM, SamplingParams
     from vllm.inputs import TokensPrompt
@@ -36,7 +40,8 @@ def test_a_cache_too_small_for_the_batch_preempts_and_finishes_every_request(lla
     outs = llm.generate([TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False)
     preempted = sum(m.value for m in llm.get_metrics() if m.name == "vllm:num_preemptions")
     assert preempted > 0
-    eager = transformers.LlamaForCausalLM.from_pretrained(llama_dir).eval()
+    with eager_models():
+        eager = transformers.LlamaForCausalLM.from_pretrained(llama_dir).eval()
     for p, o in zip(prompts, outs):
         with torch.no_grad():
             want = eager.generate(torch.tensor([p]), max_new_tokens=40, do_sample=False)[0, len(p) :].tolist()

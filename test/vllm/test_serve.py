@@ -14,6 +14,7 @@ import openai
 import pytest
 import torch
 import transformers
+from conftest import eager_models
 
 from spyre_mlir.vllm.server import Server
 
@@ -42,7 +43,8 @@ SERVING_COMPILE = re.compile(r"spyre step \d+ compiled")
 @pytest.fixture(scope="module")
 def eager(llama_dir):
     tok = transformers.AutoTokenizer.from_pretrained(llama_dir)
-    model = transformers.LlamaForCausalLM.from_pretrained(llama_dir).eval()
+    with eager_models():
+        model = transformers.LlamaForCausalLM.from_pretrained(llama_dir).eval()
 
     def generate(ids: list[int]) -> list[int]:
         with torch.no_grad():
@@ -81,6 +83,7 @@ async def _complete_all(client: openai.AsyncOpenAI, model: str) -> list:
     )
 
 
+@pytest.mark.full
 def test_serve_answers_concurrent_requests_as_eager(llama_dir, eager, tmp_path):
     tok, generate = eager
     model = str(llama_dir)
