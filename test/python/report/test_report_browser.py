@@ -122,7 +122,7 @@ def test_a_models_report_opens_offline_and_draws(browser, tmp_path, name):
         browser.show(view)
         assert browser.plot_marks(view) > 0, view
     longest = browser.js("return [...spyreReport.kernels.values()].sort((a, b) => b.time_s - a.time_s)[0].name;")
-    browser.js(f"spyreReport.select('k:{longest}');")
+    browser.click_kernel(longest)
     assert f"kernel {longest}" in browser.panel_text()
     assert "spyre_isa.program" in browser.wait(
         "(document.querySelector('#panel pre.isa') || {}).textContent.includes('spyre_isa.')"
