@@ -38,7 +38,7 @@ model's 1- and 2-layer calls at a 64-token prompt (`PROBE_TOKENS`): the steps th
 adds, matched to the 1-layer call's, whose structure must be the measured call's
 (`fingerprint`). Each launch keeps its simulated kernel time, its program's instructions and
 addresses, and its tensor arguments. SmolLM2-135M (real weights, 30 layers, prompt 1024, run
-whole) and a Granite decode at batch 8 (prompt 64, 1 layer, its layer told by the same probe)
+whole) and a Granite decode at batch 8 (prompt 64; its 1- and 2-layer calls are also its probe)
 are the checks: the host runtime's parameters are fitted on Granite at batch 1 alone (`fit`),
 and these two are predicted with the same parameters.
 
@@ -218,7 +218,8 @@ MEASUREMENTS: dict[str, tuple[Any, ...]] = {
     "granite_probe_2": ("granite", PROBE_TOKENS, 1, 2),
     "lm_head": ("lm_head", 1),
     "granite": ("granite", 1024, 1, 1),
-    "granite_batch8": ("granite", PROBE_TOKENS, 8, 1),
+    "granite_batch8_1": ("granite", PROBE_TOKENS, 8, 1),
+    "granite_batch8_2": ("granite", PROBE_TOKENS, 8, 2),
     "lm_head_batch8": ("lm_head", 8),
     "smollm2": ("smollm2", 1024),
 }
@@ -422,7 +423,7 @@ def prefill_over_decode_bound(config: DeviceConfig, tokens: int = 1024) -> dict[
 
 
 def figures(m: dict[str, Any], config: DeviceConfig) -> dict[str, Any]:
-    probe = [m["granite_probe_1"], m["granite_probe_2"]]
+    probe, batch8 = ([m[f"{key}_{n}"] for n in (1, 2)] for key in ("granite_probe", "granite_batch8"))
     g = {name: granite_call(m["granite"], probe, name, m["lm_head"]) for name in ("prefill", "decode")}
     out: dict[str, Any] = {}
     phases = {name: phase(steps, config) for name, steps in g.items()}
@@ -463,7 +464,7 @@ def figures(m: dict[str, Any], config: DeviceConfig) -> dict[str, Any]:
     )
     checks = {
         "smollm2_135m": {name: phase(parse(m["smollm2"][name])[0], config) for name in ("prefill", "decode")},
-        "granite_decode_batch8": phase(granite_call(m["granite_batch8"], probe, "decode", m["lm_head_batch8"]), config),
+        "granite_decode_batch8": phase(granite_call(batch8[0], batch8, "decode", m["lm_head_batch8"]), config),
     }
     out["checks"] = checks
     return out
