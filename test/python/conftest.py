@@ -58,8 +58,3 @@ def monkeypatch(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     monkeypatch.setattr = setattr  # type: ignore[method-assign]
     return monkeypatch
 
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "full: exhaustive or longer than a minute, left out of `make test` (make test-full)"
-    )
