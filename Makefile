@@ -1,16 +1,19 @@
 # Two commands do all set-up on a fresh machine: `make demo` and `make test`.
-#   make quick   lit and the pytest tests not marked slow: the inner loop (about 2 minutes)
-#   make test    lit and all of pytest, then the vLLM tests in their own environment (vllm-test)
-#   make lint    ruff (lint and format) over the tree, mypy over spyre_mlir (pyproject.toml)
-# quick and test run lit and pytest side by side, one core each (pytest is one process; lit on
-# both cores would share them three ways), each one's output printed whole when it ends.
+#   make quick      lit and the pytest tests marked neither slow nor full: the inner loop
+#   make test       lit, pytest but the tests marked full, the vLLM tests but theirs: before a commit
+#   make test-full  the tests marked full (exhaustive runs, sweeps, real-weight generations, every
+#                   OpInfo sample) and every property test at its full example count; CI runs it too
+#   make lint       ruff (lint and format) over the tree, mypy over spyre_mlir (pyproject.toml)
+# quick and test run two lanes side by side, one core each (pytest is one process; lit on both
+# cores would share them three ways), each one's output printed whole when it ends: pytest in
+# one, lit and then the vLLM tests in the other.
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 PIP     := $(BIN)/python -m pip install --disable-pip-version-check -q -c constraints.txt
 
-.PHONY: demo test quick lint lit pytest pytest-quick vllm-test vllm-demo clean
+.PHONY: demo test test-full quick lint lit pytest pytest-quick pytest-full lit-vllm vllm-test vllm-test-full vllm-demo clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -47,24 +50,37 @@ lit: $(STAMP)
 	$(BIN)/lit -sv $(if $(LIT_JOBS),-j$(LIT_JOBS)) test/
 
 pytest: $(STAMP)
-	$(BIN)/python -m pytest -q test/python
+	$(BIN)/python -m pytest -q -m "not full"
 
 pytest-quick: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow" test/python
+	$(BIN)/python -m pytest -q -m "not slow and not full"
+
+# property tests (marked `property` by test/python/conftest.py) draw their full example counts
+pytest-full: $(STAMP)
+	SPYRE_TEST_TIER=full $(BIN)/python -m pytest -q -m "full or property"
 
 # the set-up is this make's prerequisite: the inner one only runs the tests
 SIDE_BY_SIDE := $(MAKE) --no-print-directory -j2 --output-sync=target -o $(STAMP) LIT_JOBS=1
 
 vllm-test: $(VSTAMP)
-	$(VBIN)/python -m pytest -q test/vllm
+	$(VBIN)/python -m pytest -q -m "not full" test/vllm
+
+vllm-test-full: $(VSTAMP)
+	SPYRE_TEST_TIER=full $(VBIN)/python -m pytest -q -m full test/vllm
+
+lit-vllm: $(STAMP) $(VSTAMP)
+	$(MAKE) --no-print-directory -o $(STAMP) lit
+	$(MAKE) --no-print-directory -o $(VSTAMP) vllm-test
 
 # SmolLM2-135M served by `vllm serve` on the spyre platform, one request, the server stopped (docs/vllm.md)
 vllm-demo: $(VSTAMP)
 	$(VBIN)/python -m spyre_mlir.vllm.demo
 
 test: $(STAMP) $(VSTAMP)
-	$(SIDE_BY_SIDE) lit pytest
-	$(MAKE) --no-print-directory -o $(VSTAMP) vllm-test
+	$(SIDE_BY_SIDE) -o $(VSTAMP) lit-vllm pytest
+
+test-full: $(STAMP) $(VSTAMP)
+	$(SIDE_BY_SIDE) -o $(VSTAMP) vllm-test-full pytest-full
 
 quick: $(STAMP)
 	$(SIDE_BY_SIDE) lit pytest-quick

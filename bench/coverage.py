@@ -5,6 +5,15 @@ gets right, in one run.
     python bench/coverage.py --json          # the same as one JSON object
     python bench/coverage.py llama bert      # only these entries
     python bench/coverage.py --jobs 1        # in this process (default: one worker process per CPU)
+    python bench/coverage.py --sweep         # every text architecture transformers builds (bench/sweep.py)
+    python bench/coverage.py --sweep llama led --timeout 300
+
+The sweep (`--sweep`) measures, in place of the corpus, every model type of the installed
+transformers whose base model takes input_ids, each built from its default config shrunk by one
+rule (bench/sweep.py). A model type that does not build or does not run eagerly on input_ids
+alone is not buildable: listed with its reason, not counted. The totals give the share of the
+buildable ones that pass, the wrong answers (compiled and run, outside the criterion) apart
+from the crashes, and the float ops on the device, mean and lowest.
 
 For every corpus entry: build it, run it eagerly, compile it with
 `torch.compile(backend="spyre")` (default options: ops without a device lowering run on the
@@ -95,9 +104,15 @@ class Row:
     `host_op_s` per round trip."""
     tolerance: float | None = None
     """The criterion's bound on max error (x max |eager|) the entry is judged by."""
+    layers: int = LAYERS
+    """The depth the criterion's tolerance is for (an encoder-decoder's two stacks added)."""
+    buildable: bool = True
+    """False: the model did not build or did not run eagerly (a sweep entry so is not counted)."""
     passed: bool = False
     cpu_ops: dict[str, int] = field(default_factory=dict)
     """Float ops without a device lowering, run on the CPU: op -> count."""
+    cpu_reasons: dict[str, str] = field(default_factory=dict)
+    """Why each of them stays on the CPU: op -> reason (the first graph's, where graphs differ)."""
     host_by_design: dict[str, int] = field(default_factory=dict)
     wall_s: float = 0.0
     """The entry from build to profile, in its process."""
@@ -156,10 +171,18 @@ def _describe(e: BaseException) -> tuple[str, str]:
     return f"{rel}:{f.lineno} ({f.name})", line
 
 
-def measure(name: str, timeout_s: float = 600.0) -> Row:
-    """Compile and check one corpus entry; never raises. torch, transformers and spyre_mlir are
-    imported here, at the first entry: a process that hands the entries to workers never
-    loads them, so its workers start at once and it ends at once."""
+def measure(name: str, timeout_s: float = 600.0, sweep: bool = False) -> Row:
+    """Compile and check one corpus entry (a model type of the sweep: `sweep`); never raises.
+    torch, transformers and spyre_mlir are imported here, at the first entry: a process that
+    hands the entries to workers never loads them, so its workers start at once and it ends at
+    once."""
+    with _watchdog(timeout_s):
+        return _measure(name, timeout_s, sweep)
+
+
+def _measure(name: str, timeout_s: float, sweep: bool) -> Row:
+    import logging
+
     import torch
 
     import spyre_mlir
@@ -168,24 +191,35 @@ def measure(name: str, timeout_s: float = 600.0) -> Row:
 
     row = Row(name, tolerance=model_tolerance(LAYERS))
     start = time.perf_counter()
+    for noisy in ("torch._dynamo", "transformers", "huggingface_hub", "kernels"):  # graph breaks, fallbacks
+        logging.getLogger(noisy).setLevel(logging.ERROR)  # (the rows say what matters)
     torch._dynamo.reset()
     graphs_before, compiles_before, compile_s_before = len(STATS.graphs), STATS.compiles, STATS.compile_s
     stage = "build"
     try:
         with _deadline(timeout_s), warnings.catch_warnings(record=True) as caught, torch.no_grad():
             warnings.simplefilter("always")
-            model, inputs = build(name)
+            if sweep:
+                from sweep import build as build_type  # bench/sweep.py
+
+                built = build_type(name)
+                model, inputs, kwargs = built.model, (), built.inputs
+                row.layers = built.depth
+                row.tolerance = model_tolerance(built.depth)
+            else:
+                model, inputs = build(name)
+                kwargs = {}
             stage = "eager"
-            eager = model(*inputs)
+            eager = model(*inputs, **kwargs)
             stage = "compile"
             compiled_fn = torch.compile(model, backend="spyre")
             t = time.perf_counter()
-            compiled = compiled_fn(*inputs)
+            compiled = compiled_fn(*inputs, **kwargs)
             row.first_call_s = time.perf_counter() - t
             stage = "profiled call"
             t = time.perf_counter()
             with spyre_mlir.profile() as prof:
-                compiled_fn(*inputs)
+                compiled_fn(*inputs, **kwargs)
             row.call_s = time.perf_counter() - t
         reports = STATS.graphs[graphs_before:]
         whole = [str(w.message) for w in caught if "runs on the CPU instead of the device" in str(w.message)]
@@ -195,6 +229,9 @@ def measure(name: str, timeout_s: float = 600.0) -> Row:
         row.device_ops = row.torch_ops - on_host
         row.float_ops = row.torch_ops - sum(sum(g.host_by_design.values()) for g in reports)
         row.cpu_ops = dict(sum((g.cpu_fallback for g in reports), Counter()))
+        for g in reports:
+            for op, why in g.cpu_reasons.items():
+                row.cpu_reasons.setdefault(op, why)
         row.host_by_design = dict(sum((g.host_by_design for g in reports), Counter()))
         if whole or not reports:
             row.reason = (
@@ -213,7 +250,7 @@ def measure(name: str, timeout_s: float = 600.0) -> Row:
         row.transfers_us = prof.transfers_s * 1e6
         row.round_trips, row.round_trip_us = prof.host_round_trips, prof.host_round_trip_s * 1e6
         row.call_us = (prof.total_time_s + prof.transfers_s + prof.host_ops_s) * 1e6
-        cmp = compare_model_outputs(compiled, eager, LAYERS)
+        cmp = compare_model_outputs(compiled, eager, row.layers)
         row.max_error, row.cosine = cmp.max_error, cmp.cosine
         row.passed = row.compiles and cmp.passed
         if row.compiles and not cmp.passed:
@@ -226,6 +263,7 @@ def measure(name: str, timeout_s: float = 600.0) -> Row:
         elif stage == "compile":
             stage = "compile" if where or "BackendCompilerFailed" in type(e).__name__ else "compile or first call"
         row.stage, row.where = stage, where
+        row.buildable = stage not in ("build", "eager")
         row.reason = f"{stage}: {what}" + (f" [at {where}]" if where else "")
     finally:
         row.spyre_compile_s = STATS.compile_s - compile_s_before
@@ -234,7 +272,33 @@ def measure(name: str, timeout_s: float = 600.0) -> Row:
     return row
 
 
-def measure_all(names: list[str], timeout_s: float, jobs: int, progress: bool = False) -> list[Row]:
+@contextmanager
+def _watchdog(timeout_s: float):
+    """Ends this process (os._exit) if the entry outlives its deadline by a minute: the
+    deadline's alarm interrupts Python code, not a loop inside a C extension. The pool sees the
+    worker die and measures the entries left in fresh workers (`measure_all`)."""
+    import threading
+
+    if timeout_s <= 0:
+        yield
+        return
+    done = threading.Event()
+
+    def watch() -> None:
+        if not done.wait(timeout_s + 60):
+            print(f"coverage: an entry outlived its {timeout_s:.0f} s deadline; ending its worker", file=sys.stderr)
+            os._exit(3)
+
+    threading.Thread(target=watch, daemon=True).start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
+def measure_all(
+    names: list[str], timeout_s: float, jobs: int, progress: bool = False, sweep: bool = False
+) -> list[Row]:
     """`measure` for every name, in `jobs` worker processes, or in this process when `jobs` is 1;
     rows in the order of `names`. Workers are spawned: each imports torch and the rest itself
     (~3 s; this process has not loaded them, so they start at once), and its entries then take
@@ -249,12 +313,12 @@ def measure_all(names: list[str], timeout_s: float, jobs: int, progress: bool = 
     if jobs == 1 or len(names) == 1:
         rows = []
         for name in names:
-            rows.append(measure(name, timeout_s))
+            rows.append(_measure(name, timeout_s, sweep))  # (no watchdog: it would end this process)
             report(rows[-1])
         return rows
     done: dict[str, Row] = {}
     with _workers(min(jobs, len(names))) as pool:
-        futures = {pool.submit(measure, name, timeout_s): name for name in names}
+        futures = {pool.submit(measure, name, timeout_s, sweep): name for name in names}
         for future in as_completed(futures):
             try:
                 done[futures[future]] = future.result()
@@ -264,7 +328,7 @@ def measure_all(names: list[str], timeout_s: float, jobs: int, progress: bool = 
     for name in [n for n in names if n not in done]:  # each alone, so a death is its own
         with _workers(1) as pool:
             try:
-                done[name] = pool.submit(measure, name, timeout_s).result()
+                done[name] = pool.submit(measure, name, timeout_s, sweep).result()
             except BrokenProcessPool as e:
                 done[name] = Row(name, stage="worker", reason=f"worker: its process died measuring this entry ({e})")
         report(done[name])
@@ -297,8 +361,9 @@ def _fmt(v: float | None, spec: str) -> str:
 
 
 def table(rows: list[Row]) -> str:
+    w = max([16, *(len(r.name) + 1 for r in rows)])
     head = (
-        f"{'architecture':<16}{'compiles':<10}{'graphs':>6}{'float ops on dev':>18}{'max error':>11}{'cosine':>10}"
+        f"{'architecture':<{w}}{'compiles':<10}{'graphs':>6}{'float ops on dev':>18}{'max error':>11}{'cosine':>10}"
         f"{'latency us':>12}{'kernels':>8}{'transfers us':>14}{'round trips':>12}{'rt us':>8}  {'pass':<5}{'wall s':>7}"
     )
     lines = [head, "-" * len(head)]
@@ -309,7 +374,7 @@ def table(rows: list[Row]) -> str:
             else "-"
         )
         lines.append(
-            f"{r.name:<16}{'yes' if r.compiles else 'no':<10}{r.graphs:>6}{ops:>18}{_fmt(r.max_error, '.2e'):>11}"
+            f"{r.name:<{w}}{'yes' if r.compiles else 'no':<10}{r.graphs:>6}{ops:>18}{_fmt(r.max_error, '.2e'):>11}"
             f"{_fmt(r.cosine, '.6f'):>10}{_fmt(r.latency_us, '.1f'):>12}{r.kernels:>8}{_fmt(r.transfers_us, '.1f'):>14}"
             f"{r.round_trips:>12}{_fmt(r.round_trip_us, '.1f'):>8}  "
             f"{'PASS' if r.passed else 'FAIL':<5}{r.wall_s:>7.1f}"
@@ -318,21 +383,33 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def totals(rows: list[Row]) -> dict:
-    n = len(rows)
-    compiled = [r for r in rows if r.compiles]
+def totals(rows: list[Row], sweep: bool = False) -> dict:
+    """The run's figures. The corpus counts every entry; the sweep counts the buildable model
+    types only (`Row.buildable`), and lists the others apart."""
+    counted = [r for r in rows if r.buildable or not sweep]
+    n = len(counted)
+    compiled = [r for r in counted if r.compiles]
     fractions = [r.device_fraction for r in compiled if r.device_fraction is not None]
     float_fractions = [r.float_device_fraction for r in compiled if r.float_device_fraction is not None]
     cpu = Counter()
     models_per_op = Counter()
-    for r in rows:
+    reasons: dict[str, str] = {}
+    for r in counted:
         cpu.update(r.cpu_ops)
         models_per_op.update(r.cpu_ops.keys())
+        for op, why in r.cpu_reasons.items():
+            reasons.setdefault(op, why)
     return {
         "models": n,
+        "not_buildable": len(rows) - n,
         "compile": len(compiled),
-        "pass": sum(r.passed for r in rows),
-        "pass_percent": 100.0 * sum(r.passed for r in rows) / n if n else 0.0,
+        "pass": sum(r.passed for r in counted),
+        "pass_percent": 100.0 * sum(r.passed for r in counted) / n if n else 0.0,
+        "wrong_answers": sum(
+            r.compiles and not r.passed and not r.stage for r in counted
+        ),  # ran, outside the criterion
+        "crashes": sum(bool(r.stage) for r in counted),
+        "whole_graph_on_cpu": sum(not r.compiles and not r.stage for r in counted),
         "mean_device_fraction": sum(fractions) / len(fractions) if fractions else 0.0,
         "mean_float_device_fraction": sum(float_fractions) / len(float_fractions) if float_fractions else 0.0,
         "min_float_device_fraction": min(float_fractions, default=0.0),
@@ -346,17 +423,40 @@ def totals(rows: list[Row]) -> dict:
         "spyre_compile_s": sum(r.spyre_compile_s for r in rows),
         "calls_s": sum(r.call_s for r in rows),
         "tolerance": next((r.tolerance for r in rows if r.tolerance is not None), None),
-        "layers": LAYERS,
+        "layers": LAYERS if not sweep else None,
         "cpu_fallback_ops": {
-            op: {"models": models_per_op[op], "nodes": cpu[op]} for op, _ in models_per_op.most_common()
+            op: {"models": models_per_op[op], "nodes": cpu[op], "reason": reasons.get(op, "")}
+            for op, _ in models_per_op.most_common()
         },
     }
 
 
+def _sweep_types(jobs: int) -> list[str]:
+    """bench/sweep.py `model_types()`, listed in a worker unless this process measures (the
+    listing imports torch and every model class: ~20 s)."""
+    if jobs == 1:
+        from sweep import model_types
+
+        return model_types()
+    with _workers(1) as pool:
+        return pool.submit(_list_types).result()
+
+
+def _list_types() -> list[str]:
+    from sweep import model_types
+
+    return model_types()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("names", nargs="*", help="corpus entries (default: all)")
+    parser.add_argument("names", nargs="*", help="corpus entries, or model types with --sweep (default: all)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    parser.add_argument(
+        "--sweep",
+        action="store_true",
+        help="every text model type transformers builds (bench/sweep.py), not the corpus",
+    )
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per model (0: none)")
     parser.add_argument(
         "--jobs",
@@ -365,21 +465,34 @@ def main(argv: list[str] | None = None) -> int:
         help="worker processes (default: the CPUs this process may run on; 1: measure in this process)",
     )
     args = parser.parse_args(argv)
-    unknown = sorted(set(args.names) - set(CORPUS))
-    if unknown:
-        parser.error(f"not in the corpus: {', '.join(unknown)} (known: {', '.join(CORPUS)})")
     if args.jobs < 1:
         parser.error(f"--jobs must be at least 1, got {args.jobs}")
-    names = args.names or list(CORPUS)
-    rows = measure_all(names, args.timeout, args.jobs, progress=not args.json)
-    tot = totals(rows)
-    failures = {r.name: r.reason or "fails the criterion" for r in rows if not r.passed}
+    known = _sweep_types(args.jobs) if args.sweep else list(CORPUS)
+    unknown = sorted(set(args.names) - set(known))
+    if unknown:
+        what = "model types the sweep takes" if args.sweep else "the corpus"
+        parser.error(f"not in {what}: {', '.join(unknown)} (known: {', '.join(known)})")
+    names = args.names or known
+    rows = measure_all(names, args.timeout, args.jobs, progress=True, sweep=args.sweep)  # (progress: stderr)
+    tot = totals(rows, sweep=args.sweep)
+    failures = {r.name: r.reason or "fails the criterion" for r in rows if not r.passed and r.buildable}
+    not_buildable = {r.name: r.reason for r in rows if not r.buildable}
     if args.json:
-        print(json.dumps({"models": [asdict(r) for r in rows], "totals": tot, "failures": failures}, indent=1))
+        out = {"models": [asdict(r) for r in rows], "totals": tot, "failures": failures}
+        if args.sweep:
+            out["not_buildable"] = not_buildable
+        else:
+            out["failures"] = {r.name: r.reason or "fails the criterion" for r in rows if not r.passed}
+        print(json.dumps(out, indent=1))
         return 0
-    print(table(rows))
+    print(table([r for r in rows if r.buildable or not args.sweep]))
+    what = "buildable model types" if args.sweep else "models"
     print(
-        f"compile: {tot['compile']}/{tot['models']}   match eager: {tot['pass']}/{tot['models']} ({tot['pass_percent']:.0f}%)   "
+        f"{what}: {tot['models']}   compile: {tot['compile']}   match eager: {tot['pass']} ({tot['pass_percent']:.1f}%)   "
+        f"wrong answers: {tot['wrong_answers']}   crashes: {tot['crashes']}   "
+        f"wholly on the CPU: {tot['whole_graph_on_cpu']}"
+    )
+    print(
         f"float ops on the device (compiled models): mean {100 * tot['mean_float_device_fraction']:.1f}%, "
         f"lowest {100 * tot['min_float_device_fraction']:.1f}%"
     )
@@ -392,26 +505,32 @@ def main(argv: list[str] | None = None) -> int:
         f"{tot['first_calls_s']:.1f} s (the backend's own compile in them: {tot['spyre_compile_s']:.1f} s; the rest "
         f"is Dynamo, aot_autograd and the first runs) and second calls {tot['calls_s']:.1f} s"
     )
+    depth = "each model's depth" if args.sweep else f"{LAYERS} layers"
     print(
-        f"criterion: cosine >= 0.999 and max error <= {_fmt(tot['tolerance'], '.4f')} x max |eager| "
-        f"({LAYERS} layers; spyre_mlir.testing.criteria: compare_model_outputs)"
+        f"criterion: cosine >= 0.999 and max error <= 16 u (layers + 1) x max |eager| "
+        f"({depth}; spyre_mlir.testing.criteria: compare_model_outputs)"
     )
     if tot["cpu_fallback_ops"]:
-        print("\nfloat ops run on the CPU (no device lowering yet): op  models  nodes")
+        print("\nfloat ops run on the CPU: op  models  nodes  why")
         for op, c in tot["cpu_fallback_ops"].items():
-            print(f"  {op:<40}{c['models']:>4}{c['nodes']:>7}")
+            print(f"  {op:<40}{c['models']:>4}{c['nodes']:>7}  {c['reason'][:160]}")
     crashes: dict[tuple[str, str], list[str]] = {}
     for r in rows:
-        if not r.passed and r.stage:
+        if not r.passed and r.stage and r.buildable:
             crashes.setdefault((r.where, r.reason.split(": ", 1)[1].split(" [at ")[0][:120]), []).append(r.name)
     if crashes:
         print(f"\ncrashes by place ({len(crashes)}):")
         for (where, what), names in sorted(crashes.items(), key=lambda kv: -len(kv[1])):
             print(f"  {len(names):>3} x {where or '(outside spyre_mlir)'}: {what}\n        {', '.join(names)}")
     print(f"\nfailures ({len(failures)}):" if failures else "\nfailures: none")
+    flag = " --sweep" if args.sweep else ""
     for name, reason in failures.items():
         print(f"  {name}: {reason}")
-        print(f"      reproduce: python bench/coverage.py {name}")
+        print(f"      reproduce: python bench/coverage.py{flag} {name}")
+    if not_buildable:
+        print(f"\nnot buildable from input_ids alone ({len(not_buildable)}), not counted:")
+        for name, reason in not_buildable.items():
+            print(f"  {name}: {reason[:200]}")
     return 0
 
 

@@ -67,6 +67,11 @@ def describe_op(op: Operation) -> str:
     return f"'{op.name}'" + (f" @{name}" if isinstance(name, str) else "")
 
 
+def failing_op(e: BaseException) -> Operation | None:
+    """The innermost op the code that raised `e` was working on (`_failing_op`)."""
+    return _failing_op(e.__traceback__)
+
+
 def _failing_op(tb: TracebackType | None) -> Operation | None:
     """The innermost op a frame of the traceback was working on (a local holding an Operation)."""
     for frame, _ in reversed(list(traceback.walk_tb(tb))):

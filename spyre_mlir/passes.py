@@ -68,6 +68,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return ConvertSpyreToIsaPass
 
+    def spyre_mark_gather_tables():
+        from spyre_mlir.transforms.spyre_mark_gather_tables import SpyreMarkGatherTablesPass
+
+        return SpyreMarkGatherTablesPass
+
     def spyre_pipeline():
         from spyre_mlir.pipeline import SpyrePipelinePass
 
@@ -85,5 +90,6 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "spyre-onchip-relayout": spyre_onchip_relayout,
         "spyre-plan-scratchpad": spyre_plan_scratchpad,
         "convert-spyre-to-isa": convert_spyre_to_isa,
+        "spyre-mark-gather-tables": spyre_mark_gather_tables,
         "spyre-pipeline": spyre_pipeline,
     }

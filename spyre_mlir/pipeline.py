@@ -3,7 +3,7 @@
     spyre-pipeline = torch-adapt, cse, convert-torch-to-spyre, spyre-fold-infinity-tests,
                      spyre-propagate-layouts, spyre-fuse,
                      spyre-resident-chains, spyre-divide-work, spyre-onchip-relayout,
-                     spyre-plan-scratchpad, convert-spyre-to-isa, dce
+                     spyre-plan-scratchpad, convert-spyre-to-isa, dce, spyre-mark-gather-tables
 
 Each stage is also a pass of its own (`spyre-opt -p <name>`), with options for ablation.
 The device every stage compiles for is the module's `spyre.target` (`#spyre.target<...>`,
@@ -20,23 +20,35 @@ belongs, in the torch-level IR (SPYRE_DUMP_IR shows one mask where after it, of 
 convert-torch-to-spyre one op instead of one per layer.
 Stages that find their input already lowered do nothing, so the pipeline accepts torch,
 spyre or spyre_isa level modules.
+
+Splitting a graph at a refused kernel. A pass after convert-torch-to-spyre may refuse a device
+op it has no lowering for (`Unsupported`: a restickify between two layouts no kernel moves
+yet). Asked to (`refuse`, a dict the torch.compile backend passes), `run_pipeline` numbers the
+torch ops as they come (spyre-track-origins, unless they are numbered already: every op then
+carries the `#spyre.origin` of the torch ops it computes), and such a refusal
+raises `KernelRefused` naming the torch ops the refused op stands for. The caller compiles the graph
+again from its torch form with those ops in `refuse` (number -> reason): each is marked
+spyre.REFUSED and stays on the host with that reason, like an op without a lowering, so the
+graph splits there into a device island on each side instead of leaving the device whole.
+A module numbered only for this loses its origins after the last pass.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
-from spyre_mlir.diagnostics import Unsupported, in_pass, verify_after_pass
+from spyre_mlir.diagnostics import Unsupported, failing_op, in_pass, verify_after_pass
 from spyre_mlir.dialects import spyre
 from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
@@ -45,10 +57,12 @@ from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.transforms.spyre_divide_work import SpyreDivideWorkPass
 from spyre_mlir.transforms.spyre_fold_infinity_tests import SpyreFoldInfinityTestsPass
 from spyre_mlir.transforms.spyre_fuse import SpyreFusePass
+from spyre_mlir.transforms.spyre_mark_gather_tables import SpyreMarkGatherTablesPass
 from spyre_mlir.transforms.spyre_onchip_relayout import SpyreOnchipRelayoutPass
 from spyre_mlir.transforms.spyre_plan_scratchpad import SpyrePlanScratchpadPass
 from spyre_mlir.transforms.spyre_propagate_layouts import SpyrePropagateLayoutsPass
 from spyre_mlir.transforms.spyre_resident_chains import SpyreResidentChainsPass
+from spyre_mlir.transforms.spyre_track_origins import SpyreTrackOriginsPass
 from spyre_mlir.transforms.torch_adapt import TorchAdaptPass
 
 
@@ -145,6 +159,7 @@ def pipeline_passes(
         ),
         ConvertSpyreToIsaPass(),
         DeadCodeElimination(),
+        SpyreMarkGatherTablesPass(),
     ]
 
 
@@ -158,6 +173,7 @@ def run_pipeline(
     opts: Optimizations = Optimizations(),
     verify_each: bool | None = None,
     on_stage: Callable[[str, ModuleOp], None] | None = None,
+    refuse: Mapping[int, str] | None = None,
 ) -> None:
     """Run the whole pipeline; with `dump_dir` (or SPYRE_DUMP_IR) write the IR after each stage.
     `on_stage(name, module)`: called with the input ("input") and after each pass (its name).
@@ -165,6 +181,10 @@ def run_pipeline(
     `config`: the device to compile for, attached to the module as its `spyre.target` (in
     place of any it states); None: the module's own target, or, for a module without one,
     the default device (`#spyre.target`, attached). Every pass reads the target from the module.
+
+    `refuse`: track origins and split at refused kernels (the module docstring): the torch ops
+    numbered here stay on the host with these reasons, and a later refusal raises
+    KernelRefused naming the torch ops to add.
 
     `verify_each`: verify the module after every pass, so that invalid IR names the pass that
     made it (spyre-opt, dumps, SPYRE_VERIFY_EACH=1); otherwise (the default of the
@@ -177,15 +197,28 @@ def run_pipeline(
         spyre.set_module_target(module, config)
     spyre.module_target(module)  # a module without a target: the default one, attached
     passes = pipeline_passes(kernel_prefix, strict, opts)
+    numbered_here = refuse is not None and spyre.numbered(module) is None
+    if numbered_here:
+        SpyreTrackOriginsPass().apply(ctx, module)
     if dump_dir:
         Path(dump_dir).mkdir(parents=True, exist_ok=True)
         _dump(ctx, module, Path(dump_dir) / "00-input.mlir")
     if on_stage is not None:
         on_stage("input", module)
     with gc_paused():  # the passes build IR by the hundred thousand ops (spyre_mlir/gc_pause.py)
+        converted = False
         for i, p in enumerate(passes, start=1):
-            with in_pass(p.name):  # a failure other than a diagnostic is an internal error naming the pass
-                p.apply(ctx, module)
+            if p.name == ConvertTorchToSpyrePass.name and refuse is not None:
+                mark_refused(module, refuse)
+            try:
+                with in_pass(p.name):  # a failure other than a diagnostic is an internal error naming the pass
+                    p.apply(ctx, module)
+            except Unsupported as e:
+                origins = refused_origins(e) if converted and refuse is not None else set()
+                if origins - set(refuse or ()):
+                    raise KernelRefused(str(e), frozenset(origins)) from e
+                raise
+            converted = converted or p.name == ConvertTorchToSpyrePass.name
             if dump_dir:
                 _dump(ctx, module, Path(dump_dir) / f"{i:02d}-{p.name}.mlir")
             if on_stage is not None:
@@ -195,7 +228,60 @@ def run_pipeline(
                     module, p.name if verify_each else "spyre-pipeline (SPYRE_VERIFY_EACH=1 names the pass)"
                 )
             if p.name in ("convert-torch-to-spyre", "spyre-propagate-layouts"):  # where device tensors appear
-                check_ddr_sizes(module)  # one the device's DDR cannot hold: refused before it is planned
+                try:
+                    check_ddr_sizes(module)  # one the device's DDR cannot hold: refused before it is planned
+                except Unsupported as e:
+                    origins = refused_origins(e) if refuse is not None else set()
+                    if origins - set(refuse or ()):
+                        raise KernelRefused(str(e), frozenset(origins)) from e
+                    raise
+    if numbered_here:
+        forget_origins(module)
+
+
+class KernelRefused(Unsupported):
+    """A pass after convert-torch-to-spyre refused a device op; `origins` are the numbers of
+    the torch ops it stands for (their #spyre.origin): compiled again with them in `refuse`, the
+    graph splits at them (the module docstring)."""
+
+    def __init__(self, message: str, origins: frozenset[int]):
+        super().__init__(message)
+        self.origins = origins
+
+
+def mark_refused(module: ModuleOp, refuse: Mapping[int, str]) -> None:
+    """Mark the torch ops of a numbered module computing any that `refuse` names to stay on
+    the host with the reason (spyre.REFUSED)."""
+    for op in module.walk():
+        origin = spyre.origin_of(op) if spyre.is_torch_compute(op) else None
+        named = [refuse[n] for n in origin.op_ids if n in refuse] if origin is not None else []
+        if named:
+            op.attributes[spyre.REFUSED] = StringAttr(named[0])
+
+
+def refused_origins(e: Unsupported) -> set[int]:
+    """The torch ops (their #spyre.origin) the op a refusal names stands for: the op's own, or
+    those of the ops inside it (a kernel), or those of its readers."""
+    op = failing_op(e)
+    if op is None:
+        return set()
+
+    def of(ops: list[Operation]) -> set[int]:
+        return {i for o in ops if (origin := spyre.origin_of(o)) is not None for i in origin.op_ids}
+
+    found = of([op, *op.walk()])
+    if not found:
+        found = of([u.operation for r in op.results for u in r.uses])
+    return found
+
+
+def forget_origins(module: ModuleOp) -> None:
+    """Drop the numbering and every op's origin (a module numbered only to split it)."""
+    module.attributes.pop(spyre.ORIGINS_ATTR, None)
+    for op in module.walk():
+        if op.name == "spyre.kernel":
+            op.properties.pop("origin", None)
+        op.attributes.pop(spyre.ORIGIN_ATTR, None)
 
 
 def check_ddr_sizes(module: ModuleOp) -> None:

@@ -42,6 +42,7 @@ from xdsl.transforms.common_subexpression_elimination import cse
 
 from spyre_mlir.diagnostics import Unsupported
 from spyre_mlir.dialects import spyre
+from spyre_mlir.dialects import torch as torch_dialect
 from spyre_mlir.frontend.buckets import (
     BucketPlan,
     NotBucketable,
@@ -60,11 +61,13 @@ from spyre_mlir.frontend.compile_cache import (
 )
 from spyre_mlir.frontend.decompositions import decompositions
 from spyre_mlir.frontend.fx_importer import import_fx_graph
+from spyre_mlir.frontend.storage_views import rebase_as_strided
 from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.lowering.convert_torch_to_spyre import host_ops
-from spyre_mlir.pipeline import Optimizations, run_pipeline
+from spyre_mlir.pipeline import KernelRefused, Optimizations, run_pipeline
 from spyre_mlir.report.capture import Capture
-from spyre_mlir.runtime.host import Executable, SharedKey
+from spyre_mlir.runtime.host import Executable
+from spyre_mlir.runtime.resident import SharedKey
 from spyre_mlir.sim.interpreter import DeviceModel
 from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.transforms.spyre_track_origins import SpyreTrackOriginsPass
@@ -86,6 +89,8 @@ class GraphReport:
     """Ops on integer/boolean tensors, left on the host as on the real stack."""
     cpu_fallback: Counter
     """Float ops without a device lowering, run on the CPU."""
+    cpu_reasons: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Why each of them runs on the CPU: op name -> reason (the first op's of that name)."""
     report: str | None = None
     """Where its explorer report was written (the `report` option), once it was."""
     module: Callable[[], ModuleOp | None] = dataclasses.field(default=lambda: None, repr=False, compare=False)
@@ -233,7 +238,7 @@ class ParamKey(SharedKey):
         self.ref = weakref.ref(p)
         self.identity = id(p)
         """The tensor's: its device copies are shared by every graph on the device model
-        (runtime/host.py `ResidentArguments`); equal keys also need the same live tensor."""
+        (runtime/resident.py `ResidentArguments`); equal keys also need the same live tensor."""
         self.version = p._version + bumps
         self.data_ptr = p.data_ptr()
         flat = host.reshape(-1)
@@ -264,6 +269,14 @@ def compile_graph(
     compile cache: STATS.cache_loads counts those, STATS.compiles the others).
     `mutated_inputs_seen`: the inputs aot_autograd bumps the version of (read from its tracing
     context when None: a graph compiled later than aot_autograd's trace passes them)."""
+    try:  # (in place: the rewritten graph computes what the graph did, and runs if ours does not)
+        rebase_as_strided(gm)
+    except Unsupported as e:
+        if options.strict:
+            raise SpyreCompileError(f"spyre (strict): {e}") from None
+        STATS.fallbacks += 1
+        warnings.warn(f"spyre: this graph runs on the CPU instead of the device: {e}", stacklevel=2)
+        return gm.forward
     eager = gm.forward
     gm, host_values = host_int_outputs(gm)
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
@@ -293,9 +306,18 @@ def compile_graph(
     module, ctx, graph = entry.module, entry.ctx, entry.graph
     placed = host_ops(module.walk())
     on_cpu = Counter(op.name for op, _, by_design in placed if not by_design)
+    reasons: dict[str, str] = {}
+    for op, text, by_design in placed:
+        if not by_design:
+            reasons.setdefault(op.name, text)
     STATS.graphs.append(
         GraphReport(
-            graph, entry.torch_ops, Counter(op.name for op, _, d in placed if d), on_cpu, module=weakref.ref(module)
+            graph,
+            entry.torch_ops,
+            Counter(op.name for op, _, d in placed if d),
+            on_cpu,
+            reasons,
+            module=weakref.ref(module),
         )
     )
     if on_cpu:
@@ -415,16 +437,7 @@ def _compile(
             SpyreTrackOriginsPass().apply(info.ctx, module)
         dump = options.dump_dir
         graph = f"g{STATS.compiles + STATS.cache_loads}"  # graphs are numbered in the order they come
-        run_pipeline(
-            info.ctx,
-            module,
-            config,
-            dump and os.path.join(dump, graph),
-            kernel_prefix=f"{graph}_k",
-            strict=options.strict,
-            opts=options.optimizations,
-            on_stage=capture,
-        )
+        module = _split_at_refused_kernels(info.ctx, module, config, options, graph, dump, capture)
     except Unsupported as e:  # (UnsupportedGraphError among them) any other failure is a bug: it propagates
         if options.strict:
             raise SpyreCompileError(f"spyre (strict): {e}") from None
@@ -434,6 +447,77 @@ def _compile(
     finally:
         STATS.compile_s += time.perf_counter() - start
     return CachedGraph(module, info.ctx, [o.dtype for o in info.outputs], torch_ops, graph)
+
+
+MAX_SPLITS = 32
+"""Compiles of one graph, each with one more refused kernel's torch ops on the host, before
+the graph is left to the CPU whole."""
+
+
+def _split_at_refused_kernels(
+    ctx: Any,
+    module: ModuleOp,
+    config: DeviceConfig,
+    options: BackendOptions,
+    graph: str,
+    dump: str | None,
+    capture: Capture | None,
+) -> ModuleOp:
+    """The module through the pipeline. Where a pass refuses it (Unsupported), compiled again
+    with its torch ops numbered, and where the refusal comes from a pass after
+    convert-torch-to-spyre (KernelRefused), again from its torch form with the torch ops of that
+    kernel on the host, so the graph splits there (pipeline.py, "Splitting a graph"). Strict
+    mode refuses instead."""
+    refuse: dict[int, str] | None = None  # the first compile numbers nothing
+    alike = _alike_torch_ops(module)
+    for _ in range(MAX_SPLITS + 1):
+        attempt = module.clone()
+        try:
+            run_pipeline(
+                ctx,
+                attempt,
+                config,
+                dump and os.path.join(dump, graph),
+                kernel_prefix=f"{graph}_k",
+                strict=options.strict,
+                opts=options.optimizations,
+                on_stage=capture,
+                refuse=refuse,
+            )
+            return attempt
+        except KernelRefused as e:
+            assert refuse is not None
+            reason = f"a device kernel it becomes is refused: {e}"
+            refuse.update({m: reason for n in e.origins for m in alike.get(n, (n,))})
+        except Unsupported:
+            if options.strict or refuse is not None:
+                raise
+            refuse = {}
+    raise Unsupported(f"more than {MAX_SPLITS} kernels refused ({len(refuse or ())} torch ops on the host so far)")
+
+
+def _alike_torch_ops(module: ModuleOp) -> dict[int, tuple[int, ...]]:
+    """For each torch op (by its number, in spyre-track-origins' order), the ops that are
+    the same computation on the same types (name, operand and result types, attributes and the
+    constant operands): what refuses one kernel of them refuses the others', so they go to the
+    host together, in one more compile instead of one each."""
+
+    def const(v: Any) -> str:
+        owner = v.owner
+        if isinstance(owner, torch_dialect.PrimListConstructOp):
+            return "[" + ",".join(const(e) for e in owner.operands) + "]"
+        if isinstance(owner, torch_dialect.VALUE_OPS) and not isinstance(owner, torch_dialect.ValueTensorLiteralOp):
+            return str(owner.properties)
+        return str(v.type)
+
+    keys: list[str] = []
+    for op in module.walk():
+        if spyre.is_torch_compute(op):
+            keys.append(f"{op.name} {[const(v) for v in op.operands]} {[str(r.type) for r in op.results]}")
+    groups: dict[str, list[int]] = {}
+    for n, k in enumerate(keys):
+        groups.setdefault(k, []).append(n)
+    return {n: tuple(groups[k]) for n, k in enumerate(keys)}
 
 
 def _training_unsupported(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:

@@ -37,8 +37,17 @@ value is computed on the device from masks the host builds:
                             PyTorch's decompositions (not in core ATen's table): var_mean over
                             the dims but the channels', element-wise ops, the running
                             statistics' update
-    prod(x, dim), cumprod   along dims of at most 16 elements: products of slices (a pointwise
-                            chain in float32), the prefixes joined for cumprod
+    nll_loss_forward        PyTorch's decomposition (a gather along at most 16 classes)
+    _batch_norm_with_update_functional
+                            PyTorch's decomposition (a batch norm in training)
+    _cdist_forward          the p-norm of the broadcast differences along the last dim
+    prod(x, dim), cumprod, cumsum
+                            along dims of at most 16 elements: products (sums) of slices (a
+                            pointwise chain in float32), the prefixes joined for cumprod and cumsum
+    gather(x, d, index)     along a dim of at most 16 elements: where(index == j, x's slice j, ...)
+                            over the slices (the dim moved first: slices of the stick dim would
+                            split sticks), the masks host work: an exact selection (an index out
+                            of range picks the last slice, where PyTorch raises on the CPU)
     sum(x, dims)            over dims other than the last whose extents multiply to at most 16:
                             adds of the slices along them (the device reduces along the stick
                             dim only); the same sum in another order (fp32 rounding)
@@ -152,19 +161,50 @@ def _prod(x: torch.Tensor, dim: int | None = None, keepdim: bool = False, *, dty
     return acc if keepdim else acc.squeeze(dims)
 
 
-def _cumprod(x: torch.Tensor, dim: int, *, dtype: Any = None) -> Any:
-    """cumprod along a dim of at most SUMMED_SLICES elements (moved first, as for prod): each
-    prefix's product the one before times the next slice, joined (a cat)."""
-    if dtype is not None and dtype != x.dtype or not x.is_floating_point() or x.numel() == 0 or x.dim() == 0:
+def _cumulative(combine: Any) -> Any:
+    """cumsum / cumprod (`combine`: add / mul) along a dim of at most SUMMED_SLICES elements
+    (moved first, as for prod): each prefix the one before combined with the next slice, joined
+    (a cat); of a 0-d tensor, the tensor."""
+
+    def decomposed(x: torch.Tensor, dim: int, *, dtype: Any = None) -> Any:
+        if dtype is not None and dtype != x.dtype or not x.is_floating_point() or x.numel() == 0:
+            return NotImplemented
+        if x.dim() == 0:
+            return x.clone()
+        d = dim % x.dim()
+        if x.shape[d] > SUMMED_SLICES:
+            return NotImplemented
+        rows = x.movedim(d, 0)
+        prefixes = [rows[0:1]]
+        for i in range(1, rows.shape[0]):
+            prefixes.append(combine(prefixes[-1], rows[i : i + 1]))
+        return torch.cat(prefixes, 0).movedim(0, d)
+
+    return decomposed
+
+
+def _gather(x: torch.Tensor, dim: int, index: torch.Tensor, *, sparse_grad: bool = False) -> Any:
+    """gather(x, d, index) along a dim of at most SUMMED_SLICES elements: x's slices along d (cut
+    to index's extents on the other dims) chosen by host masks, where(index == j, x_j, ...) (an
+    exact selection: the device computes no value)."""
+    if not x.is_floating_point() or x.dim() == 0 or index.dim() != x.dim() or index.numel() == 0:
         return NotImplemented
     d = dim % x.dim()
-    if x.shape[d] > SUMMED_SLICES:
+    n = x.shape[d]
+    if n == 0 or n > SUMMED_SLICES or any(index.shape[m] > x.shape[m] for m in range(x.dim()) if m != d):
         return NotImplemented
-    rows = x.movedim(d, 0)
-    prefixes = [rows[0:1]]
-    for i in range(1, rows.shape[0]):
-        prefixes.append(prefixes[-1] * rows[i : i + 1])
-    return torch.cat(prefixes, 0).movedim(0, d)
+    if x.dim() == 1:  # slices of the stick dim would hold one element per stick: a column instead
+        return _gather(x.unsqueeze(1), 0, index.unsqueeze(1)).squeeze(1)
+    if d == x.dim() - 1:  # the same, its slices along the first dim
+        return _gather(x.movedim(d, 0), 0, index.movedim(d, 0)).movedim(0, d)
+    cut = x
+    for m in range(x.dim()):
+        if m != d and index.shape[m] < x.shape[m]:
+            cut = cut.narrow(m, 0, index.shape[m])
+    out = cut.narrow(d, n - 1, 1).expand(index.shape)
+    for j in range(n - 2, -1, -1):
+        out = torch.where(index == j, cut.narrow(d, j, 1), out)
+    return out if n > 1 else out.clone()
 
 
 def _avg_pool2d(
@@ -232,6 +272,42 @@ def _pytorch_decomposition(op: Any) -> Any:
     return training_only
 
 
+def _batch_norm_with_update(*args: Any, **kwargs: Any) -> Any:
+    """PyTorch's decomposition of a batch norm that updates its running statistics (training
+    always), as native_batch_norm's in training."""
+    from torch._decomp import decomposition_table
+
+    return decomposition_table[aten._batch_norm_with_update_functional.default](*args, **kwargs)
+
+
+def _cdist(x1: torch.Tensor, x2: torch.Tensor, p: float, compute_mode: int | None = None) -> Any:
+    """cdist as the p-norm of the broadcast differences along the last dim: (sum |x1_i - x2_j|^p)^(1/p);
+    p = 0 counts the nonzero differences, p = inf takes the largest."""
+    if not x1.is_floating_point() or x1.dim() < 2 or x1.numel() == 0 or x2.numel() == 0:
+        return NotImplemented
+    diff = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()
+    if p == 0:
+        return (diff != 0).to(x1.dtype).sum(-1)
+    if p == math.inf:
+        return diff.amax(-1)
+    if p == 1:
+        return diff.sum(-1)
+    if p == 2:
+        return diff.square().sum(-1).sqrt()
+    return diff.pow(p).sum(-1).pow(1.0 / p)
+
+
+def _nll_loss(x: torch.Tensor, target: torch.Tensor, weight: Any, reduction: int, ignore_index: int) -> Any:
+    """PyTorch's decomposition of nll_loss (not in core ATen's table): the target's log
+    probabilities gathered along the classes (a gather: `_gather`), weighted, reduced; where the
+    classes are more than `_gather` takes, the op as it is."""
+    from torch._decomp import decomposition_table
+
+    if x.dim() == 0 or x.shape[-1 if x.dim() == 1 else 1] > SUMMED_SLICES:
+        return NotImplemented
+    return decomposition_table[aten.nll_loss_forward.default](x, target, weight, reduction, ignore_index)
+
+
 @functools.lru_cache(maxsize=4)
 def _core_aten_table(registered_ops: int) -> dict[Any, Any]:
     """PyTorch's core-ATen table for the ops registered now (`registered_ops` of them): building
@@ -252,9 +328,14 @@ def decompositions() -> dict[Any, Any]:
     table[aten.addbmm.default] = _addbmm
     for norm in _BATCH_NORMS:
         table[norm] = _pytorch_decomposition(norm)
+    table[aten.nll_loss_forward.default] = _nll_loss
+    table[aten._batch_norm_with_update_functional.default] = _batch_norm_with_update
+    table[aten._cdist_forward.default] = _cdist
     table[aten.prod.default] = _prod
     table[aten.prod.dim_int] = _prod
-    table[aten.cumprod.default] = _cumprod
+    table[aten.cumprod.default] = _cumulative(torch.mul)
+    table[aten.cumsum.default] = _cumulative(torch.add)
+    table[aten.gather.default] = _gather
     table[aten.avg_pool2d.default] = _avg_pool2d
     table[aten._adaptive_avg_pool2d.default] = _adaptive_avg_pool2d
     grouped_mm = getattr(getattr(torch.ops, "transformers", None), "grouped_mm_fallback", None)

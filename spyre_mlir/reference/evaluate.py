@@ -324,7 +324,7 @@ def _eval(op: Operation, fn_aten: Any, args: list[Any], u: float, tiny: float) -
         # a float copy of integers may cross to the device, which rounds it once
         crossing = u if op.name in t.DTYPE_CONVERSIONS else 0.0
         return [
-            _Tensor(r.astype(np.float64), crossing * np.abs(r) + (tiny if crossing else 0.0))
+            _Tensor(r.astype(np.float64), crossing * np.abs(r) + tiny if crossing else np.zeros(r.shape))
             if r.dtype.kind == "f"
             else _Tensor(r, np.zeros(r.shape))
             for r in exact

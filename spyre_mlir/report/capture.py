@@ -55,8 +55,9 @@ class Capture:
     kernels: dict[str, KernelInfo] = field(default_factory=dict)
 
     def __call__(self, name: str, module: ModuleOp) -> None:
-        if name == "input":
+        if name == "input":  # a graph compiled again (split at a refused kernel) starts over
             self.torch_module = module.clone()
+            self.stages, self.kernels = [], {}
         text = op_text(module)
         if len(text) > MAX_STAGE_CHARS:
             text = text[:MAX_STAGE_CHARS] + f"\n// ... cut: {len(text)} characters in all\n"

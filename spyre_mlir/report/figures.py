@@ -130,19 +130,21 @@ def roofline(data: dict[str, Any]) -> go.Figure:
             1,
             1,
         )
-        fig.add_trace(
-            go.Scatter(
-                x=ais,
-                y=[2 * k["macs"] / k["time_s"] for k in compute],
-                mode="markers",
-                name="kernels",
-                text=[k["name"] for k in compute],
-                hovertemplate="%{text}: AI %{x:.1f}, %{y:.3g} FLOP/s<extra></extra>",
-                marker={"color": [BOTTLENECK_COLOURS.get(k["bottleneck"], "#999") for k in compute], "size": 8},
-            ),
-            1,
-            1,
-        )
+        for bottleneck, group in _by_bottleneck(compute):
+            fig.add_trace(
+                go.Scatter(
+                    x=[k["arithmetic_intensity"] for k in group],
+                    y=[2 * k["macs"] / k["time_s"] for k in group],
+                    mode="markers",
+                    name=f"kernels, {bottleneck.upper()}-bound",
+                    legendgroup=bottleneck,
+                    text=[k["name"] for k in group],
+                    hovertemplate="%{text}: AI %{x:.1f}, %{y:.3g} FLOP/s<extra></extra>",
+                    marker={"color": BOTTLENECK_COLOURS.get(bottleneck, "#999"), "size": 8},
+                ),
+                1,
+                1,
+            )
     if memory:
         sizes = [k["ddr_read_bytes"] + k["ddr_write_bytes"] for k in memory]
         fig.add_trace(
@@ -156,25 +158,36 @@ def roofline(data: dict[str, Any]) -> go.Figure:
             1,
             2,
         )
-        fig.add_trace(
-            go.Scatter(
-                x=sizes,
-                y=[b / k["time_s"] for b, k in zip(sizes, memory)],
-                mode="markers",
-                name="kernels without MACs",
-                text=[k["name"] for k in memory],
-                hovertemplate="%{text}: %{x} bytes, %{y:.3g} B/s<extra></extra>",
-                marker={"color": [BOTTLENECK_COLOURS.get(k["bottleneck"], "#999") for k in memory], "size": 8},
-            ),
-            1,
-            2,
-        )
+        for bottleneck, group in _by_bottleneck(memory):
+            moved = [k["ddr_read_bytes"] + k["ddr_write_bytes"] for k in group]
+            fig.add_trace(
+                go.Scatter(
+                    x=moved,
+                    y=[b / k["time_s"] for b, k in zip(moved, group)],
+                    mode="markers",
+                    name=f"kernels without MACs, {bottleneck.upper()}-bound",
+                    legendgroup=bottleneck,
+                    text=[k["name"] for k in group],
+                    hovertemplate="%{text}: %{x} bytes, %{y:.3g} B/s<extra></extra>",
+                    marker={"color": BOTTLENECK_COLOURS.get(bottleneck, "#999"), "size": 8, "symbol": "diamond"},
+                ),
+                1,
+                2,
+            )
     fig.update_xaxes(type="log", title_text="FLOP per DDR byte", row=1, col=1)
     fig.update_yaxes(type="log", title_text="FLOP/s", row=1, col=1)
     fig.update_xaxes(type="log", title_text="DDR bytes", row=1, col=2)
     fig.update_yaxes(type="log", title_text="bytes/s", row=1, col=2)
     fig.update_layout(title="Roofline", height=440, margin={"l": 60, "r": 20, "t": 70, "b": 40})
     return fig
+
+
+def _by_bottleneck(kernels: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The kernels grouped by their bottleneck (a trace each: the legend names the colour)."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for k in kernels:
+        groups.setdefault(k["bottleneck"], []).append(k)
+    return sorted(groups.items())
 
 
 def host_round_trips(data: dict[str, Any]) -> go.Figure:

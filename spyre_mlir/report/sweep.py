@@ -10,8 +10,9 @@ What can be swept (`measure`):
     FILE.mlir        a torch-level module on seeded random inputs: one call's kernel time
     CORPUS NAME      a bench/corpus.py model (a checkout's): one call's kernel time
     granite-decode   one decode step of the Granite-3.3-8B-shaped layer (bench/llm.py's), 8-token
-                     prompt, static cache: its kernel and transfer time, and tokens/s
-    smollm2-decode   the same for SmolLM2-135M
+                     prompt (`prompt`: another length), static cache: its kernel and transfer
+                     time, tokens/s, and the prefill's (TTFT)
+    smollm2-decode   the same for SmolLM2-135M (the demo's prompt, its tokens repeated to `prompt`)
 
 Each point's `plan` is a digest of the compiled program (its printed module, the weights'
 blobs aside): equal digests are the same program.
@@ -25,8 +26,8 @@ import json
 import math
 import os
 import time
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import fields
 from multiprocessing import get_context
 from pathlib import Path
@@ -76,17 +77,22 @@ def grid(axes: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
 
 
 def plan_digest(module: Any) -> str:
-    """sha256 (12 hex digits) of the printed module, its kernels' graph prefix (`g7_k3`: the
-    process's seventh graph) left out: equal digests, the same program."""
+    """sha256 (12 hex digits) of the module's printed ops: equal digests, the same program.
+    Left out: the module's attributes (its `#spyre.target` names the device it was compiled
+    for, which differs at every point whether or not the program does) and the kernels' graph
+    prefix (`g7_k3`: the process's seventh graph)."""
     import re
 
     from spyre_mlir.report.capture import op_text
 
-    return hashlib.sha256(re.sub(r"\bg\d+_k", "k", op_text(module)).encode()).hexdigest()[:12]
+    text = "".join(op_text(op) for op in module.body.block.ops)
+    return hashlib.sha256(re.sub(r"\bg\d+_k", "k", text).encode()).hexdigest()[:12]
 
 
 def plan_summary(module: Any, times: dict[str, float], top: int = 3) -> list[str]:
     """The `top` kernels by time: their program's cores, streams and instructions."""
+    import re
+
     from spyre_mlir.dialects import spyre_isa
 
     programs = {op.sym_name.data: op for op in module.walk() if isinstance(op, spyre_isa.ProgramOp)}
@@ -101,7 +107,8 @@ def plan_summary(module: Any, times: dict[str, float], top: int = 3) -> list[str
         streams = prog.streams
         cores = sum(len(s.core_list) for s in streams)
         instrs = sum(len(list(s.body.block.ops)) for s in streams)
-        out.append(f"{name} {seconds * 1e6:.1f}us {cores}c/{len(streams)}s/{instrs}i")
+        short = re.sub(r"^g\d+_", "", name)  # (the process's graph number)
+        out.append(f"{short} {seconds * 1e6:.1f}us {cores}c/{len(streams)}s/{instrs}i")
     return out
 
 
@@ -191,7 +198,7 @@ def _graphs_since(before: int) -> list[Any]:
     return STATS.graphs[before:]
 
 
-def _model_point(name: str, config: DeviceConfig) -> dict[str, Any]:
+def _model_point(name: str, config: DeviceConfig, prompt: int | None = None) -> dict[str, Any]:
     import torch
 
     from spyre_mlir.frontend.backend import STATS
@@ -208,12 +215,14 @@ def _model_point(name: str, config: DeviceConfig) -> dict[str, Any]:
             cfg = GraniteConfig(num_hidden_layers=1, vocab_size=256, max_position_embeddings=4096, **llm.GRANITE)
             torch.manual_seed(0)
             model = GraniteForCausalLM(cfg).eval()
-            ids = torch.randint(0, 256, (1, 8))
+            ids = torch.randint(0, 256, (1, prompt or 8))
         else:
             from spyre_mlir.demo import PROMPT, load_smollm2
 
             tokenizer, model = load_smollm2()
             ids = tokenizer(PROMPT, return_tensors="pt").input_ids
+            if prompt:
+                ids = ids.repeat(1, -(-prompt // ids.shape[1]))[:, :prompt]
         figures = llm.generate_figures(model, ids, 3, options=options)
         graphs = _graphs_since(before)
         decode = graphs[-1].module() if graphs else None
@@ -224,6 +233,8 @@ def _model_point(name: str, config: DeviceConfig) -> dict[str, Any]:
         result = {
             "simulated_s": figures["itl_s"],
             "tokens_per_s": figures["tokens_per_s"],
+            "ttft_s": figures["ttft_s"],
+            "prompt_tokens": figures["prompt_tokens"],
             "launches": last["launches"],
             "kernels_s": {r.name: r.time_s for r in records},
         }
@@ -251,7 +262,7 @@ def _model_point(name: str, config: DeviceConfig) -> dict[str, Any]:
     return result
 
 
-def measure(what: str, point: dict[str, Any]) -> dict[str, Any]:
+def measure(what: str, point: dict[str, Any], prompt: int | None = None) -> dict[str, Any]:
     """One point (run in a worker): its config's fields set, its simulated time and plan."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -260,25 +271,46 @@ def measure(what: str, point: dict[str, Any]) -> dict[str, Any]:
     if what.endswith(".mlir") or os.path.exists(what):
         result = _mlir_point(what, config)
     else:
-        result = _model_point(what, config)
+        result = _model_point(what, config, prompt)
     return {"config": dict(point), **result, "wall_s": time.perf_counter() - start}
 
 
-def _measure_or_error(what: str, point: dict[str, Any]) -> dict[str, Any]:
+def _measure_or_error(what: str, point: dict[str, Any], prompt: int | None) -> dict[str, Any]:
     try:
-        return measure(what, point)
+        return measure(what, point, prompt)
     except Exception as e:  # a point the device cannot take (a plan past LX, a split too small) is reported
         return {"config": dict(point), "error": f"{type(e).__name__}: {e}".splitlines()[0][:400]}
 
 
-def sweep(what: str, points: list[dict[str, Any]], workers: int = 2) -> list[dict[str, Any]]:
-    """Every point measured, in worker processes (spawned: a fresh interpreter each), in order."""
+def sweep(
+    what: str,
+    points: list[dict[str, Any]],
+    workers: int = 2,
+    on_point: Callable[[int, dict[str, Any]], None] | None = None,
+    prompt: int | None = None,
+) -> list[dict[str, Any]]:
+    """Every point measured, in worker processes (spawned: a fresh interpreter each), in order;
+    `on_point(i, result)` as each one finishes. `prompt`: a decode step's prompt tokens."""
+    if prompt is not None and what not in DECODE:
+        raise ValueError(f"a prompt length is for {' or '.join(DECODE)}, not {what}")
     for point in points:
         _config(point)  # refused here, before any worker starts
+    results: list[dict[str, Any]] = [{} for _ in points]
+
+    def done(i: int, result: dict[str, Any]) -> None:
+        results[i] = result
+        if on_point is not None:
+            on_point(i, result)
+
     if workers <= 1:
-        return [_measure_or_error(what, p) for p in points]
+        for i, p in enumerate(points):
+            done(i, _measure_or_error(what, p, prompt))
+        return results
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-        return list(pool.map(_measure_or_error, [what] * len(points), points))
+        futures = {pool.submit(_measure_or_error, what, p, prompt): i for i, p in enumerate(points)}
+        for future in as_completed(futures):
+            done(futures[future], future.result())
+    return results
 
 
 def pareto(points: list[dict[str, Any]], axes: Sequence[str]) -> list[int]:
@@ -300,18 +332,26 @@ def pareto(points: list[dict[str, Any]], axes: Sequence[str]) -> list[int]:
 
 def table(what: str, axes: Sequence[str], points: list[dict[str, Any]]) -> str:
     decode = what in DECODE
-    head = [*axes, "simulated (us)", *(["tokens/s"] if decode else []), "launches", "plan", "compile", "top kernels"]
+    head = [
+        *axes,
+        "simulated (us)",
+        *(["tokens/s", "TTFT (us)"] if decode else []),
+        "launches",
+        "plan",
+        "compile",
+        "top kernels",
+    ]
     rows = []
     for p in points:
         cells = [str(p["config"][a]) for a in axes]
         if "error" in p:
-            rows.append([*cells, "-", *(["-"] if decode else []), "-", "-", "-", p["error"]])
+            rows.append([*cells, "-", *(["-", "-"] if decode else []), "-", "-", "-", p["error"]])
             continue
         rows.append(
             [
                 *cells,
                 f"{p['simulated_s'] * 1e6:.2f}",
-                *([f"{p['tokens_per_s']:.1f}"] if decode else []),
+                *([f"{p['tokens_per_s']:.1f}", f"{p['ttft_s'] * 1e6:.2f}"] if decode else []),
                 str(p["launches"]),
                 p["plan"],
                 p["compile"],
@@ -324,39 +364,44 @@ def table(what: str, axes: Sequence[str], points: list[dict[str, Any]]) -> str:
 
 
 def figure(what: str, axes: Sequence[str], points: list[dict[str, Any]]) -> Any:
-    """Latency (tokens/s for a decode step) against each axis; with two axes, a Pareto front."""
+    """Latency (for a decode step: tokens/s, and below it the prefill's TTFT) against each
+    axis; with two axes, a Pareto front."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
     ok = [p for p in points if "simulated_s" in p]
     decode = what in DECODE
     ys = [p["tokens_per_s"] if decode else p["simulated_s"] * 1e6 for p in ok]
-    ylabel = "tokens/s" if decode else "simulated time (us)"
+    metrics = [(ys, "tokens/s" if decode else "simulated time (us)")]
+    if decode:
+        metrics.append(([p["ttft_s"] * 1e6 for p in ok], "TTFT, simulated (us)"))
     cols = len(axes) + (1 if len(axes) == 2 else 0)
     titles = [f"by {a}" for a in axes] + (["Pareto front"] if len(axes) == 2 else [])
-    fig = make_subplots(rows=1, cols=cols, subplot_titles=titles)
-    for c, axis in enumerate(axes, start=1):
-        others = [a for a in axes if a != axis]
-        groups: dict[tuple, list[int]] = {}
-        for i, p in enumerate(ok):
-            groups.setdefault(tuple(p["config"][a] for a in others), []).append(i)
-        for key, idx in groups.items():
-            idx.sort(key=lambda i: ok[i]["config"][axis])
-            label = ", ".join(f"{a}={v}" for a, v in zip(others, key)) or axis
-            fig.add_trace(
-                go.Scatter(
-                    x=[ok[i]["config"][axis] for i in idx],
-                    y=[ys[i] for i in idx],
-                    mode="lines+markers",
-                    name=label,
-                    legendgroup=label,
-                    showlegend=c == 1,
-                ),
-                1,
-                c,
-            )
-        fig.update_xaxes(title_text=axis, type="log" if _spread(ok, axis) else "linear", row=1, col=c)
-        fig.update_yaxes(title_text=ylabel, row=1, col=c)
+    titles += [f"prefill by {a}" for a in axes] + ([""] if len(axes) == 2 else []) if decode else []
+    fig = make_subplots(rows=len(metrics), cols=cols, subplot_titles=titles)
+    for r, (values, ylabel) in enumerate(metrics, start=1):
+        for c, axis in enumerate(axes, start=1):
+            others = [a for a in axes if a != axis]
+            groups: dict[tuple, list[int]] = {}
+            for i, p in enumerate(ok):
+                groups.setdefault(tuple(p["config"][a] for a in others), []).append(i)
+            for key, idx in groups.items():
+                idx.sort(key=lambda i: ok[i]["config"][axis])
+                label = ", ".join(f"{a}={v}" for a, v in zip(others, key)) or axis
+                fig.add_trace(
+                    go.Scatter(
+                        x=[ok[i]["config"][axis] for i in idx],
+                        y=[values[i] for i in idx],
+                        mode="lines+markers",
+                        name=label,
+                        legendgroup=label,
+                        showlegend=c == 1 and r == 1,
+                    ),
+                    r,
+                    c,
+                )
+            fig.update_xaxes(title_text=axis, type="log" if _spread(ok, axis) else "linear", row=r, col=c)
+            fig.update_yaxes(title_text=ylabel, row=r, col=c)
     if len(axes) == 2:
         front = pareto(ok, axes)
         a, b = axes
@@ -387,7 +432,11 @@ def figure(what: str, axes: Sequence[str], points: list[dict[str, Any]]) -> Any:
         )
         fig.update_xaxes(title_text=a, type="log" if _spread(ok, a) else "linear", row=1, col=cols)
         fig.update_yaxes(title_text=b, type="log" if _spread(ok, b) else "linear", row=1, col=cols)
-    fig.update_layout(title=f"spyre-sweep {what}", height=520, legend={"orientation": "h", "yanchor": "top", "y": -0.2})
+    fig.update_layout(
+        title=f"spyre-sweep {what}",
+        height=520 * len(metrics),
+        legend={"orientation": "h", "yanchor": "top", "y": -0.2 / len(metrics)},
+    )
     return fig
 
 

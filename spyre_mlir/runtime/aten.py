@@ -7,6 +7,8 @@
     check_enum_arguments                       refuse a code PyTorch does not know (it would
                                                crash the process)
     ELEMENT_DTYPES, torch_dtype                torch-mlir element types (f32, si64, i1 ...) as torch dtypes
+    HostOp                                     a torch op run on the CPU, its operands rebuilt from
+                                               the operator's schema
 """
 
 from __future__ import annotations
@@ -15,8 +17,11 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
+from xdsl.ir import Operation
 
+from spyre_mlir.dialects import torch as t
 from spyre_mlir.sim.memory import DeviceError
 
 SCALAR_TYPES = {
@@ -93,3 +98,73 @@ ELEMENT_DTYPES = {
 def torch_dtype(element_type: Any) -> torch.dtype:
     """The torch dtype of a torch-mlir element type (float32 for one it does not name)."""
     return ELEMENT_DTYPES.get(str(element_type), torch.float32)
+
+
+def to_numpy(x: torch.Tensor) -> np.ndarray:
+    """Host tensors are numpy arrays; bf16 has no numpy type, so it is widened to f32."""
+    x = x.detach()
+    if x.dtype == torch.bfloat16:
+        x = x.float()
+    return x.contiguous().numpy()
+
+
+class HostOp:
+    """A torch op prepared for eager execution on the CPU."""
+
+    def __init__(self, op: Operation):
+        try:
+            self.fn = aten_overload(op.name)
+        except AttributeError:
+            raise DeviceError(f"'{op.name}' has no PyTorch operator to run it on the host") from None
+        schema = self.fn._schema
+        self.kinds = [str(a.type) for a in schema.arguments]
+        self.keywords = [a.name if a.kwarg_only else None for a in schema.arguments]
+        self.dtypes = [
+            torch_dtype(v.type.get_dtype()) if isinstance(v.type, t.ValueTensorType) else None for v in op.operands
+        ]
+        self.name = op.name
+
+    def run(self, args: list[Any]) -> tuple[Any, ...]:
+        check_enum_arguments(self.name, self.fn, args)
+        call: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for kind, keyword, dtype, value in zip(self.kinds, self.keywords, self.dtypes, args):
+            if isinstance(value, np.ndarray):
+                value = (
+                    torch.from_numpy(np.array(value)).to(dtype)
+                    if dtype is not None
+                    else torch.from_numpy(np.array(value))
+                )
+            elif isinstance(value, list):
+                value = [torch.from_numpy(np.array(v)) if isinstance(v, np.ndarray) else v for v in value]
+            elif value is not None and "ScalarType" in kind:
+                value = SCALAR_TYPES[value]
+            elif value is not None and "Layout" in kind:
+                value = LAYOUTS[value]
+            elif value is not None and "MemoryFormat" in kind:
+                value = MEMORY_FORMATS[value]
+            elif value is not None and "Device" in kind:
+                value = torch.device(value)
+                if value.type != "cpu":  # (a graph traced on device tensors) the host part runs on the host
+                    value = torch.device("cpu")
+            if keyword is None:
+                call.append(value)
+            else:
+                kwargs[keyword] = value
+        try:
+            out = self.fn(*call, **kwargs)
+        except (
+            RuntimeError,
+            IndexError,
+            TypeError,
+            ValueError,
+            NotImplementedError,
+        ) as e:  # PyTorch's own argument checks
+            raise DeviceError(
+                f"'{self.name}': PyTorch rejects its operands on the host: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+            ) from None
+        outs = out if isinstance(out, tuple) else (out,)
+        return tuple(
+            to_numpy(o) if isinstance(o, torch.Tensor) else [to_numpy(x) for x in o] if isinstance(o, list) else o
+            for o in outs
+        )

@@ -9,11 +9,14 @@ A compiled function holds host ops and device ops in program order:
     torch.aten.* (left on the host by convert-torch-to-spyre)       PyTorch eager on the CPU
     builtin.unrealized_conversion_cast                              host tensor <-> !torch.vtensor
 
-Host torch ops run through `torch.ops.aten`, with their operands rebuilt from the schema
-(dtype, layout and memory-format ints back to torch objects), so a graph split between the
-device and the CPU computes exactly what PyTorch would on the CPU part.
+What the executor knows of the function before it runs it (lifetimes, launches in place, the
+copies of mutated arguments) is worked out once at load (host_program.py, `HostProgram`).
 
-`resident` keeps device copies of values that do not change between calls: constants, and
+Host torch ops run through `torch.ops.aten` (aten.py, `HostOp`), with their operands rebuilt
+from the schema (dtype, layout and memory-format ints back to torch objects), so a graph split
+between the device and the CPU computes exactly what PyTorch would on the CPU part.
+
+`resident` (resident.py) keeps device copies of values that do not change between calls: constants, and
 arguments the caller marks with a residency key (model parameters, a KV cache). One copy per
 `spyre.to_device`: a call whose key differs from the held copy's (another tensor, or the same
 one updated in place) frees that copy and uploads anew, so stale copies neither answer nor
@@ -23,8 +26,8 @@ that layout uses the one copy (`ResidentArguments`), as the card holds a model's
 KV cache once for all its programs (the length buckets of one model, a served model's step
 buckets). A resident copy that no launch writes is frozen (read-only bytes), and the device
 model may keep its values decoded beside it (memory.DeviceMemory.decoded). A table that only gathers
-read (an embedding) is uploaded row by row as the gathers first read its rows
-(memory.LazyRowsTensor): the device holds the same bits, and a forward that reads 128 rows of
+read (an embedding; `spyre.to_device ... gather_table`, spyre-mark-gather-tables) is uploaded row
+by row as the gathers first read its rows (memory.LazyRowsTensor): the device holds the same bits, and a forward that reads 128 rows of
 a 30522-row table does not read the rest of it from the host.
 
 Launches between two points where the host waits for the card — the call's start, a
@@ -50,7 +53,6 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, cast
 
 import numpy as np
-import torch
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -61,31 +63,18 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnrealizedConversionCastOp,
 )
-from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue, Use
+from xdsl.ir import Operation, SSAValue
 
 from spyre_mlir.dialects import spyre, spyre_isa
 from spyre_mlir.dialects import torch as t
 from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.layout import Layout
-from spyre_mlir.runtime.aten import (
-    LAYOUTS,
-    MEMORY_FORMATS,
-    SCALAR_TYPES,
-    aten_overload,
-    check_enum_arguments,
-    torch_dtype,
-)
+from spyre_mlir.runtime.aten import HostOp
+from spyre_mlir.runtime.host_program import HostProgram, argument_of, returned, view_root
+from spyre_mlir.runtime.resident import Resident
 from spyre_mlir.sim.interpreter import DeviceModel, host_threads
 from spyre_mlir.sim.memory import DdrTensor, DeviceError
 from spyre_mlir.sim.profile import KernelRecord, record_round_trip, record_transfer
-
-
-def to_numpy(x: torch.Tensor) -> np.ndarray:
-    """Host tensors are numpy arrays; bf16 has no numpy type, so it is widened to f32."""
-    x = x.detach()
-    if x.dtype == torch.bfloat16:
-        x = x.float()
-    return x.contiguous().numpy()
 
 
 class _View(NamedTuple):
@@ -101,68 +90,6 @@ class _Transfer(NamedTuple):
     argument: int | None
     layout: Layout
     permutation: tuple[int, ...] | None
-
-
-class _HostOp:
-    """A torch op prepared for eager execution on the CPU."""
-
-    def __init__(self, op: Operation):
-        try:
-            self.fn = aten_overload(op.name)
-        except AttributeError:
-            raise DeviceError(f"'{op.name}' has no PyTorch operator to run it on the host") from None
-        schema = self.fn._schema
-        self.kinds = [str(a.type) for a in schema.arguments]
-        self.keywords = [a.name if a.kwarg_only else None for a in schema.arguments]
-        self.dtypes = [
-            torch_dtype(v.type.get_dtype()) if isinstance(v.type, t.ValueTensorType) else None for v in op.operands
-        ]
-        self.name = op.name
-
-    def run(self, args: list[Any]) -> tuple[Any, ...]:
-        check_enum_arguments(self.name, self.fn, args)
-        call: list[Any] = []
-        kwargs: dict[str, Any] = {}
-        for kind, keyword, dtype, value in zip(self.kinds, self.keywords, self.dtypes, args):
-            if isinstance(value, np.ndarray):
-                value = (
-                    torch.from_numpy(np.array(value)).to(dtype)
-                    if dtype is not None
-                    else torch.from_numpy(np.array(value))
-                )
-            elif isinstance(value, list):
-                value = [torch.from_numpy(np.array(v)) if isinstance(v, np.ndarray) else v for v in value]
-            elif value is not None and "ScalarType" in kind:
-                value = SCALAR_TYPES[value]
-            elif value is not None and "Layout" in kind:
-                value = LAYOUTS[value]
-            elif value is not None and "MemoryFormat" in kind:
-                value = MEMORY_FORMATS[value]
-            elif value is not None and "Device" in kind:
-                value = torch.device(value)
-                if value.type != "cpu":  # (a graph traced on device tensors) the host part runs on the host
-                    value = torch.device("cpu")
-            if keyword is None:
-                call.append(value)
-            else:
-                kwargs[keyword] = value
-        try:
-            out = self.fn(*call, **kwargs)
-        except (
-            RuntimeError,
-            IndexError,
-            TypeError,
-            ValueError,
-            NotImplementedError,
-        ) as e:  # PyTorch's own argument checks
-            raise DeviceError(
-                f"'{self.name}': PyTorch rejects its operands on the host: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
-            ) from None
-        outs = out if isinstance(out, tuple) else (out,)
-        return tuple(
-            to_numpy(o) if isinstance(o, torch.Tensor) else [to_numpy(x) for x in o] if isinstance(o, list) else o
-            for o in outs
-        )
 
 
 @dataclass(eq=False)
@@ -208,46 +135,17 @@ class Executable:
         # programs' plans go with them, or every compiled graph would stay in memory
         weakref.finalize(self, self.model.forget, tuple(self.programs.values()))
         self.steps = [self._prepare(op) for op in fn.body.block.ops]
-        self.in_place: dict[Operation, int] = {
-            op: prog.in_place
-            for op, prepared in self.steps
-            if isinstance(op, spyre_isa.LaunchOp) and (prog := prepared[0]).in_place is not None
-        }
-        """Launches whose program writes into the buffer of one of its inputs (the input's index)."""
-        self.copy_first = self._shared_destinations()
-        """The launches in place whose destination a later step still reads (cse made one value
-        of equal ones, such as the zeros of two new caches): they write into a copy."""
-        self.dead_after = self._lifetimes()
-        mirrors = self._mirrors()
-        self.written_in_place = self._written_in_place(mirrors)
-        """The transfers of a mutated argument whose device copy this function writes in place
-        into what it returns as the argument's new contents (a KV cache), by argument index:
-        after the call that copy holds the new contents (`written_back`)."""
-        self.consumes = self._consumed_transfers()
-        """The launches in place whose buffer is a transfer's copy that stops standing for its
-        value when they write it (not a `written_in_place` one): taken out of `resident`."""
-        self.transfers_of: dict[int, list[spyre.ToDeviceOp]] = {}
-        """The transfers of each argument, by its index."""
-        for op, _ in self.steps:
-            if isinstance(op, spyre.ToDeviceOp) and (j := _argument_of(op)) is not None:
-                self.transfers_of.setdefault(j, []).append(op)
+        facts = self.facts = HostProgram.of(fn, self.programs)
+        """What the executor knows of the function's ops before it runs them (host_program.py)."""
+        self.in_place, self.copy_first, self.folded = facts.in_place, facts.copy_first, facts.folded
+        self.gather_tables, self.written_transfers = facts.gather_tables, facts.written_transfers
         self._new_copies: dict[int, tuple[spyre.ToDeviceOp, DdrTensor]] = {}
-        self.adopted = self._adopted(mirrors)
-        """The mirrors of a mutated argument's new contents that this function computes in a
-        buffer of its own, in the layout of one of the argument's transfers: by mirror, (the
-        argument, that transfer, the buffer's value). The buffer outlives the call as that transfer's copy
-        (`written_back`), so the next call sends nothing."""
-        self.gather_tables = self._gather_tables()
-        self.written_transfers = {self._buffer_root(op.operands[j]).owner for op, j in self.in_place.items()}
-        """The transfers whose copy some launch in place has for its destination: the others'
-        resident copies are frozen (`DdrTensor.freeze`: no launch writes them)."""
+        """This call's buffers of mutated arguments' new contents (`HostProgram.adopted`), by
+        argument: each the argument's copy once the caller writes the contents back."""
         self._placements: dict[Operation, tuple[Any, ...]] = {}
-        self.resident = _Resident(self.model, self._placement)
+        self.resident = Resident(self.model, self._placement)
         """Device copies kept between calls, by `spyre.to_device`: (residency key, copy)."""
         self.constants: dict[Operation, Any] = {}
-        self.folded = self._foldable()
-        """Host ops that build a constant from constants: run once, their results kept (the
-        real stack constant-folds them at compile time); their uploads stay resident."""
         self.folded_values: dict[Operation, tuple[Any, ...]] = {}
         self.bound: dict[Any, tuple] = {}
         """Per launch site (a launch, or a copy the host issues): what its arguments were bound
@@ -269,69 +167,19 @@ class Executable:
         if op.name == "torch.prim.ListUnpack":
             return op, None
         if op.name.startswith("torch.") and not isinstance(op, t.VALUE_OPS):
-            return op, _HostOp(op)
+            return op, HostOp(op)
         if isinstance(op, (func.ReturnOp, arith.ConstantOp, UnrealizedConversionCastOp, *t.VALUE_OPS)):
             return op, None
         if isinstance(op, spyre.PermuteOp | spyre.ReshapeOp):
             return op, _View(spyre.device_layout(op.result.type))
         if isinstance(op, spyre.ToDeviceOp):
             perm = op.permutation.as_tuple() if op.permutation is not None else None
-            return op, _Transfer(_argument_of(op), spyre.device_layout(op.result.type), perm)
+            return op, _Transfer(argument_of(op), spyre.device_layout(op.result.type), perm)
         if isinstance(op, spyre.FromDeviceOp):
             return op, None
         raise DeviceError(
             f"'{op.name}' is not executable on the host or the device model: run the spyre-pipeline first"
         )
-
-    def _foldable(self) -> set[Operation]:
-        """The host's torch ops whose operands are constants, torch value ops (lists of such) or
-        folded ops, and whose results the function does not return (a caller may write
-        into what it gets back): the CREATION_OPS, and what the conversion marked as computing
-        a constant from them (`spyre.host_constant`):
-
-            constant(op) = op is a literal, or a list of constants, or folded(op)
-            folded(op)   = (op in t.CREATION_OPS or op is marked spyre.host_constant)
-                           and all(constant(x.owner) for x in operands)
-                           and no result reaches func.return"""
-        constant: set[Operation] = set()
-        folded: set[Operation] = set()
-        for op, _ in self.steps:
-            made_of_constants = all(isinstance(v, OpResult) and v.owner in constant for v in op.operands)
-            if isinstance(op, arith.ConstantOp | t.ValueTensorLiteralOp) or (
-                isinstance(op, t.VALUE_OPS) and made_of_constants
-            ):
-                constant.add(op)
-            elif (
-                (op.name in t.CREATION_OPS or spyre.HOST_CONSTANT_ATTR in op.attributes)
-                and made_of_constants
-                and not any(_returned(r) for r in op.results)
-            ):
-                constant.add(op)
-                folded.add(op)
-        return folded
-
-    def _shared_destinations(self) -> set[Operation]:
-        """The launches in place whose destination, or a tensor it is a view of, or another
-        view of that, a later step reads:
-
-            views(r) = {r} + the views (permute, reshape, cast) of views(r), recursively
-            shared(L) = a step after L reads views(root of L's destination)"""
-        ops = [op for op, _ in self.steps]
-        shared: set[Operation] = set()
-        for i, op in enumerate(ops):
-            if op not in self.in_place:
-                continue
-            root = _view_root(op.operands[self.in_place[op]])
-            views, todo = {root}, [root]
-            while todo:
-                for use in todo.pop().uses:
-                    if isinstance(use.operation, _VIEWS):
-                        new = [r for r in use.operation.results if r not in views]
-                        views.update(new)
-                        todo.extend(new)
-            if any(v in views for later in ops[i + 1 :] for v in later.operands):
-                shared.add(op)
-        return shared
 
     def _copy_destination(
         self, op: spyre_isa.LaunchOp, env: dict[SSAValue, Any], owned: dict[SSAValue, DdrTensor]
@@ -348,76 +196,15 @@ class Executable:
         self.model.record(KernelRecord.copy(f"{name}.copy", root.nbytes, root.nbytes, self.model.config), patch)
         return new if src is root else new.view_as(src.layout)
 
-    def _buffer_root(self, v: SSAValue) -> SSAValue:
-        """The value whose DDR buffer `v` is: back through views and launches in place (each
-        writes into its input's buffer, unless it writes into a copy: `copy_first`)."""
-        while True:
-            v = _view_root(v)
-            owner = v.owner
-            if not (isinstance(owner, spyre_isa.LaunchOp) and owner in self.in_place and owner not in self.copy_first):
-                return v
-            v = owner.inputs[self.in_place[owner]]
-
-    def _mirrors(self) -> list[tuple[int, spyre.FromDeviceOp, SSAValue]]:
-        """Per mutated argument j (its `spyre.aliasing_output` is result k) whose result k is a
-        `spyre.from_device mirror`: (j, that mirror, the value whose buffer it reads)."""
-        ret = self.function.body.block.last_op
-        if not isinstance(ret, func.ReturnOp):
-            return []
-        found = []
-        for j, k in spyre.aliased_arguments(self.function).items():
-            back = _view_root(ret.arguments[k]).owner if k < len(ret.arguments) else None
-            if isinstance(back, spyre.FromDeviceOp) and back.mirror is not None:
-                found.append((j, back, self._buffer_root(back.input)))
-        return found
-
-    @staticmethod
-    def _written_in_place(mirrors: list[tuple[int, spyre.FromDeviceOp, SSAValue]]) -> dict[int, spyre.ToDeviceOp]:
-        """Per mutated argument j: the transfer of argument j, when its mirror reads that
-        transfer's buffer (`_mirrors`)."""
-        kept: dict[int, spyre.ToDeviceOp] = {}
-        for j, _, root in mirrors:
-            if isinstance(root.owner, spyre.ToDeviceOp) and _argument_of(root.owner) == j:
-                kept[j] = root.owner
-        return kept
-
-    def _adopted(
-        self, mirrors: list[tuple[int, spyre.FromDeviceOp, SSAValue]]
-    ) -> dict[spyre.FromDeviceOp, tuple[int, spyre.ToDeviceOp, SSAValue]]:
-        """Per mirror of a mutated argument j not written in place: (j, a transfer of j whose
-        result has the type of the buffer the mirror reads, that buffer's value)."""
-        found: dict[spyre.FromDeviceOp, tuple[int, spyre.ToDeviceOp, SSAValue]] = {}
-        for j, back, root in mirrors:
-            if j in self.written_in_place:
-                continue
-            for op in self.transfers_of.get(j, ()):
-                if op.permutation is None and op.result.type == root.type:
-                    found[back] = (j, op, root)
-                    break
-        return found
-
-    def _consumed_transfers(self) -> dict[Operation, spyre.ToDeviceOp]:
-        """The launches in place (not into a copy) whose buffer is a transfer's, other than the
-        `written_in_place` ones: a resident copy of it no longer holds its value once written."""
-        kept = set(self.written_in_place.values())
-        found: dict[Operation, spyre.ToDeviceOp] = {}
-        for op in self.in_place:
-            if op in self.copy_first:
-                continue
-            to_dev = self._buffer_root(op.operands[self.in_place[op]]).owner
-            if isinstance(to_dev, spyre.ToDeviceOp) and to_dev not in kept:
-                found[op] = to_dev
-        return found
-
     def written_back(self, arg: int, key: Any) -> None:
         """The caller has written this call's new contents of argument `arg` (the result its
         `spyre.aliasing_output` names) into its tensor, which `key` now names. The device copy
         this call wrote in place (`written_in_place`) holds those contents: it stays, under
         `key`; any other copy of the argument is stale and goes (as that one does with no key:
         a tensor that cannot be named between calls, such as an inference tensor)."""
-        kept = self.written_in_place.get(arg)
+        kept = self.facts.written_in_place.get(arg)
         new = self._new_copies.pop(arg, None)  # (the transfer, this call's buffer of the contents)
-        for op in self.transfers_of.get(arg, ()):
+        for op in self.facts.transfers_of.get(arg, ()):
             held = self.resident.get(op)
             if held is None:
                 continue
@@ -440,71 +227,6 @@ class Executable:
             prepared = next(cast(_Transfer, p) for o, p in self.steps if o is op)
             found = self._placements[op] = (prepared.layout, prepared.permutation, op in self.gather_tables)
         return found
-
-    def _gather_tables(self) -> set[Operation]:
-        """The spyre.to_device ops whose result only gathers read (every use is a launch
-        input that its program reads only as a spyre_isa.dma_gather table): uploaded row by
-        row as the gathers need them (memory.LazyRowsTensor)."""
-        found: set[Operation] = set()
-        for op, _ in self.steps:
-            if not isinstance(op, spyre.ToDeviceOp) or op.permutation is not None or not op.result.uses:
-                continue
-            if all(self._only_gathered(use) for use in op.result.uses):
-                found.add(op)
-        return found
-
-    def _only_gathered(self, use: Use) -> bool:
-        launch = use.operation
-        if not isinstance(launch, spyre_isa.LaunchOp):
-            return False
-        prog = self.programs.get(launch.program.root_reference.data)
-        if prog is None or use.index >= prog.num_inputs.data:
-            return False
-        arg = prog.args[use.index]
-        return bool(arg.uses) and all(
-            isinstance(u.operation, spyre_isa.DmaGatherOp) and u.operation.table is arg for u in arg.uses
-        )
-
-    def _lifetimes(self) -> list[tuple[list[SSAValue], list[SSAValue]]]:
-        """Per step: the values no later step reads (dropped from the environment), and the
-        DDR tensors no later step reads through any view (freed, if this call allocated them):
-
-            root(v) = root(x) if v is a view of x (spyre.permute/reshape, a cast) or the output
-                      of a launch in place into x, else v
-            a root dies after the last step that reads it or any of its views
-            (one that goes into a list lives to the end: lists are not followed)"""
-        ops = [op for op, _ in self.steps]
-        v: SSAValue
-        r: SSAValue
-        root: dict[SSAValue, SSAValue] = {}
-        last: dict[SSAValue, int] = {}
-        forever = len(ops)
-        for i, op in enumerate(ops):
-            for v in op.results:
-                last.setdefault(v, i)  # unread: dies where it is made
-            for v in op.operands:
-                last[v] = i
-            if isinstance(op, spyre.PermuteOp | spyre.ReshapeOp | UnrealizedConversionCastOp):
-                for r, v in zip(op.results, op.operands):
-                    root[r] = root.get(v, v)
-            elif op in self.in_place and op not in self.copy_first:  # the output is the input's buffer
-                v = op.operands[self.in_place[op]]
-                root[op.results[0]] = root.get(v, v)
-        root_last: dict[SSAValue, int] = {}
-        for v, i in last.items():
-            r = root.get(v, v)
-            root_last[r] = max(root_last.get(r, -1), i)
-        for op in ops:
-            if isinstance(op, t.PrimListConstructOp):
-                for v in op.operands:
-                    root_last[root.get(v, v)] = forever
-        dead: list[tuple[list[SSAValue], list[SSAValue]]] = [([], []) for _ in ops]
-        for v, i in last.items():
-            dead[i][0].append(v)
-        for r, i in root_last.items():
-            if i < forever:
-                dead[i][1].append(r)
-        return dead
 
     # ------------------------------------------------------------------ values
     def _constant(self, op: Operation) -> Any:
@@ -544,7 +266,7 @@ class Executable:
         j = prepared.argument
         if j is not None:
             return arg_keys[j] if j < len(arg_keys) else None
-        src = _view_root(op.input)
+        src = view_root(op.input)
         if isinstance(src.owner, arith.ConstantOp | t.ValueTensorLiteralOp) or src.owner in self.folded:
             return "constant"
         return None
@@ -587,7 +309,7 @@ class Executable:
                     env[a] = owned[a] = memory.to_device(np.asarray(x), spyre.device_layout(a.type))
                 else:
                     env[a] = x
-            for (op, prepared), (dead_values, dead_roots) in zip(self.steps, self.dead_after):
+            for (op, prepared), (dead_values, dead_roots) in zip(self.steps, self.facts.dead_after):
                 returned = self._step(op, prepared, env, keys, owned)
                 for v in dead_values:
                     env.pop(v, None)
@@ -652,7 +374,7 @@ class Executable:
             and perm is None
             and mine.layout.places_like(layout)
             and op not in self.written_transfers
-            and op not in self.consumes.values()
+            and op not in self.facts.consumes.values()
         ):
             self._foreign.add(id(mine.owner or mine))
             return mine.view_as(layout)
@@ -678,8 +400,10 @@ class Executable:
             args: list[Any] = [x.values() if isinstance(x := env[v], DeviceInput) else x for v in inputs]
             if op in self.copy_first:
                 args[self.in_place[op]] = self._copy_destination(op, env, owned)
-            elif op in self.consumes and (held := self.resident.pop(self.consumes[op], None)) is not None:
-                owned[self.consumes[op].result] = held[1]  # this call's now: freed once unread
+            elif (consumed := self.facts.consumes.get(op)) is not None and (
+                held := self.resident.pop(consumed, None)
+            ) is not None:
+                owned[consumed.result] = held[1]  # this call's now: freed once unread
             outs = self.model.launch(prog, args, name, self._patch(op, self._binding(args)))
             self._round_trip = False
             if (
@@ -689,7 +413,7 @@ class Executable:
             env.update(zip(outputs, outs))
         elif prepared.__class__ is _View:  # (the most frequent op after launches)
             env[op.results[0]] = env[op.operands[0]].view_as(prepared.layout)
-        elif isinstance(prepared, _HostOp):
+        elif isinstance(prepared, HostOp):
             results = self.folded_values.get(op)
             if results is None:
                 results = prepared.run([self._host_value(env[v]) for v in op.operands])
@@ -729,17 +453,18 @@ class Executable:
             dev = env[op.input]
             # a mirror keeps the caller's tensor in step (FromDeviceOp.mirror), a result kept on
             # the device stays there: no transfer
-            returned = _returned(op.result)
-            if op in self.adopted and (buf := owned.pop(self.adopted[op][2], None)) is not None:
-                j, transfer, _ = self.adopted[op]
+            is_result = returned(op.result)
+            adopted = self.facts.adopted.get(op)
+            if adopted is not None and (buf := owned.pop(adopted[2], None)) is not None:
+                j, transfer, _ = adopted
                 self._new_copies[j] = (transfer, buf)  # the argument's copy once written back
-            if op.mirror is None and not (self._device_outputs and returned):
-                round_trip = not returned and self.model.sequence_open  # a CPU op between device kernels
+            if op.mirror is None and not (self._device_outputs and is_result):
+                round_trip = not is_result and self.model.sequence_open  # a CPU op between device kernels
                 if round_trip:
                     self._round_trip = True
                     self.model.profile.add_round_trip(self.model.config)
                     record_round_trip(self.model.config)
-                self._transferred(dev.nbytes, "result" if returned else "intermediate", False)
+                self._transferred(dev.nbytes, "result" if is_result else "intermediate", False)
                 if round_trip:
                     self.model.host_op(self.model.config.host_op_s)
                 self.model.end_sequence()  # the host waits for the value
@@ -755,137 +480,6 @@ class Executable:
         else:
             env[op.results[0]] = self._constant(op)
         return None
-
-
-class SharedKey:
-    """A residency key that names a host tensor (frontend/backend.py `ParamKey`): the same
-    `identity` for every key of one tensor while it lives (not for another tensor), and the
-    tensor itself (`owner`) while it lives. Its copies are the device model's
-    (`ResidentArguments`)."""
-
-    identity: Any
-    """Hashable; equal for the keys of one live tensor."""
-
-    def owner(self) -> Any:
-        """The tensor, or None once it is gone."""
-        raise NotImplementedError
-
-
-class ResidentArguments:
-    """The device copies of host tensors that every executable on one device model shares, by
-    (the tensor's identity, the copy's layout, permutation and row-by-row upload): a tensor
-    the card holds once for all its programs. An entry goes when a call finds it stale (its
-    key differs: the tensor changed) or the tensor is gone."""
-
-    def __init__(self, model: DeviceModel) -> None:
-        self.memory = model.memory
-        self.held: dict[tuple[Any, ...], tuple[Any, DdrTensor]] = {}
-        self._watched: set[Any] = set()
-
-    @staticmethod
-    def of(model: DeviceModel) -> ResidentArguments:
-        table = _RESIDENT_ARGUMENTS.get(model)
-        if table is None:
-            table = _RESIDENT_ARGUMENTS[model] = ResidentArguments(model)
-        return table
-
-    def put(self, slot: tuple[Any, ...], key: SharedKey, dev: DdrTensor) -> None:
-        self.held[slot] = (key, dev)
-        owner = key.owner()
-        if key.identity not in self._watched and owner is not None:
-            self._watched.add(key.identity)
-            weakref.finalize(owner, self._gone, weakref.ref(self), key.identity)
-
-    @staticmethod
-    def _gone(table_ref: weakref.ref[ResidentArguments], identity: Any) -> None:
-        table = table_ref()
-        if table is None:
-            return
-        table._watched.discard(identity)
-        for slot in [s for s in table.held if s[0] == identity]:
-            table.memory.free(table.held.pop(slot)[1])
-
-    @property
-    def nbytes(self) -> int:
-        return sum(dev.nbytes for _, dev in self.held.values())
-
-
-_RESIDENT_ARGUMENTS: weakref.WeakKeyDictionary[DeviceModel, ResidentArguments] = weakref.WeakKeyDictionary()
-
-
-class _Resident:
-    """An executable's device copies kept between calls, by transfer (`spyre.to_device`):
-    (residency key, copy). A constant's (and an argument's whose key names no tensor) are the
-    executable's own; an argument's whose key is a `SharedKey` is the device model's
-    (`ResidentArguments`), found by the tensor the call's key names (`bind`) and the
-    transfer's placement."""
-
-    def __init__(self, model: DeviceModel, placement: Callable[[Operation], tuple[Any, ...]]) -> None:
-        self.own: dict[Operation, tuple[Any, DdrTensor]] = {}
-        self.shared = ResidentArguments.of(model)
-        self.placement = placement
-        self.identity: dict[Operation, Any] = {}
-
-    def bind(self, op: Operation, key: Any) -> None:
-        """The tensor the transfer uploads in this call, as its key names it."""
-        if isinstance(key, SharedKey):
-            self.identity[op] = key.identity
-        else:
-            self.identity.pop(op, None)
-
-    def _slot(self, op: Operation) -> tuple[Any, ...] | None:
-        identity = self.identity.get(op)
-        return None if identity is None else (identity, *self.placement(op))
-
-    def get(self, op: Operation) -> tuple[Any, DdrTensor] | None:
-        slot = self._slot(op)
-        return self.own.get(op) if slot is None else self.shared.held.get(slot)
-
-    def __setitem__(self, op: Operation, value: tuple[Any, DdrTensor]) -> None:
-        slot = self._slot(op)
-        if slot is None:
-            self.own[op] = value
-        else:
-            self.shared.put(slot, value[0], value[1])
-
-    def __delitem__(self, op: Operation) -> None:
-        slot = self._slot(op)
-        if slot is None:
-            del self.own[op]
-        else:
-            del self.shared.held[slot]
-
-    def pop(self, op: Operation, default: Any = None) -> tuple[Any, DdrTensor] | None:
-        slot = self._slot(op)
-        return self.own.pop(op, default) if slot is None else self.shared.held.pop(slot, default)
-
-
-_VIEWS = (spyre.PermuteOp, spyre.ReshapeOp, UnrealizedConversionCastOp)
-"""Ops whose result is their operand seen another way (the same host array or DDR buffer)."""
-
-
-def _view_root(v: SSAValue) -> SSAValue:
-    """The value `v` is a view of (back through permutes, reshapes and casts), or v."""
-    while isinstance(v.owner, _VIEWS):
-        v = v.owner.operands[0]
-    return v
-
-
-def _argument_of(op: spyre.ToDeviceOp) -> int | None:
-    """The index of the function argument a transfer uploads (seen through casts), or None."""
-    src = _view_root(op.input)
-    return src.index if isinstance(src, BlockArgument) else None
-
-
-def _returned(v: SSAValue) -> bool:
-    """Whether v reaches the function's return (directly, through casts or in a list)."""
-    for use in v.uses:
-        o = use.operation
-        if isinstance(o, func.ReturnOp):
-            return True
-        if isinstance(o, UnrealizedConversionCastOp | t.PrimListConstructOp) and any(_returned(r) for r in o.results):
-            return True
-    return False
 
 
 def _host_numpy_dtype(t_: TensorType) -> Any:

@@ -23,11 +23,11 @@ against everything else on those cores (as intervals, conservatively). A wave wi
 pair is cut into consecutive parts without one, each as long as it can be (they run one
 after the other, a valid order of the streams; `_conflict_free`).
 
-The steps are then regrouped by their data flow (sim/regroup.py): writes renamed to fresh
+The steps are then regrouped by their data flow (sim/regroup/): writes renamed to fresh
 rows, copies folded, dead rows dropped, and steps of one kind that do not depend on each other
 merged, so that what a core does tile after tile becomes one step. Later launches run those.
 
-Everything here reads the plans through their interface (sim/plans.py: `signature`,
+Everything here reads the plans through their interface (sim/plans/base.py: `signature`,
 `accesses`, `ddr_access`, `merged`, `dst_spans`), never their families.
 
 Time is untouched: the timing model replays the original per-core instruction lists.

@@ -9,7 +9,7 @@ Streams of one program run cooperatively: each runs until it blocks on a `wait` 
 enough tokens or reaches a `barrier`; a barrier releases when every stream has reached it;
 if no stream can move, the program is deadlocked and the model says where each core stands.
 
-What each instruction compiles to and how it executes is `sim/plans.py` (a plan class per
+What each instruction compiles to and how it executes is `sim/plans/` (a plan class per
 instruction family, found by op class); later launches run batched steps (`sim/batch.py`).
 The host side of a compiled module (transfers, launches, host torch ops) is `runtime/host.py`.
 """
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 from threadpoolctl import ThreadpoolController
-from xdsl.dialects.builtin import DenseArrayBase
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr
 
 from spyre_mlir.dialects import spyre, spyre_isa
 from spyre_mlir.sim import timing
@@ -413,6 +413,8 @@ class DeviceModel:
         """The sequence's last `early_loads` launches: (barrier, end, the DDR share left)."""
         self._warned_saturated: set[str] = set()
         """Kernels whose saturated stores were warned about."""
+        self._wide: dict[spyre_isa.ProgramOp, bool] = {}
+        """Programs that have an immediate past the format's range (`_wide_immediate`)."""
         self._call: tuple[str, list[Step], list[KernelRecord]] | None = None
         """The call of a compiled graph under way (`begin_call`): its name, its steps so far, its
         kernel records."""
@@ -525,11 +527,20 @@ class DeviceModel:
             shares += [(round(start - barrier, 3), round(share, 3)), (round(end - barrier, 3), 1.0)]
         return timing.Early(release, tuple(shares))
 
-    def _saturated(self, outputs: Sequence[DdrTensor], name: str, plan: ProgramPlan) -> int:
+    def _saturated(self, prog: spyre_isa.ProgramOp, args: Sequence[DdrTensor], name: str, plan: ProgramPlan) -> int:
         """Values of a launch's 16-bit outputs that a store saturated, warned once per kernel:
-        a value past the format's range is not silently a wrong answer."""
+        a value past the format's range is not silently a wrong answer. Not counted: a kernel
+        whose inputs already hold a saturated value, or whose program has an immediate past the
+        range; there the largest value is what the format keeps for an infinity (an attention
+        mask's finfo.min or -inf, selected or added), and the kernel that made it warned."""
         numerics = self.memory.numerics
-        n = sum(numerics.saturated(t.data.view(np.uint16)) for t in outputs if t.layout.element_bytes == 2)
+
+        def held(tensors: Sequence[DdrTensor]) -> int:
+            return sum(numerics.saturated(t.data.view(np.uint16)) for t in tensors if t.layout.element_bytes == 2)
+
+        n = held(args[plan.num_inputs :])
+        if n and (self._wide_immediate(prog) or held(args[: plan.num_inputs])):
+            return 0
         if n and name not in self._warned_saturated:
             self._warned_saturated.add(name)
             warnings.warn(
@@ -539,6 +550,17 @@ class DeviceModel:
                 stacklevel=4,
             )
         return n
+
+    def _wide_immediate(self, prog: spyre_isa.ProgramOp) -> bool:
+        """Whether an instruction of `prog` has an immediate past the 16-bit format's range."""
+        wide = self._wide.get(prog)
+        if wide is None:
+            top = self.memory.numerics.max_value
+            wide = self._wide[prog] = any(
+                isinstance(imm := op.properties.get("imm"), FloatAttr) and not abs(imm.value.data) <= top
+                for op in prog.walk()
+            )
+        return wide
 
     def plan(self, prog: spyre_isa.ProgramOp) -> ProgramPlan:
         """The prepared plan of `prog`, made at its first launch and kept until `forget`."""
@@ -552,6 +574,7 @@ class DeviceModel:
         it is freed); a later launch of one of them prepares it again."""
         for prog in programs:
             self._plans.pop(prog, None)
+            self._wide.pop(prog, None)
 
     def launch(
         self, prog: spyre_isa.ProgramOp, inputs: Sequence[DdrTensor], name: str | None = None, patch: bool = True
@@ -595,7 +618,7 @@ class DeviceModel:
         args = [*inputs, *outputs]
         record = plan.run(self, args, name, self._early(plan, args))
         if prog.in_place is None:  # (a scatter's rows were stored, and checked, by their producer)
-            record.saturated = self._saturated(outputs, name, plan)
+            record.saturated = self._saturated(prog, args, name, plan)
         if self.resident:  # what this launch overwrote is gone
             writes = plan.lx_writes()
             for lo, hi in list(self.resident):

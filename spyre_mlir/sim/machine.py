@@ -1,6 +1,6 @@
 """What an instruction's execution reaches of the device model: the `Machine` protocol.
 
-The plans (plans.py), the batched programs (batch.py) and the regrouped steps (regroup.py)
+The plans (plans/), the batched programs (batch.py) and the regrouped steps (regroup/)
 take a `Machine`, not the device model itself, so they import nothing above them: the device
 model (`interpreter.DeviceModel`) imports them and is one.
 """

@@ -245,7 +245,7 @@ class DeviceMemory:
         cores' LX are scratch (`reserve_scratch`)."""
         self.scratch_values = StickRows(np.zeros((0, F16_LANES), dtype=np.float32))
         """The fp32 values of 16-bit sticks a regrouped step stored, kept beside (or instead
-        of) their bits for the steps that read them (sim/regroup.py, "kept"), in rows of
+        of) their bits for the steps that read them (sim/regroup/, "kept"), in rows of
         their own (`reserve_scratch`); like the scratch rows, nothing in it outlives a launch."""
         self.ddr_used = 0
         self._next_address = 0x1000_0000
@@ -255,7 +255,7 @@ class DeviceMemory:
     def reserve_scratch(self, rows: int, kept: int) -> None:
         """Make `lx_rows` reach `rows` rows past the cores' LX, and `scratch_values` `kept`
         rows: scratch that the regrouped steps of a launch write fresh values into
-        (sim/regroup.py); no instruction addresses it, and nothing in it outlives a
+        (sim/regroup/); no instruction addresses it, and nothing in it outlives a
         launch. The LX bytes are kept."""
         lx = self.lx.shape[0] * self.lx.shape[1]
         if self.scratch_values.array.shape[0] < kept:

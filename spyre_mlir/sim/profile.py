@@ -78,7 +78,9 @@ class KernelRecord:
     saturated: int = 0
     """Values its outputs hold that a store saturated: past the 16-bit format's range (DL16:
     |x| > 8.57e9, stored as the largest finite value; IEEE fp16: stored as infinity). A
-    result that holds one is not the true value (`DeviceModel` warns once per kernel)."""
+    result that holds one is not the true value (`DeviceModel` warns once per kernel). Not
+    counted where the kernel's inputs already held one or its program has an immediate past
+    the range: the largest value standing for an infinity, as an attention mask's does."""
 
     @staticmethod
     def from_timeline(name: str, tl: Timeline, config: DeviceConfig, **counts: int) -> KernelRecord:

@@ -131,16 +131,16 @@ class DeviceConfig:
     steady call its launch and dispatch overheads alone, as the timing model did before the
     host runtime was modelled."""
 
-    graph_kernel_s: float = 20.0e-6
+    graph_kernel_s: float = 113e-6
     """Host time to add one kernel launch (its compute node) to the runtime's graph (fitted by
     bench/runtime.py to IBM's Granite 3.3 8B runtime figures; no public per-node figure)."""
 
-    graph_tensor_s: float = 4.0e-6
+    graph_tensor_s: float = 11.5e-6
     """Host time to add one tensor argument (the node that moves or addresses its bytes) to
     the runtime's graph, for a launch's arguments and for each host <-> card transfer (fitted
     by bench/runtime.py to IBM's Granite 3.3 8B runtime figures)."""
 
-    patch_address_s: float = 10.0e-9
+    patch_address_s: float = 45.5e-9
     """Host time to substitute one symbolic DDR address in a program at launch (program
     correction's host step): per DMA instruction per core per tensor it addresses (fitted by
     bench/runtime.py to IBM's Granite 3.3 8B runtime figures)."""

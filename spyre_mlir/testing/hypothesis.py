@@ -10,11 +10,23 @@ spyre_mlir first, so the pool of constants is the same in every process.
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 
 import spyre_mlir
 
-__all__ = ["load_every_module"]
+__all__ = ["FULL_TIER", "example_count", "load_every_module"]
+
+FULL_TIER = os.environ.get("SPYRE_TEST_TIER") == "full"
+"""`make test-full` (SPYRE_TEST_TIER=full): property tests draw their full example counts."""
+
+
+def example_count(full: int, every_commit: int) -> int:
+    """A property's hypothesis example count: `full` under `make test-full`, `every_commit` in
+    `make test` and `make quick` (sized to what the property has found: the draws that found
+    bugs are kept as explicit examples or regression tests, so the smaller count still covers
+    them)."""
+    return full if FULL_TIER else every_commit
 
 
 def load_every_module() -> None:

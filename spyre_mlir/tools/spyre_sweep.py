@@ -3,6 +3,7 @@
     spyre-sweep mlp.mlir --set cores=8,16,32 --set lx_bytes=1M,2M,4M
     spyre-sweep llama --set cores=16,32 --json              # a corpus model (bench/corpus.py)
     spyre-sweep granite-decode --set cores=8,16,32 --set lx_bytes=1M,2M,4M --plot sweep.html
+    spyre-sweep granite-decode --prompt 128 --set cores=8,32      # the prefill (TTFT) of 128 tokens too
 
 Any DeviceConfig field may be set (docs/hardware.md); byte counts take K, M, G (binary). Each
 point runs in a worker process with the compile cache on. Prints a table (the simulated time,
@@ -18,6 +19,7 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from spyre_mlir.report.sweep import as_json, figure, grid, parse_value, sweep, table, write_plot
 
@@ -33,6 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--plot", default="spyre_sweep.html", help="the plot's HTML file (default spyre_sweep.html; '' for none)"
     )
     ap.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    ap.add_argument("--prompt", type=int, help="a decode step's prompt tokens (default: 8 for granite-decode)")
     args = ap.parse_args(argv)
     axes: dict[str, list] = {}
     try:
@@ -48,7 +51,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             axes[field] = [parse_value(field, v) for v in values.split(",")]
         points = grid(axes)
         start = time.perf_counter()
-        results = sweep(args.what, points, args.workers)
+
+        def said(i: int, result: dict[str, Any]) -> None:
+            outcome = (
+                result.get("error")
+                or f"{result['simulated_s'] * 1e6:.2f} us, plan {result['plan']}, {result['compile']}"
+            )
+            setting = " ".join(f"{k}={v}" for k, v in result["config"].items())
+            elapsed = time.perf_counter() - start
+            print(f"[{i + 1}/{len(points)}] {setting}: {outcome} ({elapsed:.0f} s)", file=sys.stderr)
+
+        results = sweep(args.what, points, args.workers, on_point=said, prompt=args.prompt)
         wall = time.perf_counter() - start
     except ValueError as e:
         print(f"spyre-sweep: error: {e}", file=sys.stderr)

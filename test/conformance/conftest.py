@@ -19,10 +19,6 @@ os.environ.pop("SPYRE_CACHE", None)
 os.environ["SPYRE_CACHE_DIR"] = tempfile.mkdtemp(prefix="spyre-test-cache-")
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "full: the OpInfo samples of every op (make test-full)")
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.name.startswith("test_samples_full_"):

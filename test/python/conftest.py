@@ -9,19 +9,29 @@
   the patch;
 - every module of spyre_mlir is loaded before any test runs, so a property test draws the
   same examples under `-k`, `make quick` and `make test` alike (spyre_mlir.testing.hypothesis
-  says why).
+  says why);
+- tiers: a hypothesis property is marked `property`, which `make test-full` selects to draw its
+  full example count (`spyre_mlir.testing.hypothesis.example_count`); tests marked `full` run there
+  only, `slow` ones in `make test` and not in `make quick`.
 """
 
 import os
 import tempfile
 
 import pytest
+from hypothesis.internal.detection import is_hypothesis_test
 
 from spyre_mlir.testing.hypothesis import load_every_module
 
 os.environ.pop("SPYRE_CACHE", None)
 os.environ["SPYRE_CACHE_DIR"] = tempfile.mkdtemp(prefix="spyre-test-cache-")
 load_every_module()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if is_hypothesis_test(getattr(item, "obj", None)):
+            item.add_marker(pytest.mark.property)
 
 
 @pytest.fixture
@@ -47,3 +57,9 @@ def monkeypatch(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
 
     monkeypatch.setattr = setattr  # type: ignore[method-assign]
     return monkeypatch
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "full: exhaustive or longer than a minute, left out of `make test` (make test-full)"
+    )

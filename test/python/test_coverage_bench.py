@@ -33,6 +33,26 @@ def test_workers_give_the_rows_one_process_gives_in_the_order_asked():
     assert _rows(*names, "--jobs", "2") == one
 
 
+@pytest.mark.full  # three models built from their configs, compiled and run against eager
+def test_the_sweep_builds_model_types_from_their_configs_and_gets_them_right():
+    """`--sweep`: model types by their transformers name, each built from its shrunk default
+    config (bench/sweep.py); each right against eager, with its float ops on the device."""
+    names = ["llama", "gpt2", "bert"]
+    out = subprocess.run(
+        [sys.executable, str(BENCH), "--sweep", "--json", *names],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=True,
+    )
+    rows = json.loads(out.stdout)["models"]
+    assert [r["name"] for r in rows] == names
+    assert all(r["buildable"] and r["passed"] for r in rows), [(r["name"], r["reason"]) for r in rows]
+    assert all(r["float_device_fraction"] >= 0.95 for r in rows), [
+        (r["name"], r["float_device_fraction"]) for r in rows
+    ]
+
+
 def test_jobs_below_one_are_refused():
     out = subprocess.run([sys.executable, str(BENCH), "bert", "--jobs", "0"], capture_output=True, text=True)
     assert out.returncode == 2

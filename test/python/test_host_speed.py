@@ -161,14 +161,17 @@ def test_a_gather_table_uploaded_row_by_row_holds_what_to_device_writes(rows, wi
 def test_only_gather_tables_are_uploaded_row_by_row():
     """The host executor uploads row by row a table that only gathers read, and nothing else:
     here an embedding table (gathered) and a linear layer's weight (loaded by DMA). The
-    output is bit for bit the one of whole-table uploads."""
-    from spyre_mlir.runtime.host import Executable
+    output is bit for bit the one of whole-table uploads (the same program, its tables
+    unmarked: `spyre.to_device gather_table`, spyre-mark-gather-tables)."""
+    import dataclasses
+
+    from spyre_mlir.runtime.host_program import HostProgram
 
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Embedding(1000, 128), torch.nn.Linear(128, 64)).eval()
     ids = torch.randint(0, 1000, (1, 32))
     made: list = []
-    original_rows, original_tables = DeviceMemory.to_device_rows, Executable._gather_tables
+    original_rows, original_of = DeviceMemory.to_device_rows, HostProgram.of
 
     def spy(self, host, layout, name=""):
         made.append(original_rows(self, host, layout, name))
@@ -182,10 +185,12 @@ def test_only_gather_tables_are_uploaded_row_by_row():
     DeviceMemory.to_device_rows = spy
     try:
         lazy = run()
-        Executable._gather_tables = lambda self: set()  # every table uploaded whole
+        HostProgram.of = staticmethod(  # type: ignore[method-assign]  # every table uploaded whole
+            lambda fn, programs: dataclasses.replace(original_of(fn, programs), gather_tables=frozenset())
+        )
         whole = run()
     finally:
-        DeviceMemory.to_device_rows, Executable._gather_tables = original_rows, original_tables
+        DeviceMemory.to_device_rows, HostProgram.of = original_rows, staticmethod(original_of)
     assert len(made) == 1 and isinstance(made[0], LazyRowsTensor) and made[0].layout.shape == (1000, 128)
     assert int(made[0]._filled.sum()) == len(torch.unique(ids))  # only the rows the gather read
     assert torch.equal(lazy, whole)
@@ -307,7 +312,7 @@ def test_waves_are_cut_into_parts_that_touch_nothing_in_common(which, disable):
                 written: set = set()
                 for si, pc in part:
                     ins = streams[si].instrs[pc]
-                    node = regroup._node(ins, streams[si].cores, 0)  # the rows it reads and writes
+                    node = regroup.Node.of(ins, streams[si].cores, 0)  # the rows it reads and writes
                     r = {int(x) for a in node.reads for x in a.reshape(-1)}
                     w = set() if node.write is None else {int(x) for x in node.write.reshape(-1)}
                     if isinstance(ins, plans.DmaPlan):

@@ -154,7 +154,7 @@ def update_other(cache: torch.Tensor, pos: torch.Tensor, k: torch.Tensor) -> tor
 
 def test_two_graphs_share_the_cache_on_the_device():
     """A cache two compiled graphs write in place is one device copy: each graph finds the other's
-    writes there (runtime/host.py `ResidentArguments`), and neither sends it again."""
+    writes there (runtime/resident.py `ResidentArguments`), and neither sends it again."""
     first = torch.compile(update, backend="spyre")
     second = torch.compile(update_other, backend="spyre")
     cache = torch.zeros(CACHE)

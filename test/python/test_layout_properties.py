@@ -40,6 +40,7 @@ from test_differential import assert_device_result
 
 from spyre_mlir.reference.evaluate import evaluate
 from spyre_mlir.sim.numerics import DL16
+from spyre_mlir.testing.hypothesis import example_count
 
 pytestmark = pytest.mark.slow  # hundreds of compiled examples: make test, not make quick
 
@@ -50,7 +51,7 @@ MAX_STICKS = 2**10
 sticks (a last dim of 1 takes a stick per element), so that CI stays fast."""
 MAX_MATMUL = 2**21
 """Cap on the matmul's multiply-adds (M K N)."""
-EXAMPLES = int(os.environ.get("PROPS_N", 300))
+EXAMPLES = int(os.environ.get("PROPS_N", example_count(300, 60)))
 STEPS = (1, 1, 2, 3, 5)
 STARTS = (0, 1, 2, 63, 64, 65, 128)
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from spyre_mlir.analysis import cost
 from spyre_mlir.target.config import DEFAULT_CONFIG
+from spyre_mlir.testing.hypothesis import example_count
 
 SHAPES = [
     cost.MatmulShape(1, 128, 768, 768),
@@ -46,7 +47,7 @@ def test_pruned_search_chooses_what_the_exhaustive_one_does(shape, cores):
         )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=example_count(60, 20), deadline=None)
 @given(
     batch=st.integers(1, 4),
     m=st.integers(1, 600),

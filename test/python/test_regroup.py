@@ -1,4 +1,4 @@
-"""Later launches run a program's steps regrouped by data flow (sim/regroup.py): the same
+"""Later launches run a program's steps regrouped by data flow (sim/regroup/): the same
 bits as the cooperative run, the definition, in fewer steps."""
 
 import numpy as np
@@ -67,7 +67,7 @@ spyre_isa.program @k(%a: {T}, %b: {T}, %c: {T}) inputs 2 {{
     got, (plan,) = same_bits(prog, LAUNCH, inputs)
     kinds = [type(s).__name__ for s, _ in plan.batched.steps]
     # y's load, read only as the products' B, may be skipped for a frozen y (it is not here)
-    assert sorted(kinds) == sorted(["DmaPlan", "_FrozenLoad", "GemmStep", "SfpPlan", "DmaPlan"]), kinds
+    assert sorted(kinds) == sorted(["DmaPlan", "FrozenLoad", "GemmStep", "SfpPlan", "DmaPlan"]), kinds
     (gemm,) = [s for s, _ in plan.batched.steps if isinstance(s, GemmStep)]
     assert len(gemm.blocks) == 1 and gemm.singles is None
     a_rows, b_rows, _ = gemm.blocks[0]

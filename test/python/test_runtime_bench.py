@@ -24,6 +24,7 @@ def _llama(layers: int) -> LlamaForCausalLM:
     return LlamaForCausalLM(cfg).eval()
 
 
+@pytest.mark.slow
 def test_a_calls_layers_are_composed_from_one():
     """A 4-layer decoder's decode call, composed from its 1-layer twin's (the layer's launches
     told from the call's by the 1- and 2-layer calls), is the 4-layer call measured within a
@@ -75,3 +76,28 @@ def test_the_fit_recovers_the_parameters_that_made_the_ratios():
     fitted = bench.fit(phases, DeviceConfig(), targets)
     for name in bench.FITTED:
         assert fitted[name] == pytest.approx(getattr(known, name), rel=1e-6)
+
+
+def test_equal_tensor_nodes_tie_the_two_gains_to_the_phases_times():
+    """The identity docs/hardware.md argues from: when two phases build as many tensor nodes at
+    the same cost, their published ratios fix the prefill's time over the decode step's once the
+    runtime is optimised (`implied_prefill_over_decode`)."""
+    bench = load_bench("runtime")
+    cfg = DeviceConfig(graph_kernel_s=30e-6, graph_tensor_s=5e-6, patch_address_s=20e-9)
+
+    def call(kernel_s, addresses):
+        return [
+            bench.Transfer(4096, "argument", True),
+            *(Launch(f"k{i}", kernel_s, 1e-6, 2 + i % 3, addresses, 8 * addresses, i == 0, False) for i in range(30)),
+            bench.Transfer(512, "result", False),
+        ]
+
+    phases = {"prefill": call(900e-6, 5_000), "decode": call(70e-6, 300)}
+    figures = {}
+    for name, steps in phases.items():
+        r = bench.ratios(steps, cfg)
+        figures[f"{name}_gain_off_transfer_path"] = r["gain_off_transfer_path"]
+        figures[f"{name}_speedup_total"] = r["speedup_total"]
+    once = {name: schedule(steps, cfg, RUNTIME_MODES[2]).total_s for name, steps in phases.items()}
+    assert bench.implied_prefill_over_decode(figures) == pytest.approx(once["prefill"] / once["decode"], rel=1e-9)
+    assert figures["prefill_gain_off_transfer_path"] < figures["decode_gain_off_transfer_path"]

@@ -56,7 +56,7 @@ def _changed(value: object) -> object:
     if isinstance(value, bool):
         return not value
     if isinstance(value, str):
-        return {"dl16": "ieee-fp16", "fp32": "f64"}.get(value, value)
+        return {"dl16": "ieee-fp16", "fp32": "f64", "patched-once": "eager-patching"}[value]
     if isinstance(value, int):
         return value + 1
     assert isinstance(value, float)

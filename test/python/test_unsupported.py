@@ -67,3 +67,27 @@ def test_a_saturating_store_is_counted_and_warned_naming_its_kernel():
     kernel = said[0].split("kernel ")[1].split(" ")[0]
     assert get_device_model().profile.saturated.get(kernel) == 256
     assert torch.all(y == DL16.max_value)
+
+
+def _saturation_warnings(caught: list[warnings.WarningMessage]) -> list[str]:
+    return [str(w.message) for w in caught if "past DL16's range" in str(w.message)]
+
+
+def test_a_masks_infinity_stand_in_is_not_a_saturation():
+    """An attention mask's finfo.min (or -inf) is stored as DL16's largest negative value, the
+    format's stand-in for an infinity: selected by a kernel (an immediate past the range) or
+    added to scores (an input already at it), it warns nowhere, and softmax's answer is right."""
+    x, keep = torch.randn(8, 64), torch.rand(8, 64) > 0.3
+
+    def masked(x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(x.masked_fill(~keep, torch.finfo(torch.float32).min), -1)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        y = torch.compile(masked, backend="spyre")(x, keep)
+        bias = torch.where(keep, 0.0, float("-inf")).to("spyre")
+        z = torch.softmax(x.to("spyre") + bias, -1).cpu()
+    assert not _saturation_warnings(caught), _saturation_warnings(caught)
+    want = masked(x, keep)
+    assert torch.allclose(y, want, atol=4 * DL16.unit_roundoff) and torch.allclose(z, want, atol=4 * DL16.unit_roundoff)
+    assert torch.all(y[~keep] == 0) and torch.all(z[~keep] == 0)

@@ -612,6 +612,12 @@ back into the argument, and the device may keep the argument's copy, updated, be
 (As MLIR's `tf.aliasing_output`, where the argument's buffer may hold result k.)"""
 
 
+REFUSED = "spyre.refused"
+"""A torch op's attribute, a string: the op stays on the host for this reason (a later pass
+refused the device ops it became; `spyre_mlir.pipeline.KernelRefused`): convert-torch-to-spyre
+lowers it no further."""
+
+
 def aliased_arguments(fn: Operation) -> dict[int, int]:
     """A `func.func`'s mutated arguments: {argument index: result index} (ALIASING_OUTPUT)."""
     arg_attrs = getattr(fn, "arg_attrs", None)

@@ -8,6 +8,7 @@ layouts (`spyre.attrs.device_layout`) and the shapes its semantics need; `spyre.
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
 from xdsl.dialects import arith
@@ -50,6 +51,15 @@ def _host_tensor(op: Operation, v: SSAValue, what: str) -> TensorType:
 # region Transfers
 
 
+class GatherTableReader(ABC):
+    """An op that may read an operand only as a table whose rows gathers pick
+    (`ToDeviceOp.gather_table`): `spyre_isa.launch`, whose program says how it reads each input."""
+
+    @abstractmethod
+    def reads_only_as_table(self, operand: int) -> bool:
+        """Whether the op reads its operand `operand` only as rows a gather picks."""
+
+
 @irdl_op_definition
 class ToDeviceOp(IRDLOperation):
     """Copy a host tensor into device memory in the result's layout.
@@ -57,14 +67,19 @@ class ToDeviceOp(IRDLOperation):
     y = reshape(permute(x, permutation), result.shape)   # optional, free on the host
     for c in device coords of y:            # one DMA descriptor loop nest on the real runtime
         dev[c] = round_to_device(y.flat[host_offset(c)]) if valid(c) else 0
+
+    `gather_table` (spyre-mark-gather-tables): only gathers read the result, each some rows of
+    it (`GatherTableReader`); the host may upload the rows as the gathers read them, the bits
+    the gathers see the same.
     """
 
     name = "spyre.to_device"
     input = operand_def(TensorType)
     result = result_def(TensorType)
     permutation = opt_prop_def(IntListAttr)
+    gather_table = opt_prop_def(UnitAttr)
     traits = traits_def(Pure())
-    assembly_format = "$input (`permutation` $permutation^)? attr-dict `:` type($input) `->` type($result)"
+    assembly_format = "$input (`permutation` $permutation^)? (`gather_table` $gather_table^)? attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue, result_type: TensorType, permutation: Sequence[int] | None = None):
         super().__init__(
@@ -88,6 +103,22 @@ class ToDeviceOp(IRDLOperation):
             raise VerifyException(
                 f"'spyre.to_device': result shape {res.get_shape()} does not hold the {math.prod(shape)} elements of {shape}"
             )
+        if self.gather_table is not None:
+            if self.permutation is not None:
+                raise VerifyException("'spyre.to_device': a gather_table is uploaded as it is, with no permutation")
+            if not only_gathered(self):
+                raise VerifyException(
+                    "'spyre.to_device': gather_table, but its result is read other than as the table of gathers"
+                )
+
+
+def only_gathered(op: ToDeviceOp) -> bool:
+    """Whether only gathers read the result of `op`: it has readers, each a `GatherTableReader`
+    that reads it only as a gather's table."""
+    uses = op.result.uses
+    return bool(uses) and all(
+        isinstance(u.operation, GatherTableReader) and u.operation.reads_only_as_table(u.index) for u in uses
+    )
 
 
 @irdl_op_definition

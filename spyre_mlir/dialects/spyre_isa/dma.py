@@ -172,6 +172,9 @@ class DmaGatherOp(IsaInstruction):
             },
         )
 
+    def reads_as_table(self, v: SSAValue) -> bool:
+        return self.table is v
+
     def verify_(self) -> None:
         layout = device_layout(self.table.type, f"'{self.name}': the table")
         if len(layout.shape) != 2:

@@ -33,6 +33,7 @@ from xdsl.traits import HasParent, IsolatedFromAbove, NoTerminator, SymbolOpInte
 from xdsl.utils.exceptions import VerifyException
 
 from spyre_mlir.dialects.spyre.attrs import check_kernel_operand, is_index_tensor
+from spyre_mlir.dialects.spyre.ops import GatherTableReader
 from spyre_mlir.dialects.spyre_isa.attrs import AccessAttr, CoreSetAttr, PerCoreAttr
 from spyre_mlir.target.constants import MAX_LOOP_COUNT
 
@@ -199,6 +200,10 @@ class IsaInstruction(IRDLOperation, ABC):
         # with the generic ones (`verify` below calls them apart)
         super().__init_subclass__(**kwargs)
         cls.OWN_CHECKS = cls.verify_
+
+    def reads_as_table(self, v: SSAValue) -> bool:
+        """Whether the instruction reads `v` as a table whose rows it picks (a gather)."""
+        return False
 
     def verify(self, verify_nested_ops: bool = True) -> None:
         """Operation.verify, with IRDL's generic checks done as an instruction's definition
@@ -374,7 +379,7 @@ def span(acc: AccessAttr, sizes: Sequence[int], base: int) -> tuple[int, int]:
 
 
 @irdl_op_definition
-class LaunchOp(IRDLOperation):
+class LaunchOp(IRDLOperation, GatherTableReader):
     """Run a program on the device (host side): allocate its outputs in DDR, patch its
     DDR arguments to the tensors given, execute its streams, return the outputs."""
 
@@ -401,6 +406,16 @@ class LaunchOp(IRDLOperation):
     def kernel_name(self) -> str:
         """The name profiles give this launch: its kernel's, else its program's."""
         return self.kernel.data if isinstance(self.kernel, StringAttr) else self.program.root_reference.data
+
+    def reads_only_as_table(self, operand: int) -> bool:
+        """Whether the program reads input `operand` only as the table of its gathers."""
+        prog = SymbolTable.lookup_symbol(self, self.program)
+        if not isinstance(prog, ProgramOp) or operand >= prog.num_inputs.data:
+            return False
+        arg = prog.args[operand]
+        return bool(arg.uses) and all(
+            isinstance(u.operation, IsaInstruction) and u.operation.reads_as_table(arg) for u in arg.uses
+        )
 
     def verify_(self) -> None:
         if self.kernel is not None and not isinstance(self.kernel, StringAttr):

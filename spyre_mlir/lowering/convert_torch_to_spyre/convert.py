@@ -143,6 +143,10 @@ class ConvertTorchToSpyrePass(ModulePass):
         refused: dict[Operation, str] = {
             op: host_by_design(op)[1] for op in block.ops if {INDEX_ARITHMETIC, HOST_CONSTANT} & op.attributes.keys()
         }
+        for op in block.ops:  # a later pass refused the device ops these became (spyre.REFUSED)
+            reason = op.attributes.get(spyre.REFUSED)
+            if isinstance(reason, StringAttr):
+                refused[op] = reason.data
         module = fn.get_toplevel_object()
         assert isinstance(module, ModuleOp)
         PatternRewriteWalker(

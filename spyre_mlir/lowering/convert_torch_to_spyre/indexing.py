@@ -14,7 +14,6 @@ from xdsl.dialects.builtin import (
     UnrealizedConversionCastOp,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.rewriter import InsertPoint, Rewriter
 
 from spyre_mlir.analysis.views import transfer_permutation
 from spyre_mlir.dialects import spyre
@@ -255,8 +254,7 @@ class LowerIndex(Lowering):
             for dead in reversed([*host, *ops]):
                 dead.erase(safe_erase=False)  # the indices' uses go with them
             raise
-        Rewriter.insert_op(host, InsertPoint.before(op))
-        return ops, out
+        return [*host, *ops], out  # the index arithmetic first: the device ops read its rows
 
     def _rows(
         self,

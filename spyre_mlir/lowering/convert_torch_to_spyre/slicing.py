@@ -280,7 +280,7 @@ class LowerIndexPut(Lowering):
         """x's device value, for a write in place: x read by `op` alone, and that value by nothing
         else, nor a view of another value; or x a host-made constant (zeros of a new cache, which
         cse may have made one value for several: the host executor copies a destination a later
-        step reads before writing it, `Executable.copy_first`)."""
+        step reads before writing it, `HostProgram.copy_first`)."""
         owner = x.owner
         if isinstance(owner, Operation) and owner.name in t.CREATION_OPS:
             return self.dev(x, op)

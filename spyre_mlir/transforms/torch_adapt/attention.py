@@ -9,6 +9,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from spyre_mlir.dialects import torch as t
+from spyre_mlir.dialects.spyre.origin import OriginAttr, origin_of, set_origin
 from spyre_mlir.target.constants import F16_LANES
 from spyre_mlir.transforms.torch_adapt.utils import ELEMENT_MOVES, VIEWS, erase_dead, int_list, new_op
 
@@ -122,6 +123,16 @@ def _scaling_under_moves(v: SSAValue) -> Operation | None:
     return None
 
 
+def _unclaim_moves(v: SSAValue, scaling: Operation) -> None:
+    """The moves from `scaling` to v hold the torch ops' values no longer once the scaling is
+    moved to the other operand: their origins keep their ops and claim no value (-1)."""
+    while isinstance(owner := v.owner, Operation) and owner is not scaling:
+        origin = origin_of(owner)
+        if origin is not None:
+            set_origin(owner, OriginAttr(origin.op_ids, [-1] * len(origin.value_ids)))
+        v = owner.operands[0]
+
+
 class ScalingsOnOneOperand(RewritePattern):
     """A product of two scaled operands scaled once (SDPA's decomposition scales q and k
     each by sqrt(scale), for fp16 range):
@@ -143,6 +154,8 @@ class ScalingsOnOneOperand(RewritePattern):
         assert c is not None and d is not None
         if not math.isfinite(c * d):
             return
+        for v, scaling in zip(op.operands, (lhs, rhs)):
+            _unclaim_moves(v, scaling)
         both = t.ConstantFloatOp(c * d)
         scaled = new_op(t.AtenMulScalarOp.name, [lhs.operands[0], both.result], lhs.results[0].type)
         rewriter.replace(lhs, [both, scaled], [scaled.results[0]])

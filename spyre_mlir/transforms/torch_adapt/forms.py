@@ -157,6 +157,8 @@ class SliceOfCat(RewritePattern):
         if not isinstance(listed, t.PrimListConstructOp) or not all(sized(e.type) for e in listed.elements):
             return
         shape = op.operands[0].type.get_shape()
+        if any(len(e.type.get_shape()) != len(shape) for e in listed.elements):  # type: ignore[attr-defined]
+            return  # a legacy empty 1-d piece (cat skips it): not whole pieces along d
         d, cd = t.constant_int_value(op.operands[1]), t.constant_int_value(cat.operands[1])
         if d is None or cd is None or not -len(shape) <= d < len(shape) or d % len(shape) != cd % len(shape):
             return

@@ -25,24 +25,6 @@ builtin.module {
 
 // -----
 
-// A gather table with a device dim the generic layout does not have: the program would take
-// its first device dim for the sticks of a row, and leave half of every result row unwritten.
-builtin.module {
-  func.func @f(%t: tensor<10x128xf32>, %i: tensor<6xsi64>) -> tensor<6x128xf32> {
-    %0 = spyre.to_device %t : tensor<10x128xf32> -> tensor<10x128xf16, #spyre.layout<device_size = [1, 2, 10, 64], stride_map = [-1, 64, 128, 1]>>
-    %1 = spyre.kernel "k0"(%0, %i) split <n = 6> chunks <n = 1> lx <rows = 0> : (tensor<10x128xf16, #spyre.layout<device_size = [1, 2, 10, 64], stride_map = [-1, 64, 128, 1]>>, tensor<6xsi64>) -> tensor<6x128xf16, #spyre.layout<device_size = [2, 6, 64], stride_map = [64, 128, 1]>> {
-    ^bb0(%2: tensor<10x128xf16, #spyre.layout<device_size = [1, 2, 10, 64], stride_map = [-1, 64, 128, 1]>>, %3: tensor<6xsi64>):
-      %4 = spyre.gather %2[%3] : (tensor<10x128xf16, #spyre.layout<device_size = [1, 2, 10, 64], stride_map = [-1, 64, 128, 1]>>, tensor<6xsi64>) -> tensor<6x128xf16, #spyre.layout<device_size = [2, 6, 64], stride_map = [64, 128, 1]>>
-      spyre.yield %4 : tensor<6x128xf16, #spyre.layout<device_size = [2, 6, 64], stride_map = [64, 128, 1]>>
-    }
-    %2 = spyre.from_device %1 : tensor<6x128xf16, #spyre.layout<device_size = [2, 6, 64], stride_map = [64, 128, 1]>> -> tensor<6x128xf32>
-    func.return %2 : tensor<6x128xf32>
-  }
-}
-// CHECK: kernel k0: 'spyre.gather' table (10, 128) in device_size [1, 2, 10, 64], stride_map [-1, 64, 128, 1]: the gather reads whole rows of the generic layout (run spyre-propagate-layouts first)
-
-// -----
-
 // A gather result whose columns are split over two device dims: a row's sticks would be
 // stored by one stride.
 builtin.module {

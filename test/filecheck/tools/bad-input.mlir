@@ -25,5 +25,5 @@
 // DEVICE-NOT: internal error
 
 // RUN: not spyre-opt %S/../inputs/unsupported-op.txt.mlir -p 'spyre-pipeline{strict=true}' 2>&1 | filecheck %s --check-prefix=OP
-// OP:         'torch.aten.atan' producing !torch.vtensor<[4,4],f32> cannot run on the device: no device lowering yet
+// OP:         'torch.aten.erfc' producing !torch.vtensor<[4,4],f32> cannot run on the device: no device lowering yet
 // OP-NOT:     Traceback

@@ -148,6 +148,23 @@ func.func @slice_inside_a_cat(%a: !torch.vtensor<[2,64],f32>, %b: !torch.vtensor
 
 // -----
 
+// A cat with a legacy empty 1-d piece (cat skips it, as a KV cache's first step has): the
+// pieces are not whole along the dim, and the slice stays.
+// CHECK-LABEL: func.func @slice_of_a_cat_with_an_empty_piece
+// CHECK:         torch.aten.cat
+// CHECK:         torch.aten.slice.Tensor
+func.func @slice_of_a_cat_with_an_empty_piece(%e: !torch.vtensor<[0],f32>, %b: !torch.vtensor<[2,64],f32>) -> !torch.vtensor<[2,64],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int64 = torch.constant.int 64
+  %list = torch.prim.ListConstruct %e, %b : (!torch.vtensor<[0],f32>, !torch.vtensor<[2,64],f32>) -> !torch.list<vtensor>
+  %eb = torch.aten.cat %list, %int1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[2,64],f32>
+  %0 = torch.aten.slice.Tensor %eb, %int1, %int0, %int64, %int1 : !torch.vtensor<[2,64],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[2,64],f32>
+  return %0 : !torch.vtensor<[2,64],f32>
+}
+
+// -----
+
 // GPT-2's gelu_new, as aot_autograd decomposes it -> one gelu (tanh form); the chain is gone.
 // CHECK-LABEL: func.func @gelu_new
 // CHECK-NEXT:    %[[T:.*]] = torch.constant.str "tanh"

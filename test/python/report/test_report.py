@@ -26,13 +26,15 @@ MLP = Path(__file__).resolve().parents[2] / "fixtures" / "mlp_torch_mlir.mlir"
 
 FALLBACK = """
 func.func @main(%x: !torch.vtensor<[64,128],f32>, %w: !torch.vtensor<[128,128],f32>) -> !torch.vtensor<[64,128],f32> {
+  %int1 = torch.constant.int 1
+  %none = torch.constant.none
   %0 = torch.aten.mm %x, %w : !torch.vtensor<[64,128],f32>, !torch.vtensor<[128,128],f32> -> !torch.vtensor<[64,128],f32>
-  %1 = torch.aten.atan %0 : !torch.vtensor<[64,128],f32> -> !torch.vtensor<[64,128],f32>
-  %2 = torch.aten.exp %1 : !torch.vtensor<[64,128],f32> -> !torch.vtensor<[64,128],f32>
+  %1 = torch.aten.cumsum %0, %int1, %none : !torch.vtensor<[64,128],f32>, !torch.int, !torch.none -> !torch.vtensor<[64,128],f32>
+  %2 = torch.aten.tanh %1 : !torch.vtensor<[64,128],f32> -> !torch.vtensor<[64,128],f32>
   return %2 : !torch.vtensor<[64,128],f32>
 }
 """
-"""A float op with no device lowering (atan) between two device ops."""
+"""A float op with no device lowering (cumsum) between two device ops."""
 
 
 def compiled(text: str, config: DeviceConfig = DeviceConfig()):
@@ -137,11 +139,11 @@ def test_a_cpu_fallback_is_marked():
     ctx, module, capture = compiled(FALLBACK, config)
     data = report_data(module, ctx, capture, inputs(module), config).data
     placement = {o["short"]: o["placement"] for o in data["ops"]}
-    assert placement == {"mm": "device", "atan": "cpu", "exp": "device"}
-    atan = next(o for o in data["ops"] if o["short"] == "atan")
-    assert atan["reason"] and atan["home"] is None
-    assert data["summary"]["host_round_trips"] >= 1  # the device waits for atan on the host
-    assert any(st["kind"] == "cpu" and st["name"] == "atan" for st in data["host_sequence"])
+    assert placement == {"mm": "device", "cumsum": "cpu", "tanh": "device"}
+    cumsum = next(o for o in data["ops"] if o["short"] == "cumsum")
+    assert cumsum["reason"] and cumsum["home"] is None
+    assert data["summary"]["host_round_trips"] >= 1  # the device waits for cumsum on the host
+    assert any(st["kind"] == "cpu" and st["name"] == "cumsum" for st in data["host_sequence"])
     # the device ops on either side are compared with the reference, within the bound
     assert all(e["within"] for k in data["kernels"] for e in k["errors"] if e["compared"])
 
@@ -185,3 +187,27 @@ def test_a_corpus_decoder_is_within_the_bound_everywhere_it_is_compared(tmp_path
     assert data["summary"]["reference"].startswith("float64 reference")
     compared = [e for k in data["kernels"] for e in k["errors"] if e["compared"]]
     assert len(compared) >= 10 and all(e["within"] for e in compared)
+
+
+def test_moves_of_a_moved_scaling_claim_no_value(tmp_path):
+    """SDPA's two scalings folded onto q (torch-adapt's ScalingsOnOneOperand): the relayout of
+    q's moves holds q * c * d, no torch op's value, and is not compared as if it were."""
+    import torch
+
+    import spyre_mlir
+
+    class Scores(torch.nn.Module):
+        def forward(self, q, k):
+            a = (q * 0.42).expand(7, 12, 12, 32).clone().view(84, 12, 32)
+            b = (k.transpose(-1, -2) * 0.42).expand(7, 12, 32, 12).clone().view(84, 32, 12)
+            return torch.bmm(a, b)
+
+    torch.manual_seed(0)
+    torch._dynamo.reset()
+    q, k = torch.randn(7, 12, 12, 32), torch.randn(7, 12, 12, 32)
+    (path,) = spyre_mlir.report(Scores(), q, k, path=tmp_path / "scores.html")
+    data = json.loads(re.search(r'id="report-data">(.*?)</script>', path.read_text(), re.S).group(1))
+    compared = [e for k in data["kernels"] for e in k["errors"] if e["compared"]]
+    assert compared and all(e["within"] for e in compared)
+    relayouts = [k for k in data["kernels"] if k["relayout"]]
+    assert relayouts and all(v == -1 for k in relayouts for v in k["values"])

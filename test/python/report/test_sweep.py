@@ -38,17 +38,37 @@ def test_the_grid_and_its_pareto_front():
     assert pareto(points, ["cores", "lx"]) == [0, 2]
 
 
+def test_the_plan_digest_is_the_programs_not_the_targets():
+    from spyre_mlir.diagnostics import LocatingParser
+    from spyre_mlir.dialects.spyre.target import TargetAttr
+    from spyre_mlir.pipeline import run_pipeline
+    from spyre_mlir.report.sweep import plan_digest
+    from spyre_mlir.target.config import DeviceConfig
+    from spyre_mlir.tools.spyre_opt import make_tool_context
+
+    ctx = make_tool_context()
+    module = LocatingParser(ctx, MLP.read_text()).parse_module()
+    run_pipeline(ctx, module, DeviceConfig())
+    digest = plan_digest(module)
+    module.attributes["spyre.target"] = TargetAttr(DeviceConfig(ddr_bytes_per_s=1e9))
+    assert plan_digest(module) == digest  # the same program, named for another device
+    next(op for op in module.walk() if op.name == "spyre_isa.dma_load").detach()
+    assert plan_digest(module) != digest
+
+
 def test_a_sweep_prints_points_and_reuses_the_compile_cache(tmp_path, capsys):
     plot = tmp_path / "sweep.html"
-    argv = [str(MLP), "--set", "cores=2,32", "--set", "lx_bytes=1M,2M", "--workers", "1", "--json", "--plot", str(plot)]
-    assert spyre_sweep(argv) == 0
-    first = json.loads(capsys.readouterr().out)
+    argv = [str(MLP), "--set", "cores=2,32", "--set", "lx_bytes=1M,2M", "--json", "--plot", str(plot)]
+    assert spyre_sweep([*argv, "--workers", "1"]) == 0
+    said = capsys.readouterr()
+    first = json.loads(said.out)
+    assert "[4/4] cores=32 lx_bytes=2097152: " in said.err  # each point as it finishes
     assert [p["config"] for p in first["points"]] == grid({"cores": [2, 32], "lx_bytes": [2**20, 2**21]})
     for p in first["points"]:
         assert p["simulated_s"] > 0 and len(p["plan"]) == 12 and p["compile"] == "compiled"
     assert len({p["plan"] for p in first["points"]}) == 4  # each point's program is its own
     assert plot.read_text().count("Pareto front") >= 1
-    assert spyre_sweep(argv) == 0
+    assert spyre_sweep([*argv, "--workers", "2"]) == 0  # in worker processes
     again = json.loads(capsys.readouterr().out)
     assert [p["compile"] for p in again["points"]] == ["cache"] * 4
     assert [(p["plan"], p["simulated_s"]) for p in again["points"]] == [

@@ -1,0 +1,62 @@
+"""A kernel a later pass refuses splits the graph at the torch op it stands for (pipeline.py,
+"Splitting a graph at a refused kernel"): that op runs on the CPU, saying why, and the ops
+around it stay on the device, instead of the whole graph leaving it."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+from xdsl.dialects import math
+
+from spyre_mlir.diagnostics import Unsupported
+from spyre_mlir.dialects import spyre
+from spyre_mlir.frontend.backend import STATS
+from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
+from spyre_mlir.testing.criteria import compare_model_outputs
+
+
+def _refuse_exp(monkeypatch: pytest.MonkeyPatch) -> None:
+    """convert-spyre-to-isa refuses every pointwise kernel computing an exp, as it refuses a
+    kernel it has no lowering for."""
+    apply = ConvertSpyreToIsaPass.apply
+
+    def refusing(self, ctx, module):
+        for op in module.walk():
+            if isinstance(op, spyre.PointwiseOp) and any(isinstance(o, math.ExpOp) for o in op.body.walk()):
+                raise Unsupported(f"'{op.name}' computing exp: not supported yet (test)")
+        apply(self, ctx, module)
+
+    monkeypatch.setattr(ConvertSpyreToIsaPass, "apply", refusing)
+
+
+def _model(x: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    z = torch.exp(x @ w)  # two readers: no pointwise chain folds the exp into another op
+    return z @ w.T, z * 2.0
+
+
+def test_a_refused_kernel_leaves_its_op_on_the_cpu_and_the_rest_on_the_device(monkeypatch):
+    _refuse_exp(monkeypatch)
+    x, w = torch.randn(8, 64) / 4, torch.randn(64, 64) / 8
+    torch._dynamo.reset()
+    before = len(STATS.graphs)
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = torch.compile(_model, backend="spyre")(x, w)
+    [report] = STATS.graphs[before:]
+    assert report.cpu_fallback == {"torch.aten.exp": 1}
+    assert "a device kernel it becomes is refused" in report.cpu_reasons["torch.aten.exp"]
+    assert "computing exp: not supported yet (test)" in report.cpu_reasons["torch.aten.exp"]
+    assert report.torch_ops - sum(report.host_by_design.values()) - 1 >= 3  # both products and the doubling
+    assert not any("instead of the device" in str(w.message) for w in caught)
+    assert any("torch.aten.exp x1" in str(w.message) for w in caught)
+    cmp = compare_model_outputs(got, _model(x, w), layers=1)  # a layer's worth of DL16 roundings
+    assert cmp.passed, str(cmp)
+
+
+def test_strict_mode_refuses_the_graph_instead(monkeypatch):
+    _refuse_exp(monkeypatch)
+    torch._dynamo.reset()
+    with torch.no_grad(), pytest.raises(Exception, match="computing exp: not supported yet"):
+        torch.compile(_model, backend="spyre", options={"strict": True})(torch.randn(8, 64), torch.randn(64, 64))
