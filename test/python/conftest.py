@@ -57,4 +57,3 @@ def monkeypatch(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
 
     monkeypatch.setattr = setattr  # type: ignore[method-assign]
     return monkeypatch
-
