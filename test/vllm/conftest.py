@@ -70,9 +70,11 @@ def llama_dir(tmp_path_factory) -> Path:
     from helpers import tiny_llama
 
     d = tmp_path_factory.mktemp("tiny_llama")
-    tiny_llama(
-        pad_token_id=0, bos_token_id=1, eos_token_id=2, torch_dtype="float32", max_position_embeddings=1024
-    ).save_pretrained(d)
+    with eager_models():  # (a hardware-agnostic `LLM` may have run in the process before)
+        model = tiny_llama(
+            pad_token_id=0, bos_token_id=1, eos_token_id=2, torch_dtype="float32", max_position_embeddings=1024
+        )
+    model.save_pretrained(d)
     char_tokenizer().save_pretrained(d)
     return d
 
