@@ -536,7 +536,11 @@ class DeviceModel:
         numerics = self.memory.numerics
 
         def held(tensors: Sequence[DdrTensor]) -> int:
-            return sum(numerics.saturated(t.data.view(np.uint16)) for t in tensors if t.layout.element_bytes == 2)
+            return sum(
+                numerics.saturated(t.data.view(np.uint16))
+                for t in tensors
+                if isinstance(t, DdrTensor) and t.layout.element_bytes == 2  # (not a host index array)
+            )
 
         n = held(args[plan.num_inputs :])
         if n and (self._wide_immediate(prog) or held(args[: plan.num_inputs])):

@@ -45,14 +45,12 @@ from spyre_mlir.frontend.backend import STATS
 from spyre_mlir.reference.evaluate import evaluate
 from spyre_mlir.sim.numerics import DL16, DL16_MAX
 from spyre_mlir.testing.criteria import reference
-from spyre_mlir.testing.hypothesis import example_count
 
 pytestmark = pytest.mark.slow  # every family compiles dozens of graphs: make test, not make quick
 
-EXAMPLES = example_count(60, 12)
-"""Hypothesis examples per op family (each one a shape, a dtype and a draw of values): 60 in
-`make test-full`, 12 in `make test`; DIFF_N overrides it, DIFF_NOSHRINK=1 skips shrinking (for
-a long local run)."""
+EXAMPLES = 60
+"""Hypothesis examples per op family (each one a shape, a dtype and a draw of values);
+DIFF_N overrides it, DIFF_NOSHRINK=1 skips shrinking (for a long local run)."""
 
 SETTINGS = settings(
     max_examples=int(os.environ.get("DIFF_N", EXAMPLES)),
