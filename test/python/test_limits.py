@@ -58,10 +58,10 @@ def test_tensor_larger_than_usable_ddr_runs_on_the_cpu_with_the_reason():
     fallbacks = STATS.fallbacks
     y, warned = compiled(lambda v: v * 2.0, x, ddr_usable_bytes=1 << 20)
     assert len(warned) == 1, warned
-    assert (
-        "this graph runs on the CPU instead of the device: 'spyre.to_device': its result tensor<1024x1024xf16"
-        in warned[0]
-    )
+    # the refused kernel's torch op runs on the CPU, the rest of the graph on the device
+    assert "1 op(s) of this graph run on the CPU: torch.aten.mul.Scalar x1" in warned[0]
+    assert "'torch.aten.mul.Scalar': a device kernel it becomes is refused" in warned[0]
+    assert "tensor<1024x1024xf16" in warned[0]
     assert (
         "needs 2097152 bytes of DDR, more than the 1048576 bytes the device may allocate (ddr_usable_bytes)"
         in warned[0]
@@ -153,7 +153,8 @@ def test_kernel_whose_smallest_tile_exceeds_lx_runs_on_the_cpu_with_the_reason()
     b = torch.randn(256, 256, generator=torch.Generator().manual_seed(3))
     y, warned = compiled(torch.mm, a, b, lx_bytes=4096)
     assert len(warned) == 1, warned
-    assert "this graph runs on the CPU instead of the device: kernel g" in warned[0]
+    assert "1 op(s) of this graph run on the CPU: torch.aten.mm x1" in warned[0]
+    assert "'torch.aten.mm': a device kernel it becomes is refused" in warned[0]
     assert (
         "its smallest chunk needs 8704 bytes of LX per core, the planner's budget is 3200 ('spyre.matmul' producing tensor<256x256xf16"
         in warned[0]
