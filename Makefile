@@ -2,7 +2,7 @@
 #   make quick      lit and the pytest tests marked neither slow nor full: the inner loop
 #   make test       lit, pytest but the tests marked full, the vLLM tests but theirs: before a commit
 #   make test-full  the tests marked full (exhaustive runs, sweeps, real-weight generations, every
-#                   OpInfo sample) and every property test at its full example count; CI runs it too
+#                   OpInfo sample) and every property test at its full example count
 #   make lint       ruff (lint and format) over the tree, mypy over spyre_mlir (pyproject.toml)
 # quick and test run two lanes side by side, one core each (pytest is one process; lit on both
 # cores would share them three ways), each one's output printed whole when it ends: pytest in
