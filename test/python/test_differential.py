@@ -238,8 +238,10 @@ class Family:
                     continue
                 if stored_or_fused:  # where the device's answer is g's, hold it to g's bound
                     y = outs[j].detach().to(torch.float64).numpy()
-                    with np.errstate(invalid="ignore"):
-                        m = m & (np.abs(y - d_exact[j]) <= d_bound[j])
+                    with np.errstate(invalid="ignore"):  # (g's bounds in the output's dtype, as below)
+                        lo = _cast(np.clip(d_exact[j] - d_bound[j], -DL16_MAX, DL16_MAX), outs[j].dtype)
+                        hi = _cast(np.clip(d_exact[j] + d_bound[j], -DL16_MAX, DL16_MAX), outs[j].dtype)
+                        m = m & (lo <= y) & (y <= hi)
                 exact[j] = np.where(m, d_exact[j], exact[j])
                 bound[j] = np.where(m, d_bound[j], bound[j])
         assert len(outs) == len(ops) == len(exact), (len(outs), len(ops), len(exact))
@@ -547,12 +549,19 @@ def _matmuls_stored(
 ) -> tuple[torch.Tensor, ...]:
     """addmm and linear as the device computes them when the bias is a kernel of its own
     (docs/numerics.md, "Intermediate stores"): the product is stored in DL16 (saturating at
-    DL16_MAX) before alpha, beta and the bias."""
+    DL16_MAX) before alpha, beta and the bias; a bmm by one column (or of one row) as a
+    product and a sum: the element-wise products stored in DL16, then their sum."""
+    if b3.shape[2] == 1:  # rows times a column: products (batch, m, k)
+        bmm = torch.clamp(a3 * b3.transpose(1, 2), -DL16_MAX, DL16_MAX).sum(2, keepdim=True)
+    elif a3.shape[1] == 1:  # a row times columns: products (batch, k, n)
+        bmm = torch.clamp(a3.transpose(1, 2) * b3, -DL16_MAX, DL16_MAX).sum(1, keepdim=True)
+    else:
+        bmm = torch.bmm(a3, b3)
     return (
         torch.mm(a, b),
         torch.clamp(torch.mm(a, b), -DL16_MAX, DL16_MAX) * 2.0 + 0.5 * bias,
         torch.clamp(torch.mm(a, w.t()), -DL16_MAX, DL16_MAX) + bias,
-        torch.bmm(a3, b3),
+        bmm,
     )
 
 
@@ -560,7 +569,14 @@ def _matmul_saturates(
     a: np.ndarray, b: np.ndarray, w: np.ndarray, bias: np.ndarray, a3: np.ndarray, b3: np.ndarray
 ) -> list[np.ndarray | None]:
     big = lambda p: np.nan_to_num(np.abs(p), nan=0.0) > DL16_MAX / 4  # noqa: E731
-    return [None, big(a @ b), big(a @ w.T), None]
+    with np.errstate(invalid="ignore", over="ignore"):  # (products stored: _matmuls_stored)
+        if b3.shape[2] == 1:
+            products = big(a3 * np.swapaxes(b3, 1, 2)).any(axis=2, keepdims=True)
+        elif a3.shape[1] == 1:
+            products = big(np.swapaxes(a3, 1, 2) * b3).any(axis=1, keepdims=True)
+        else:
+            products = None
+    return [None, big(a @ b), big(a @ w.T), products]
 
 
 def test_matmul_family():
