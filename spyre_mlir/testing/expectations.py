@@ -39,7 +39,7 @@ FILE = Path(__file__).resolve().parents[2] / "test" / "conformance" / "expectati
 """The expectations file of the repository's conformance test."""
 
 OBSERVED: dict[str, list[Outcome]] = {}
-"""The outcomes of the ops a test session ran, by op, for SPYRE_CONFORMANCE_ACCEPT=1."""
+"""The outcomes of the ops a test run ran, by op, for SPYRE_CONFORMANCE_ACCEPT=1."""
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@
 - the `full` marker: the OpInfo samples of every op (test_opinfo.py's `test_samples_full`),
   left out of `make test` (which runs the common ops' samples) and run by `make test-full`;
 - SPYRE_CONFORMANCE_ACCEPT=1: the ops that ran are written into expectations.yaml as they ran,
-  when the session ends (spyre_mlir/testing/expectations.py).
+  when the run ends (spyre_mlir/testing/expectations.py).
 """
 
 import os
