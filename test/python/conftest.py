@@ -34,6 +34,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.property)
 
 
+@pytest.fixture(autouse=True)
+def _keeps_the_default_configuration():
+    """A test that leaves SPYRE_CACHE set (a bench module loaded without restoring it) would
+    run every later test in its process with the compile cache off: it fails instead."""
+    before = os.environ.get("SPYRE_CACHE")
+    yield
+    after = os.environ.get("SPYRE_CACHE")
+    assert after == before, f"the test left SPYRE_CACHE={after!r} (it was {before!r}) for the tests after it"
+
+
 @pytest.fixture
 def no_compile_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     """The compile cache off for one test (SPYRE_CACHE=0): for tests that count compiles."""

@@ -6,9 +6,6 @@ bound."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 import transformers.integrations.moe  # noqa: F401  (registers torch.ops.transformers.grouped_mm_fallback)
@@ -16,9 +13,9 @@ from helpers import Fn
 from test_ops_e2e import check, randn
 
 from spyre_mlir.frontend.backend import STATS
+from spyre_mlir.report.sweep import load_bench
 from spyre_mlir.testing.criteria import U32, compare_model_outputs
 
-BENCH = str(Path(__file__).parents[2] / "bench")
 ROUTING = ("torch.aten.topk", "torch.transformers.grouped_mm_fallback", "torch.aten.index.Tensor", "torch.aten.histc")
 
 
@@ -27,9 +24,7 @@ ROUTING = ("torch.aten.topk", "torch.transformers.grouped_mm_fallback", "torch.a
     ["mixtral", pytest.param("qwen3-moe", marks=pytest.mark.slow), pytest.param("granitemoe", marks=pytest.mark.slow)],
 )
 def test_moe_model_on_the_device(name):
-    if BENCH not in sys.path:
-        sys.path.insert(0, BENCH)
-    import corpus  # bench/corpus.py (its dataclasses need a module of their own in sys.modules)
+    corpus = load_bench("corpus")  # in sys.modules (its dataclasses look their module up), the cache setting kept
 
     torch._dynamo.reset()
     model, inputs = corpus.build(name)
