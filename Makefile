@@ -4,9 +4,9 @@
 #   make test-full  the tests marked full (exhaustive runs, sweeps, real-weight generations, every
 #                   OpInfo sample) and every property test at its full example count
 #   make lint       ruff (lint and format) over the tree, mypy over spyre_mlir (pyproject.toml)
-# quick and test run two lanes side by side, one core each (pytest is one process; lit on both
-# cores would share them three ways), each one's output printed whole when it ends: pytest in
-# one, lit and then the vLLM tests in the other.
+# quick and test run two lanes side by side, each one's output printed whole when it ends:
+# pytest in one, over PYTEST_WORKERS processes (pytest-xdist, a test file to a worker), and lit
+# on one core and then the vLLM tests in the other.
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
@@ -49,15 +49,18 @@ LIT_JOBS ?=
 lit: $(STAMP)
 	$(BIN)/lit -sv $(if $(LIT_JOBS),-j$(LIT_JOBS)) test/
 
+PYTEST_WORKERS ?= 2
+PYTEST := $(BIN)/python -m pytest -q $(if $(filter-out 0 1,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadfile)
+
 pytest: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not full"
+	$(PYTEST) -m "not full"
 
 pytest-quick: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow and not full"
+	$(PYTEST) -m "not slow and not full"
 
 # property tests (marked `property` by test/python/conftest.py) draw their full example counts
 pytest-full: $(STAMP)
-	SPYRE_TEST_TIER=full $(BIN)/python -m pytest -q -m "full or property"
+	SPYRE_TEST_TIER=full $(PYTEST) -m "full or property"
 
 # the set-up is this make's prerequisite: the inner one only runs the tests
 SIDE_BY_SIDE := $(MAKE) --no-print-directory -j2 --output-sync=target -o $(STAMP) LIT_JOBS=1

@@ -24,7 +24,7 @@ def _rows(*args: str) -> list[dict]:
     return rows
 
 
-@pytest.mark.slow  # three compiles in each of two runs, and two workers' imports
+@pytest.mark.full  # three compiles in each of two runs, and two workers' imports
 def test_workers_give_the_rows_one_process_gives_in_the_order_asked():
     names = ["bert", "gpt2", "llama"]  # not the corpus's order
     one = _rows(*names, "--jobs", "1")

@@ -90,8 +90,15 @@ def test_a_decoder_family_decodes_on_the_device(family):
             assert cos >= 0.999, (family, step, float(cos))
 
 
+EVERY_COMMIT_BUCKETS = {"gemma3", "gpt_neox"}
+"""The families whose bucketed prefill `make test` checks (a sliding window, and a family with
+neither GQA nor a gated MLP; test_buckets.py checks Llama's); `make test-full` checks all."""
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize(
+    "family", [f if f in EVERY_COMMIT_BUCKETS else pytest.param(f, marks=pytest.mark.full) for f in sorted(FAMILIES)]
+)
 def test_prompts_of_one_bucket_share_a_prefill_program(family):
     """Prompt lengths 5, 9, 11, 14 with a 19-row cache: the static prefill at 5, one bucket-16
     prefill (no warning that lengths compile apart) and the decode graph; every prompt's

@@ -347,7 +347,7 @@ def tiny_bert_of_the_bench(layers: int) -> torch.nn.Module:
     return transformers.BertModel(config).eval()
 
 
-@pytest.mark.slow  # every worker of the bench, on tiny models
+@pytest.mark.full  # every worker of the bench, on tiny models
 def test_bench_host_quick_reports_numbers(monkeypatch, tmp_path):
     """`bench/host.py --quick --repeat 2 --json` reports every figure, the repeated ones as the
     medians of their runs. Its workers run in this process, each through its command line
@@ -418,7 +418,7 @@ def test_bench_host_quick_reports_numbers(monkeypatch, tmp_path):
     assert host.table(r).startswith("Host speed (python bench/host.py --quick --repeat 2;")
 
 
-@pytest.mark.slow  # MiniLM compiled, run and replayed in a subprocess
+@pytest.mark.full  # MiniLM compiled, run and replayed in a subprocess
 def test_bench_host_floor_records_the_forwards_arithmetic():
     """bench/host_floor.py records every product the device does (its multiply-adds are the
     profile's) and some decodes, encodes and stores, and its floor is the sum of its parts."""

@@ -24,7 +24,7 @@ def _llama(layers: int) -> LlamaForCausalLM:
     return LlamaForCausalLM(cfg).eval()
 
 
-@pytest.mark.slow
+@pytest.mark.full  # 1-, 2- and 4-layer decoders compiled and their decode calls recorded
 def test_a_calls_layers_are_composed_from_one():
     """A 4-layer decoder's decode call, composed from its 1-layer twin's (the layer's launches
     told from the call's by the 1- and 2-layer calls), is the 4-layer call measured within a

@@ -33,12 +33,17 @@ def _load():
 
 
 @pytest.mark.slow
-def test_smollm2_generates_the_eager_tokens_on_the_device():
+@pytest.mark.parametrize(
+    "prompts", [PROMPTS[:1], pytest.param(PROMPTS, marks=pytest.mark.full)], ids=["one-prompt", "three-prompts"]
+)
+def test_smollm2_generates_the_eager_tokens_on_the_device(prompts):
+    """One prompt in `make test`, the three in `make test-full` (a prefill and 15 decode steps of
+    the 30-layer model each)."""
     # as in a fresh process: Dynamo forgets what other tests compiled of transformers' Llama
     # (sizes it saw vary there would come back symbolic; the length buckets' business)
     torch._dynamo.reset()
     tok, model = _load()
-    encoded = [tok(p, return_tensors="pt").input_ids for p in PROMPTS]
+    encoded = [tok(p, return_tensors="pt").input_ids for p in prompts]
     shortest = min(e.shape[1] for e in encoded)
     prompts = [e[:, :shortest] for e in encoded]  # one length: one prefill graph for the three
     with torch.no_grad():
@@ -53,7 +58,7 @@ def test_smollm2_generates_the_eager_tokens_on_the_device():
             for ids in prompts
         ]
     graphs = STATS.graphs[first:]
-    assert len(graphs) == 2, [g.name for g in graphs]  # prefill and decode, for all three prompts
+    assert len(graphs) == 2, [g.name for g in graphs]  # prefill and decode, for every prompt
     for g in graphs:
         assert not g.cpu_fallback, (g.name, g.cpu_fallback)
     for ids, w, g in zip(prompts, want, got):

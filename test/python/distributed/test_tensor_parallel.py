@@ -26,7 +26,7 @@ def single():
     return run(1)
 
 
-@pytest.mark.parametrize("world", [2, 4])
+@pytest.mark.parametrize("world", [2, pytest.param(4, marks=pytest.mark.full)])  # 4 ranks on 2 cores: make test-full
 def test_a_split_model_gives_the_unsplit_models_tokens_and_logits(single, world):
     split = run(world)
     assert split["tokens"] == single["tokens"]
