@@ -19,7 +19,7 @@ are simulated (sum of the launches' kernel times, launch overhead included), nev
                    change that moves work between the host and the device shows here
 
 Both outputs are also compared: each must match PyTorch eager within the DL16 bound of the row
-(test/python/test_optimizations.py asserts the same for small shapes); the table prints the
+(test/python/transforms/test_optimizations.py asserts the same for small shapes); the table prints the
 max |error| of each so a wrong optimised program cannot hide behind a good time.
 """
 

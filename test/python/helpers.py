@@ -11,7 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
+
+from spyre_mlir.sim.numerics import DL16_MAX
 
 
 @dataclass
@@ -169,3 +172,48 @@ def tiny_llama(**config: Any) -> torch.nn.Module:
     )
     torch.manual_seed(0)
     return transformers.LlamaForCausalLM(transformers.LlamaConfig(**(base | config))).eval()
+
+
+def check(fn: Any, *inputs: torch.Tensor, device_only: bool = True) -> None:
+    """`fn` compiled within the DL16 bound (compiled_within_bound), and with no op on the CPU
+    unless `device_only` is False."""
+    _, report = compiled_within_bound(fn, *inputs)
+    if device_only:
+        assert not report.cpu_fallback, f"ran on the CPU: {dict(report.cpu_fallback)}"
+
+
+def cast_through(v: np.ndarray, dtype: torch.dtype) -> np.ndarray:
+    """float64 values through `dtype` and back (what a result of that dtype can hold)."""
+    return torch.from_numpy(np.ascontiguousarray(v, dtype=np.float64)).to(dtype).to(torch.float64).numpy()
+
+
+def assert_device_result(y: torch.Tensor, exact: np.ndarray, bound: np.ndarray, what: str) -> float:
+    """The differential tests' criterion for one output (lowering/test_differential.py's docstring); returns max |y - exact| / max |exact|
+    over the finite elements (0 when there are none), to see DL16 rounding."""
+    exact = np.asarray(exact, dtype=np.float64)
+    y64 = y.detach().to(torch.float64).numpy()
+    assert y64.shape == exact.shape, f"{what}: shape {y64.shape}, expected {exact.shape}"
+    nan = np.isnan(exact)
+    bad = np.isnan(y64) != nan
+    if bad.any():
+        i = tuple(int(k) for k in np.argwhere(bad)[0])
+        raise AssertionError(f"{what}: at {i} the device gives {y64[i]!r}, exact {exact[i]!r} (NaN must match NaN)")
+    with np.errstate(invalid="ignore"):
+        inf = np.isinf(exact)
+        lo = np.where(inf, exact, exact - bound)
+        hi = np.where(inf, exact, exact + bound)
+    assert not np.isnan(lo[~nan]).any(), f"{what}: the reference bound is NaN where the exact answer is not"
+    lo = cast_through(np.clip(lo, -DL16_MAX, DL16_MAX), y.dtype)
+    hi = cast_through(np.clip(hi, -DL16_MAX, DL16_MAX), y.dtype)
+    ok = nan | ((lo <= y64) & (y64 <= hi))
+    if not ok.all():
+        i = tuple(int(k) for k in np.argwhere(~ok)[0])
+        raise AssertionError(
+            f"{what}: at {i} the device gives {y64[i]!r}, outside [{lo[i]!r}, {hi[i]!r}] "
+            f"(exact {exact[i]!r}, bound {bound[i]!r}, {int((~ok).sum())} element(s) outside)"
+        )
+    fin = np.isfinite(exact) & (np.abs(exact) < DL16_MAX) & np.isfinite(y64)
+    if not fin.any():
+        return 0.0
+    scale = np.abs(exact[fin]).max()
+    return float(np.abs(y64[fin] - exact[fin]).max() / scale) if scale > 0 else 0.0

@@ -212,4 +212,4 @@ in-place or mutated operand, no random numbers (PyTorch's `nondeterministic_seed
 uninitialised memory (`empty*`), no external state. Their catch-all classes carry `Pure`, like
 the dedicated classes, so `cse` merges two with equal operands, attributes and result types,
 and dead ones may be erased. A name not listed keeps unknown effects and is never merged or
-erased; test/python/test_cse.py checks every name against PyTorch's schemas."""
+erased; test/python/transforms/test_cse.py checks every name against PyTorch's schemas."""

@@ -3,7 +3,7 @@
 // computations (same op, operands, attributes and result types) become one value. The torch
 // ops without a dedicated class are pure when their name is in torch.PURE_OPS; random,
 // uninitialised and unlisted ops keep unknown effects and are never merged. (That the merged
-// where is one launch read by both adds, end to end: test/python/test_cse.py.)
+// where is one launch read by both adds, end to end: test/python/transforms/test_cse.py.)
 
 // SDPA's mask, decomposed per layer: two layers compute where(mask, 0, -inf) from their own
 // constants and scalar tensors. Equal constants merge, then the scalar tensors, then the wheres.

@@ -1,7 +1,7 @@
 // RUN: spyre-opt %s -p torch-adapt --split-input-file | filecheck %s
 // torch-adapt's rewrites, one function each; the exactness of each is stated in
 // spyre_mlir/transforms/torch_adapt/ and its end-to-end effect is checked in
-// test/python/test_torch_adapt.py.
+// test/python/transforms/test_torch_adapt.py.
 
 // pow(x, 2) -> x * x: exact (one rounding, as pow).
 // CHECK-LABEL: func.func @square

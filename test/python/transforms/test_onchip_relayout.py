@@ -24,7 +24,7 @@ from spyre_mlir.transforms.spyre_divide_work import SpyreDivideWorkPass
 from spyre_mlir.transforms.spyre_onchip_relayout import SpyreOnchipRelayoutPass
 from spyre_mlir.transforms.spyre_plan_scratchpad import SpyrePlanScratchpadPass
 
-LIT_INPUT = Path(__file__).parents[1] / "filecheck" / "transforms" / "spyre-onchip-relayout.mlir"
+LIT_INPUT = Path(__file__).parents[2] / "filecheck" / "transforms" / "spyre-onchip-relayout.mlir"
 
 
 def exact_values(shape: tuple[int, ...], seed: int) -> torch.Tensor:

@@ -4,20 +4,11 @@ spyre_mlir.testing.criteria)."""
 
 import pytest
 import torch
-from helpers import Fn, compiled_within_bound, seeded_randn
+from helpers import Fn, check
+from helpers import seeded_randn as randn
 
 from spyre_mlir.frontend.backend import STATS
 from spyre_mlir.sim.numerics import DL16
-
-
-def check(fn, *inputs, device_only=True):
-    _, report = compiled_within_bound(fn, *inputs)
-    if device_only:
-        assert not report.cpu_fallback, f"ran on the CPU: {dict(report.cpu_fallback)}"
-
-
-randn = seeded_randn
-
 
 UNARY = {
     "relu": torch.relu,

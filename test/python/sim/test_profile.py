@@ -15,7 +15,7 @@ from spyre_mlir.sim.profile import KernelLog, KernelRecord
 from spyre_mlir.sim.timing import ENGINES
 from spyre_mlir.target.config import DEFAULT_CONFIG, DeviceConfig
 
-FIXTURE = Path(__file__).parents[1] / "fixtures" / "mlp_torch_mlir.mlir"
+FIXTURE = Path(__file__).parents[2] / "fixtures" / "mlp_torch_mlir.mlir"
 
 
 def mlp():

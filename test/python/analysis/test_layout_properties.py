@@ -33,10 +33,9 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from helpers import compile_captured
+from helpers import assert_device_result, compile_captured
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
-from test_differential import assert_device_result
 
 from spyre_mlir.reference.evaluate import evaluate
 from spyre_mlir.sim.numerics import DL16

@@ -9,7 +9,7 @@ from helpers import assert_generated_doc_current
 from spyre_mlir.pipeline import Optimizations
 from spyre_mlir.tools.gen_passes_doc import COMMAND, attribute_docs, registered_passes, render
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "passes.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "passes.md"
 
 
 def test_passes_doc_is_up_to_date():

@@ -40,7 +40,7 @@ from spyre_mlir.tools.spyre_opt import make_tool_context
 
 pytestmark = pytest.mark.slow  # ten models compiled and run: make test, not make quick
 
-MODELS = Path(__file__).resolve().parents[1] / "fixtures" / "models"
+MODELS = Path(__file__).resolve().parents[2] / "fixtures" / "models"
 LAYERS = 2
 OUTPUT = "eager_output"
 

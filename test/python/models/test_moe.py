@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 import torch
 import transformers.integrations.moe  # noqa: F401  (registers torch.ops.transformers.grouped_mm_fallback)
-from helpers import Fn
-from test_ops_e2e import check, randn
+from helpers import Fn, check
+from helpers import seeded_randn as randn
 
 from spyre_mlir.frontend.backend import STATS
 from spyre_mlir.report.sweep import load_bench

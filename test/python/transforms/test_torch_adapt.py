@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 from helpers import Fn, compiled_within_bound
-from test_ops_e2e import randn
+from helpers import seeded_randn as randn
 from xdsl.context import Context
 from xdsl.parser import Parser
 

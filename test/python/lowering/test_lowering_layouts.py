@@ -159,7 +159,7 @@ def test_a_slice_lowering_leaves_no_use_by_an_op_outside_the_module():
 
     from spyre_mlir.lowering.convert_torch_to_spyre import ConvertTorchToSpyrePass
 
-    src = (Path(__file__).parents[1] / "filecheck" / "lowering" / "strided-slice.mlir").read_text()
+    src = (Path(__file__).parents[2] / "filecheck" / "lowering" / "strided-slice.mlir").read_text()
     ctx = make_tool_context()
     m = Parser(ctx, src).parse_module()
     ConvertTorchToSpyrePass().apply(ctx, m)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).parents[2] / "bench" / "coverage.py"
+BENCH = Path(__file__).parents[3] / "bench" / "coverage.py"
 
 
 def _rows(*args: str) -> list[dict]:

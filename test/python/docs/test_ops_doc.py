@@ -8,7 +8,7 @@ from helpers import assert_generated_doc_current
 
 from spyre_mlir.tools.gen_ops_doc import COMMAND, render
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "ops.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "ops.md"
 
 
 def test_ops_doc_is_up_to_date():

@@ -24,7 +24,7 @@ from spyre_mlir.transforms.spyre_divide_work import SpyreDivideWorkPass
 from spyre_mlir.transforms.spyre_fuse import SpyreFusePass
 from spyre_mlir.transforms.spyre_plan_scratchpad import SpyrePlanScratchpadPass
 
-KERNELS = Path(__file__).parents[1] / "filecheck" / "inputs" / "kernels.mlir"
+KERNELS = Path(__file__).parents[2] / "filecheck" / "inputs" / "kernels.mlir"
 
 
 @functools.cache  # collection and the test both walk the chains: lowered once per option

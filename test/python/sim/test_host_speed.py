@@ -36,7 +36,7 @@ from spyre_mlir.sim.numerics import (
 )
 from spyre_mlir.target.config import DeviceConfig
 
-BENCH = Path(__file__).parents[2] / "bench" / "host.py"
+BENCH = Path(__file__).parents[3] / "bench" / "host.py"
 
 
 # region numerics

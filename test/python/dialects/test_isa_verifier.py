@@ -15,7 +15,7 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from spyre_mlir.dialects import spyre_isa
 from spyre_mlir.dialects.torch import make_context
 
-OPS_MLIR = Path(__file__).parents[1] / "filecheck" / "dialects" / "spyre_isa" / "ops.mlir"
+OPS_MLIR = Path(__file__).parents[2] / "filecheck" / "dialects" / "spyre_isa" / "ops.mlir"
 
 
 def _instructions() -> list[Operation]:

@@ -29,7 +29,7 @@ from spyre_mlir.tools.spyre_opt import make_tool_context
 from spyre_mlir.transforms.spyre_divide_work import SpyreDivideWorkPass
 from spyre_mlir.transforms.spyre_fuse import SpyreFusePass
 
-KERNELS = Path(__file__).parents[1] / "filecheck" / "inputs" / "kernels.mlir"
+KERNELS = Path(__file__).parents[2] / "filecheck" / "inputs" / "kernels.mlir"
 
 
 def printed(op: ModuleOp) -> str:

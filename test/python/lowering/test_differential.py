@@ -36,10 +36,9 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from helpers import compile_captured
+from helpers import Fn, assert_device_result, cast_through, compile_captured
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from test_ops_e2e import Fn
 
 from spyre_mlir.frontend.backend import STATS
 from spyre_mlir.reference.evaluate import evaluate
@@ -105,42 +104,6 @@ def documented_transfer(x: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         out = np.where(np.abs(x) > DL16_MAX, np.copysign(DL16_MAX, x), x)
         return np.where(np.abs(x) <= FLUSH_BELOW, np.copysign(0.0, x), out)
-
-
-def _cast(v: np.ndarray, dtype: torch.dtype) -> np.ndarray:
-    return torch.from_numpy(np.ascontiguousarray(v, dtype=np.float64)).to(dtype).to(torch.float64).numpy()
-
-
-def assert_device_result(y: torch.Tensor, exact: np.ndarray, bound: np.ndarray, what: str) -> float:
-    """The module docstring's criterion for one output; returns max |y - exact| / max |exact|
-    over the finite elements (0 when there are none), to see DL16 rounding."""
-    exact = np.asarray(exact, dtype=np.float64)
-    y64 = y.detach().to(torch.float64).numpy()
-    assert y64.shape == exact.shape, f"{what}: shape {y64.shape}, expected {exact.shape}"
-    nan = np.isnan(exact)
-    bad = np.isnan(y64) != nan
-    if bad.any():
-        i = tuple(int(k) for k in np.argwhere(bad)[0])
-        raise AssertionError(f"{what}: at {i} the device gives {y64[i]!r}, exact {exact[i]!r} (NaN must match NaN)")
-    with np.errstate(invalid="ignore"):
-        inf = np.isinf(exact)
-        lo = np.where(inf, exact, exact - bound)
-        hi = np.where(inf, exact, exact + bound)
-    assert not np.isnan(lo[~nan]).any(), f"{what}: the reference bound is NaN where the exact answer is not"
-    lo = _cast(np.clip(lo, -DL16_MAX, DL16_MAX), y.dtype)
-    hi = _cast(np.clip(hi, -DL16_MAX, DL16_MAX), y.dtype)
-    ok = nan | ((lo <= y64) & (y64 <= hi))
-    if not ok.all():
-        i = tuple(int(k) for k in np.argwhere(~ok)[0])
-        raise AssertionError(
-            f"{what}: at {i} the device gives {y64[i]!r}, outside [{lo[i]!r}, {hi[i]!r}] "
-            f"(exact {exact[i]!r}, bound {bound[i]!r}, {int((~ok).sum())} element(s) outside)"
-        )
-    fin = np.isfinite(exact) & (np.abs(exact) < DL16_MAX) & np.isfinite(y64)
-    if not fin.any():
-        return 0.0
-    scale = np.abs(exact[fin]).max()
-    return float(np.abs(y64[fin] - exact[fin]).max() / scale) if scale > 0 else 0.0
 
 
 # endregion
@@ -244,8 +207,8 @@ class Family:
                 if stored_or_fused:  # where the device's answer is g's, hold it to g's bound
                     y = outs[j].detach().to(torch.float64).numpy()
                     with np.errstate(invalid="ignore"):  # (g's bounds in the output's dtype, as below)
-                        lo = _cast(np.clip(d_exact[j] - d_bound[j], -DL16_MAX, DL16_MAX), outs[j].dtype)
-                        hi = _cast(np.clip(d_exact[j] + d_bound[j], -DL16_MAX, DL16_MAX), outs[j].dtype)
+                        lo = cast_through(np.clip(d_exact[j] - d_bound[j], -DL16_MAX, DL16_MAX), outs[j].dtype)
+                        hi = cast_through(np.clip(d_exact[j] + d_bound[j], -DL16_MAX, DL16_MAX), outs[j].dtype)
                         m = m & (lo <= y) & (y <= hi)
                 exact[j] = np.where(m, d_exact[j], exact[j])
                 bound[j] = np.where(m, d_bound[j], bound[j])

@@ -2,7 +2,7 @@
 suite's modules, drawn by Hypothesis from a fixed seed, through spyre-opt and spyre-run.
 No traceback, crash, hang, mismatch or unlocated diagnostic is allowed.
 
-    SPYRE_FUZZ_CASES=1000 pytest test/python/test_fuzz.py     # a longer slice
+    SPYRE_FUZZ_CASES=1000 pytest test/python/testing/test_fuzz.py     # a longer slice
     python bench/fuzz.py --cases 1000                          # the same, as a table
 """
 

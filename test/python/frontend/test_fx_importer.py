@@ -35,7 +35,7 @@ from spyre_mlir.dialects.torch import (
 )
 from spyre_mlir.frontend.fx_importer import UnsupportedGraphError, import_fx_graph
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 
 def capture(model: torch.nn.Module, *inputs: torch.Tensor, dynamic: bool = False) -> torch.fx.GraphModule:
