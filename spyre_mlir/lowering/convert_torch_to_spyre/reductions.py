@@ -240,37 +240,34 @@ class LowerSoftmax(Lowering):
         if dim is None:
             raise NotOnDevice("dim is not constant")
         ops: list[Operation] = []
-        return ops, along_stick(ops, x, dim, _softmax_last)
+        return ops, along_stick(ops, x, dim, self.along_last)
+
+    @staticmethod
+    def along_last(ops: list[Operation], x: SSAValue) -> SSAValue:
+        _, e, total = _max_exp_sum(ops, x)
+        return pointwise_append(ops, [e, total], shape_of(x), divf)
 
 
-class LowerLogSoftmax(Lowering):
+class LowerLogSoftmax(LowerSoftmax):
     """log_softmax along a dim: m = max, s = sum(exp(x - m)), y = x - m - log(s)."""
 
     lowers = {
         "torch.aten._log_softmax": "spyre.reduce max, spyre.pointwise exp(x - m), spyre.reduce sum, spyre.pointwise x - m - log(s) (along the dim, moved to the stick dim)"
     }
 
-    def lower(self, op: Operation) -> tuple[list[Operation], SSAValue]:
-        x = self.dev(op.operands[0], op)
-        dim = t.constant_int_value(op.operands[1])
-        if dim is None:
-            raise NotOnDevice("dim is not constant")
-        ops: list[Operation] = []
-        return ops, along_stick(ops, x, dim, _log_softmax_last)
+    @staticmethod
+    def along_last(ops: list[Operation], x: SSAValue) -> SSAValue:
+        m, _, total = _max_exp_sum(ops, x)
+        return pointwise_append(
+            ops, [x, m, total], shape_of(x), lambda a, b, c: subf(subf(a, b), mathd.LogOp(c).result)
+        )
 
 
-def _log_softmax_last(ops: list[Operation], x: SSAValue) -> SSAValue:
+def _max_exp_sum(ops: list[Operation], x: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """Along the last dim: m = max(x), e = exp(x - m), sum(e)."""
     m = _reduce(ops, x, "max", -1)
     e = pointwise_append(ops, [x, m], shape_of(x), lambda a, b: mathd.ExpOp(subf(a, b)).result)
-    total = _reduce(ops, e, "sum", -1)
-    return pointwise_append(ops, [x, m, total], shape_of(x), lambda a, b, c: subf(subf(a, b), mathd.LogOp(c).result))
-
-
-def _softmax_last(ops: list[Operation], x: SSAValue) -> SSAValue:
-    m = _reduce(ops, x, "max", -1)
-    e = pointwise_append(ops, [x, m], shape_of(x), lambda a, b: mathd.ExpOp(subf(a, b)).result)
-    total = _reduce(ops, e, "sum", -1)
-    return pointwise_append(ops, [e, total], shape_of(x), divf)
+    return m, e, _reduce(ops, e, "sum", -1)
 
 
 class LowerLayerNorm(Lowering):
