@@ -82,7 +82,7 @@ def _entry(op: str, value: Any) -> Entry:
 
 def reason_of(outcome: Outcome) -> str:
     """The reason an entry states for an outcome: its message without the op's IR type
-    spelling and shapes, which do not make another reason."""
+    spelling, shapes and kernel names, which do not make another reason."""
     eager, _, rest = outcome.reason.partition(": ")
     inner = re.match(r"'torch\.aten\.(\w+)[\w.]*' producing .*? cannot run on the device: ", rest)
     if inner is not None:  # the op of the eager op's graph that the device refused
@@ -91,6 +91,7 @@ def reason_of(outcome: Outcome) -> str:
     text = f"{eager}: {rest}" if rest else outcome.reason
     text = re.sub(r"!torch\.vtensor<\[[^\]]*\],(\w+)>", r"\1", text)
     text = re.sub(r"\(\d+(?:, \d+)*,?\)|\(\)", "(…)", text)
+    text = re.sub(r"\bkernel g\d+_k\d+", "a kernel", text)  # graphs are numbered in the order a process compiles them
     text = text.removeprefix("spyre: ")
     text = text.split(" (it holds ")[0]
     return text[:160]
