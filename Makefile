@@ -1,5 +1,6 @@
 # Two commands do all set-up on a fresh machine: `make demo` and `make test`.
-#   make quick      lit and the pytest tests marked neither slow nor full: the inner loop
+#   make quick      lit but its slowest files (LIT_SLOW), the pytest tests marked neither slow nor
+#                   full: the inner loop
 #   make test       lit, pytest but the tests marked full, the vLLM tests but theirs: before a commit
 #   make test-full  the tests marked full (exhaustive runs, sweeps, real-weight generations, every
 #                   OpInfo sample) and every property test at its full example count
@@ -13,7 +14,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 PIP     := $(BIN)/python -m pip install --disable-pip-version-check -q -c constraints.txt
 
-.PHONY: demo test test-full quick lint lit pytest pytest-quick pytest-full lit-vllm vllm-test vllm-test-full vllm-demo clean
+.PHONY: demo test test-full quick lint lit lit-quick pytest pytest-quick pytest-full lit-vllm vllm-test vllm-test-full vllm-demo clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -48,6 +49,11 @@ demo: $(STAMP)
 LIT_JOBS ?=
 lit: $(STAMP)
 	$(BIN)/lit -sv $(if $(LIT_JOBS),-j$(LIT_JOBS)) test/
+
+# the lit files that start a tool process dozens of times (the tools' error paths): make test only
+LIT_SLOW := tools/fuzz-regressions|tools/bad-input|transforms/spyre-fold-infinity-tests
+lit-quick: $(STAMP)
+	$(BIN)/lit -sv $(if $(LIT_JOBS),-j$(LIT_JOBS)) --filter-out '$(LIT_SLOW)' test/
 
 PYTEST_WORKERS ?= 2
 PYTEST := $(BIN)/python -m pytest -q $(if $(filter-out 0 1,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadfile)
@@ -86,7 +92,7 @@ test-full: $(STAMP) $(VSTAMP)
 	$(SIDE_BY_SIDE) -o $(VSTAMP) vllm-test-full pytest-full
 
 quick: $(STAMP)
-	$(SIDE_BY_SIDE) lit pytest-quick
+	$(SIDE_BY_SIDE) lit-quick pytest-quick
 
 # every check runs, whichever fails first; the target fails if any did
 lint: $(STAMP)

@@ -3,7 +3,8 @@
 - the default configuration, as test/python's conftest sets it: the compile cache on, in a
   fresh directory for this run;
 - the `full` marker: the OpInfo samples of every op (test_opinfo.py's `test_samples_full`),
-  left out of `make test` (which runs the common ops' samples) and run by `make test-full`;
+  left out of `make test` (which runs the common ops' samples, marked `slow`: not in
+  `make quick`) and run by `make test-full`;
 - SPYRE_CONFORMANCE_ACCEPT=1: the ops that ran are written into expectations.yaml as they ran,
   when the run ends (spyre_mlir/testing/expectations.py).
 """
@@ -23,6 +24,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.name.startswith("test_samples_full_"):
             item.add_marker(pytest.mark.full)
+        elif item.name.startswith("test_samples_"):  # the common ops': make test, not make quick
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -9,6 +9,8 @@ import os
 import pytest
 import ranks
 
+pytestmark = pytest.mark.slow  # two to four rank processes a test
+
 
 def ok(results):
     for rank, (code, _, err) in enumerate(results):

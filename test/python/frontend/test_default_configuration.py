@@ -64,7 +64,7 @@ def test_an_eager_op_with_a_python_scalar_runs_on_the_native_device():
     assert torch.allclose(y.cpu(), torch.from_numpy(want), rtol=2 * DL16.unit_roundoff, atol=0)
 
 
-@pytest.mark.parametrize("arch", ["llama", "gpt2"])
+@pytest.mark.parametrize("arch", ["llama", pytest.param("gpt2", marks=pytest.mark.slow)])
 def test_two_layer_models_from_their_configs_compile_with_the_cache(arch: str):
     import transformers
 

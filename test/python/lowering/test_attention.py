@@ -84,6 +84,7 @@ def test_attention_gives_the_bits_of_the_kernels_apart():
     assert torch.equal(fused, apart)
 
 
+@pytest.mark.slow
 def test_the_heads_side_by_side_are_stored_by_the_attention_kernel():
     """The context transposed to (positions, heads x head dim) for the output projection, as
     transformers writes it: the restickify that puts the heads side by side moves whole

@@ -21,7 +21,7 @@ ROUTING = ("torch.aten.topk", "torch.transformers.grouped_mm_fallback", "torch.a
 
 @pytest.mark.parametrize(
     "name",
-    ["mixtral", pytest.param("qwen3-moe", marks=pytest.mark.slow), pytest.param("granitemoe", marks=pytest.mark.slow)],
+    [pytest.param(m, marks=pytest.mark.slow) for m in ("mixtral", "qwen3-moe", "granitemoe")],
 )
 def test_moe_model_on_the_device(name):
     corpus = load_bench("corpus")  # in sys.modules (its dataclasses look their module up), the cache setting kept

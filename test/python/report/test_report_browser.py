@@ -12,6 +12,8 @@ import pytest
 from spyre_mlir.report.browser import Browser, BrowserMissing
 from spyre_mlir.tools.spyre_report import main as spyre_report
 
+pytestmark = pytest.mark.slow  # a headless Chromium started for the module
+
 MLP = Path(__file__).resolve().parents[2] / "fixtures" / "mlp_torch_mlir.mlir"
 FALLBACK = """
 func.func @main(%x: !torch.vtensor<[64,128],f32>, %w: !torch.vtensor<[128,128],f32>) -> !torch.vtensor<[64,128],f32> {

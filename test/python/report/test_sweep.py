@@ -56,6 +56,7 @@ def test_the_plan_digest_is_the_programs_not_the_targets():
     assert plan_digest(module) != digest
 
 
+@pytest.mark.slow  # eight points compiled and simulated, four in spawned workers
 def test_a_sweep_prints_points_and_reuses_the_compile_cache(tmp_path, capsys):
     plot = tmp_path / "sweep.html"
     argv = [str(MLP), "--set", "cores=2,32", "--set", "lx_bytes=1M,2M", "--json", "--plot", str(plot)]

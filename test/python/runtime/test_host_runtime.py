@@ -206,6 +206,7 @@ def test_no_call_is_slower_in_a_more_optimised_mode(steps, scale):
         assert all(start >= 0 and seconds >= 0 for start, seconds in tl.launches)
 
 
+@pytest.mark.slow  # a Llama generating
 def test_a_resident_kv_cache_keeps_a_decode_step_patched():
     """Generation with a static cache: the weights and the KV cache keep the graph's places, so
     in patched-once a warm generate's calls correct no program and cost their kernels and
