@@ -55,6 +55,7 @@ from typing import Any
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # the engine in this process: its steps' records
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
+os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")  # stdout holds the table or the JSON only
 
 OPTIONS = {"max_model_len": 512, "max_num_seqs": 16, "max_num_batched_tokens": 64, "dtype": "float32"}
 CONCURRENCY = (1, 4, 16)
