@@ -5,8 +5,6 @@ are in spyre_mlir.testing.criteria."""
 from __future__ import annotations
 
 import functools
-import importlib.util
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,21 +96,11 @@ def assert_generated_doc_current(doc: Path, expected: str, command: str) -> None
 
 def load_bench(name: str) -> Any:
     """bench/<name>.py as a module (bench/ holds scripts, not a package), the compile cache
-    setting left as it was: a bench turns the cache off for its own process when loaded
-    (SPYRE_CACHE=0), which must not reach the tests that run after."""
-    path = Path(__file__).parents[2] / "bench" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    cache = os.environ.get("SPYRE_CACHE")
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        if cache is None:
-            os.environ.pop("SPYRE_CACHE", None)
-        else:
-            os.environ["SPYRE_CACHE"] = cache
-    return module
+    setting left as it was (spyre_mlir.report.sweep.load_bench: a bench turns the cache off for
+    its own process when loaded, which must not reach the tests that run after)."""
+    from spyre_mlir.report.sweep import load_bench as load
+
+    return load(name)
 
 
 class Fn(torch.nn.Module):
