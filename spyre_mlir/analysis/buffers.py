@@ -148,7 +148,8 @@ def kernel_buffers(
             bufs[f"t{j}"] = 2 * vectors
         return bufs
     if isinstance(op, spyre.GatherOp):
-        return {"rows": ext["n"] * spyre.device_layout(op.table.type).device_size[0]}
+        table = spyre.device_layout(op.table.type)
+        return {"rows": ext["n"] * -(-table.shape[1] // table.lanes)}  # each row's sticks
     if isinstance(op, spyre.ScatterOp):
         values = spyre.device_layout(op.values.type)
         return {"rows": ext["o"] * ext["n"] * -(-values.shape[2] // values.lanes)}
