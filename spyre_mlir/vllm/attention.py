@@ -17,13 +17,16 @@ would race), and no page id points there. Per step and layer:
 
 The step's tokens of every request attend to the pages of every request of the step at once,
 so the bucket has two dims only (tokens, pages: buckets.py); `bias` keeps each token to the
-keys of its own request up to its own position (and within its window):
+keys of its own request up to its own position (and within its window). A decode step (every
+token its own request's) is a batch instead, token t against its request's pages only (at t *
+pages in `page_ids`): the same ops with a batch dim, p then counting the request's pages; it
+takes that form unless it would gather more pages than the other (`step_metadata`).
 
     visible(t, p, o) = lo(t, p) < o <= hi(t, p)        o: the key's offset in page p
     bias = (min(hi - o, 0) + min(o - lo - 1, 0)) * MASKED
 
 with hi(t, p) = clamp(pos(t) - start(p), -1, block_size - 1) (start(p): the position of the
-page's first key in its request; -1 where p is not the token's request's page) and lo the same
+page's first key in its request; -1 where p is not the token's request's page, or padding) and lo the same
 of pos(t) - window (-1 without one), computed by the host from positions and block tables:
 small numbers (a value per token and page), exact in DL16. The bias is float arithmetic the
 device computes; a masked key's bias is at most -MASKED, whose exponential is 0.
@@ -45,7 +48,7 @@ from vllm.v1.attention.backend import (
 )
 from vllm.v1.kv_cache_layout import KVCacheLayout
 
-from spyre_mlir.vllm.buckets import StepShapes
+from spyre_mlir.vllm.buckets import Bucket, StepShapes
 
 MASKED = 1.0e6
 """The bias per offset past a visible range: scores are far smaller, so exp(score - max - MASKED)
@@ -116,18 +119,27 @@ class SpyreAttentionMetadata:
     tokens: int
     """The step's token bucket: the forward runs on this many rows."""
     pages: int
-    """The step's page bucket."""
+    """The step's page bucket: of a decode step, pages per request."""
+    decode: bool
+    """Every token its own request's (a decode step): attention per request, token t against
+    its request's pages only (module docstring)."""
     block_size: int
     slots: torch.Tensor
     """(tokens,) int64: each token's cache slot (padding: its own slot in the spare blocks)."""
     page_ids: torch.Tensor
-    """(pages,) int64: the blocks of the step's requests, request by request (padding: 0)."""
+    """(pages,) int64: the blocks of the step's requests, request by request (padding: 0); of a
+    decode step (tokens * pages,): request t's at t * pages."""
     visible_to: torch.Tensor
-    """(tokens, pages) float32: hi(t, p) (module docstring)."""
+    """(tokens, pages) float32: hi(t, p) (module docstring); of a decode step, p counts the
+    token's own request's pages."""
     visible_from: dict[int, torch.Tensor]
     """Per sliding window: (tokens, pages) float32 lo(t, p)."""
     logits_rows: torch.Tensor
     """(min(tokens, max_num_seqs),) int64: the last token of each request (padding: 0)."""
+
+    @property
+    def bucket(self) -> Bucket:
+        return Bucket(self.tokens, self.pages, self.decode)
 
     def tensors(self) -> list[torch.Tensor]:
         """The step's inputs in the program's order (runner.py)."""
@@ -175,7 +187,12 @@ def step_metadata(
     query_lens = qsl[1:] - qsl[:-1]
     n_pages = (lens + bs - 1) // bs
     total_pages = int(n_pages.sum())
-    tokens, pages = shapes.bucket(num_tokens, total_pages)
+    tokens, pages, _ = shapes.bucket(num_tokens, total_pages)
+    if num_tokens == num_reqs:
+        # a decode step: attention per request, unless that gathers more pages than the other form
+        decode = shapes.decode_bucket(num_reqs, int(n_pages.max()))
+        if decode.tokens == 1 or decode.tokens * decode.pages <= pages:
+            return _decode_metadata(shapes, decode, windows, lens, n_pages, block_table, slot_mapping)
     rows = logits_rows_count(tokens, shapes.max_num_seqs)
     if num_reqs > rows:
         raise ValueError(f"a step of {num_reqs} requests: the bucket of {tokens} tokens samples at most {rows}")
@@ -216,11 +233,57 @@ def step_metadata(
         num_reqs=num_reqs,
         tokens=tokens,
         pages=pages,
+        decode=False,
         block_size=bs,
         slots=slots,
         page_ids=page_ids,
         visible_to=visibility(0),
         visible_from=visible_from,
+        logits_rows=logits_rows,
+    )
+
+
+def _decode_metadata(
+    shapes: StepShapes,
+    bucket: Bucket,
+    windows: list[int],
+    lens: torch.Tensor,
+    n_pages: torch.Tensor,
+    block_table: torch.Tensor,
+    slot_mapping: torch.Tensor,
+) -> SpyreAttentionMetadata:
+    """`step_metadata` of a decode step: request r is token r, its pages at r * pages."""
+    bs, num_reqs = shapes.block_size, lens.shape[0]
+    tokens, pages, _ = bucket
+    slots = padding_slots(shapes, tokens)
+    slots[:num_reqs] = slot_mapping[:num_reqs].to(torch.int64)
+    pos = lens - 1
+    index = torch.arange(pages)
+    mine = index[None, :] < n_pages[:, None]  # (requests, pages)
+    page_ids = torch.zeros(tokens, pages, dtype=torch.int64)
+    held = min(pages, block_table.shape[1])
+    page_ids[:num_reqs, :held] = torch.where(mine[:, :held], block_table[:num_reqs, :held].to(torch.int64), 0)
+
+    def visibility(shift: int) -> torch.Tensor:
+        out = torch.full((tokens, pages), -1.0)
+        d = (pos[:, None] - shift - index[None, :] * bs).clamp(-1, bs - 1)
+        out[:num_reqs] = torch.where(mine, d, -1).to(torch.float32)
+        return out
+
+    rows = logits_rows_count(tokens, shapes.max_num_seqs)
+    logits_rows = torch.zeros(rows, dtype=torch.int64)
+    logits_rows[:num_reqs] = torch.arange(num_reqs)
+    return SpyreAttentionMetadata(
+        num_actual_tokens=num_reqs,
+        num_reqs=num_reqs,
+        tokens=tokens,
+        pages=pages,
+        decode=True,
+        block_size=bs,
+        slots=slots,
+        page_ids=page_ids.reshape(-1),
+        visible_to=visibility(0),
+        visible_from={w: visibility(w) for w in windows},
         logits_rows=logits_rows,
     )
 
@@ -349,22 +412,44 @@ def paged_attention(
     v_cache[:, md.slots] = value.reshape(1, tokens, width)
 
     offsets = torch.arange(bs)
-
-    def pages(cache: torch.Tensor) -> torch.Tensor:  # (1, KVH, L, D)
-        # the pages' rows, page by page (the host computes each row's number from its page's)
-        rows = cache.view(-1, bs, width)[md.page_ids[:, None], offsets[None, :]]
-        return rows.view(md.pages * bs, kv_heads, dim).permute(1, 0, 2).unsqueeze(0)
-
-    keys, values = _repeat_kv(pages(k_cache), heads // kv_heads), _repeat_kv(pages(v_cache), heads // kv_heads)
+    length = md.pages * bs  # keys per request in a decode step; else of the step
     lanes = offsets.to(torch.float32)
     hi = md.visible_to[:, :, None]
     bias = torch.clamp(hi - lanes, max=0.0)
     if window is not None:
         lo = md.visible_from[window][:, :, None]
         bias = bias + torch.clamp(lanes - lo - 1.0, max=0.0)
-    bias = (bias * MASKED).reshape(1, 1, tokens, md.pages * bs).to(query.dtype)
+    bias = (bias * MASKED).to(query.dtype)  # (tokens, pages, block_size)
+
+    def rows(cache: torch.Tensor) -> torch.Tensor:
+        # the pages' rows, page by page (the host computes each row's number from its page's)
+        return cache.view(-1, bs, width)[md.page_ids[:, None], offsets[None, :]]
+
+    if md.decode:
+        # a batch of (KV head, request) pairs, a request's query heads of a KV head the rows of
+        # their products: the pages' rows are then the products' operands as gathered
+        n_rep = heads // kv_heads
+
+        def per_head(cache: torch.Tensor) -> torch.Tensor:  # (KVH, T, L, D)
+            return rows(cache).view(tokens, length, kv_heads, dim).permute(2, 0, 1, 3)
+
+        q = query.view(tokens, kv_heads, n_rep, dim).permute(1, 0, 2, 3)
+        mask = bias.reshape(1, tokens, 1, length)
+        out = torch.nn.functional.scaled_dot_product_attention(
+            q, per_head(k_cache), per_head(v_cache), attn_mask=mask, scale=scale
+        )
+        return out.permute(1, 0, 2, 3).reshape(tokens, heads, dim)
+
+    def every_page(cache: torch.Tensor) -> torch.Tensor:  # (1, KVH, L, D)
+        return rows(cache).view(length, kv_heads, dim).permute(1, 0, 2).unsqueeze(0)
+
+    keys, values = (
+        _repeat_kv(every_page(k_cache), heads // kv_heads),
+        _repeat_kv(every_page(v_cache), heads // kv_heads),
+    )
     q = query.permute(1, 0, 2).unsqueeze(0)
-    out = torch.nn.functional.scaled_dot_product_attention(q, keys, values, attn_mask=bias, scale=scale)
+    mask = bias.reshape(1, 1, tokens, length)
+    out = torch.nn.functional.scaled_dot_product_attention(q, keys, values, attn_mask=mask, scale=scale)
     return out.squeeze(0).permute(1, 0, 2)
 
 

@@ -22,7 +22,7 @@ PROMPT = "The history of the city begins with"
 NEW_TOKENS = 24
 ARGS = ["--max-model-len", "512", "--max-num-seqs", "4", "--max-num-batched-tokens", "32", "--dtype", "float32"]
 """Small steps (at most 32 tokens: the token buckets 1, 4, 16 and 32) keep the start-up short: it compiles
-and runs every (tokens, pages) bucket once."""
+and runs every bucket once."""
 
 STARTUP = re.compile(r"spyre start-up: .*")
 REQUEST = r"spyre request {id}-\S+: (.*)"

@@ -33,13 +33,20 @@ class HFRotary:
     head_size: int
     is_neox_style: bool
     cos_sin_cache: torch.Tensor
-    spyre_table: torch.Tensor | None = None
-    """The table (`hf_table`) as the step's program has it: its input, set while it is traced."""
+    spyre_inputs: tuple[torch.Tensor, torch.Tensor] | None = None
+    """`hf_inputs` as the step's program has them: its inputs, set while it is traced."""
 
-    def hf_table(self) -> torch.Tensor:
-        """(positions, 2 * rotary_dim): cos then sin, each its half of the rotated dims twice."""
+    def hf_inputs(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The table, (positions, 2 * rotary_dim): cos then sin, each its half of the rotated
+        dims twice; and rotate_half as a linear's weight, (rotary_dim, rotary_dim): the
+        signed permutation W with linear(x, W) = x @ W.T = cat(-x2, x1)."""
         cos, sin = self.cos_sin_cache.chunk(2, dim=-1)
-        return torch.cat([cos, cos, sin, sin], dim=-1)
+        dims, half = self.rotary_dim, self.rotary_dim // 2
+        swap = torch.zeros(dims, dims, dtype=self.cos_sin_cache.dtype)
+        lanes = torch.arange(half)
+        swap[lanes, lanes + half] = -1.0
+        swap[lanes + half, lanes] = 1.0
+        return torch.cat([cos, cos, sin, sin], dim=-1), swap
 
     def forward_native(
         self, positions: torch.Tensor, query: torch.Tensor, key: torch.Tensor | None = None
@@ -48,8 +55,8 @@ class HFRotary:
             return super().forward_native(positions, query, key)  # type: ignore[misc]
         positions = positions.flatten()
         rot = self.rotary_dim
-        # the step's program hands the table in as an input (runner.py); eagerly, it is made here
-        table = self.hf_table() if self.spyre_table is None else self.spyre_table
+        # the step's program hands these in as inputs (runner.py); eagerly, they are made here
+        table, swap = self.hf_inputs() if self.spyre_inputs is None else self.spyre_inputs
         cos_sin = table.index_select(0, positions)
         cos, sin = cos_sin[:, None, :rot], cos_sin[:, None, rot:]
 
@@ -57,8 +64,8 @@ class HFRotary:
             shape = x.shape
             x = x.view(positions.shape[0], -1, self.head_size)
             part = x[..., :rot] if rot < self.head_size else x
-            half = rot // 2
-            out = part * cos + torch.cat([-part[..., half:], part[..., :half]], dim=-1) * sin
+            turned = torch.nn.functional.linear(part.reshape(-1, rot), swap).view(part.shape)
+            out = part * cos + turned * sin
             if rot < self.head_size:
                 out = torch.cat([out, x[..., rot:]], dim=-1)
             return out.reshape(shape)

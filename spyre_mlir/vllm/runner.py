@@ -1,7 +1,7 @@
 """A served step as one program on the card (docs/vllm.md, "The step").
 
 `SpyreModelRunner` is vLLM's CPU model runner with the forward replaced: a step runs as one
-compiled program per (tokens, pages) bucket (buckets.py), from the token ids to the logits of
+compiled program per bucket (buckets.py), from the token ids to the logits of
 the rows vLLM samples, with every layer's attention and KV-cache update inside (attention.py).
 What crosses the host link per step is the token ids, positions, slots, page ids, the
 visibility numbers and the sampled rows' logits; the weights and the KV cache stay on the card.
@@ -41,7 +41,7 @@ from spyre_mlir.vllm.attention import (
     spare_blocks,
     step_shapes,
 )
-from spyre_mlir.vllm.buckets import StepShapes
+from spyre_mlir.vllm.buckets import Bucket, StepShapes
 from spyre_mlir.vllm.kernels import attention_kernels
 from spyre_mlir.vllm.layers import HFRotary
 from spyre_mlir.vllm.memory import DL16_BYTES
@@ -78,7 +78,7 @@ class DeviceForward:
         # (vLLM shares a rotary embedding between layers, and between models)
         rotary = {id(m): m for m in self.model.modules() if isinstance(m, HFRotary)}
         self.rotary = list(rotary.values())
-        self.tables = [torch.nn.Parameter(m.hf_table(), requires_grad=False) for m in self.rotary]
+        self.tables = [torch.nn.Parameter(t, requires_grad=False) for m in self.rotary for t in m.hf_inputs()]
         # the program's inputs: the parameters and the buffers (transformers' rotary frequencies
         # on the hardware-agnostic path), which the backend keeps on the card between calls; a
         # buffer as a parameter of its own copy (a graph's inputs must not alias one another);
@@ -99,8 +99,8 @@ class DeviceForward:
         }
         self.ids_dtype = _dtype(runner.input_ids)
         self.positions_dtype = _dtype(runner.positions)
-        self.programs: dict[tuple[int, int], Callable[..., Any]] = {}
-        self.attention: dict[tuple[int, int], frozenset[str]] = {}
+        self.programs: dict[Bucket, Callable[..., Any]] = {}
+        self.attention: dict[Bucket, frozenset[str]] = {}
         """Per program, the names of its attention kernels (kernels.py)."""
         self.last_attention: frozenset[str] = frozenset()
         """The attention kernels of the last step's program."""
@@ -116,19 +116,21 @@ class DeviceForward:
     def shapes(self) -> StepShapes:
         return self.runner.step_shapes
 
-    def template(self, tokens: int, pages: int) -> SpyreAttentionMetadata:
-        """Metadata of a step at the bucket (tokens, pages) that touches no request's data:
-        every token padding, every page the null block, no key visible."""
+    def template(self, bucket: Bucket) -> SpyreAttentionMetadata:
+        """Metadata of a step at the bucket that touches no request's data: every token
+        padding, every page the null block, no key visible."""
         shapes = self.shapes
+        tokens, pages, decode = bucket
         rows = logits_rows_count(tokens, shapes.max_num_seqs)
         return SpyreAttentionMetadata(
             num_actual_tokens=tokens,
             num_reqs=rows,
             tokens=tokens,
             pages=pages,
+            decode=decode,
             block_size=shapes.block_size,
             slots=padding_slots(shapes, tokens),
-            page_ids=torch.zeros(pages, dtype=torch.int64),
+            page_ids=torch.zeros(tokens * pages if decode else pages, dtype=torch.int64),
             visible_to=torch.full((tokens, pages), -1.0),
             visible_from={w: torch.full((tokens, pages), -1.0) for w in self.runner.windows},
             logits_rows=torch.zeros(rows, dtype=torch.int64),
@@ -145,14 +147,14 @@ class DeviceForward:
         layers = [layer for _, layer in self.layers()]
         kept = [layer.kv_cache for layer in layers]
         try:
-            for m, table in zip(self.rotary, tables):
-                m.spyre_table = table
+            for i, m in enumerate(self.rotary):
+                m.spyre_inputs = (tables[2 * i], tables[2 * i + 1])
             for i, layer in enumerate(layers):
                 layer.kv_cache = (caches[2 * i], caches[2 * i + 1])
             yield
         finally:
             for m in self.rotary:
-                m.spyre_table = None
+                m.spyre_inputs = None
             for layer, cache in zip(layers, kept):
                 layer.kv_cache = cache
 
@@ -187,11 +189,11 @@ class DeviceForward:
                 tracing_mode="fake",
             )(*example)
 
-    def program(self, tokens: int, pages: int) -> Callable[..., Any]:
-        key = (tokens, pages)
+    def program(self, key: Bucket) -> Callable[..., Any]:
+        tokens, pages, _ = key
         if key not in self.programs:
             start = time.perf_counter()
-            md = self.template(tokens, pages)
+            md = self.template(key)
             gm = self.trace(md)
             ids = torch.zeros(tokens, dtype=self.ids_dtype)
             pos = torch.zeros(tokens, dtype=self.positions_dtype)
@@ -215,24 +217,24 @@ class DeviceForward:
         ids[:n] = input_ids
         pos = positions.new_zeros(md.tokens)
         pos[:n] = positions
-        program = self.program(md.tokens, md.pages)
+        program = self.program(md.bucket)
         # the step's integer inputs, which the host hands the card once per step (its programs
         # read them as gather and scatter indices)
         index = [ids, pos, *(t for t in md.tensors() if not t.is_floating_point())]
         self.device.profile.add_transfer(sum(t.numel() * t.element_size() for t in index), self.device.config, "index")
         outs = program(*self.inputs(ids, pos, md))
-        self.last_attention = self.attention[md.tokens, md.pages]
+        self.last_attention = self.attention[md.bucket]
         return outs[0]
 
-    def warm_up(self) -> list[tuple[int, int]]:
+    def warm_up(self) -> list[Bucket]:
         """Every bucket compiled and run once (on the null block: no request's data)."""
         buckets = self.shapes.buckets
-        for tokens, pages in buckets:
-            md = self.template(tokens, pages)
-            ids = torch.zeros(tokens, dtype=self.ids_dtype)
-            pos = torch.zeros(tokens, dtype=self.positions_dtype)
+        for bucket in buckets:
+            md = self.template(bucket)
+            ids = torch.zeros(bucket.tokens, dtype=self.ids_dtype)
+            pos = torch.zeros(bucket.tokens, dtype=self.positions_dtype)
             with torch.inference_mode():
-                self.program(tokens, pages)(*self.inputs(ids, pos, md))
+                self.program(bucket)(*self.inputs(ids, pos, md))
         return buckets
 
 

@@ -11,7 +11,7 @@ engine calls:
   (`kv_cache_bytes`), or a `CardMemoryError` naming what does not fit;
 - `init_device`: the model runner is `SpyreModelRunner` (runner.py): each step one program
   on the card;
-- `compile_or_warm_up_model`: every (tokens, pages) bucket a step can take is compiled and run
+- `compile_or_warm_up_model`: every bucket a step can take (buckets.py) is compiled and run
   once, so a server compiles at start-up and not while serving; the count is logged.
 
 The worker runs where the model does (with vLLM's multiprocessing, in the worker process under
@@ -99,7 +99,7 @@ class SpyreWorker(CPUWorker):
         return super().determine_available_memory()
 
     def compile_or_warm_up_model(self) -> Any:
-        """Every (tokens, pages) bucket a step can run at (buckets.py), compiled and run once."""
+        """Every bucket a step can run at (buckets.py), compiled and run once."""
         times = super().compile_or_warm_up_model()
         if not self._compiled():
             return times
@@ -108,11 +108,12 @@ class SpyreWorker(CPUWorker):
         buckets = runner.device_forward.warm_up()
         logger.info(
             "spyre start-up: %d graphs compiled, %d loaded from the compile cache (%s), for the steps at %d "
-            "(tokens, pages) buckets: tokens %s, pages up to %d (blocks of %d tokens)",
+            "(tokens, pages) buckets, %d of them decode: tokens %s, pages up to %d (blocks of %d tokens)",
             STATS.compiles,
             STATS.cache_loads,
             cache_where(),
             len(buckets),
+            sum(b.decode for b in buckets),
             runner.step_shapes.token_buckets,
             runner.step_shapes.max_pages(runner.step_shapes.max_tokens),
             runner.step_shapes.block_size,

@@ -33,7 +33,7 @@ ARGS = ["--max-model-len", "128", "--max-num-seqs", "8", "--max-num-batched-toke
 
 STARTUP = re.compile(
     r"spyre start-up: (\d+) graphs compiled, (\d+) loaded from the compile cache .* for the steps at (\d+) "
-    r"\(tokens, pages\) buckets: tokens \[([\d, ]+)\], pages up to (\d+)"
+    r"\(tokens, pages\) buckets, (\d+) of them decode: tokens \[([\d, ]+)\], pages up to (\d+)"
 )
 REQUEST = re.compile(r"spyre request (\S+): ([\d.]+) ms simulated device time over (\d+) steps, (\d+) tokens")
 STEP = re.compile(r"spyre step \d+: (\d+) requests, (\d+) tokens: ([\d.]+) ms")
@@ -54,11 +54,11 @@ def eager(llama_dir):
     return tok, generate
 
 
-def _startup(log: str) -> tuple[int, int, int, list[int], int]:
+def _startup(log: str) -> tuple[int, int, int, int, list[int], int]:
     found = STARTUP.findall(log)
     assert len(found) == 1, found
-    compiled, loaded, buckets, tokens, pages = found[0]
-    return int(compiled), int(loaded), int(buckets), [int(b) for b in tokens.split(",")], int(pages)
+    compiled, loaded, buckets, decode, tokens, pages = found[0]
+    return int(compiled), int(loaded), int(buckets), int(decode), [int(b) for b in tokens.split(",")], int(pages)
 
 
 def _metrics(url: str) -> dict[str, float]:
@@ -134,10 +134,13 @@ def test_serve_answers_concurrent_requests_as_eager(llama_dir, eager, tmp_path):
     assert not server.left_behind  # the engine and its worker exited with the server
 
     log = server.log()
-    compiled, loaded, graphs, tokens, pages = _startup(log)
+    compiled, loaded, graphs, decode, tokens, pages = _startup(log)
     assert tokens == [1, 4, 16, 64]  # up to max_num_batched_tokens
     assert pages == 8  # 8 requests of one block (128 tokens)
-    assert graphs == 1 + 3 + 4 + 4  # (tokens, pages): 1 token reads 1 page; 4 read up to 4, then up to 8
+    # decode: 1, 4 and 16 (up to max_num_seqs) requests of 1 page; the others (tokens, pages): 4 tokens
+    # read up to 4 pages, 16 and 64 up to 8
+    assert decode == 3
+    assert graphs == decode + 3 + 4 + 4
     assert (compiled, loaded) == (graphs, 0)
     assert not SERVING_COMPILE.findall(log)  # serving compiled nothing
     # continuous batching: the concurrent requests shared steps
