@@ -26,9 +26,9 @@ takes that form unless it would gather more pages than the other (`step_metadata
     bias = (min(hi - o, 0) + min(o - lo - 1, 0)) * MASKED
 
 with hi(t, p) = clamp(pos(t) - start(p), -1, block_size - 1) (start(p): the position of the
-page's first key in its request; -1 where p is not the token's request's page, or padding) and lo the same
-of pos(t) - window (-1 without one), computed by the host from positions and block tables:
-small numbers (a value per token and page), exact in DL16. The bias is float arithmetic the
+page's first key in its request; -1 where p is padding or not the token's request's page) and
+lo the same of pos(t) - window (-1 without one), computed by the host from positions and block
+tables: small numbers (a value per token and page), exact in DL16. The bias is float arithmetic the
 device computes; a masked key's bias is at most -MASKED, whose exponential is 0.
 """
 

@@ -1,9 +1,10 @@
 """The vLLM tests run in the vLLM environment (`make vllm-test`: .venv-vllm, its own pins).
 
-Set-up for every test, as test/python's: the compile cache on disk off (SPYRE_CACHE=0: each test
-compiles what it checks; a test that checks the cache turns it on in its own temporary
-directory), no hub download (HF_HUB_OFFLINE=1), no usage report from vLLM, and vLLM's own
-cache (VLLM_CACHE_ROOT) in a temporary directory."""
+Set-up for every test, as test/python's: the default configuration, the compile cache on disk on,
+in a fresh directory for this run (SPYRE_CACHE_DIR: a program compiled twice in one run is
+loaded the second time, and a run neither reads nor fills the user's cache; a test that checks
+the cache gives it a directory of its own), no hub download (HF_HUB_OFFLINE=1), no usage
+report from vLLM, and vLLM's own cache (VLLM_CACHE_ROOT) in a temporary directory."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import contextlib
 import logging
 import os
 import string
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +21,8 @@ import pytest
 if TYPE_CHECKING:
     from spyre_mlir.vllm.clock import RequestTime, StepTime
 
-os.environ["SPYRE_CACHE"] = "0"
+os.environ.pop("SPYRE_CACHE", None)
+os.environ["SPYRE_CACHE_DIR"] = tempfile.mkdtemp(prefix="spyre-vllm-test-cache-")
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["VLLM_NO_USAGE_STATS"] = "1"
 
