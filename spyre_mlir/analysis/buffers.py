@@ -148,8 +148,7 @@ def kernel_buffers(
             bufs[f"t{j}"] = 2 * vectors
         return bufs
     if isinstance(op, spyre.GatherOp):
-        table = spyre.device_layout(op.table.type)
-        return {"rows": ext["n"] * -(-table.shape[1] // table.lanes)}  # each row's sticks
+        return {"rows": ext["n"] * op.row_sticks}
     if isinstance(op, spyre.ScatterOp):
         values = spyre.device_layout(op.values.type)
         return {"rows": ext["o"] * ext["n"] * -(-values.shape[2] // values.lanes)}

@@ -355,6 +355,13 @@ class GatherOp(IRDLOperation):
     def __init__(self, table: SSAValue, indices: SSAValue, result_type: Attribute):
         super().__init__(operands=[table, indices], result_types=[result_type])
 
+    @property
+    def row_sticks(self) -> int:
+        """The sticks a row of the table spans (what a gather moves per index), whatever the
+        table's layout."""
+        tab = device_layout(self.table.type)
+        return -(-tab.shape[1] // tab.lanes)
+
     def verify_(self) -> None:
         tab = device_layout(self.table.type, "'spyre.gather': table")
         res = device_layout(self.result.type, "'spyre.gather': result")

@@ -36,8 +36,8 @@ def lower_gather(plan: KernelPlan, core: int, box: Box) -> CoreCode:
     """Each core gathers its rows (all their sticks) into LX, then stores them in place."""
     op = plan.compute
     assert isinstance(op, spyre.GatherOp)
-    table, res = spyre.device_layout(op.table.type), spyre.device_layout(op.result.type)
-    sticks = -(-table.shape[1] // table.lanes)
+    res = spyre.device_layout(op.result.type)
+    sticks = op.row_sticks
     s_row, s_t = digit_stride(res, 0, 1), digit_stride(res, 1, F16_LANES)
     out: list[Ins] = []
     for ch in chunk_boxes(box, plan.dims, plan.chunks):
