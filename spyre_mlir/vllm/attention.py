@@ -212,20 +212,6 @@ def step_metadata(
     page_ids[:total_pages] = block_table[page_req, page_index].to(torch.int64)
     start = page_index * bs
     mine = req_of[:, None] == page_req[None, :]  # (tokens, total_pages)
-
-    def visibility(shift: int) -> torch.Tensor:
-        out = torch.full((tokens, pages), -1.0)
-        d = (pos[:, None] - shift - start[None, :]).clamp(-1, bs - 1)
-        out[:num_tokens, :total_pages] = torch.where(mine, d, -1).to(torch.float32)
-        return out
-
-    # lo(t, p) = -1 outside the token's request: its bias then comes from hi alone
-    visible_from = {}
-    for w in windows:
-        lo = torch.full((tokens, pages), -1.0)
-        d = (pos[:, None] - w - start[None, :]).clamp(-1, bs - 1)
-        lo[:num_tokens, :total_pages] = torch.where(mine, d, -1).to(torch.float32)
-        visible_from[w] = lo
     logits_rows = torch.zeros(rows, dtype=torch.int64)
     logits_rows[:num_reqs] = qsl[1:] - 1
     return SpyreAttentionMetadata(
@@ -237,10 +223,22 @@ def step_metadata(
         block_size=bs,
         slots=slots,
         page_ids=page_ids,
-        visible_to=visibility(0),
-        visible_from=visible_from,
+        visible_to=_visibility((tokens, pages), pos, start, mine, 0, bs),
+        visible_from={w: _visibility((tokens, pages), pos, start, mine, w, bs) for w in windows},
         logits_rows=logits_rows,
     )
+
+
+def _visibility(
+    shape: tuple[int, int], pos: torch.Tensor, start: torch.Tensor, mine: torch.Tensor, shift: int, bs: int
+) -> torch.Tensor:
+    """hi(t, p) (shift 0) or lo(t, p) (shift: the window), padded to the bucket's `shape`:
+    -1 where the page is not the token's request's (`mine` false) or padding, so that lo then
+    leaves the bias to hi alone. pos: each token's position; start: each page's first."""
+    out = torch.full(shape, -1.0)
+    d = (pos[:, None] - shift - start[None, :]).clamp(-1, bs - 1)
+    out[: mine.shape[0], : mine.shape[1]] = torch.where(mine, d, -1).to(torch.float32)
+    return out
 
 
 def _decode_metadata(
@@ -257,19 +255,11 @@ def _decode_metadata(
     tokens, pages, _ = bucket
     slots = padding_slots(shapes, tokens)
     slots[:num_reqs] = slot_mapping[:num_reqs].to(torch.int64)
-    pos = lens - 1
-    index = torch.arange(pages)
-    mine = index[None, :] < n_pages[:, None]  # (requests, pages)
+    pos, start = lens - 1, torch.arange(pages) * bs
+    mine = torch.arange(pages)[None, :] < n_pages[:, None]  # (requests, pages)
     page_ids = torch.zeros(tokens, pages, dtype=torch.int64)
-    held = min(pages, block_table.shape[1])
-    page_ids[:num_reqs, :held] = torch.where(mine[:, :held], block_table[:num_reqs, :held].to(torch.int64), 0)
-
-    def visibility(shift: int) -> torch.Tensor:
-        out = torch.full((tokens, pages), -1.0)
-        d = (pos[:, None] - shift - index[None, :] * bs).clamp(-1, bs - 1)
-        out[:num_reqs] = torch.where(mine, d, -1).to(torch.float32)
-        return out
-
+    # (vLLM's block table has a column per page of max_model_len, the most a decode bucket takes)
+    page_ids[:num_reqs] = torch.where(mine, block_table[:num_reqs, :pages].to(torch.int64), 0)
     rows = logits_rows_count(tokens, shapes.max_num_seqs)
     logits_rows = torch.zeros(rows, dtype=torch.int64)
     logits_rows[:num_reqs] = torch.arange(num_reqs)
@@ -282,8 +272,8 @@ def _decode_metadata(
         block_size=bs,
         slots=slots,
         page_ids=page_ids.reshape(-1),
-        visible_to=visibility(0),
-        visible_from={w: visibility(w) for w in windows},
+        visible_to=_visibility((tokens, pages), pos, start, mine, 0, bs),
+        visible_from={w: _visibility((tokens, pages), pos, start, mine, w, bs) for w in windows},
         logits_rows=logits_rows,
     )
 

@@ -89,9 +89,14 @@ class StepShapes:
         return _powers(1, 2, self.max_pages(tokens))
 
     @property
+    def max_decode_requests(self) -> int:
+        """The most requests a decode step holds (one token each)."""
+        return min(self.max_num_seqs, self.max_tokens)
+
+    @property
     def decode_token_buckets(self) -> list[int]:
-        """The token buckets a decode step (one token per request) can take."""
-        most = min(self.max_num_seqs, self.max_tokens)
+        """The token buckets a decode step can take: up to the first that holds its most."""
+        most = self.max_decode_requests
         return [t for t in self.token_buckets if t < most] + [next(t for t in self.token_buckets if t >= most)]
 
     @property
@@ -119,11 +124,8 @@ class StepShapes:
     def decode_bucket(self, requests: int, pages: int) -> Bucket:
         """The bucket of a decode step of `requests` requests (one token each) whose longest
         context holds `pages` pages."""
-        top = self.decode_token_buckets[-1]
-        if not 1 <= requests <= min(top, self.max_num_seqs):
-            raise ValueError(
-                f"a decode step of {requests} requests: the buckets hold 1 to {min(top, self.max_num_seqs)}"
-            )
+        if not 1 <= requests <= self.max_decode_requests:
+            raise ValueError(f"a decode step of {requests} requests: the buckets hold 1 to {self.max_decode_requests}")
         if not 0 <= pages <= self.decode_page_buckets[-1]:
             raise ValueError(
                 f"a decode step whose request reads {pages} KV-cache pages: at most {self.decode_page_buckets[-1]}"
