@@ -94,15 +94,6 @@ def assert_generated_doc_current(doc: Path, expected: str, command: str) -> None
         )
 
 
-def load_bench(name: str) -> Any:
-    """bench/<name>.py as a module (bench/ holds scripts, not a package), the compile cache
-    setting left as it was (spyre_mlir.report.sweep.load_bench: a bench turns the cache off for
-    its own process when loaded, which must not reach the tests that run after)."""
-    from spyre_mlir.report.sweep import load_bench as load
-
-    return load(name)
-
-
 class Fn(torch.nn.Module):
     """A function as a module (what torch.compile and the reference take)."""
 

@@ -4,7 +4,8 @@
 import json
 
 import pytest
-from helpers import load_bench
+
+from spyre_mlir.report.sweep import load_bench
 
 pytestmark = pytest.mark.slow  # the whole bench: make test, not make quick
 

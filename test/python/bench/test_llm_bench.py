@@ -1,7 +1,8 @@
 """bench/llm.py's roofline arithmetic: the bytes a decode step must move."""
 
-from helpers import load_bench
 from transformers import LlamaConfig, LlamaForCausalLM
+
+from spyre_mlir.report.sweep import load_bench
 
 
 def _llama(tied: bool) -> LlamaForCausalLM:

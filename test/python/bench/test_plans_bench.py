@@ -5,9 +5,9 @@ its docstring says."""
 import json
 
 import pytest
-from helpers import load_bench
 
 from spyre_mlir.analysis import cost
+from spyre_mlir.report.sweep import load_bench
 
 
 def test_contended_demands_are_the_largest_where_it_dominates_and_more_where_they_near_it():

@@ -3,9 +3,9 @@ the host runtime's parameters to published ratios."""
 
 import pytest
 import torch
-from helpers import load_bench
 from transformers import LlamaConfig, LlamaForCausalLM
 
+from spyre_mlir.report.sweep import load_bench
 from spyre_mlir.sim.host_timeline import Launch, schedule
 from spyre_mlir.target.config import RUNTIME_MODES, DeviceConfig
 

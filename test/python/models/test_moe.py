@@ -9,10 +9,11 @@ from __future__ import annotations
 import pytest
 import torch
 import transformers.integrations.moe  # noqa: F401  (registers torch.ops.transformers.grouped_mm_fallback)
-from helpers import Fn, check, load_bench
+from helpers import Fn, check
 from helpers import seeded_randn as randn
 
 from spyre_mlir.frontend.backend import STATS
+from spyre_mlir.report.sweep import load_bench
 from spyre_mlir.testing.criteria import U32, compare_model_outputs
 
 ROUTING = ("torch.aten.topk", "torch.transformers.grouped_mm_fallback", "torch.aten.index.Tensor", "torch.aten.histc")

@@ -18,12 +18,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from helpers import load_bench
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spyre_mlir.frontend.backend import get_device_model
 from spyre_mlir.layout import Layout
+from spyre_mlir.report.sweep import load_bench
 from spyre_mlir.sim import interpreter
 from spyre_mlir.sim.memory import DeviceMemory, LazyRowsTensor
 from spyre_mlir.sim.numerics import (

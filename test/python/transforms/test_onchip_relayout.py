@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from helpers import load_bench
 from xdsl.parser import Parser
 
 from spyre_mlir.dialects import spyre, spyre_isa
 from spyre_mlir.frontend.backend import get_device_model
 from spyre_mlir.lowering.convert_spyre_to_isa import ConvertSpyreToIsaPass
+from spyre_mlir.report.sweep import load_bench
 from spyre_mlir.runtime.host import Executable
 from spyre_mlir.sim.interpreter import DeviceModel
 from spyre_mlir.sim.memory import DeviceError
