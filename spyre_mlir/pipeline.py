@@ -80,6 +80,9 @@ class Optimizations:
     attention: bool = True
     """spyre-fuse{attention} (with row_groups): the scores product, the softmax and the context
     product in one kernel, the scores in LX."""
+    gathered_operands: bool = True
+    """spyre-fuse{gathered_operands}: a gather's rows read by the matmul or restickify that alone
+    reads them, from the table, never stored."""
     cost_split: bool = True
     """spyre-divide-work{strategy=cost}: matmul splits by estimated time (off: even)."""
     multicast: bool = True
@@ -131,6 +134,7 @@ def pipeline_passes(
             row_groups=opts.row_groups,
             epilogues=opts.epilogues,
             attention=opts.attention,
+            gathered_operands=opts.gathered_operands,
         ),
         *(
             [

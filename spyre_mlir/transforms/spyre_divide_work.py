@@ -34,7 +34,7 @@ from xdsl.utils.exceptions import PassFailedException
 from spyre_mlir.analysis.buffers import epilogue_sticks
 from spyre_mlir.analysis.cost import attention_chain, attention_seconds, matmul_shape, plan_matmul
 from spyre_mlir.dialects import spyre
-from spyre_mlir.dialects.spyre import epilogue, iteration_dims, kernel_form, kernel_iteration_dims, kernel_ops
+from spyre_mlir.dialects.spyre import iteration_dims, kernel_form, kernel_iteration_dims, kernel_ops
 from spyre_mlir.dialects.spyre.iteration import box_count, core_boxes, even_split
 from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.target.constants import STICK_BYTES
@@ -77,15 +77,15 @@ class SpyreDivideWorkPass(ModulePass):
                 continue
             dims = kernel_iteration_dims(kernel)
             split = None
-            ops = kernel_ops(kernel)
-            if (att := kernel_form(ops).attention) is not None:
+            form = kernel_form(kernel_ops(kernel))
+            if (att := form.attention) is not None:
                 split = attention_split(att, config, self.multicast)
                 chain = attention_chain(core_boxes(dims, split, config.cores)) if self.multicast else 1
                 if chain > 1:
                     kernel.multicast = spyre.MulticastAttr(chain)
-            elif self.strategy == "cost" and isinstance(ops[0], spyre.MatmulOp):
+            elif self.strategy == "cost" and isinstance(form.compute, spyre.MatmulOp):
                 split, multicast = self.cheapest_matmul_split(
-                    ops[0], epilogue_sticks(epilogue(ops)) if len(ops) > 1 else None, config
+                    form.compute, epilogue_sticks(form.epilogue) if form.epilogue is not None else None, config
                 )
                 if multicast > 1:
                     kernel.multicast = spyre.MulticastAttr(multicast)

@@ -58,7 +58,16 @@ program launch); views and transfers stay on the host side, between launches.
        %c = matmul %pv, %v
          -> %c = spyre.kernel "k0" (%q, %kt, %mask, %v) { the ops and views; spyre.yield %c }
 
-6. One kernel per remaining compute op (matmul, pointwise, reduce, gather, slice, restickify):
+6. Gathered operands (option `gathered_operands`, on by default): a gather whose result only a
+   matmul or a restickify reads, through views, as one operand, shares its kernel
+   (spyre.GatheredOperand): the op's loads of that operand gather the rows' sticks from the
+   table, and the gathered rows never reach DDR (the pages of a KV cache read once, by the
+   product or the keys' relayout):
+
+       %g = gather %cache[%rows]; %v = permute (reshape %g); %c = matmul %p, %v
+         -> %c = spyre.kernel "k0" (%p, %cache, %rows) { the gather, the views, the matmul }
+
+7. One kernel per remaining compute op (matmul, pointwise, reduce, gather, slice, restickify):
 
        %r = spyre.matmul %a, %b      ->   %r = spyre.kernel "k0" (%a, %b) { spyre.matmul; spyre.yield }
 
@@ -104,7 +113,7 @@ KERNEL_OPS = (
 @dataclass(frozen=True)
 class SpyreFusePass(ModulePass):
     """Group device compute ops into spyre.kernel launches: pointwise chains, row groups,
-    matmul epilogues, sliced concats and attention share a kernel; every other compute op is a
+    matmul epilogues, sliced concats, attention and gathers with their reader share a kernel; every other compute op is a
     kernel of its own."""
 
     name = "spyre-fuse"
@@ -127,6 +136,10 @@ class SpyreFusePass(ModulePass):
     attention: bool = True
     """The scores product, a row group on its rows and the product reading the group's result
     in one kernel (off: three launches, the scores through DDR)."""
+
+    gathered_operands: bool = True
+    """A gather and the matmul or restickify that alone reads its rows in one kernel (off: the
+    gathered rows through DDR)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.pointwise_chains:
@@ -185,6 +198,14 @@ class SpyreFusePass(ModulePass):
                     counter += 1
                 taken.add(f"{self.prefix}{counter}")
                 _group_kernel(f"{self.prefix}{counter}", [*slices, cat])
+        if self.gathered_operands:
+            for gather in [o for o in op.walk() if isinstance(o, spyre.GatherOp)]:
+                if isinstance(gather.parent_op(), spyre.KernelOp) or (ops := _gathered_ops(gather)) is None:
+                    continue
+                while f"{self.prefix}{counter}" in taken:
+                    counter += 1
+                taken.add(f"{self.prefix}{counter}")
+                _group_kernel(f"{self.prefix}{counter}", ops)
         for compute in list(op.walk()):
             if not isinstance(compute, KERNEL_OPS) or isinstance(
                 compute.parent_op(), spyre.KernelOp | spyre.PointwiseOp
@@ -542,6 +563,28 @@ def _closed_prefix(ordered: list[Operation], members: set[Operation]) -> list[Op
     if len(group) < 2 or escaping != [group[-1]] or not any(isinstance(o, spyre.ReduceOp) for o in group):
         return None
     return group
+
+
+def _gathered_ops(gather: spyre.GatherOp) -> list[Operation] | None:
+    """The gather, the views of its result and the matmul or restickify that alone reads it
+    (module docstring, 6.), in order; None where its result is read otherwise."""
+    views: list[Operation] = []
+    v: SSAValue = gather.result
+    while len(uses := list(v.uses)) == 1 and isinstance(uses[0].operation, spyre.ReshapeOp | spyre.PermuteOp):
+        views.append(uses[0].operation)
+        v = uses[0].operation.results[0]
+    if len(uses) != 1:
+        return None
+    user = uses[0].operation
+    if not isinstance(user, spyre.MatmulOp | spyre.RestickifyOp) or any(
+        o.parent_block() is not gather.parent_block() for o in (user, *views)
+    ):
+        return None
+    try:
+        spyre.gathered_operand([gather, user])
+    except ValueError:
+        return None
+    return [gather, *views, user]
 
 
 def _group_kernel(name: str, ops: list[Operation]) -> spyre.KernelOp:

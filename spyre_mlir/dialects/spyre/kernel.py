@@ -168,7 +168,8 @@ class KernelOp(IRDLOperation):
                 f"'spyre.kernel' @{self.sym_name.data}: holds one compute op (spyre.matmul, spyre.pointwise, "
                 f"spyre.reduce, spyre.gather, spyre.scatter, spyre.slice, spyre.concat or spyre.restickify), a matmul and its pointwise "
                 f"epilogue, a concat and slices it reads, a pointwise op and the sliced concats it reads, a row group "
-                f"of reductions and pointwise ops, or attention (a matmul, a row group, a matmul), and views; "
+                f"of reductions and pointwise ops, attention (a matmul, a row group, a matmul), or a gather and the "
+                f"matmul or restickify that reads its rows, and views; "
                 f"found {len(compute)} compute op(s)" + (f" and {', '.join(other)}" if other else "")
             )
         try:
@@ -195,7 +196,7 @@ class KernelOp(IRDLOperation):
                     f"{where}: {key} is not an attribute of spyre.kernel (its marks are the properties multicast, "
                     "core_order, resident_in, resident_out, onchip and lx_budget)"
                 )
-        matmul = compute[0] if isinstance(compute[0], MatmulOp) and form.attention is None else None
+        matmul = form.compute if isinstance(form.compute, MatmulOp) and form.attention is None else None
         pointwise = compute[0] if len(compute) == 1 and isinstance(compute[0], PointwiseOp) else None
         if self.multicast is not None and matmul is None and form.attention is None:
             raise VerifyException(

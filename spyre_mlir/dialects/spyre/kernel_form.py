@@ -1,7 +1,8 @@
 """What a kernel's compute ops may form, and what each form means to the passes: one op, a
 matmul and its pointwise epilogue, slices and the concat that reads them, a pointwise op and
 the sliced concats it reads, a row group (reductions and the pointwise ops around them), or
-attention (a matmul, a row group, a matmul, and maybe the restickify of the context).
+attention (a matmul, a row group, a matmul, and maybe the restickify of the context), or a
+gather whose rows a matmul or a restickify reads as an operand.
 
 `kernel_form` recognises a form (or raises ValueError saying why the ops form none); the
 `spyre.kernel` verifier requires one, and its split and chunks name the form's iteration dims
@@ -58,6 +59,8 @@ class KernelForm:
     sliced_inputs: tuple[int, ...] = ()
     """Of a pointwise compute op, the inputs that are concats of slices in the kernel, each
     read part by part from its slices' inputs (`pointwise_sliced_inputs`)."""
+    gathered: GatheredOperand | None = None
+    """Of a matmul or restickify, the operand a gather in the kernel makes (`gathered_operand`)."""
 
     def dims(self) -> list[IterDim]:
         if self.group is not None:
@@ -73,6 +76,9 @@ def kernel_form(ops: Sequence[Operation]) -> KernelForm:
     none."""
     if len(ops) == 1:
         return KernelForm(ops[0])
+    if isinstance(ops[0], GatherOp):
+        gathered = gathered_operand(ops)
+        return KernelForm(ops[1], gathered=gathered)
     matmul_last = isinstance(ops[-1], MatmulOp) or isinstance(ops[-1], RestickifyOp) and isinstance(ops[-2], MatmulOp)
     if isinstance(ops[0], MatmulOp) and matmul_last and len(ops) > 2:
         return KernelForm(None, attention=attention(ops))
@@ -83,6 +89,38 @@ def kernel_form(ops: Sequence[Operation]) -> KernelForm:
     if isinstance(ops[-1], PointwiseOp) and any(isinstance(o, ConcatOp) for o in ops):
         return KernelForm(ops[-1], sliced_inputs=pointwise_sliced_inputs(ops))
     return KernelForm(None, group=row_group(ops))
+
+
+@dataclass(frozen=True)
+class GatheredOperand:
+    """A gather whose result one matmul or restickify reads, through views, as one operand and
+    nothing else reads: the gather's rows are the operand's sticks (the views reinterpret the
+    gather's result, stick for stick), so each load of the operand the op's lowering issues is
+    a gather of those rows' sticks from the table instead, and the gather's result is never
+    stored. A page of a KV cache is then read once, by the product or the relayout that needs
+    it, where a gather kernel would write it to DDR for them to read again."""
+
+    gather: GatherOp
+    value: SSAValue
+    """The compute op's operand: the gather's result, or the last view of it."""
+
+
+def gathered_operand(ops: Sequence[Operation]) -> GatheredOperand:
+    """The gathered operand of a kernel of a gather and then the matmul or restickify that
+    reads its result (through views), or ValueError saying why the ops are not one."""
+    gather, compute = ops if len(ops) == 2 else (None, None)
+    if not isinstance(gather, GatherOp) or not isinstance(compute, MatmulOp | RestickifyOp):
+        raise ValueError(
+            "a gathered-operand kernel holds a spyre.gather and then the matmul or restickify that reads it"
+        )
+    v: SSAValue = gather.result
+    while len(uses := list(v.uses)) == 1 and isinstance(uses[0].operation, ReshapeOp | PermuteOp):
+        v = uses[0].operation.results[0]
+    if len(uses) != 1 or uses[0].operation is not compute:
+        raise ValueError("a gathered-operand kernel's gather is read by its matmul or restickify alone, through views")
+    if isinstance(compute, MatmulOp) and compute.lhs is compute.rhs:
+        raise ValueError("a gathered-operand kernel's matmul reads the gather's rows as one operand, not both")
+    return GatheredOperand(gather, v)
 
 
 def sliced_concat(ops: Sequence[Operation]) -> ConcatOp:

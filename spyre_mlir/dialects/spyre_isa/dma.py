@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import I64, IntegerAttr, TensorType
 from xdsl.ir import BlockArgument, SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
@@ -138,12 +138,15 @@ class DmaStoreOp(DmaOp):
 
 @irdl_op_definition
 class DmaGatherOp(IsaInstruction):
-    """Load table rows chosen at run time by host indices (patched at launch), whole sticks.
+    """Load table rows chosen at run time by host indices (patched at launch), whole sticks:
+    `row_sticks` of each row from its stick `first_stick[core]` on (0 when absent: a row's
+    first sticks, or all of them).
 
     for r in range(count):
         v = indices.flat[index_base[core] + r]                # 0 <= v < table rows
         for j in range(row_sticks):
-            lx[lx.base + r*lx.s0 + j*lx.s1] = table stick holding row v, columns 64j..64j+63
+            c = 64 * (first_stick[core] + j)
+            lx[lx.base + r*lx.s0 + j*lx.s1] = table stick holding row v, columns c..c+63
     """
 
     name = "spyre_isa.dma_gather"
@@ -153,14 +156,22 @@ class DmaGatherOp(IsaInstruction):
     index_base = prop_def(PerCoreAttr)
     count = prop_def(IntegerAttr[I64])
     row_sticks = prop_def(IntegerAttr[I64])
+    first_stick = opt_prop_def(PerCoreAttr)
     lx_access = prop_def(AccessAttr)
     assembly_format = (
-        "$table `[` $indices `[` $index_base `]` `count` $count `row_sticks` $row_sticks `]` `->` `lx` $lx_access "
-        "attr-dict `:` type($table) `,` type($indices)"
+        "$table `[` $indices `[` $index_base `]` `count` $count `row_sticks` $row_sticks (`from_stick` $first_stick^)? "
+        "`]` `->` `lx` $lx_access attr-dict `:` type($table) `,` type($indices)"
     )
 
     def __init__(
-        self, table: SSAValue, indices: SSAValue, index_base: PerCoreAttr, count: int, row_sticks: int, lx: AccessAttr
+        self,
+        table: SSAValue,
+        indices: SSAValue,
+        index_base: PerCoreAttr,
+        count: int,
+        row_sticks: int,
+        lx: AccessAttr,
+        first_stick: PerCoreAttr | None = None,
     ):
         self._build(
             operands=[table, indices],
@@ -169,6 +180,7 @@ class DmaGatherOp(IsaInstruction):
                 "count": i64_attr(count),
                 "row_sticks": i64_attr(row_sticks),
                 "lx_access": lx,
+                **({"first_stick": first_stick} if first_stick is not None else {}),
             },
         )
 
@@ -180,6 +192,17 @@ class DmaGatherOp(IsaInstruction):
         if len(layout.shape) != 2:
             raise VerifyException(f"'{self.name}': the table must be 2-D, got {layout.shape}")
         self._check_indexed_rows(self.indices, self.index_base, self.count, self.row_sticks, self.lx_access)
+        if self.first_stick is not None:
+            self._check_table("first_stick", self.first_stick)
+            sticks, row_sticks = -(-layout.shape[1] // layout.lanes), self.row_sticks.value.data
+            firsts = self.first_stick.table(1 if self.first_stick.is_uniform else self.n_cores())
+            if min(firsts) < 0:
+                raise VerifyException(f"'{self.name}': first_stick must be >= 0, got {min(firsts)}")
+            last = max(firsts)
+            if last + row_sticks > sticks:
+                raise VerifyException(
+                    f"'{self.name}': {row_sticks} sticks from stick {last} of a row of {layout.shape[1]} ({sticks} sticks)"
+                )
 
 
 @irdl_op_definition

@@ -69,9 +69,22 @@ def reduce(
 
 
 def gather_rows(
-    table: int, indices: int, index_base: int, count: int, row_sticks: int, lx_base: int, lx_strides: Sequence[int]
+    table: int,
+    indices: int,
+    index_base: int,
+    count: int,
+    row_sticks: int,
+    lx_base: int,
+    lx_strides: Sequence[int],
+    first_stick: int | None = None,
 ) -> Ins:
-    return Ins(("gather", table, indices, count, row_sticks, tuple(lx_strides)), (index_base, lx_base))
+    """`row_sticks` sticks of each of `count` table rows (from stick `first_stick` of a row on;
+    None: from its first) picked by the indices from `index_base` on, into LX."""
+    if first_stick is None:
+        return Ins(("gather", table, indices, count, row_sticks, tuple(lx_strides), False), (index_base, lx_base))
+    return Ins(
+        ("gather", table, indices, count, row_sticks, tuple(lx_strides), True), (index_base, lx_base, first_stick)
+    )
 
 
 def scatter_rows(
@@ -149,9 +162,15 @@ def build(ins: Ins, tables: list[spyre_isa.PerCoreAttr], args: Sequence[SSAValue
             return spyre_isa.SfpSelectOp(accs[0], accs[1], accs[2], dst, sizes)
         return spyre_isa.SFP_BINARY[fn](accs[0], accs[1] if len(accs) > 1 else imm, dst, sizes)
     if kind == "gather":
-        _, table, indices, count, row_sticks, lx_s = ins.key
+        _, table, indices, count, row_sticks, lx_s, offset = ins.key
         return spyre_isa.DmaGatherOp(
-            args[table], args[indices], tables[0], count, row_sticks, spyre_isa.access(tables[1], lx_s)
+            args[table],
+            args[indices],
+            tables[0],
+            count,
+            row_sticks,
+            spyre_isa.access(tables[1], lx_s),
+            tables[2] if offset else None,
         )
     if kind == "scatter":
         _, out, indices, count, row_sticks, lx_s = ins.key

@@ -28,6 +28,10 @@ from spyre_mlir.dialects.spyre.iteration import Box, IterDim, chunk_boxes
 from spyre_mlir.layout import Layout
 from spyre_mlir.target.constants import STICK_BYTES
 
+GATHERED = 1 << 30
+"""The argument index a lowering's loads of a gathered operand name (`KernelPlan.arg`): past
+every program's arguments, so that one left unrewritten fails to build."""
+
 
 class LxSticks(dict[str, int]):
     """A kernel's LX plan in sticks, by buffer name. A buffer the code needs and the plan does
@@ -60,6 +64,9 @@ class KernelPlan:
     attention: spyre.Attention | None
     sliced_inputs: tuple[int, ...]
     """A pointwise op's inputs that are sliced concats (KernelForm.sliced_inputs)."""
+    gathered: spyre.GatheredOperand | None
+    """The compute op's operand a gather in the kernel makes: `arg` names it `GATHERED`, and
+    the loads of it become gathers (gathered.py, `gathered_loads`)."""
     dims: tuple[IterDim, ...]
     boxes: tuple[Box | None, ...]
     """Each core's box (None: an idle core)."""
@@ -85,9 +92,12 @@ class KernelPlan:
     """A matmul's multicast chains, by core (`multicast_groups`)."""
 
     def arg(self, v: SSAValue) -> int:
-        """Program argument index of a kernel value (inputs, then the output)."""
+        """Program argument index of a kernel value (inputs, then the output; `GATHERED` for
+        a gathered operand, which no program argument holds)."""
         if v in self.arg_index:
             return self.arg_index[v]
+        if self.gathered is not None and v is self.gathered.value:
+            return GATHERED
         return len(self.args)  # the kernel's single result
 
     @property
@@ -137,6 +147,8 @@ def kernel_plan(
     sizes = KernelBuffers(kernel, boxes).sizes(chunks, double=True, stationary="a_block" in lx)
     placed = _placed_buffers(name, lx, sizes, lx_bytes // STICK_BYTES)
     _check_layouts(name, compute, form.attention)
+    if form.gathered is not None:
+        _check_layouts(name, form.gathered.gather, None)
     if onchip is not None:
         lowered: type = spyre.OnchipAttr
     elif form.group is not None:
@@ -158,6 +170,7 @@ def kernel_plan(
         group=form.group,
         attention=form.attention,
         sliced_inputs=form.sliced_inputs,
+        gathered=form.gathered,
         dims=dims,
         boxes=tuple(boxes),
         cores=cores,

@@ -166,11 +166,13 @@ class GatherPlan(_IndexedRowsPlan):
     """DMA of table rows picked at run time by the host indices handed over at launch."""
 
     engine = "dma_in"
-    PER_CORE = ("index_base", "lx_pos", "lx_idx")
+    PER_CORE = ("index_base", "first_stick", "lx_pos", "lx_idx")
 
     def __init__(self, op: spyre_isa.DmaGatherOp, kernel: str, index: int, n: int, config: DeviceConfig):
         assert isinstance(op.table, BlockArgument)
         super().__init__(op, kernel, index, n, config, op.table)
+        first = op.first_stick.table(n) if op.first_stick is not None else [0] * n
+        self.first_stick = np.asarray(first, dtype=np.int64)
         steps = self.ddr_layout.dim_stick_steps()
         if steps is not None and self.ddr_layout.stick_dim == 1:  # (a table read as it is: spyre.table_rows)
             self.s_row, self.s_stick = steps
@@ -187,7 +189,8 @@ class GatherPlan(_IndexedRowsPlan):
         if rows.size and (rows.min() < 0 or rows.max() >= vocab):
             bad = int(rows[(rows < 0) | (rows >= vocab)][0])
             raise DeviceError(f"{self.where}: index {bad} is out of range for a table of {vocab} rows")
-        pos = (rows * self.s_row)[:, :, None] + (np.arange(self.row_sticks) * self.s_stick)[None, None, :]
+        sticks = (self.first_stick[:, None] + np.arange(self.row_sticks)[None, :]) * self.s_stick
+        pos = (rows * self.s_row)[:, :, None] + sticks[:, None, :]
         pos = pos.reshape(len(cores), -1)
         if model.sanitizer and check:
             model.sanitizer.ddr_access(self.where, cores, self.ddr_arg, table, pos, write=False)

@@ -259,3 +259,53 @@ def test_page_gather_takes_each_cores_rows_at_once():
     assert gathers and {op.count.value.data for op in gathers} == {
         len(pages) * block // get_device_model().config.cores
     }, [str(op) for op in gathers]
+
+
+def decode_attention(
+    q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, pages: torch.Tensor
+) -> torch.Tensor:
+    """A decode step's attention as spyre_mlir/vllm/attention.py traces it: 4 requests of 2
+    pages of 16 slots, 2 KV heads of 64 (2 sticks a row), 2 query heads per KV head; each
+    request's query heads against its own pages."""
+    requests, kv_heads, n_rep, dim = 4, 2, 2, 64
+
+    def per_head(cache: torch.Tensor) -> torch.Tensor:  # (KVH, requests, keys, dim)
+        picked = cache.view(-1, BLOCK, kv_heads * dim)[pages[:, None], torch.arange(BLOCK)[None, :]]
+        return picked.view(requests, -1, kv_heads, dim).permute(2, 0, 1, 3)
+
+    query = q.view(requests, kv_heads, n_rep, dim).permute(1, 0, 2, 3)
+    out = torch.nn.functional.scaled_dot_product_attention(query, per_head(k_cache), per_head(v_cache), scale=0.125)
+    return out.permute(1, 0, 2, 3).reshape(requests, kv_heads * n_rep, dim)
+
+
+def test_pages_are_read_by_the_ops_that_need_them():
+    """Each gather of the pages shares its kernel with the op that alone reads its rows (the
+    keys' relayout, the values' product: spyre.GatheredOperand): the same bits as with the
+    gathers' own kernels (`gathered_operands` off), two launches fewer, and the gathered rows
+    never written to DDR and read back (less DDR traffic by twice their bytes, per cache)."""
+    gen = torch.Generator().manual_seed(8)
+    k_cache, v_cache = (torch.from_numpy(_rounded(torch.randn(1, BLOCKS * BLOCK, 128, generator=gen))) for _ in "kv")
+    q = torch.from_numpy(_rounded(torch.randn(4, 4, 64, generator=gen)))
+    pages = torch.randperm(BLOCKS, generator=gen)[:8]
+    prof = get_device_model().profile
+    runs = {}
+    for disable in ([], ["gathered_operands"]):
+        compiled = torch.compile(decode_attention, backend="spyre", options={"disable": disable, "strict": True})
+        first = len(prof.kernels)
+        with torch.no_grad():
+            out = compiled(q, k_cache, v_cache, pages)
+        kernels = prof.kernels[first:]
+        runs[bool(disable)] = (out, len(kernels), sum(k.ddr_read_bytes + k.ddr_write_bytes for k in kernels))
+    (fused, n_fused, bytes_fused), (apart, n_apart, bytes_apart) = runs[False], runs[True]
+    np.testing.assert_array_equal(fused.numpy(), apart.numpy())
+    want = decode_attention(q, k_cache, v_cache, pages)
+    # the scores rounded to DL16 (|s| u), shifted by their maximum and rounded again (2 |s| u),
+    # the exponentials and their sum (a few u): the weights' relative error, over a weighted
+    # mean of the values (exact in DL16), then the output's rounding
+    keys = k_cache.view(-1, BLOCK, 128)[pages].view(4, -1, 2, 64).permute(2, 0, 1, 3)
+    s = 0.125 * (q.view(4, 2, 2, 64).permute(1, 0, 2, 3) @ keys.transpose(-1, -2)).abs().max()
+    bound = float((4 * s + 4) * DL16.unit_roundoff * v_cache.abs().max())
+    np.testing.assert_allclose(fused.numpy(), want.numpy(), rtol=0, atol=bound)
+    gathered = 2 * len(pages) * BLOCK * 128 * 2  # both caches' picked rows, DL16
+    assert n_fused == n_apart - 2, (n_fused, n_apart)
+    assert bytes_apart - bytes_fused >= 2 * gathered, (bytes_apart, bytes_fused, gathered)

@@ -180,9 +180,14 @@ def test_k_split_stays_within_the_dl16_bound(optimized):
 
 
 def test_every_switch_is_known():
-    assert set(BIT_EXACT) | {"pointwise_chains", "epilogues", "k_split", "stationary_a", "attention"} == {
-        f for f in Optimizations.__dataclass_fields__
-    }
+    assert set(BIT_EXACT) | {
+        "pointwise_chains",
+        "epilogues",
+        "k_split",
+        "stationary_a",
+        "attention",
+        "gathered_operands",
+    } == {f for f in Optimizations.__dataclass_fields__}
     with pytest.raises(ValueError, match="unknown optimisation"):
         Optimizations().without("fusion")
 

@@ -417,7 +417,7 @@ spyre.yield %0 : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], strid
   "test.op"() : () -> ()
   spyre.yield %y : tensor<4x256xf16, #spyre.layout<device_size = [4, 4, 64], stride_map = [64, 256, 1]>>
 }
-// CHECK: {{^}}'spyre.kernel' @k: holds one compute op (spyre.matmul, spyre.pointwise, spyre.reduce, spyre.gather, spyre.scatter, spyre.slice, spyre.concat or spyre.restickify), a matmul and its pointwise epilogue, a concat and slices it reads, a pointwise op and the sliced concats it reads, a row group of reductions and pointwise ops, or attention (a matmul, a row group, a matmul), and views; found 1 compute op(s) and test.op{{$}}
+// CHECK: {{^}}'spyre.kernel' @k: holds one compute op (spyre.matmul, spyre.pointwise, spyre.reduce, spyre.gather, spyre.scatter, spyre.slice, spyre.concat or spyre.restickify), a matmul and its pointwise epilogue, a concat and slices it reads, a pointwise op and the sliced concats it reads, a row group of reductions and pointwise ops, attention (a matmul, a row group, a matmul), or a gather and the matmul or restickify that reads its rows, and views; found 1 compute op(s) and test.op{{$}}
 
 // -----
 

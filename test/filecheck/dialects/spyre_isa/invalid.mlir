@@ -538,6 +538,17 @@ spyre_isa.program @g(%tab: tensor<50x64xf16, #spyre.layout<device_size = [1, 50,
 
 // -----
 
+// A gather of one stick from each row's second (a KV head's of a cache row): a row of 128
+// holds two sticks, so from stick 2 is past it.
+spyre_isa.program @g2(%tab: tensor<50x128xf16, #spyre.layout<device_size = [50, 2, 64], stride_map = [128, 64, 1]>>, %ids: tensor<2x5xsi64>, %out: tensor<10x64xf16, #spyre.layout<device_size = [1, 10, 64], stride_map = [64, 64, 1]>>) inputs 2 {
+  spyre_isa.stream cores [0 to 1] {
+    spyre_isa.dma_gather %tab[%ids[[0, 5]] count 5 row_sticks 1 from_stick [1, 2]] -> lx [0, strides = [1, 1]] : tensor<50x128xf16, #spyre.layout<device_size = [50, 2, 64], stride_map = [128, 64, 1]>>, tensor<2x5xsi64>
+  }
+}
+// CHECK: {{^}}'spyre_isa.dma_gather': 1 sticks from stick 2 of a row of 128 (2 sticks){{$}}
+
+// -----
+
 spyre_isa.program @sc(%cache: tensor<2x8x64xf16, #spyre.layout<device_size = [2, 8, 1, 1, 64], stride_map = [512, 64, 64, 1024, 1]>>, %pos: tensor<1xsi64>, %out: tensor<2x8x64xf16, #spyre.layout<device_size = [2, 8, 1, 1, 64], stride_map = [512, 64, 64, 1024, 1]>>) inputs 2 {
   spyre_isa.stream cores [0 to 1] {
     spyre_isa.dma_scatter lx [0, strides = [1, 1]] -> %out[[0, 2], %pos[[0]] count 1 row_sticks 1] : tensor<2x8x64xf16, #spyre.layout<device_size = [2, 8, 1, 1, 64], stride_map = [512, 64, 64, 1024, 1]>>, tensor<1xsi64>
