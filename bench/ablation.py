@@ -106,6 +106,27 @@ def _minilm():
     return run, (batch["input_ids"], batch["attention_mask"])
 
 
+def _paged_decode():
+    """A decode step's paged attention as spyre_mlir/vllm/attention.py traces it, at SmolLM2's
+    shape: 16 requests of 4 pages of 128 slots, 3 KV heads of 64, 3 query heads each."""
+    requests, pages, block, kv_heads, n_rep, dim = 16, 4, 128, 3, 3, 64
+    g = torch.Generator().manual_seed(0)
+    caches = [torch.randn(1, (requests * pages + 8) * block, kv_heads * dim, generator=g) for _ in "kv"]
+    q = torch.randn(requests, kv_heads * n_rep, dim, generator=g)
+    page_ids = torch.randperm(requests * pages + 8, generator=g)[: requests * pages]
+
+    def run(q, k_cache, v_cache, page_ids):
+        def per_head(cache):  # (KV heads, requests, keys, dim)
+            rows = cache.view(-1, block, kv_heads * dim)[page_ids[:, None], torch.arange(block)[None, :]]
+            return rows.view(requests, pages * block, kv_heads, dim).permute(2, 0, 1, 3)
+
+        query = q.view(requests, kv_heads, n_rep, dim).permute(1, 0, 2, 3)
+        out = torch.nn.functional.scaled_dot_product_attention(query, per_head(k_cache), per_head(v_cache), scale=0.125)
+        return out.permute(1, 0, 2, 3).reshape(requests, kv_heads * n_rep, dim)
+
+    return run, (q, *caches, page_ids)
+
+
 WORKLOADS = [
     Workload("matmul_512x4096x4096", _matmul(512, 4096, 4096), MATMUL_OFF, -0.69, "matmul tiling/layout, best shape"),
     Workload("matmul_128x768x3072", _matmul(128, 768, 3072), MATMUL_OFF, -0.29, "matmul tiling/layout, least gain"),
@@ -115,6 +136,7 @@ WORKLOADS = [
     ),
     Workload("softmax_512x1024_32core", _softmax, ["row_groups"], -0.27, "softmax 32.51 -> 23.67 us, LX scheduling"),
     Workload("mlp_512x768x3072", _mlp, ["epilogues"], -0.17, "fused MLP-style kernel, util ~2/3 -> ~80%"),
+    Workload("paged_decode_16x4", _paged_decode, ["gathered_operands"], None, ""),
     Workload("bert_layer_seq128", _bert_layer, "all", None, ""),
     Workload("minilm_seq128", _minilm, "all", None, ""),
 ]
