@@ -58,6 +58,9 @@ class KernelBuffers:
         form = kernel_form(self.ops)
         self.epilogue, self.group, self.attention = form.epilogue, form.group, form.attention
         self.compute = form.compute
+        self.transposed_b = form.gathered is not None and form.gathered.transposed is not None
+        """A matmul whose B tiles are gathered and transposed in LX (spyre.GatheredOperand): the
+        gathered rows need a B tile's sticks of their own (`gathered`)."""
         """The compute op (a matmul with its epilogue, a concat with the slices it reads), or
         None for a row group."""
         self.dims = form.dims()
@@ -78,6 +81,7 @@ class KernelBuffers:
 
         the compute op's buffers (kernel_buffers, or row_group_buffers for a row group)
         + an epilogue's (epilogue_buffers)
+        + gathered = rhs           a matmul whose B tiles are gathered and transposed in LX
         + acc_in = acc             a matmul split along k: the next k part's partial sums
         + rhs_1 .. = rhs           multicast: B tiles arrive from heads at different distances
         + name_1 = name            `double`: the tiles DMA streams (lhs, rhs but multicast,
@@ -92,6 +96,8 @@ class KernelBuffers:
             assert self.compute is not None
             a_block = self.a_block if stationary else 0
             bufs = kernel_buffers(self.compute, ext, self.a_resident, self.epilogue is not None, a_block)
+        if self.transposed_b:
+            bufs["gathered"] = bufs["rhs"]
         if self.epilogue is not None:
             bufs.update(epilogue_buffers(self.epilogue, ext["m"], ext["n"]))
         if self.k_split:

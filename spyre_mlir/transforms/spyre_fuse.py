@@ -61,8 +61,10 @@ program launch); views and transfers stay on the host side, between launches.
 6. Gathered operands (option `gathered_operands`, on by default): a gather whose result only a
    matmul or a restickify reads, through views, as one operand, shares its kernel
    (spyre.GatheredOperand): the op's loads of that operand gather the rows' sticks from the
-   table, and the gathered rows never reach DDR (the pages of a KV cache read once, by the
-   product or the keys' relayout):
+   table, and the gathered rows never reach DDR (the pages of a KV cache read once). Where
+   the restickify transposes whole 64 x 64 blocks and a matmul alone reads its result as B
+   (the keys as K^T), the matmul joins too: each block of its B tiles is gathered and
+   transposed in LX, and K^T never reaches DDR either:
 
        %g = gather %cache[%rows]; %v = permute (reshape %g); %c = matmul %p, %v
          -> %c = spyre.kernel "k0" (%p, %cache, %rows) { the gather, the views, the matmul }
@@ -580,6 +582,19 @@ def _gathered_ops(gather: spyre.GatherOp) -> list[Operation] | None:
         o.parent_block() is not gather.parent_block() for o in (user, *views)
     ):
         return None
+    if isinstance(user, spyre.RestickifyOp):  # a block transpose read by a matmul as its B: that matmul's too
+        after: list[Operation] = []
+        v = user.result
+        while len(uses := list(v.uses)) == 1 and isinstance(uses[0].operation, spyre.ReshapeOp | spyre.PermuteOp):
+            after.append(uses[0].operation)
+            v = uses[0].operation.results[0]
+        mm = uses[0].operation if len(uses) == 1 else None
+        if isinstance(mm, spyre.MatmulOp) and all(o.parent_block() is gather.parent_block() for o in (mm, *after)):
+            try:
+                spyre.gathered_operand([gather, user, mm])
+                return [gather, *views, user, *after, mm]
+            except ValueError:
+                pass
     try:
         spyre.gathered_operand([gather, user])
     except ValueError:

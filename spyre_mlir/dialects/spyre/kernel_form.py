@@ -78,7 +78,7 @@ def kernel_form(ops: Sequence[Operation]) -> KernelForm:
         return KernelForm(ops[0])
     if isinstance(ops[0], GatherOp):
         gathered = gathered_operand(ops)
-        return KernelForm(ops[1], gathered=gathered)
+        return KernelForm(ops[-1], gathered=gathered)
     matmul_last = isinstance(ops[-1], MatmulOp) or isinstance(ops[-1], RestickifyOp) and isinstance(ops[-2], MatmulOp)
     if isinstance(ops[0], MatmulOp) and matmul_last and len(ops) > 2:
         return KernelForm(None, attention=attention(ops))
@@ -102,25 +102,56 @@ class GatheredOperand:
 
     gather: GatherOp
     value: SSAValue
-    """The compute op's operand: the gather's result, or the last view of it."""
+    """The compute op's operand: the gather's result, or the last view of it (or of the
+    transpose's result)."""
+    transposed: RestickifyOp | None = None
+    """A block transpose between the gather and a matmul's B (a page's keys as K^T): each
+    64 x 64 block of a B tile is gathered as 64 rows' stick and transposed in LX."""
+
+
+def _read_through_views(v: SSAValue) -> tuple[SSAValue, Operation | None]:
+    """The last single-use view of `v` (or `v`) and the one op that reads it (None: several)."""
+    while len(uses := list(v.uses)) == 1 and isinstance(uses[0].operation, ReshapeOp | PermuteOp):
+        v = uses[0].operation.results[0]
+    return v, uses[0].operation if len(uses) == 1 else None
 
 
 def gathered_operand(ops: Sequence[Operation]) -> GatheredOperand:
     """The gathered operand of a kernel of a gather and then the matmul or restickify that
-    reads its result (through views), or ValueError saying why the ops are not one."""
-    gather, compute = ops if len(ops) == 2 else (None, None)
-    if not isinstance(gather, GatherOp) or not isinstance(compute, MatmulOp | RestickifyOp):
+    reads its result (through views), or of a gather, a block transpose of its rows and the
+    matmul that reads the transpose as its B; ValueError saying why the ops are not one."""
+    if len(ops) not in (2, 3) or not isinstance(ops[0], GatherOp):
         raise ValueError(
-            "a gathered-operand kernel holds a spyre.gather and then the matmul or restickify that reads it"
+            "a gathered-operand kernel holds a spyre.gather and then the matmul or restickify that reads it "
+            "(or a restickify and the matmul that reads it)"
         )
-    v: SSAValue = gather.result
-    while len(uses := list(v.uses)) == 1 and isinstance(uses[0].operation, ReshapeOp | PermuteOp):
-        v = uses[0].operation.results[0]
-    if len(uses) != 1 or uses[0].operation is not compute:
+    gather, compute = ops[0], ops[-1]
+    transposed = ops[1] if len(ops) == 3 else None
+    first = transposed or compute
+    if not isinstance(compute, MatmulOp | RestickifyOp) or not isinstance(first, MatmulOp | RestickifyOp):
+        raise ValueError("a gathered-operand kernel's gather is read by a spyre.matmul or a spyre.restickify")
+    v, user = _read_through_views(gather.result)
+    if user is not first:
         raise ValueError("a gathered-operand kernel's gather is read by its matmul or restickify alone, through views")
-    if isinstance(compute, MatmulOp) and compute.lhs is compute.rhs:
+    if isinstance(transposed, RestickifyOp):
+        src, dst = device_layout(transposed.input.type), device_layout(transposed.result.type)
+        if (
+            not isinstance(compute, MatmulOp)
+            or transpose_row_dim(src, dst) is None
+            or src.stick_dim is None
+            or dst.stick_dim is None
+            or src.host_shape[src.stick_dim] % TRANSPOSE_BLOCK
+            or dst.host_shape[dst.stick_dim] % TRANSPOSE_BLOCK
+        ):
+            raise ValueError("a gathered-operand kernel's restickify before its matmul transposes whole 64 x 64 blocks")
+        v, user = _read_through_views(transposed.result)
+        if user is not compute or compute.rhs is not v or compute.lhs is v:
+            raise ValueError("a gathered-operand kernel's transposed rows are its matmul's B alone")
+    elif transposed is not None:
+        raise ValueError("a gathered-operand kernel's op between its gather and its matmul is a restickify")
+    elif isinstance(compute, MatmulOp) and compute.lhs is compute.rhs:
         raise ValueError("a gathered-operand kernel's matmul reads the gather's rows as one operand, not both")
-    return GatheredOperand(gather, v)
+    return GatheredOperand(gather, v, transposed if isinstance(transposed, RestickifyOp) else None)
 
 
 def sliced_concat(ops: Sequence[Operation]) -> ConcatOp:

@@ -66,7 +66,7 @@ class KernelPlan:
     """A pointwise op's inputs that are sliced concats (KernelForm.sliced_inputs)."""
     gathered: spyre.GatheredOperand | None
     """The compute op's operand a gather in the kernel makes: `arg` names it `GATHERED`, and
-    the loads of it become gathers (gathered.py, `gathered_loads`)."""
+    the loads of it become gathers (gathered.py, `GatheredLoads`)."""
     dims: tuple[IterDim, ...]
     boxes: tuple[Box | None, ...]
     """Each core's box (None: an idle core)."""

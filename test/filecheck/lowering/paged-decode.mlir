@@ -6,19 +6,21 @@
 // pages' rows are gathered from each cache, the keys' then relayouted (K^T, sticked along the
 // keys) for the scores product, the values' read by the context product as they are.
 //
-// Each gather shares its kernel with the op that alone reads its rows (spyre.GatheredOperand):
-// the keys' with their relayout, the values' with the context product. Their loads of the
-// gathered operand are gathers of one KV head's stick of each row (`from_stick`: the head of
-// the core's matrices), and the gathered rows never reach DDR. Apart (APART), each gather is a
-// kernel of its own that stores the rows, which the relayout and the product load again.
+// Each gather shares its kernel with the ops that alone read its rows (spyre.GatheredOperand):
+// the keys' with their relayout and the scores product (each 64 x 64 block of a B tile
+// gathered as one KV head's stick of 64 rows, `from_stick`: the head of the core's matrix,
+// and transposed in LX), the values' with the context product (its B tiles gathered as they
+// are). Neither the gathered rows nor K^T reach DDR. Apart (APART), each gather is a kernel of
+// its own that stores the rows, which the relayout and the product load again.
 
 // CHECK-LABEL: func.func @main
-// CHECK:         spyre.kernel "{{.*}}"(%{{.*}}, %{{.*}}) : (tensor<256x128xf16
+// CHECK:         spyre.kernel "{{.*}}"(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<256x128xf16
 // CHECK-NEXT:    ^
 // CHECK-NEXT:      spyre.gather
 // CHECK-NEXT:      spyre.reshape
 // CHECK:           spyre.permute
 // CHECK:           spyre.restickify
+// CHECK-NEXT:      spyre.matmul
 // CHECK-NEXT:      spyre.yield
 // CHECK:         spyre.kernel "{{.*}}"(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<256x128xf16
 // CHECK-NEXT:    ^
@@ -35,13 +37,15 @@
 // APART:           spyre.gather
 // APART-NEXT:      spyre.yield
 
-// ISA:     spyre_isa.program
-// ISA-NOT: spyre_isa.program @{{.*}}(%in0: tensor<256x128xf16{{.*}}, %in1: tensor<2x64xsi64>, %out: tensor<128x128xf16
-// ISA:     spyre_isa.dma_gather %in0[%in1[[0, 64, 0, 64]] count 64 row_sticks 1 from_stick [0, 0, 1, 1]]
-// ISA-NEXT: spyre_isa.sfp_transpose
-// ISA:     spyre_isa.dma_gather %in0[%in1[[0, 64, 0, 64]] count 64 row_sticks 1 from_stick [0, 0, 1, 1]]
+// ISA:      spyre_isa.program
+// ISA-NOT:  spyre_isa.program @{{.*}}(%in0: tensor<256x128xf16{{.*}}, %in1: tensor<2x64xsi64>, %out: tensor<128x128xf16
+// ISA:      spyre_isa.dma_gather %in0[%in1[[0, 64, 0, 64]] count 64 row_sticks 1 from_stick [0, 0, 1, 1]] -> lx [[[G:[0-9]+]], strides = [1, 1]]
+// ISA-NEXT: spyre_isa.sfp_transpose lx [[[G]], strides = [64, 1]] -> lx [[[B:[0-9]+]], strides = [64, 1]] blocks = 1 rows = 64 cols = 64
 // ISA-NEXT: spyre_isa.dma_load
-// ISA-NEXT: spyre_isa.pt_matmul
+// ISA-NEXT: spyre_isa.pt_matmul lx [{{.*}}], lx [[[B]], strides = [1, 64]]
+// ISA:      spyre_isa.dma_gather %in0[%in1[[0, 64, 0, 64]] count 64 row_sticks 1 from_stick [0, 0, 1, 1]] -> lx [[[V:[0-9]+]], strides = [1, 1]]
+// ISA-NEXT: spyre_isa.dma_load
+// ISA-NEXT: spyre_isa.pt_matmul lx [{{.*}}], lx [[[V]], strides = [1, 64]]
 
 builtin.module attributes {spyre.target = #spyre.target} {
   func.func @main(%arg0: !torch.vtensor<[2,4,64],f32>, %arg1: !torch.vtensor<[1,256,128],f32>, %arg2: !torch.vtensor<[1,256,128],f32>, %arg3: !torch.vtensor<[2],si64>, %arg4: !torch.vtensor<[2,1],f32>) -> !torch.vtensor<[2,4,64],f32> {
