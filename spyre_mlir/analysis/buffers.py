@@ -58,9 +58,9 @@ class KernelBuffers:
         form = kernel_form(self.ops)
         self.epilogue, self.group, self.attention = form.epilogue, form.group, form.attention
         self.compute = form.compute
-        self.transposed_b = form.gathered is not None and form.gathered.transposed is not None
-        """A matmul whose B tiles are gathered and transposed in LX (spyre.GatheredOperand): the
-        gathered rows need a B tile's sticks of their own (`gathered`)."""
+        self.transposed_b = any(g.transposed is not None for g in form.gathered)
+        """A matmul (or attention) whose B tiles (K^T) are gathered and transposed in LX
+        (spyre.GatheredOperand): the gathered rows need a tile's sticks of their own (`gathered`)."""
         """The compute op (a matmul with its epilogue, a concat with the slices it reads), or
         None for a row group."""
         self.dims = form.dims()
@@ -81,7 +81,8 @@ class KernelBuffers:
 
         the compute op's buffers (kernel_buffers, or row_group_buffers for a row group)
         + an epilogue's (epilogue_buffers)
-        + gathered = rhs           a matmul whose B tiles are gathered and transposed in LX
+        + gathered                 a matmul's B tiles (attention's K^T) gathered and transposed in LX
+                                   (`gathered_scratch`)
         + acc_in = acc             a matmul split along k: the next k part's partial sums
         + rhs_1 .. = rhs           multicast: B tiles arrive from heads at different distances
         + name_1 = name            `double`: the tiles DMA streams (lhs, rhs but multicast,
@@ -89,7 +90,10 @@ class KernelBuffers:
         """
         ext = max_chunk(self.dims, self.boxes, chunks)
         if self.attention is not None:
-            return attention_buffers(self.attention, ext["p"], self.args, double)
+            bufs = attention_buffers(self.attention, ext["p"], self.args, double)
+            if self.transposed_b:
+                bufs["gathered"] = gathered_scratch(bufs["kt"])
+            return bufs
         if self.group is not None:
             bufs = row_group_buffers(self.group, ext, self.args)
         else:
@@ -97,7 +101,7 @@ class KernelBuffers:
             a_block = self.a_block if stationary else 0
             bufs = kernel_buffers(self.compute, ext, self.a_resident, self.epilogue is not None, a_block)
         if self.transposed_b:
-            bufs["gathered"] = bufs["rhs"]
+            bufs["gathered"] = gathered_scratch(bufs["rhs"])
         if self.epilogue is not None:
             bufs.update(epilogue_buffers(self.epilogue, ext["m"], ext["n"]))
         if self.k_split:
@@ -234,6 +238,16 @@ def row_group_buffers(group: RowGroup, ext: dict[str, int], args: Sequence) -> d
     if any(isinstance(o, spyre.ReduceOp) and o.kind.data in ("sum", "mean") for o in group.ops):
         bufs["acc"] = 2 * vectors
     return bufs
+
+
+GATHERED_SCRATCH_BLOCKS = 4
+"""64 x 64 blocks the LX of a kernel's gathered, transposed K^T holds at most before their
+transposes: two halves that the gathers of consecutive runs of blocks alternate between."""
+
+
+def gathered_scratch(tile: int) -> int:
+    """Sticks of the `gathered` buffer for a B tile (or K^T) of `tile` sticks."""
+    return min(tile, GATHERED_SCRATCH_BLOCKS * TRANSPOSE_BLOCK)
 
 
 def attention_buffers(att: Attention, rows: int, args: Sequence, double: bool) -> dict[str, int]:

@@ -64,7 +64,8 @@ program launch); views and transfers stay on the host side, between launches.
    table, and the gathered rows never reach DDR (the pages of a KV cache read once). Where
    the restickify transposes whole 64 x 64 blocks and a matmul alone reads its result as B
    (the keys as K^T), the matmul joins too: each block of its B tiles is gathered and
-   transposed in LX, and K^T never reaches DDR either:
+   transposed in LX, and K^T never reaches DDR either. An attention kernel (5.) takes the
+   gathers of its V and of its K^T's keys so, where the LX budget holds their buffers:
 
        %g = gather %cache[%rows]; %v = permute (reshape %g); %c = matmul %p, %v
          -> %c = spyre.kernel "k0" (%p, %cache, %rows) { the gather, the views, the matmul }
@@ -90,7 +91,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from spyre_mlir.analysis.buffers import attention_buffers
+from spyre_mlir.analysis.buffers import attention_buffers, gathered_scratch, matrix_sticks
 from spyre_mlir.analysis.origins import kernel_origins, part_origin, pointwise_origin
 from spyre_mlir.analysis.sticks import slice_strides
 from spyre_mlir.dialects import spyre
@@ -282,6 +283,28 @@ class SpyreFusePass(ModulePass):
         fits = sum(attention_buffers(att, config.pt_rows, inputs, double=False).values())
         if fits * STICK_BYTES > config.planner_lx_bytes:
             return None
+        if not self.gathered_operands:
+            return ops
+        # the pages of K (as K^T) and V gathered in the kernel (6.), or V's alone where K^T's
+        # gathered blocks would not fit
+        keys, values = _gathered_chain(scores.rhs, block, True), _gathered_chain(after.rhs, block, False)
+        for extra in ([*keys, *values], values):
+            if not extra:
+                continue
+            with_gathers = sorted({*ops, *extra}, key=order.__getitem__)
+            try:
+                form = spyre.kernel_form(
+                    [o for o in with_gathers if not isinstance(o, spyre.ReshapeOp | spyre.PermuteOp)]
+                )
+            except ValueError:
+                continue
+            scratch = (
+                gathered_scratch(math.prod(matrix_sticks(scores.rhs)))
+                if any(g.transposed for g in form.gathered)
+                else 0
+            )
+            if (fits + scratch) * STICK_BYTES <= config.planner_lx_bytes:
+                return with_gathers
         return ops
 
 
@@ -591,15 +614,39 @@ def _gathered_ops(gather: spyre.GatherOp) -> list[Operation] | None:
         mm = uses[0].operation if len(uses) == 1 else None
         if isinstance(mm, spyre.MatmulOp) and all(o.parent_block() is gather.parent_block() for o in (mm, *after)):
             try:
-                spyre.gathered_operand([gather, user, mm])
+                spyre.kernel_form([gather, user, mm])
                 return [gather, *views, user, *after, mm]
             except ValueError:
                 pass
     try:
-        spyre.gathered_operand([gather, user])
+        spyre.kernel_form([gather, user])
     except ValueError:
         return None
     return [gather, *views, user]
+
+
+def _gathered_chain(v: SSAValue, block: Block | None, transposed: bool) -> list[Operation]:
+    """The gather (in `block`, in no kernel) whose rows make `v` through single-use views (or,
+    with `transposed`, through a restickify too), with those ops; [] where there is none."""
+
+    def back(v: SSAValue) -> tuple[list[Operation], Operation | None]:
+        views: list[Operation] = []
+        while isinstance(v.owner, spyre.ReshapeOp | spyre.PermuteOp) and len(list(v.uses)) == 1:
+            views.insert(0, v.owner)
+            v = v.owner.input
+        owner = v.owner
+        return views, owner if isinstance(owner, Operation) and len(list(v.uses)) == 1 else None
+
+    views, src = back(v)
+    chain = views
+    if transposed and isinstance(src, spyre.RestickifyOp):
+        before, src2 = back(src.input)
+        chain, src = [*before, src, *views], src2
+    if not isinstance(src, spyre.GatherOp) or src.parent_block() is not block:
+        return []
+    if any(o.parent_block() is not block for o in chain):
+        return []
+    return [src, *chain]
 
 
 def _group_kernel(name: str, ops: list[Operation]) -> spyre.KernelOp:

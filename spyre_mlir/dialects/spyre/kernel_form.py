@@ -12,6 +12,7 @@ function of the ops and their layouts, which the passes and convert-spyre-to-isa
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Sequence
@@ -59,8 +60,9 @@ class KernelForm:
     sliced_inputs: tuple[int, ...] = ()
     """Of a pointwise compute op, the inputs that are concats of slices in the kernel, each
     read part by part from its slices' inputs (`pointwise_sliced_inputs`)."""
-    gathered: GatheredOperand | None = None
-    """Of a matmul or restickify, the operand a gather in the kernel makes (`gathered_operand`)."""
+    gathered: tuple[GatheredOperand, ...] = ()
+    """Of a matmul, a restickify or attention, the operands gathers in the kernel make
+    (`gathered_operand`)."""
 
     def dims(self) -> list[IterDim]:
         if self.group is not None:
@@ -77,8 +79,7 @@ def kernel_form(ops: Sequence[Operation]) -> KernelForm:
     if len(ops) == 1:
         return KernelForm(ops[0])
     if isinstance(ops[0], GatherOp):
-        gathered = gathered_operand(ops)
-        return KernelForm(ops[-1], gathered=gathered)
+        return _with_gathered(ops)
     matmul_last = isinstance(ops[-1], MatmulOp) or isinstance(ops[-1], RestickifyOp) and isinstance(ops[-2], MatmulOp)
     if isinstance(ops[0], MatmulOp) and matmul_last and len(ops) > 2:
         return KernelForm(None, attention=attention(ops))
@@ -116,28 +117,50 @@ def _read_through_views(v: SSAValue) -> tuple[SSAValue, Operation | None]:
     return v, uses[0].operation if len(uses) == 1 else None
 
 
-def gathered_operand(ops: Sequence[Operation]) -> GatheredOperand:
-    """The gathered operand of a kernel of a gather and then the matmul or restickify that
-    reads its result (through views), or of a gather, a block transpose of its rows and the
-    matmul that reads the transpose as its B; ValueError saying why the ops are not one."""
-    if len(ops) not in (2, 3) or not isinstance(ops[0], GatherOp):
+def _with_gathered(ops: Sequence[Operation]) -> KernelForm:
+    """The form of a kernel whose ops start with gathers (and the block transposes of their
+    rows): the rest's form, a matmul, a restickify or attention, with the operands they make."""
+    gathers: list[GatherOp] = []
+    while len(gathers) < len(ops) and isinstance(ops[len(gathers)], GatherOp):
+        gathers.append(ops[len(gathers)])  # type: ignore[arg-type]
+    users = {g: _read_through_views(g.result)[1] for g in gathers}
+    rest = [
+        o for o in ops[len(gathers) :] if not (isinstance(o, RestickifyOp) and o in users.values() and o is not ops[-1])
+    ]
+    if not rest:
+        raise ValueError("a gathered-operand kernel holds gathers and the op that reads them")
+    form = kernel_form(rest)
+    if form.attention is not None:
+        consumers: list[Operation] = [form.attention.scores, form.attention.context]
+    elif isinstance(form.compute, MatmulOp | RestickifyOp) and len(rest) == 1:
+        consumers = [form.compute]
+    else:
         raise ValueError(
-            "a gathered-operand kernel holds a spyre.gather and then the matmul or restickify that reads it "
-            "(or a restickify and the matmul that reads it)"
+            "a gathered-operand kernel's gathers are read by a spyre.matmul, a spyre.restickify or attention"
         )
-    gather, compute = ops[0], ops[-1]
-    transposed = ops[1] if len(ops) == 3 else None
-    first = transposed or compute
-    if not isinstance(compute, MatmulOp | RestickifyOp) or not isinstance(first, MatmulOp | RestickifyOp):
-        raise ValueError("a gathered-operand kernel's gather is read by a spyre.matmul or a spyre.restickify")
+    gathered = []
+    for g in gathers:
+        user = users[g]
+        transposed = user if isinstance(user, RestickifyOp) and user not in rest else None
+        gathered.append(gathered_operand(g, transposed, consumers))
+    if len({id(x.value) for x in gathered}) != len(gathered):
+        raise ValueError("a gathered-operand kernel's gathers make different operands")
+    return dataclasses.replace(form, gathered=tuple(gathered))
+
+
+def gathered_operand(
+    gather: GatherOp, transposed: RestickifyOp | None, consumers: Sequence[Operation]
+) -> GatheredOperand:
+    """The operand of one of `consumers` that a gather makes, read through views (or through
+    `transposed`, a block transpose read by a matmul alone as its B), or ValueError saying why
+    it is not one."""
     v, user = _read_through_views(gather.result)
-    if user is not first:
-        raise ValueError("a gathered-operand kernel's gather is read by its matmul or restickify alone, through views")
-    if isinstance(transposed, RestickifyOp):
+    if transposed is not None:
+        if user is not transposed:
+            raise ValueError("a gathered-operand kernel's transposed gather is read by its restickify alone")
         src, dst = device_layout(transposed.input.type), device_layout(transposed.result.type)
         if (
-            not isinstance(compute, MatmulOp)
-            or transpose_row_dim(src, dst) is None
+            transpose_row_dim(src, dst) is None
             or src.stick_dim is None
             or dst.stick_dim is None
             or src.host_shape[src.stick_dim] % TRANSPOSE_BLOCK
@@ -145,13 +168,16 @@ def gathered_operand(ops: Sequence[Operation]) -> GatheredOperand:
         ):
             raise ValueError("a gathered-operand kernel's restickify before its matmul transposes whole 64 x 64 blocks")
         v, user = _read_through_views(transposed.result)
-        if user is not compute or compute.rhs is not v or compute.lhs is v:
-            raise ValueError("a gathered-operand kernel's transposed rows are its matmul's B alone")
-    elif transposed is not None:
-        raise ValueError("a gathered-operand kernel's op between its gather and its matmul is a restickify")
-    elif isinstance(compute, MatmulOp) and compute.lhs is compute.rhs:
+        if not isinstance(user, MatmulOp) or user not in consumers or user.rhs is not v or user.lhs is v:
+            raise ValueError("a gathered-operand kernel's transposed rows are a matmul's B alone")
+        return GatheredOperand(gather, v, transposed)
+    if user is None or user not in consumers:
+        raise ValueError(
+            "a gathered-operand kernel's gather is read by its matmul, restickify or attention alone, through views"
+        )
+    if isinstance(user, MatmulOp) and user.lhs is user.rhs:
         raise ValueError("a gathered-operand kernel's matmul reads the gather's rows as one operand, not both")
-    return GatheredOperand(gather, v, transposed if isinstance(transposed, RestickifyOp) else None)
+    return GatheredOperand(gather, v)
 
 
 def sliced_concat(ops: Sequence[Operation]) -> ConcatOp:

@@ -2,8 +2,8 @@
 lowering issues, rewritten as gathers of the same sticks from the gather's table.
 
 The lowering of a matmul or a restickify loads its operand's sticks by stick strides from a
-base (`load`); for a gathered operand `KernelPlan.arg` names the argument `GATHERED`, and
-`lower_kernel` hands each core's instructions to `GatheredLoads.rewrite`. Stick s of the
+base (`load`); for the i-th gathered operand `KernelPlan.arg` names the argument
+`GATHERED + i`, and `lower_kernel` hands each core's instructions to its `GatheredLoads`. Stick s of the
 gather's result is stick t of its row r (its layout: s = r * s_row + t * s_t, as a gather
 kernel would store it), and the views between it and the operand keep every stick where it
 is, so a load's sticks are (row, stick) pairs, which `_gather_box` covers with gathers of rows
@@ -35,10 +35,9 @@ from spyre_mlir.target.constants import F16_LANES, TRANSPOSE_BLOCK
 class GatheredLoads:
     """What a kernel's loads of its gathered operand read, worked out once for every core."""
 
-    def __init__(self, plan: KernelPlan):
-        g = plan.gathered
-        assert g is not None
-        self.plan = plan
+    def __init__(self, plan: KernelPlan, which: int):
+        g = plan.gathered[which]
+        self.plan, self.arg = plan, GATHERED + which
         op = g.gather
         res = spyre.device_layout(op.result.type)
         rows, self.sticks = res.shape[0], op.row_sticks
@@ -58,7 +57,7 @@ class GatheredLoads:
         """A core's instructions with each load of the gathered operand replaced."""
         out: list[Ins] = []
         for ins in code:
-            if ins.key[0] != "load" or ins.key[1] != GATHERED:
+            if ins.key[0] != "load" or ins.key[1] != self.arg:
                 out.append(ins)
                 continue
             _, _, ddr_s, lx_s, sizes = ins.key
@@ -109,19 +108,24 @@ class GatheredLoads:
                     raise err
                 blocks.append((r0, int(t[0, 0]), lx_base + j * lx_s[0] + q * lx_s[1]))
         out: list[Ins] = []
-        scratch = self.plan.lx["gathered"]
+        lo, hi = next((lo, hi) for lo, hi, name in self.plan.placed if name == "gathered")
+        size = (hi - lo) // TRANSPOSE_BLOCK  # blocks the buffer holds: two halves where it holds two
+        halves = 2 if size >= 2 else 1
+        most = max(1, size // halves)
         i = 0
         while i < len(blocks):  # runs of blocks of one stick whose rows follow on, at one LX step
             n = 1
             step = blocks[i + 1][2] - blocks[i][2] if i + 1 < len(blocks) else TRANSPOSE_BLOCK
             while (
-                i + n < len(blocks)
+                n < most
+                and i + n < len(blocks)
                 and blocks[i + n][1] == blocks[i][1]
                 and blocks[i + n][0] == blocks[i][0] + n * TRANSPOSE_BLOCK
                 and blocks[i + n][2] == blocks[i][2] + n * step
             ):
                 n += 1
             r0, t0, dst = blocks[i]
+            scratch = lo + (len(out) // 2 % halves) * most * TRANSPOSE_BLOCK
             out.append(gather_rows(self.table, self.indices, r0, n * TRANSPOSE_BLOCK, 1, scratch, [1, 1], t0))
             out.append(
                 transpose((scratch, [TRANSPOSE_BLOCK, 1]), (dst, [step, 1]), n, TRANSPOSE_BLOCK, TRANSPOSE_BLOCK)

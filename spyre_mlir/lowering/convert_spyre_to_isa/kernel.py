@@ -82,7 +82,7 @@ def lower_kernel(plan: KernelPlan) -> KernelCode:
     how = lowering(plan.form)
     per_core: list[list[Ins] | None] = []
     resident: dict[str, tuple[int, int]] = {}
-    gathered = GatheredLoads(plan) if plan.gathered is not None else None
+    gathered = [GatheredLoads(plan, i) for i in range(len(plan.gathered))]
     for core, box in enumerate(plan.boxes):
         if box is None and not how.every_core:
             per_core.append(None)
@@ -91,8 +91,8 @@ def lower_kernel(plan: KernelPlan) -> KernelCode:
             code = how.lower(plan, core, box)
         except ValueError as e:  # a layout the generator cannot address (analysis.sticks)
             raise PassFailedException(f"kernel {plan.name}: {e}") from None
-        if gathered is not None:
-            code = CoreCode(gathered.rewrite(code.ins), code.resident)
+        for g in gathered:
+            code = CoreCode(g.rewrite(code.ins), code.resident)
         per_core.append(code.ins or None)
         for which, (lo, hi) in code.resident.items():
             resident[which] = (lo, max(resident.get(which, (lo, lo))[1], hi))

@@ -29,8 +29,9 @@ from spyre_mlir.layout import Layout
 from spyre_mlir.target.constants import STICK_BYTES
 
 GATHERED = 1 << 30
-"""The argument index a lowering's loads of a gathered operand name (`KernelPlan.arg`): past
-every program's arguments, so that one left unrewritten fails to build."""
+"""The argument index a lowering's loads of the first gathered operand name (`KernelPlan.arg`;
+the i-th's GATHERED + i): past every program's arguments, so that one left unrewritten fails
+to build."""
 
 
 class LxSticks(dict[str, int]):
@@ -64,9 +65,9 @@ class KernelPlan:
     attention: spyre.Attention | None
     sliced_inputs: tuple[int, ...]
     """A pointwise op's inputs that are sliced concats (KernelForm.sliced_inputs)."""
-    gathered: spyre.GatheredOperand | None
-    """The compute op's operand a gather in the kernel makes: `arg` names it `GATHERED`, and
-    the loads of it become gathers (gathered.py, `GatheredLoads`)."""
+    gathered: tuple[spyre.GatheredOperand, ...]
+    """The operands gathers in the kernel make: `arg` names the i-th `GATHERED + i`, and the
+    loads of it become gathers (gathered.py, `GatheredLoads`)."""
     dims: tuple[IterDim, ...]
     boxes: tuple[Box | None, ...]
     """Each core's box (None: an idle core)."""
@@ -96,8 +97,9 @@ class KernelPlan:
         a gathered operand, which no program argument holds)."""
         if v in self.arg_index:
             return self.arg_index[v]
-        if self.gathered is not None and v is self.gathered.value:
-            return GATHERED
+        for i, g in enumerate(self.gathered):
+            if v is g.value:
+                return GATHERED + i
         return len(self.args)  # the kernel's single result
 
     @property
@@ -147,8 +149,8 @@ def kernel_plan(
     sizes = KernelBuffers(kernel, boxes).sizes(chunks, double=True, stationary="a_block" in lx)
     placed = _placed_buffers(name, lx, sizes, lx_bytes // STICK_BYTES)
     _check_layouts(name, compute, form.attention)
-    if form.gathered is not None:
-        _check_layouts(name, form.gathered.gather, None)
+    for g in form.gathered:
+        _check_layouts(name, g.gather, None)
     if onchip is not None:
         lowered: type = spyre.OnchipAttr
     elif form.group is not None:
