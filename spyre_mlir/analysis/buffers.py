@@ -240,7 +240,7 @@ def row_group_buffers(group: RowGroup, ext: dict[str, int], args: Sequence) -> d
     return bufs
 
 
-GATHERED_SCRATCH_BLOCKS = 4
+GATHERED_SCRATCH_BLOCKS = 2
 """64 x 64 blocks the LX of a kernel's gathered, transposed K^T holds at most before their
 transposes: two halves that the gathers of consecutive runs of blocks alternate between."""
 
