@@ -58,11 +58,11 @@ class KernelBuffers:
         form = kernel_form(self.ops)
         self.epilogue, self.group, self.attention = form.epilogue, form.group, form.attention
         self.compute = form.compute
+        """The compute op (a matmul with its epilogue, a concat with the slices it reads), or
+        None for a row group."""
         self.transposed_b = any(g.transposed is not None for g in form.gathered)
         """A matmul (or attention) whose B tiles (K^T) are gathered and transposed in LX
         (spyre.GatheredOperand): the gathered rows need a tile's sticks of their own (`gathered`)."""
-        """The compute op (a matmul with its epilogue, a concat with the slices it reads), or
-        None for a row group."""
         self.dims = form.dims()
         self.boxes = boxes
         self.args = list(kernel.body.block.args)

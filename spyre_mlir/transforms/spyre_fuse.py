@@ -91,7 +91,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from spyre_mlir.analysis.buffers import attention_buffers, gathered_scratch, matrix_sticks
+from spyre_mlir.analysis.buffers import attention_buffers, gathered_scratch
 from spyre_mlir.analysis.origins import kernel_origins, part_origin, pointwise_origin
 from spyre_mlir.analysis.sticks import slice_strides
 from spyre_mlir.dialects import spyre
@@ -116,8 +116,8 @@ KERNEL_OPS = (
 @dataclass(frozen=True)
 class SpyreFusePass(ModulePass):
     """Group device compute ops into spyre.kernel launches: pointwise chains, row groups,
-    matmul epilogues, sliced concats, attention and gathers with their reader share a kernel; every other compute op is a
-    kernel of its own."""
+    matmul epilogues, sliced concats, attention and gathers with their readers share a kernel;
+    every other compute op is a kernel of its own."""
 
     name = "spyre-fuse"
 
@@ -264,10 +264,7 @@ class SpyreFusePass(ModulePass):
             return None
         # a restickify that alone reads the context (through views) and moves whole sticks
         # (the heads side by side for the output projection): stored so by the kernel
-        v = after.result
-        while len(uses := list(v.uses)) == 1 and isinstance(uses[0].operation, spyre.ReshapeOp | spyre.PermuteOp):
-            v = uses[0].operation.results[0]
-        relayout = uses[0].operation if len(uses) == 1 else None
+        _, _, relayout = spyre.read_through_views(after.result)
         if isinstance(relayout, spyre.RestickifyOp) and relayout.parent_block() is block:
             try:
                 att = spyre.attention([scores, *group, after, relayout])
@@ -280,7 +277,8 @@ class SpyreFusePass(ModulePass):
         order = {o: i for i, o in enumerate(block.ops)}
         ops = sorted({scores, *group, after, *views}, key=order.__getitem__)
         inputs = list(dict.fromkeys(v for o in ops for v in o.operands if v.owner not in ops))
-        fits = sum(attention_buffers(att, config.pt_rows, inputs, double=False).values())
+        bufs = attention_buffers(att, config.pt_rows, inputs, double=False)
+        fits = sum(bufs.values())
         if fits * STICK_BYTES > config.planner_lx_bytes:
             return None
         if not self.gathered_operands:
@@ -298,11 +296,7 @@ class SpyreFusePass(ModulePass):
                 )
             except ValueError:
                 continue
-            scratch = (
-                gathered_scratch(math.prod(matrix_sticks(scores.rhs)))
-                if any(g.transposed for g in form.gathered)
-                else 0
-            )
+            scratch = gathered_scratch(bufs["kt"]) if any(g.transposed for g in form.gathered) else 0
             if (fits + scratch) * STICK_BYTES <= config.planner_lx_bytes:
                 return with_gathers
         return ops
@@ -593,25 +587,13 @@ def _closed_prefix(ordered: list[Operation], members: set[Operation]) -> list[Op
 def _gathered_ops(gather: spyre.GatherOp) -> list[Operation] | None:
     """The gather, the views of its result and the matmul or restickify that alone reads it
     (module docstring, 6.), in order; None where its result is read otherwise."""
-    views: list[Operation] = []
-    v: SSAValue = gather.result
-    while len(uses := list(v.uses)) == 1 and isinstance(uses[0].operation, spyre.ReshapeOp | spyre.PermuteOp):
-        views.append(uses[0].operation)
-        v = uses[0].operation.results[0]
-    if len(uses) != 1:
-        return None
-    user = uses[0].operation
+    _, views, user = spyre.read_through_views(gather.result)
     if not isinstance(user, spyre.MatmulOp | spyre.RestickifyOp) or any(
         o.parent_block() is not gather.parent_block() for o in (user, *views)
     ):
         return None
     if isinstance(user, spyre.RestickifyOp):  # a block transpose read by a matmul as its B: that matmul's too
-        after: list[Operation] = []
-        v = user.result
-        while len(uses := list(v.uses)) == 1 and isinstance(uses[0].operation, spyre.ReshapeOp | spyre.PermuteOp):
-            after.append(uses[0].operation)
-            v = uses[0].operation.results[0]
-        mm = uses[0].operation if len(uses) == 1 else None
+        _, after, mm = spyre.read_through_views(user.result)
         if isinstance(mm, spyre.MatmulOp) and all(o.parent_block() is gather.parent_block() for o in (mm, *after)):
             try:
                 spyre.kernel_form([gather, user, mm])

@@ -94,8 +94,8 @@ def kernel_form(ops: Sequence[Operation]) -> KernelForm:
 
 @dataclass(frozen=True)
 class GatheredOperand:
-    """A gather whose result one matmul or restickify reads, through views, as one operand and
-    nothing else reads: the gather's rows are the operand's sticks (the views reinterpret the
+    """A gather whose result one matmul, restickify or attention product reads, through views,
+    as one operand and nothing else reads: the gather's rows are the operand's sticks (the views reinterpret the
     gather's result, stick for stick), so each load of the operand the op's lowering issues is
     a gather of those rows' sticks from the table instead, and the gather's result is never
     stored. A page of a KV cache is then read once, by the product or the relayout that needs
@@ -110,11 +110,14 @@ class GatheredOperand:
     64 x 64 block of a B tile is gathered as 64 rows' stick and transposed in LX."""
 
 
-def _read_through_views(v: SSAValue) -> tuple[SSAValue, Operation | None]:
-    """The last single-use view of `v` (or `v`) and the one op that reads it (None: several)."""
+def read_through_views(v: SSAValue) -> tuple[SSAValue, list[Operation], Operation | None]:
+    """`v` followed through the views (reshapes, permutes) that alone read it: the last of them
+    (or `v`), those views in order, and the one op that reads it (None: several, or none)."""
+    views: list[Operation] = []
     while len(uses := list(v.uses)) == 1 and isinstance(uses[0].operation, ReshapeOp | PermuteOp):
+        views.append(uses[0].operation)
         v = uses[0].operation.results[0]
-    return v, uses[0].operation if len(uses) == 1 else None
+    return v, views, uses[0].operation if len(uses) == 1 else None
 
 
 def _with_gathered(ops: Sequence[Operation]) -> KernelForm:
@@ -123,7 +126,7 @@ def _with_gathered(ops: Sequence[Operation]) -> KernelForm:
     gathers: list[GatherOp] = []
     while len(gathers) < len(ops) and isinstance(ops[len(gathers)], GatherOp):
         gathers.append(ops[len(gathers)])  # type: ignore[arg-type]
-    users = {g: _read_through_views(g.result)[1] for g in gathers}
+    users = {g: read_through_views(g.result)[2] for g in gathers}
     rest = [
         o for o in ops[len(gathers) :] if not (isinstance(o, RestickifyOp) and o in users.values() and o is not ops[-1])
     ]
@@ -154,7 +157,7 @@ def gathered_operand(
     """The operand of one of `consumers` that a gather makes, read through views (or through
     `transposed`, a block transpose read by a matmul alone as its B), or ValueError saying why
     it is not one."""
-    v, user = _read_through_views(gather.result)
+    v, _, user = read_through_views(gather.result)
     if transposed is not None:
         if user is not transposed:
             raise ValueError("a gathered-operand kernel's transposed gather is read by its restickify alone")
@@ -167,7 +170,7 @@ def gathered_operand(
             or dst.host_shape[dst.stick_dim] % TRANSPOSE_BLOCK
         ):
             raise ValueError("a gathered-operand kernel's restickify before its matmul transposes whole 64 x 64 blocks")
-        v, user = _read_through_views(transposed.result)
+        v, _, user = read_through_views(transposed.result)
         if not isinstance(user, MatmulOp) or user not in consumers or user.rhs is not v or user.lhs is v:
             raise ValueError("a gathered-operand kernel's transposed rows are a matmul's B alone")
         return GatheredOperand(gather, v, transposed)
@@ -616,11 +619,8 @@ def attention(ops: Sequence[Operation]) -> Attention:
         raise ValueError("an attention kernel's row group steps the scores' rows with one loop")
     views: list[Operation] = []
     if relayout is not None:
-        out: SSAValue = context.result
-        while len(uses := list(out.uses)) == 1 and isinstance(uses[0].operation, ReshapeOp | PermuteOp):
-            views.append(uses[0].operation)
-            out = uses[0].operation.results[0]
-        if len(uses) != 1 or uses[0].operation is not relayout:
+        _, views, reader = read_through_views(context.result)
+        if reader is not relayout:
             raise ValueError("an attention kernel's restickify alone reads the context, through views")
     att = Attention(scores, group, context, rows[0], sm, sb, relayout, tuple(views))
     if relayout is not None:

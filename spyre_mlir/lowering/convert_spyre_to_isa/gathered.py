@@ -3,10 +3,10 @@ lowering issues, rewritten as gathers of the same sticks from the gather's table
 
 The lowering of a matmul or a restickify loads its operand's sticks by stick strides from a
 base (`load`); for the i-th gathered operand `KernelPlan.arg` names the argument
-`GATHERED + i`, and `lower_kernel` hands each core's instructions to its `GatheredLoads`. Stick s of the
-gather's result is stick t of its row r (its layout: s = r * s_row + t * s_t, as a gather
-kernel would store it), and the views between it and the operand keep every stick where it
-is, so a load's sticks are (row, stick) pairs, which `_gather_box` covers with gathers of rows
+`GATHERED + i`, and `lower_kernel` hands each core's instructions to its `GatheredLoads`.
+Stick s of the gather's result is stick t of its row r (its layout: s = r * s_row + t * s_t,
+as a gather kernel would store it), and the views between it and the operand keep every stick
+where it is, so a load's sticks are (row, stick) pairs, which `_gather_box` covers with gathers of rows
 r0.. by sticks t0.. (`dma_gather` from stick t0 of each row): one per load where they form
 such a box at LX places stepping by one stride per row and one per stick (a B tile of a
 page's values), else one per part.
@@ -52,6 +52,12 @@ class GatheredLoads:
         + t * 64 + the lane of the row's stick t it holds (-1: padding)."""
         if g.transposed is not None:
             self.lanes = _transposed_lanes(g.transposed, self.of, self.sticks)
+            lo, hi = next((lo, hi) for lo, hi, name in plan.placed if name == "gathered")
+            size = (hi - lo) // TRANSPOSE_BLOCK  # blocks the buffer holds: two halves where it holds two
+            self.halves = 2 if size >= 2 else 1
+            self.run_blocks = max(1, size // self.halves)
+            """The most blocks one gather and transpose take: a half of the buffer."""
+            self.scratch = lo
 
     def rewrite(self, code: Sequence[Ins]) -> list[Ins]:
         """A core's instructions with each load of the gathered operand replaced."""
@@ -108,16 +114,12 @@ class GatheredLoads:
                     raise err
                 blocks.append((r0, int(t[0, 0]), lx_base + j * lx_s[0] + q * lx_s[1]))
         out: list[Ins] = []
-        lo, hi = next((lo, hi) for lo, hi, name in self.plan.placed if name == "gathered")
-        size = (hi - lo) // TRANSPOSE_BLOCK  # blocks the buffer holds: two halves where it holds two
-        halves = 2 if size >= 2 else 1
-        most = max(1, size // halves)
         i = 0
         while i < len(blocks):  # runs of blocks of one stick whose rows follow on, at one LX step
             n = 1
             step = blocks[i + 1][2] - blocks[i][2] if i + 1 < len(blocks) else TRANSPOSE_BLOCK
             while (
-                n < most
+                n < self.run_blocks
                 and i + n < len(blocks)
                 and blocks[i + n][1] == blocks[i][1]
                 and blocks[i + n][0] == blocks[i][0] + n * TRANSPOSE_BLOCK
@@ -125,7 +127,7 @@ class GatheredLoads:
             ):
                 n += 1
             r0, t0, dst = blocks[i]
-            scratch = lo + (len(out) // 2 % halves) * most * TRANSPOSE_BLOCK
+            scratch = self.scratch + (len(out) // 2 % self.halves) * self.run_blocks * TRANSPOSE_BLOCK
             out.append(gather_rows(self.table, self.indices, r0, n * TRANSPOSE_BLOCK, 1, scratch, [1, 1], t0))
             out.append(
                 transpose((scratch, [TRANSPOSE_BLOCK, 1]), (dst, [step, 1]), n, TRANSPOSE_BLOCK, TRANSPOSE_BLOCK)

@@ -166,13 +166,12 @@ class GatherPlan(_IndexedRowsPlan):
     """DMA of table rows picked at run time by the host indices handed over at launch."""
 
     engine = "dma_in"
-    PER_CORE = ("index_base", "first_stick", "lx_pos", "lx_idx")
+    PER_CORE = ("index_base", "stick_pos", "lx_pos", "lx_idx")
 
     def __init__(self, op: spyre_isa.DmaGatherOp, kernel: str, index: int, n: int, config: DeviceConfig):
         assert isinstance(op.table, BlockArgument)
         super().__init__(op, kernel, index, n, config, op.table)
         first = op.first_stick.table(n) if op.first_stick is not None else [0] * n
-        self.first_stick = np.asarray(first, dtype=np.int64)
         steps = self.ddr_layout.dim_stick_steps()
         if steps is not None and self.ddr_layout.stick_dim == 1:  # (a table read as it is: spyre.table_rows)
             self.s_row, self.s_stick = steps
@@ -181,6 +180,10 @@ class GatherPlan(_IndexedRowsPlan):
             digits = self.ddr_layout.digits
             self.s_row = strides[digits[0][0].device_dim] if digits[0] else 0
             self.s_stick = strides[digits[1][-1].device_dim] if len(digits[1]) > 1 else 0
+        self.stick_pos = (
+            np.asarray(first, dtype=np.int64)[:, None] + np.arange(self.row_sticks)[None, :]
+        ) * self.s_stick
+        """Per core, the DDR stick offset within a row of each stick it takes (from `first_stick`)."""
 
     def run(self, model: Machine, args: Sequence[Any], cores: np.ndarray, check: bool = True) -> None:
         table = args[self.ddr_arg]
@@ -189,8 +192,7 @@ class GatherPlan(_IndexedRowsPlan):
         if rows.size and (rows.min() < 0 or rows.max() >= vocab):
             bad = int(rows[(rows < 0) | (rows >= vocab)][0])
             raise DeviceError(f"{self.where}: index {bad} is out of range for a table of {vocab} rows")
-        sticks = (self.first_stick[:, None] + np.arange(self.row_sticks)[None, :]) * self.s_stick
-        pos = (rows * self.s_row)[:, :, None] + sticks[:, None, :]
+        pos = (rows * self.s_row)[:, :, None] + self.stick_pos[:, None, :]
         pos = pos.reshape(len(cores), -1)
         if model.sanitizer and check:
             model.sanitizer.ddr_access(self.where, cores, self.ddr_arg, table, pos, write=False)

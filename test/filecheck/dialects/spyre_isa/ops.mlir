@@ -289,3 +289,15 @@ spyre_isa.program @sc(%cache: tensor<2x8x64xf16, #spyre.layout<device_size = [2,
 // CHECK-GENERIC-NEXT: }) : () -> ()
 // CHECK-GENERIC-NEXT: }) {spyre.in_place = 0 : i64} : () -> ()
 // CHECK-GENERIC-NEXT: }) : () -> ()
+
+// -----
+
+// A gather of one stick of each row from a per-core first stick (`from_stick`: one KV head of
+// a cache row of two heads).
+spyre_isa.program @heads(%tab: tensor<50x128xf16, #spyre.layout<device_size = [50, 2, 64], stride_map = [128, 64, 1]>>, %ids: tensor<2x5xsi64>, %out: tensor<10x64xf16, #spyre.layout<device_size = [1, 10, 64], stride_map = [64, 64, 1]>>) inputs 2 {
+  spyre_isa.stream cores [0 to 1] {
+    spyre_isa.dma_gather %tab[%ids[[0, 5]] count 5 row_sticks 1 from_stick [0, 1]] -> lx [0, strides = [1, 1]] : tensor<50x128xf16, #spyre.layout<device_size = [50, 2, 64], stride_map = [128, 64, 1]>>, tensor<2x5xsi64>
+  }
+}
+// CHECK:              spyre_isa.dma_gather %tab[%ids[[0, 5]] count 5 row_sticks 1 from_stick [0, 1]] -> lx [0, strides = [1, 1]]
+// CHECK-GENERIC:      "spyre_isa.dma_gather"(%tab, %ids) <{index_base = #spyre_isa.per_core[0, 5], count = 5 : i64, row_sticks = 1 : i64, first_stick = #spyre_isa.per_core[0, 1], lx_access = #spyre_isa.access[0, strides = [1, 1]]}>
