@@ -37,7 +37,12 @@ def lower_matmul(plan: KernelPlan, core: int, box: Box) -> CoreCode:
     once per matrix, at its first chunk, where the plan has an `a_block`), a PT pass into the
     fp32 accumulator; after a tile's last k chunk the k parts' partial sums added over the
     ring, then the rounding copy or the epilogue and the tile out (or into the resident
-    block)."""
+    block).
+
+    A core that receives a k part's partial sums finishes a tile after the next chunk's loads:
+    its `wait` for the sums holds up every later instruction of the core, and the next B and A
+    tiles, into the other buffers, then stream while it waits (the accumulator, which the
+    next PT pass overwrites, is read before that pass in program order)."""
     op = plan.compute
     assert isinstance(op, spyre.MatmulOp)
     la, lb, lc = (spyre.device_layout(v.type) for v in (op.lhs, op.rhs, op.result))
@@ -78,6 +83,8 @@ def lower_matmul(plan: KernelPlan, core: int, box: Box) -> CoreCode:
     b_ranges = list(dict.fromkeys(ch.get("b", (0, 1)) for ch in all_chunks))
     chunks = [(b, ch) for br in b_ranges for b in range(*br) for ch in all_chunks if ch.get("b", (0, 1)) == br]
     b_keys = [(b, ch["n"], ch["k"]) for b, ch in chunks]
+    receives = k_pos < len(k_parts) - 1  # waits for the next k part's partial sums
+    finish: list[Ins] = []  # the previous tile's end, deferred past this chunk's loads
     for i, (b, ch) in enumerate(chunks):
         (n0, n1), (m0, m1), (k0, k1) = ch["n"], ch["m"], ch["k"]
         mr, nst, kst = m1 - m0, n1 - n0, k1 - k0
@@ -122,6 +129,8 @@ def lower_matmul(plan: KernelPlan, core: int, box: Box) -> CoreCode:
         # without a chain, B before A: a core's first loads are then of B, which a weight's
         # frozen copy lets start before the launch's barrier (DeviceConfig.early_loads)
         out += a_in
+        out += finish
+        finish = []
         out.append(
             pt(
                 lhs,
@@ -140,14 +149,15 @@ def lower_matmul(plan: KernelPlan, core: int, box: Box) -> CoreCode:
             if n_b + len(plan.copies("rhs")) <= n_tiles:
                 out.append(signal(2 * group[pos] + 1))
         sums = (lx["acc"], [2 * mr, 2], True)  # the tile's fp32 sums, as an SFP source
-        if k1 == k_end and (k_pos < len(k_parts) - 1 or k_pos > 0):
-            if k_pos < len(k_parts) - 1:  # add the next k part's partial sums, then free its buffer
-                out.append(wait(_partial_token(plan, core)))
-                out.append(sfp("add", [sums, (lx["acc_in"], [2 * mr, 2], True)], sums, [nst, mr]))
-                out.append(signal(_partial_token(plan, core) + 1))
+        end = finish if receives else out
+        if k1 == k_end and (receives or k_pos > 0):
+            if receives:  # add the next k part's partial sums, then free its buffer
+                end.append(wait(_partial_token(plan, core)))
+                end.append(sfp("add", [sums, (lx["acc_in"], [2 * mr, 2], True)], sums, [nst, mr]))
+                end.append(signal(_partial_token(plan, core) + 1))
             if k_pos > 0:  # pass the sums to the previous k part, once its buffer is free
                 credit = _partial_token(plan, core - 1) + 1 if n_partial else None
-                out.append(
+                end.append(
                     ring_send(
                         (lx["acc"], [1]),
                         (lx["acc_in"], [1]),
@@ -164,13 +174,13 @@ def lower_matmul(plan: KernelPlan, core: int, box: Box) -> CoreCode:
             kept = None if c_res is None else (c_res + (n0 - box["n"][0]) * rows + m0 - box["m"][0], [rows, 1], False)
             if plan.epilogue is None:
                 tile_out = plan.buf("out", n_out)
-                out.append(sfp("copy", [sums], kept or (tile_out, [mr, 1], False), [nst, mr]))
+                end.append(sfp("copy", [sums], kept or (tile_out, [mr, 1], False), [nst, mr]))
             else:
-                tile_out = _epilogue(plan, out, sums, n_out, n0, m0, nst, mr, kept)
+                tile_out = _epilogue(plan, end, sums, n_out, n0, m0, nst, mr, kept)
                 C = plan.arg(plan.epilogue.pointwise.result)
             if kept is None:
-                out.append(store(C, tile_out, [mr, 1], b * sc_b + n0 * sc_nt + m0 * sc_m, [sc_nt, sc_m], [nst, mr]))
-    return CoreCode(out, resident)
+                end.append(store(C, tile_out, [mr, 1], b * sc_b + n0 * sc_nt + m0 * sc_m, [sc_nt, sc_m], [nst, mr]))
+    return CoreCode(out + finish, resident)
 
 
 def _partial_token(plan: KernelPlan, core: int) -> int:
