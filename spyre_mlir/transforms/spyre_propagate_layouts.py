@@ -126,6 +126,10 @@ def _operand_target(out: Layout, lay: Layout) -> Layout:
     """The layout a pointwise input in `lay` is restickified to, for an output in `out`."""
     if lay.shape == out.shape:
         return out
+    if out.is_splat and lay.shape and lay.shape[-1] != 1:
+        # an element per stick along a wide dim (a reduction's result, permuted): no splat of
+        # `lay` holds it; the chooser offers the generic result layout instead (candidates)
+        return Layout.generic(lay.shape, lay.element_bytes)
     if out.is_splat or out.stick_dim is not None and (not lay.shape or lay.shape[-1] == 1) and out.shape[-1] != 1:
         # broadcast along the stick, or into a splat result (e.g. a () operand of a (1,) result)
         return Layout.splat(lay.shape, lay.element_bytes)
@@ -299,7 +303,9 @@ class LayoutChooser:
     def candidates(self, op: spyre.PointwiseOp, override: dict[SSAValue, Layout]) -> list[Layout]:
         out = spyre.device_layout(op.result.type)
         found = [out]
-        seen = {out.canonical()}
+        if out.is_splat and out.shape and out.shape[-1] != 1:  # an element per stick (_operand_target)
+            found.append(Layout.generic(out.shape, out.element_bytes))
+        seen = {lay.canonical() for lay in found}
         product = self.product(op)
         for lay in [self.layout(v, override) for v in op.inputs] + ([product[0]] if product else []):
             if lay.shape != out.shape or lay.element_bytes != out.element_bytes or lay.is_splat or lay.is_sparse:
@@ -383,7 +389,7 @@ class LayoutChooser:
             if others:  # readers that need the converted layout read one restickify back to it
                 back = spyre.RestickifyOp(result, old_type)
                 Rewriter.insert_op(back, InsertPoint.after(op))
-                relayout_origin(back)
+                relayout_origin(back, op)  # (op's ops: a value no torch op holds has no op of its own)
                 for user, index in others:
                     user.operands[index] = back.result
             self.memo.clear()

@@ -53,6 +53,24 @@ def test_the_sweep_builds_model_types_from_their_configs_and_gets_them_right():
     ]
 
 
+@pytest.mark.slow  # two models built from their configs, compiled and run against eager
+def test_sweep_entries_that_once_crashed_the_compiler_compile():
+    """qwen3_5_text: spyre-propagate-layouts relayouts a value no torch op holds (a view moved
+    below the pointwise ops that read it) and the relayout carries its reader's origin;
+    gemma3n_text: a result with an element per stick (a reduction's, permuted) broadcast
+    with a vector takes the generic layout."""
+    out = subprocess.run(
+        [sys.executable, str(BENCH), "--sweep", "--json", "qwen3_5_text", "gemma3n_text"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=True,
+    )
+    rows = {r["name"]: r for r in json.loads(out.stdout)["models"]}
+    assert all(r["compiles"] and r["stage"] != "compile" for r in rows.values()), [r["reason"] for r in rows.values()]
+    assert rows["gemma3n_text"]["passed"], rows["gemma3n_text"]["reason"]
+
+
 def test_jobs_below_one_are_refused():
     out = subprocess.run([sys.executable, str(BENCH), "bert", "--jobs", "0"], capture_output=True, text=True)
     assert out.returncode == 2

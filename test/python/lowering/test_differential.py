@@ -643,6 +643,22 @@ def test_select_along_the_stick_dim():
         assert_device_result(y, exact, bound, f"select along the stick dim of {shape}")
 
 
+def test_an_element_per_stick_broadcast_with_a_vector():
+    """A mean along the last dim, permuted so the means lie along the new last dim (an element
+    per stick, splatted), times a per-row scale, plus a vector along that dim: no splat holds
+    the vector, so the sum takes the generic layout (spyre-propagate-layouts' chooser)."""
+    fn = lambda x, s, w: x.mean(dim=3, keepdim=True).permute(3, 1, 2, 0).reshape(1, 23, 64) * torch.sigmoid(s) + w  # noqa: E731
+    g = torch.Generator().manual_seed(0)
+    args = (torch.randn(64, 1, 23, 4, generator=g), torch.randn(1, 23, 1, generator=g), torch.randn(64, generator=g))
+    torch._dynamo.reset()
+    before = len(STATS.graphs)
+    with torch.no_grad():
+        y = torch.compile(fn, backend="spyre")(*args)
+    assert STATS.graphs[before].device_fraction == 1
+    (exact,), (bound,) = reference(Fn(fn), *args, numerics=DL16)
+    assert_device_result(y, exact, bound, "an element per stick plus a vector")
+
+
 def _cats(*pieces: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """The pieces joined along each dim they can join on, and rotary's rotate_half of the
     first piece (halves of its last dim, the second negated, swapped)."""
