@@ -173,12 +173,14 @@ class BucketPlan:
         return out
 
     def unpad(self, outs: Sequence[Any], n: int) -> tuple[Any, ...]:
-        """The outputs at the real length (views of the padded ones)."""
+        """The outputs at the real length, each contiguous as the trace's outputs are: a view
+        of a padded output would keep the bucket's strides, and aot_autograd rebuilds an
+        output that aliases another tensor from the strides it is given."""
         res = []
         for o, dims in zip(outs, self.padded_outputs):
             for d in dims:
                 o = o.narrow(d, 0, n)
-            res.append(o)
+            res.append(o.clone(memory_format=torch.contiguous_format) if dims else o)  # (size-1 dims' strides too)
         return tuple(res)
 
 

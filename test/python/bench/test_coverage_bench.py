@@ -53,15 +53,26 @@ def test_the_sweep_builds_model_types_from_their_configs_and_gets_them_right():
     ]
 
 
-@pytest.mark.slow  # three models built from their configs, compiled and run against eager
+@pytest.mark.slow  # four models built from their configs, compiled and run against eager
 def test_sweep_entries_that_once_crashed_the_compiler_compile():
     """qwen3_5_text: spyre-propagate-layouts relayouts a value no torch op holds (a view moved
     below the pointwise ops that read it) and the relayout carries its reader's origin;
     gemma3n_text: a result with an element per stick (a reduction's, permuted) broadcast
     with a vector takes the generic layout. paligemma computes otherwise when traced
-    (transformers skips its attention mask in eager mode only): judged against the trace."""
+    (transformers skips its attention mask in eager mode only): judged against the trace.
+    switch_transformers: an output of a padded call (length buckets) that views its input is
+    rebuilt by aot_autograd from the strides it is given, which are its own length's."""
     out = subprocess.run(
-        [sys.executable, str(BENCH), "--sweep", "--json", "qwen3_5_text", "gemma3n_text", "paligemma"],
+        [
+            sys.executable,
+            str(BENCH),
+            "--sweep",
+            "--json",
+            "qwen3_5_text",
+            "gemma3n_text",
+            "paligemma",
+            "switch_transformers",
+        ],
         capture_output=True,
         text=True,
         timeout=900,
@@ -73,6 +84,7 @@ def test_sweep_entries_that_once_crashed_the_compiler_compile():
     assert rows["gemma3n_text"]["reference"] == "eager"
     assert rows["paligemma"]["reference"] == "aot_eager" and rows["paligemma"]["passed"], rows["paligemma"]["reason"]
     assert rows["paligemma"]["cosine"] >= 0.999
+    assert rows["switch_transformers"]["passed"], rows["switch_transformers"]["reason"]
 
 
 def test_jobs_below_one_are_refused():

@@ -8,11 +8,12 @@ import warnings
 
 import numpy as np
 import pytest
+import sympy
 import torch
 from helpers import tiny_llama
 
 from spyre_mlir.frontend.backend import STATS
-from spyre_mlir.frontend.buckets import BUCKETS, bucket_for
+from spyre_mlir.frontend.buckets import BUCKETS, BucketPlan, bucket_for
 from spyre_mlir.sim.numerics import DL16
 from spyre_mlir.testing.criteria import accumulation_bound
 
@@ -118,3 +119,15 @@ def test_four_prompts_in_one_bucket_make_three_compiles_and_eagers_tokens():
             assert 0 <= margin <= 2 * float((d - e).abs().max()), (p.shape, n, margin)
             assert float(torch.nn.functional.cosine_similarity(d, e, dim=0)) >= 0.999
     assert parted <= 1, [(g, w) for g, w in zip(got, want)]  # near-ties are rare: at most one of five
+
+
+def test_a_padded_calls_outputs_have_the_strides_of_their_own_length():
+    """aot_autograd rebuilds an output that aliases another tensor from the strides the program
+    gives it (MoE blocks of switch_transformers and nllb-moe, whose reshape of their input is
+    such an output), so an output at the real length is a tensor of its own, size-1 dims'
+    strides included, never a view with the bucket's strides."""
+    plan = BucketPlan(torch.fx.GraphModule({}, torch.fx.Graph()), sympy.Symbol("s0"), {}, [(1,), ()], [])
+    padded, other = torch.randn(1, 16, 64), torch.randn(3)
+    out, same = plan.unpad([padded, other], 11)
+    assert out.shape == (1, 11, 64) and out.stride() == (704, 64, 1) and torch.equal(out, padded[:, :11])
+    assert same is other
