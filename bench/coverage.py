@@ -22,8 +22,8 @@ spyre_mlir.testing.criteria (`compare_model_outputs`: the same function the mode
 Where that fails, PyTorch's own trace of the model (`backend="aot_eager"`) is compared with
 eager too: a model that computes something else when traced (transformers skips PaliGemma's
 attention mask in eager mode and builds it under a trace) is judged against that trace, its
-row saying so (`reference`). A second call runs under `spyre_mlir.profile()`: its kernel times add up to the simulated device
-latency of one forward (host ops and transfers are not in it); its host transfers (bytes both
+row saying so (`reference`). A second call runs under `spyre_mlir.profile()`: its kernel
+times add up to the simulated device latency of one forward (host ops and transfers are not in it); its host transfers (bytes both
 ways, at the host link's rate: `Profile.transfers_s`) are a column of their own, so a change
 that moves work between the host and the device shows on both sides.
 

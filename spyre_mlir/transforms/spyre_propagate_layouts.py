@@ -122,13 +122,18 @@ class MatmulOperandsReadable(RewritePattern):
                 _restickify_operand(op, i, _generic(v), rewriter)
 
 
+def _wide_splat(lay: Layout) -> bool:
+    """A splat whose last dim is wider than 1: an element per stick along it (a reduction's
+    result, permuted). No splat of an operand that varies along that dim holds the operand, so
+    the chooser offers the generic layout beside it (`LayoutChooser.candidates`)."""
+    return lay.is_splat and bool(lay.shape) and lay.shape[-1] != 1
+
+
 def _operand_target(out: Layout, lay: Layout) -> Layout:
     """The layout a pointwise input in `lay` is restickified to, for an output in `out`."""
     if lay.shape == out.shape:
         return out
-    if out.is_splat and lay.shape and lay.shape[-1] != 1:
-        # an element per stick along a wide dim (a reduction's result, permuted): no splat of
-        # `lay` holds it; the chooser offers the generic result layout instead (candidates)
+    if out.is_splat and lay.shape and lay.shape[-1] != 1:  # no splat of `lay` (_wide_splat)
         return Layout.generic(lay.shape, lay.element_bytes)
     if out.is_splat or out.stick_dim is not None and (not lay.shape or lay.shape[-1] == 1) and out.shape[-1] != 1:
         # broadcast along the stick, or into a splat result (e.g. a () operand of a (1,) result)
@@ -303,7 +308,7 @@ class LayoutChooser:
     def candidates(self, op: spyre.PointwiseOp, override: dict[SSAValue, Layout]) -> list[Layout]:
         out = spyre.device_layout(op.result.type)
         found = [out]
-        if out.is_splat and out.shape and out.shape[-1] != 1:  # an element per stick (_operand_target)
+        if _wide_splat(out):
             found.append(Layout.generic(out.shape, out.element_bytes))
         seen = {lay.canonical() for lay in found}
         product = self.product(op)

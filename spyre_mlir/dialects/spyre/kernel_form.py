@@ -95,8 +95,8 @@ def kernel_form(ops: Sequence[Operation]) -> KernelForm:
 @dataclass(frozen=True)
 class GatheredOperand:
     """A gather whose result one matmul, restickify or attention product reads, through views,
-    as one operand and nothing else reads: the gather's rows are the operand's sticks (the views reinterpret the
-    gather's result, stick for stick), so each load of the operand the op's lowering issues is
+    as one operand and nothing else reads: the gather's rows are the operand's sticks (the
+    views reinterpret the gather's result, stick for stick), so each load of the operand the op's lowering issues is
     a gather of those rows' sticks from the table instead, and the gather's result is never
     stored. A page of a KV cache is then read once, by the product or the relayout that needs
     it, where a gather kernel would write it to DDR for them to read again."""

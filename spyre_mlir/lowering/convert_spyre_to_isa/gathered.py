@@ -6,9 +6,9 @@ base (`load`); for the i-th gathered operand `KernelPlan.arg` names the argument
 `GATHERED + i`, and `lower_kernel` hands each core's instructions to its `GatheredLoads`.
 Stick s of the gather's result is stick t of its row r (its layout: s = r * s_row + t * s_t,
 as a gather kernel would store it), and the views between it and the operand keep every stick
-where it is, so a load's sticks are (row, stick) pairs, which `_gather_box` covers with gathers of rows
-r0.. by sticks t0.. (`dma_gather` from stick t0 of each row): one per load where they form
-such a box at LX places stepping by one stride per row and one per stick (a B tile of a
+where it is, so a load's sticks are (row, stick) pairs, which `_gather_box` covers with gathers
+of rows r0.. by sticks t0.. (`dma_gather` from stick t0 of each row): one per load where they
+form such a box at LX places stepping by one stride per row and one per stick (a B tile of a
 page's values), else one per part.
 
 Through a block transpose (`GatheredOperand.transposed`: a matmul's B that is K^T of gathered
