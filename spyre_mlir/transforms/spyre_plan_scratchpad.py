@@ -18,7 +18,9 @@ Options (each off is a baseline of bench/ablation.py):
     double_buffer   matmul and pointwise tiles that DMA streams get a second buffer (`lhs_1`,
                     `in0_1`, ...); convert-spyre-to-isa alternates them, so the next chunk's
                     loads and the last chunk's store overlap the compute (when both copies
-                    do not fit, the kernel is planned single-buffered)
+                    do not fit, the kernel is planned single-buffered); an attention kernel
+                    takes one copy where two would leave its steps fewer than pt_rows rows
+                    (a PT pass yields 8 rows: 4 cost what 8 do)
     cost            matmul chunks: of every chunking that fits, the one with the least
                     estimated time (analysis/cost.py: re-reads, PT passes, overlap) instead of
                     halving the dim that shrinks the footprint most
@@ -42,7 +44,7 @@ from spyre_mlir.analysis.buffers import KernelBuffers, epilogue_sticks
 from spyre_mlir.analysis.cost import best_chunks, matmul_shape
 from spyre_mlir.diagnostics import Unsupported
 from spyre_mlir.dialects import spyre
-from spyre_mlir.dialects.spyre import kernel_iteration_dims, kernel_ops
+from spyre_mlir.dialects.spyre import kernel_form, kernel_iteration_dims, kernel_ops
 from spyre_mlir.dialects.spyre.iteration import core_boxes, max_chunk
 from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.target.constants import STICK_BYTES
@@ -75,9 +77,31 @@ class SpyrePlanScratchpadPass(ModulePass):
         ops = kernel_ops(kernel)
         streamed = len(ops) > 1 or isinstance(ops[0], spyre.MatmulOp | spyre.PointwiseOp)
         if self.double_buffer and streamed and self._plan(kernel, config, double=True):
+            if kernel_form(ops).attention is not None:
+                self._attention_rows(kernel, config)
             return
         if not self._plan(kernel, config, double=False):
             raise AssertionError("unreachable: _plan raises when nothing fits")
+
+    def _attention_rows(self, kernel: spyre.KernelOp, config: DeviceConfig) -> None:
+        """An attention kernel planned double-buffered whose steps have fewer than
+        `pt_rows` rows (a head's chunk of positions) wastes PT passes: a pass yields `pt_rows`
+        rows, so 4 rows cost what 8 do. Its pipeline overlaps the PT and the SFP with one copy
+        of its buffers too (the next step's scores wait only for this step's rounding of its
+        own), so it takes the single-buffered plan where that has more rows a step."""
+        assert kernel.chunks is not None and kernel.split is not None
+        dims = kernel_iteration_dims(kernel)
+        boxes = core_boxes(dims, kernel.split.as_dict(), config.cores)
+
+        def rows(chunks: spyre.SplitAttr) -> int:
+            return max_chunk(dims, boxes, chunks.as_dict())["p"]
+
+        double = (kernel.chunks, kernel.lx)
+        if rows(kernel.chunks) >= config.pt_rows:
+            return
+        self._plan(kernel, config, double=False)
+        if rows(kernel.chunks) <= rows(double[0]):
+            kernel.chunks, kernel.lx = double
 
     def _plan(self, kernel: spyre.KernelOp, config: DeviceConfig, double: bool) -> bool:
         """Chunks and offsets for the kernel (False: with `double`, nothing fits)."""

@@ -37,8 +37,9 @@ def lower_attention(plan: KernelPlan, core: int, box: Box) -> CoreCode:
     K^T in (from DDR, or down the chain of the cores that take the matrix); the scores' PT
     pass; the previous step's context (below); the scores rounded into `s` and the group's
     steps. A step's context comes after the next step's scores: V in where the matrix changed
-    (after the old V's last pass), the PT pass on the group's result and V, its rounding, and
-    its store where the result places each stick (`_store_runs`)."""
+    (after the old V's last pass; the core's first V, whose buffer is free, is loaded from DDR
+    right behind its K^T), the PT pass on the group's result and V, its rounding, and its
+    store where the result places each stick (`_store_runs`)."""
     att = plan.attention
     assert att is not None
     g = att.group
@@ -67,22 +68,26 @@ def lower_attention(plan: KernelPlan, core: int, box: Box) -> CoreCode:
     chain = _chain(plan, core)
     pos = chain.index(core) if chain else 0
 
-    def matrix_in(arg: int, base: int, strides: list[int], buf: int, rows: int, sticks: int) -> list[Ins]:
-        """One matrix's K^T or V into `buf` ([stick][row]): from DDR, or down the chain of the
-        cores that take the matrix (the first loads it)."""
-        ins = [load(arg, base, strides, buf, [rows, 1], [sticks, rows])] if pos == 0 else []
+    def matrix_in(
+        arg: int, base: int, strides: list[int], buf: int, rows: int, sticks: int, loaded: bool = False
+    ) -> list[Ins]:
+        """One matrix's K^T or V into `buf` ([stick][row]): from DDR (unless `loaded`: its
+        load issued already), or down the chain of the cores that take the matrix (the first
+        loads it)."""
+        ins = [load(arg, base, strides, buf, [rows, 1], [sticks, rows])] if pos == 0 and not loaded else []
         if chain:
             ins += multicast_step(plan, chain, pos, 1, 1, buf, [rows, 1], [sticks, rows])
         return ins
 
     v_of: list[int | None] = [None]  # the matrix whose V is in LX
+    v_early: int | None = None  # the matrix whose V was loaded with its K^T (the core's first)
 
     def context(b: int, m0: int, mr: int, count: int) -> list[Ins]:
         p = plan.buf(f"v{len(g.ops) - 1}", count)
         tile = plan.buf("out", count)
         out = []
         if v_of[0] != b:  # after the previous matrix's last context pass, which read the old V
-            out += matrix_in(V, b * sv_b, [sv_n, sv_k], lx["v"], k2, n2_st)
+            out += matrix_in(V, b * sv_b, [sv_n, sv_k], lx["v"], k2, n2_st, loaded=v_early == b)
             v_of[0] = b
         out += [
             pt((p, [r, 1]), (lx["v"], [1, k2]), (lx["context"], [2, 2 * mr]), mr, n2, k2, False),
@@ -104,6 +109,9 @@ def lower_attention(plan: KernelPlan, core: int, box: Box) -> CoreCode:
                 loc[a] = (buf, _group_input(plan, att, out, a, st, buf, b, m0, mr, r))
         if b != matrix:  # after this matrix's first rows of q (a chain's wait holds up what follows it)
             out += matrix_in(KT, b * skt_b, [skt_n, skt_k], lx["kt"], k1, r)
+            if matrix is None and pos == 0:  # the first V's load right behind K^T's (its buffer is free)
+                out.append(load(V, b * sv_b, [sv_n, sv_k], lx["v"], [k2, 1], [n2_st, k2]))
+                v_early = b
             matrix = b
         scores = plan.buf("scores", count)
         out.append(pt((qbuf, [1, mr]), (lx["kt"], [1, k1]), (scores, [2, 2 * mr]), mr, n1, k1, False))

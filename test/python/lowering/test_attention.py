@@ -119,3 +119,31 @@ def test_keys_inside_one_stick_are_attended_in_one_launch():
     fused, _ = launches(fn, xs)
     apart, _ = launches(fn, xs, disable=["attention"])
     assert len(fused) == len(apart) - 2, ([k.name for k in fused], [k.name for k in apart])
+
+
+def test_a_long_context_keeps_a_full_pt_pass_of_rows_a_step():
+    """4,096 keys a matrix (a prompt's chunk of 64 tokens against 32 pages of 128): K^T and V
+    fill half of LX, and the second copies of the scores and the group's buffers would leave
+    room for steps of 4 rows only, each PT pass half empty (a pass yields pt_rows = 8 rows).
+    The kernel is planned with one copy instead, 8 rows a step: its PT cycles are those of
+    full passes, every row's scores and context once."""
+    heads, kv_heads, tokens, keys, dim = 9, 3, 64, 4096, 64
+    group = heads // kv_heads
+
+    def fn(q, k, v, mask):
+        def rep(x):
+            return x[:, :, None].expand(1, kv_heads, group, keys, dim).reshape(1, heads, keys, dim)
+
+        return torch.softmax(q @ rep(k).transpose(-1, -2) * 0.125 + mask, dim=-1) @ rep(v)
+
+    xs = (
+        seeded_randn(1, heads, tokens, dim, seed=9),
+        seeded_randn(1, kv_heads, keys, dim, seed=10),
+        seeded_randn(1, kv_heads, keys, dim, seed=11),
+        torch.triu(torch.full((tokens, keys), -1e4), keys - tokens + 1),
+    )
+    (kernel,), _ = launches(fn, xs)
+    config = backend.get_device_model().config
+    rows = heads * tokens
+    passes = rows // config.pt_rows * (keys // config.pt_lanes * dim + keys)  # scores, then context
+    assert kernel.engine_cycles["pt"] == passes / config.corelets_used, kernel.engine_cycles
