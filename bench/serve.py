@@ -33,7 +33,7 @@ Runs in the vLLM environment (.venv-vllm). What is measured:
   requests, requests/s. Its start-up loads the programs the first part compiled (the compile
   cache).
 
-Start-up compiles every bucket of the options below (28 programs, 9 of them decode, for
+Start-up compiles every bucket of the options below (35 programs, 9 of them decode, for
 SmolLM2's 30 layers; the compile cache keeps them for the next run).
 """
 

@@ -33,6 +33,12 @@ def _powers(start: int, factor: int, last: int) -> list[int]:
     return out
 
 
+COARSE_TOKENS = 16
+"""Token buckets up to this many rows are powers of 4, above it powers of 2: a step of a few rows
+takes the time of its weights' DDR reads, padded rows or not, while above it the rows' own
+work (PT passes, activations, every token against every page in attention) grows with them."""
+
+
 class Bucket(NamedTuple):
     """The shape of a step's program."""
 
@@ -47,9 +53,10 @@ class Bucket(NamedTuple):
 class StepShapes:
     """The buckets of a served model (module docstring).
 
-    Tokens: powers of 4 from 1 up to the most tokens a step can hold (`max_num_batched_tokens`,
-    and no more than `max_num_seqs` requests of `max_model_len` tokens), that bound last; a
-    decode step's up to the first that holds `max_num_seqs`. Pages: of a decode step, powers
+    Tokens: powers of 4 from 1 up to 16 (COARSE_TOKENS), then powers of 2, up to the most
+    tokens a step can hold (`max_num_batched_tokens`, and no more than `max_num_seqs` requests
+    of `max_model_len` tokens), that bound last; a decode step's up to the first that holds
+    `max_num_seqs`. Pages: of a decode step, powers
     of 2 from 1 up to a request's most (`max_model_len` tokens); of another step of T tokens,
     powers of 2 from 1 up to the most pages it can read (min(T, max_num_seqs) requests of
     `max_model_len` tokens). Both no more than the cache holds. A decode step's attention
@@ -83,7 +90,8 @@ class StepShapes:
 
     @property
     def token_buckets(self) -> list[int]:
-        return _powers(1, 4, self.max_tokens)
+        coarse = _powers(1, 4, min(self.max_tokens, COARSE_TOKENS))
+        return coarse + (_powers(COARSE_TOKENS, 2, self.max_tokens)[1:] if self.max_tokens > COARSE_TOKENS else [])
 
     def page_buckets(self, tokens: int) -> list[int]:
         return _powers(1, 2, self.max_pages(tokens))

@@ -26,10 +26,12 @@ def test_the_buckets_bound_every_step():
     decode = [b for b in SHAPES.buckets if b.decode]
     assert decode == [Bucket(t, p, True) for t in (1, 4, 16) for p in (1, 2, 4, 8)]
     others = [b for b in SHAPES.buckets if not b.decode]
-    assert {b.tokens for b in others} == {4, 16, 64}  # a step of one token is a decode step
+    # powers of 4 up to 16 rows, then of 2; a step of one token is a decode step
+    assert {b.tokens for b in others} == {4, 16, 32, 64}
     assert max(b.pages for b in others) == 39  # 8 requests of 8 pages, at most the cache (less the null block)
     assert SHAPES.decode_bucket(5, 3) == Bucket(16, 4, True)
-    assert SHAPES.bucket(17, 9) == Bucket(64, 16, False)
+    assert SHAPES.bucket(17, 9) == Bucket(32, 16, False)
+    assert SHAPES.bucket(33, 9) == Bucket(64, 16, False)
     with pytest.raises(ValueError, match="decode step of 9 requests"):
         SHAPES.decode_bucket(9, 1)
     with pytest.raises(ValueError, match="reads 9 KV-cache pages: at most 8"):

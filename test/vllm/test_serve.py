@@ -135,12 +135,12 @@ def test_serve_answers_concurrent_requests_as_eager(llama_dir, eager, tmp_path):
 
     log = server.log()
     compiled, loaded, graphs, decode, tokens, pages = _startup(log)
-    assert tokens == [1, 4, 16, 64]  # up to max_num_batched_tokens
+    assert tokens == [1, 4, 16, 32, 64]  # up to max_num_batched_tokens
     assert pages == 8  # 8 requests of one block (128 tokens)
     # decode: 1, 4 and 16 (up to max_num_seqs) requests of 1 page; the others (tokens, pages): 4 tokens
-    # read up to 4 pages, 16 and 64 up to 8
+    # read up to 4 pages, 16, 32 and 64 up to 8
     assert decode == 3
-    assert graphs == decode + 3 + 4 + 4
+    assert graphs == decode + 3 + 4 + 4 + 4
     assert (compiled, loaded) == (graphs, 0)
     assert not SERVING_COMPILE.findall(log)  # serving compiled nothing
     # continuous batching: the concurrent requests shared steps
