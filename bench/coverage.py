@@ -15,6 +15,12 @@ alone is not buildable: listed with its reason, not counted. The totals give the
 buildable ones that pass, the wrong answers (compiled and run, outside the criterion) apart
 from the crashes, and the float ops on the device, mean and lowest.
 
+A model outside the criterion is run eagerly with DL16's rounding too (8 runs:
+spyre_mlir.testing.dl16_eager `dl16_spread`). Where some of those runs fail the criterion as well
+and the compiled result lies within their range, the row is "beyond DL16" (the `pass` column's
+`DL16`): the model's error is DL16 arithmetic's on it, not the compiler's. Such a row is not a
+pass and not a wrong answer; the totals count it apart (`beyond_dl16`).
+
 For every corpus entry: build it, run it eagerly, compile it with
 `torch.compile(backend="spyre")` (default options: ops without a device lowering run on the
 CPU inside the compiled graph), run it, and compare with eager under the model criterion of
@@ -113,6 +119,12 @@ class Row:
     """What the compiled model is judged against: "eager", or "aot_eager" where PyTorch's own
     trace of the model (`torch.compile(backend="aot_eager")`) fails the criterion against eager:
     the model computes something else when traced, and the compiler's task is the trace."""
+    dl16: str = ""
+    """For a model outside the criterion: how its DL16 runs on eager PyTorch compare
+    (spyre_mlir.testing.dl16_eager `dl16_spread`)."""
+    beyond_dl16: bool = False
+    """Outside the criterion, within what DL16 arithmetic itself gives on the model (`dl16`):
+    not counted among the wrong answers."""
     buildable: bool = True
     """False: the model did not build or did not run eagerly (a sweep entry so is not counted)."""
     passed: bool = False
@@ -195,6 +207,7 @@ def _measure(name: str, timeout_s: float, sweep: bool) -> Row:
     import spyre_mlir
     from spyre_mlir.frontend.backend import STATS
     from spyre_mlir.testing.criteria import compare_model_outputs, model_tolerance
+    from spyre_mlir.testing.dl16_eager import dl16_spread
 
     row = Row(name, tolerance=model_tolerance(LAYERS))
     start = time.perf_counter()
@@ -270,8 +283,18 @@ def _measure(name: str, timeout_s: float, sweep: bool) -> Row:
                 cmp = compare_model_outputs(compiled, traced, row.layers)
         row.max_error, row.cosine = cmp.max_error, cmp.cosine
         row.passed = row.compiles and cmp.passed
-        if row.compiles and not cmp.passed:
-            row.reason = f"wrong answer{' against aot_eager' if row.reference != 'eager' else ''}: {cmp}"
+        if row.compiles and not cmp.passed:  # the compiler's error, or DL16's on this model?
+            stage = "DL16 runs"
+            judged_by = traced if row.reference == "aot_eager" else eager
+            try:
+                with _deadline(timeout_s):
+                    spread = dl16_spread(lambda: model(*inputs, **kwargs), judged_by, row.layers)
+                row.dl16, row.beyond_dl16 = str(spread), spread.explains(cmp)
+            except Exception as e:  # eager PyTorch's runs, not the compiler's: the row stays a wrong answer
+                row.dl16 = f"no DL16 runs: {type(e).__name__}: {str(e)[:200]}"
+            against = " against aot_eager" if row.reference != "eager" else ""
+            outcome = "beyond DL16" if row.beyond_dl16 else "wrong answer"
+            row.reason = f"{outcome}{against}: {cmp}; {row.dl16}"
     except Exception as e:
         row.compiles = False
         where, what = _describe(e)
@@ -394,7 +417,7 @@ def table(rows: list[Row]) -> str:
             f"{r.name:<{w}}{'yes' if r.compiles else 'no':<10}{r.graphs:>6}{ops:>18}{_fmt(r.max_error, '.2e'):>11}"
             f"{_fmt(r.cosine, '.6f'):>10}{_fmt(r.latency_us, '.1f'):>12}{r.kernels:>8}{_fmt(r.transfers_us, '.1f'):>14}"
             f"{r.round_trips:>12}{_fmt(r.round_trip_us, '.1f'):>8}  "
-            f"{'PASS' if r.passed else 'FAIL':<5}{r.wall_s:>7.1f}"
+            f"{'PASS' if r.passed else 'DL16' if r.beyond_dl16 else 'FAIL':<5}{r.wall_s:>7.1f}"
         )
     lines.append("-" * len(head))
     return "\n".join(lines)
@@ -423,8 +446,9 @@ def totals(rows: list[Row], sweep: bool = False) -> dict:
         "pass": sum(r.passed for r in counted),
         "pass_percent": 100.0 * sum(r.passed for r in counted) / n if n else 0.0,
         "wrong_answers": sum(
-            r.compiles and not r.passed and not r.stage for r in counted
-        ),  # ran, outside the criterion
+            r.compiles and not r.passed and not r.stage and not r.beyond_dl16 for r in counted
+        ),  # ran, outside the criterion, and DL16 arithmetic does not account for it
+        "beyond_dl16": sum(r.beyond_dl16 for r in counted),
         "crashes": sum(bool(r.stage) for r in counted),
         "whole_graph_on_cpu": sum(not r.compiles and not r.stage for r in counted),
         "mean_device_fraction": sum(fractions) / len(fractions) if fractions else 0.0,
@@ -506,7 +530,7 @@ def main(argv: list[str] | None = None) -> int:
     what = "buildable model types" if args.sweep else "models"
     print(
         f"{what}: {tot['models']}   compile: {tot['compile']}   match eager: {tot['pass']} ({tot['pass_percent']:.1f}%)   "
-        f"wrong answers: {tot['wrong_answers']}   crashes: {tot['crashes']}   "
+        f"wrong answers: {tot['wrong_answers']}   beyond DL16: {tot['beyond_dl16']}   crashes: {tot['crashes']}   "
         f"wholly on the CPU: {tot['whole_graph_on_cpu']}"
     )
     print(
