@@ -37,6 +37,12 @@ value is computed on the device from masks the host builds:
                             PyTorch's decompositions (not in core ATen's table): var_mean over
                             the dims but the channels', element-wise ops, the running
                             statistics' update
+    _native_batch_norm_legit_no_training, native_batch_norm in inference
+                            (x - mean) * rsqrt(var + eps) * weight + bias, each statistic
+                            viewed at the channels' broadcast shape (1, C, 1, ...) before any
+                            arithmetic: rsqrt(var + eps) is then computed one element per stick
+                            (a splat), which x's scaling broadcasts along the stick dim (from
+                            var's (C,) sticks it would need a relayout the device lacks)
     nll_loss_forward        PyTorch's decomposition (a gather along at most 16 classes)
     _batch_norm_with_update_functional
                             PyTorch's decomposition (a batch norm in training)
@@ -258,18 +264,43 @@ _BATCH_NORMS = (
 
 def _pytorch_decomposition(op: Any) -> Any:
     """PyTorch's decomposition of a batch norm in training (the batch's statistics, reductions
-    the device takes); in inference it stays one op: its per-channel scale, computed from the
-    running statistics, would be broadcast along the stick dim, which no device relayout does
-    yet (it would leave pieces on the CPU)."""
+    the device takes); native_batch_norm in inference is `_batch_norm_inference`, the other
+    forms' inference stays one op."""
     from torch._decomp import decomposition_table
 
     decompose = decomposition_table[op]
 
-    def training_only(*args: Any, **kwargs: Any) -> Any:
+    def by_mode(*args: Any, **kwargs: Any) -> Any:
         training = kwargs.get("training", args[5] if op is not aten._native_batch_norm_legit.no_stats else args[3])
-        return decompose(*args, **kwargs) if training else NotImplemented
+        if training:
+            return decompose(*args, **kwargs)
+        if op is aten.native_batch_norm.default:
+            x, weight, bias, running_mean, running_var, _, momentum, eps = args
+            if running_mean is not None and running_var is not None:
+                return _batch_norm_inference(x, weight, bias, running_mean, running_var, momentum, eps)
+        return NotImplemented
 
-    return training_only
+    return by_mode
+
+
+def _batch_norm_inference(
+    x: torch.Tensor,
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    running_mean: torch.Tensor,
+    running_var: torch.Tensor,
+    momentum: float,
+    eps: float,
+) -> Any:
+    """A batch norm by its running statistics, the statistics viewed at the channels' broadcast
+    shape first (the module docstring says why); no saved statistics (empty, as PyTorch's)."""
+    shape = [1, -1] + [1] * (x.dim() - 2)
+    out = (x - running_mean.view(shape)) * torch.rsqrt(running_var.view(shape) + eps)
+    if weight is not None:
+        out = out * weight.view(shape)
+    if bias is not None:
+        out = out + bias.view(shape)
+    return out, x.new_empty(0), x.new_empty(0)
 
 
 def _batch_norm_with_update(*args: Any, **kwargs: Any) -> Any:
@@ -330,6 +361,7 @@ def decompositions() -> dict[Any, Any]:
         table[norm] = _pytorch_decomposition(norm)
     table[aten.nll_loss_forward.default] = _nll_loss
     table[aten._batch_norm_with_update_functional.default] = _batch_norm_with_update
+    table[aten._native_batch_norm_legit_no_training.default] = _batch_norm_inference
     table[aten._cdist_forward.default] = _cdist
     table[aten.prod.default] = _prod
     table[aten.prod.dim_int] = _prod

@@ -93,3 +93,24 @@ def test_stays_on_the_host_saying_why(fn, shapes, reason):
     torch._dynamo.reset()
     with pytest.raises(Exception, match=reason), torch.no_grad():
         torch.compile(Fn(fn), backend="spyre", options={"strict": True})(x, w)
+
+
+@pytest.mark.parametrize(
+    "x_shape, affine",
+    [((1, 64, 1, 23), True), ((2, 65, 33), True), ((5, 64), False), ((1, 16, 9, 9), False)],
+    ids=["sam3-2d", "1d-odd", "rows", "2d-no-affine"],
+)
+def test_a_batch_norm_in_inference_runs_on_the_device(x_shape, affine):
+    """A batch norm by its running statistics (`_native_batch_norm_legit_no_training`, what an
+    eval-mode BatchNorm after sam3_lite's convolutions is): the statistics are viewed at the
+    channels' broadcast shape before any arithmetic, so their per-channel scale is a splat that
+    x's scaling broadcasts along the stick dim, on the device."""
+    c = x_shape[1]
+    mean, var = randn(c, seed=1), randn(c, seed=2).abs() + 0.25
+    affine_inputs = (randn(c, seed=3), randn(c, seed=4)) if affine else ()
+
+    def norm(x, mean, var, *wb):
+        return F.batch_norm(x, mean, var, *wb, training=False, eps=1e-5)
+
+    _, report = compiled_within_bound(norm, randn(*x_shape), mean, var, *affine_inputs)
+    assert not report.cpu_fallback, f"ran on the CPU: {dict(report.cpu_fallback)}"
