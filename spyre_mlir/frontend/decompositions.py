@@ -33,6 +33,11 @@ value is computed on the device from masks the host builds:
                             window counts kh kw elements; adaptive pooling where the windows tile
                             the input)
     addbmm(s, a, b)         the batch's products summed: bmm, then a sum over the batch dim
+    slice_scatter(x, src, d, start, end)
+                            with step 1: the cat of x's rows before start, src and x's rows
+                            from end along d (DMA copies into one buffer, as roll's); what
+                            functionalisation makes of `x[..., a:b] = y` (Longformer's and
+                            LED's sliding chunks, linear attention's chunked states)
     native_batch_norm and its _native_batch_norm_legit forms, in training
                             PyTorch's decompositions (not in core ATen's table): var_mean over
                             the dims but the channels', element-wise ops, the running
@@ -240,6 +245,18 @@ def _avg_pool2d(
     return out if x.dim() == 4 else out.squeeze(0)
 
 
+def _slice_scatter(
+    x: torch.Tensor, src: torch.Tensor, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1
+) -> Any:
+    n = x.shape[dim]
+    first = 0 if start is None else max(0, min(start + n if start < 0 else start, n))
+    last = n if end is None else max(0, min(end + n if end < 0 else end, n))
+    if step != 1 or last <= first:
+        return NotImplemented
+    pieces = [p for p in (x.narrow(dim, 0, first), src, x.narrow(dim, last, n - last)) if p.shape[dim] > 0]
+    return torch.cat(pieces, dim) if len(pieces) > 1 else src.clone()
+
+
 def _addbmm(self: torch.Tensor, batch1: torch.Tensor, batch2: torch.Tensor, *, beta: Any = 1, alpha: Any = 1) -> Any:
     if not batch1.is_floating_point():
         return NotImplemented
@@ -357,6 +374,7 @@ def decompositions() -> dict[Any, Any]:
     table[aten.topk.default] = _topk
     table[aten.sum.dim_IntList] = _sum
     table[aten.addbmm.default] = _addbmm
+    table[aten.slice_scatter.default] = _slice_scatter
     for norm in _BATCH_NORMS:
         table[norm] = _pytorch_decomposition(norm)
     table[aten.nll_loss_forward.default] = _nll_loss

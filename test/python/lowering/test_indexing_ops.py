@@ -133,3 +133,35 @@ def test_negative_padding_stays_on_the_host():
 def test_expand_along_the_stick_dim(shape, width):
     """Helium's and GLM's interleaved rotary tables: x[..., None].expand(..., 2)."""
     check(lambda x: (x * 2)[..., None].expand(*shape, width) * 1.5, randn(*shape))
+
+
+# slice_scatter: `y[..., a:b] = src` after functionalisation, a cat of x's pieces and src
+
+
+def _assign_rows(x, src):
+    y = x * 2
+    y[:, 3:7] = src * 3  # Longformer's chunk assignment: rows of a non-stick dim
+    return y
+
+
+def _assign_sticks(x, src):
+    y = x * 2
+    y[..., 64:128] = src + 1  # whole sticks of the stick dim
+    return y
+
+
+def _assign_tail(x, src):
+    return torch.slice_scatter(x * 2, src * 3, dim=1, start=-2)  # to the end, from a negative start
+
+
+@pytest.mark.parametrize(
+    "fn, x_shape, src_shape",
+    [
+        (_assign_rows, (2, 9, 64), (2, 4, 64)),
+        (_assign_sticks, (3, 5, 192), (3, 5, 64)),
+        (_assign_tail, (4, 6, 32), (4, 2, 32)),
+    ],
+    ids=["rows", "sticks", "tail"],
+)
+def test_a_slice_assignment_runs_on_the_device(fn, x_shape, src_shape):
+    check(fn, randn(*x_shape), randn(*src_shape, seed=1))
