@@ -55,6 +55,10 @@ value is computed on the device from masks the host builds:
     prod(x, dim), cumprod, cumsum
                             along dims of at most 16 elements: products (sums) of slices (a
                             pointwise chain in float32), the prefixes joined for cumprod and cumsum
+    cumsum(x, dim)          along a longer dim of at most CUMSUM_MATMUL_MAX elements: x (that dim
+                            moved last) times the upper triangle of ones (a host mask), so the
+                            PT sums each prefix in float32 and rounds it once (the gated delta
+                            rule's log decays over a 64-token chunk, Mamba's)
     gather(x, d, index)     along a dim of at most 16 elements: where(index == j, x's slice j, ...)
                             over the slices (the dim moved first: slices of the stick dim would
                             split sticks), the masks host work: an exact selection (an index out
@@ -192,6 +196,21 @@ def _cumulative(combine: Any) -> Any:
         return torch.cat(prefixes, 0).movedim(0, d)
 
     return decomposed
+
+
+CUMSUM_MATMUL_MAX = 1024
+"""The longest dim a cumsum is a matmul along: its mask of ones is n x n (2 MiB in DL16 at 1024)."""
+
+
+def _cumsum(x: torch.Tensor, dim: int, *, dtype: Any = None) -> Any:
+    out = _cumulative(torch.add)(x, dim, dtype=dtype)
+    if out is not NotImplemented or dtype is not None and dtype != x.dtype:
+        return out
+    if not x.is_floating_point() or x.dim() == 0 or x.numel() == 0 or x.shape[dim] > CUMSUM_MATMUL_MAX:
+        return NotImplemented
+    positions = torch.arange(x.shape[dim], device=x.device)
+    upper = (positions.unsqueeze(1) <= positions.unsqueeze(0)).to(x.dtype)  # upper[j, k]: j <= k
+    return torch.matmul(x.movedim(dim, -1), upper).movedim(-1, dim)
 
 
 def _gather(x: torch.Tensor, dim: int, index: torch.Tensor, *, sparse_grad: bool = False) -> Any:
@@ -384,7 +403,7 @@ def decompositions() -> dict[Any, Any]:
     table[aten.prod.default] = _prod
     table[aten.prod.dim_int] = _prod
     table[aten.cumprod.default] = _cumulative(torch.mul)
-    table[aten.cumsum.default] = _cumulative(torch.add)
+    table[aten.cumsum.default] = _cumsum
     table[aten.gather.default] = _gather
     table[aten.avg_pool2d.default] = _avg_pool2d
     table[aten._adaptive_avg_pool2d.default] = _adaptive_avg_pool2d
