@@ -249,39 +249,39 @@ def test_ieee_fp16_numerics_option():
     assert_within_device_bound(y, exact, bound, IEEE_FP16)
 
 
-class CumSum(torch.nn.Module):
+class LogCumSumExp(torch.nn.Module):
     """A float op with no device lowering: it runs on the CPU inside the compiled graph."""
 
     def forward(self, x):
-        return torch.cumsum(x, dim=-1) * 2.0
+        return torch.logcumsumexp(x, dim=-1) * 2.0
 
 
 def test_unsupported_op_strict_raises_naming_the_op():
-    model = torch.nn.Sequential(torch.nn.Linear(64, 64), CumSum()).eval()
+    model = torch.nn.Sequential(torch.nn.Linear(64, 64), LogCumSumExp()).eval()
     with (
         torch.no_grad(),
         pytest.raises(
             Exception,
-            match=r"'torch\.aten\.cumsum' producing !torch.vtensor<\[4,64\],f32> cannot run on the device: no device lowering yet",
+            match=r"'torch\.aten\.logcumsumexp' producing !torch.vtensor<\[4,64\],f32> cannot run on the device: no device lowering yet",
         ),
     ):
         torch.compile(model, backend="spyre", options={"strict": True})(torch.randn(4, 64))
 
 
 def test_unsupported_op_falls_back_to_cpu_with_one_warning():
-    model = torch.nn.Sequential(torch.nn.Linear(64, 64), CumSum()).eval()
+    model = torch.nn.Sequential(torch.nn.Linear(64, 64), LogCumSumExp()).eval()
     x = torch.randn(4, 64)
     with (
         torch.no_grad(),
         pytest.warns(
             UserWarning,
-            match=r"1 op\(s\) of this graph run on the CPU \(no device lowering yet\): torch\.aten\.cumsum x1",
+            match=r"1 op\(s\) of this graph run on the CPU \(no device lowering yet\): torch\.aten\.logcumsumexp x1",
         ) as record,
     ):
         y = torch.compile(model, backend="spyre")(x)
         eager = model(x)
     assert len([w for w in record if "spyre" in str(w.message)]) == 1
-    # the linear and the * 2 ran on the device (DL16), the cumsum on the CPU
+    # the linear and the * 2 ran on the device (DL16), the logcumsumexp on the CPU
     assert not torch.equal(y, eager)
     assert torch.allclose(y, eager, rtol=0.02, atol=0.05)
 

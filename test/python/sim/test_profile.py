@@ -76,17 +76,17 @@ def check_trace(trace, kernels):
 
 def test_a_calls_kernels_form_launch_sequences_between_host_waits():
     """The host starts a call's first kernel (launch_overhead_s), the card each later one
-    (dispatch_overhead_s), until the host waits for a value: a CPU op's operand (cumsum has no
-    device lowering) ends the sequence, and the next kernel is the host's again."""
+    (dispatch_overhead_s), until the host waits for a value: a CPU op's operand (logcumsumexp has
+    no device lowering) ends the sequence, and the next kernel is the host's again."""
     torch._dynamo.reset()
     lin1, lin2 = torch.nn.Linear(64, 64), torch.nn.Linear(64, 64)
 
     def fn(x):
-        return torch.softmax(lin2(torch.cumsum(torch.relu(lin1(x)) * 2.0 + 1.0, -1)), -1)
+        return torch.softmax(lin2(torch.logcumsumexp(torch.relu(lin1(x)) * 2.0 + 1.0, -1)), -1)
 
     f = torch.compile(fn, backend="spyre", options={"cache": False})
     x = torch.randn(8, 64)
-    with torch.no_grad(), pytest.warns(UserWarning, match="cumsum"):
+    with torch.no_grad(), pytest.warns(UserWarning, match="logcumsumexp"):
         f(x)
     with torch.no_grad(), spyre_mlir.profile() as prof:
         f(x)
@@ -95,12 +95,12 @@ def test_a_calls_kernels_form_launch_sequences_between_host_waits():
     for call in (prof.kernels[: len(prof.kernels) // 2], prof.kernels[len(prof.kernels) // 2 :]):
         assert call[0].overhead_s == cfg.launch_overhead_s
         restarts = [k for k in call[1:] if k.overhead_s == cfg.launch_overhead_s]
-        assert len(restarts) == 1, [(k.name, k.overhead_s) for k in call]  # after the cumsum
+        assert len(restarts) == 1, [(k.name, k.overhead_s) for k in call]  # after the logcumsumexp
         for k in call[1:]:
             assert k.overhead_s in (cfg.launch_overhead_s, cfg.dispatch_overhead_s)
             assert k.time_s == pytest.approx(k.overhead_s + k.cycles / cfg.clock_hz)
         assert len(call) >= 3, [k.name for k in call]
-    # one round trip per call: the cumsum's operand down, its result up, the host op between
+    # one round trip per call: the logcumsumexp's operand down, its result up, the host op between
     assert prof.host_round_trips == 2
     one_way = cfg.host_link_latency_s + 8 * 128 / cfg.host_link_bytes_per_s  # 8 rows of one stick
     assert prof.host_round_trip_s == pytest.approx(2 * (2 * one_way + cfg.host_op_s))
