@@ -284,7 +284,6 @@ def _measure(name: str, timeout_s: float, sweep: bool) -> Row:
         row.max_error, row.cosine = cmp.max_error, cmp.cosine
         row.passed = row.compiles and cmp.passed
         if row.compiles and not cmp.passed:  # the compiler's error, or DL16's on this model?
-            stage = "DL16 runs"
             judged_by = traced if row.reference == "aot_eager" else eager
             try:
                 with _deadline(timeout_s):

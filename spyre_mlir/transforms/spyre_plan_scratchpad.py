@@ -96,9 +96,9 @@ class SpyrePlanScratchpadPass(ModulePass):
         def rows(chunks: spyre.SplitAttr) -> int:
             return max_chunk(dims, boxes, chunks.as_dict())["p"]
 
-        double = (kernel.chunks, kernel.lx)
         if rows(kernel.chunks) >= config.pt_rows:
             return
+        double = (kernel.chunks, kernel.lx)
         self._plan(kernel, config, double=False)
         if rows(kernel.chunks) <= rows(double[0]):
             kernel.chunks, kernel.lx = double

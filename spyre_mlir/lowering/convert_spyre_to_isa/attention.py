@@ -68,16 +68,23 @@ def lower_attention(plan: KernelPlan, core: int, box: Box) -> CoreCode:
     chain = _chain(plan, core)
     pos = chain.index(core) if chain else 0
 
+    def from_ddr(arg: int, base: int, strides: list[int], buf: int, rows: int, sticks: int) -> Ins:
+        return load(arg, base, strides, buf, [rows, 1], [sticks, rows])
+
     def matrix_in(
         arg: int, base: int, strides: list[int], buf: int, rows: int, sticks: int, loaded: bool = False
     ) -> list[Ins]:
         """One matrix's K^T or V into `buf` ([stick][row]): from DDR (unless `loaded`: its
         load issued already), or down the chain of the cores that take the matrix (the first
         loads it)."""
-        ins = [load(arg, base, strides, buf, [rows, 1], [sticks, rows])] if pos == 0 and not loaded else []
+        ins = [from_ddr(arg, base, strides, buf, rows, sticks)] if pos == 0 and not loaded else []
         if chain:
             ins += multicast_step(plan, chain, pos, 1, 1, buf, [rows, 1], [sticks, rows])
         return ins
+
+    def v_matrix(b: int) -> tuple[int, int, list[int], int, int, int]:
+        """matrix b's V as `from_ddr` and `matrix_in` take it."""
+        return V, b * sv_b, [sv_n, sv_k], lx["v"], k2, n2_st
 
     v_of: list[int | None] = [None]  # the matrix whose V is in LX
     v_early: int | None = None  # the matrix whose V was loaded with its K^T (the core's first)
@@ -87,7 +94,7 @@ def lower_attention(plan: KernelPlan, core: int, box: Box) -> CoreCode:
         tile = plan.buf("out", count)
         out = []
         if v_of[0] != b:  # after the previous matrix's last context pass, which read the old V
-            out += matrix_in(V, b * sv_b, [sv_n, sv_k], lx["v"], k2, n2_st, loaded=v_early == b)
+            out += matrix_in(*v_matrix(b), loaded=v_early == b)
             v_of[0] = b
         out += [
             pt((p, [r, 1]), (lx["v"], [1, k2]), (lx["context"], [2, 2 * mr]), mr, n2, k2, False),
@@ -110,7 +117,7 @@ def lower_attention(plan: KernelPlan, core: int, box: Box) -> CoreCode:
         if b != matrix:  # after this matrix's first rows of q (a chain's wait holds up what follows it)
             out += matrix_in(KT, b * skt_b, [skt_n, skt_k], lx["kt"], k1, r)
             if matrix is None and pos == 0:  # the first V's load right behind K^T's (its buffer is free)
-                out.append(load(V, b * sv_b, [sv_n, sv_k], lx["v"], [k2, 1], [n2_st, k2]))
+                out.append(from_ddr(*v_matrix(b)))
                 v_early = b
             matrix = b
         scores = plan.buf("scores", count)
