@@ -2,6 +2,7 @@
 take an op it otherwise could not, or take it in fewer launches. Each rewrite states how exact it
 is (fp32 on the host; the device then computes in DL16 either way).
 
+    view.dtype(x, x's dtype) -> x                           exact (a view as the dtype it has)
     pow(x, 1)          -> x                                 exact
     pow(x, 2)          -> x * x                             exact (one rounding, as pow)
     pow(x, 3)          -> (x * x) * x                       <= 1 fp32 ulp apart; what eager's CPU kernel computes

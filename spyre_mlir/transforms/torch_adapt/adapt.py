@@ -23,6 +23,7 @@ from spyre_mlir.transforms.torch_adapt.forms import (
     SliceOfCat,
     SplitIntoSlices,
     TanhGeluForm,
+    ViewAsItsOwnDtype,
 )
 from spyre_mlir.transforms.torch_adapt.lane_moves import (
     InterleavedLaneMovesAsProduct,
@@ -39,6 +40,7 @@ from spyre_mlir.transforms.torch_adapt.rowwise import (
 from spyre_mlir.transforms.torch_adapt.views import ElementwiseBeforeView, ViewOfView
 
 ADAPTATIONS: tuple[type[RewritePattern], ...] = (
+    ViewAsItsOwnDtype,
     TanhGeluForm,
     PowToMultiplications,
     MaxDimToAmax,

@@ -82,6 +82,16 @@ class MaxDimToAmax(RewritePattern):
         rewriter.replace(op, new, [values.results[0], index])
 
 
+class ViewAsItsOwnDtype(RewritePattern):
+    """view.dtype(x, x's own dtype) -> x (vLLM's vocabulary-parallel embedding views its
+    result as the dtype it has)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.name != "torch.aten.view.dtype" or op.results[0].type != op.operands[0].type:
+            return
+        rewriter.replace_op(op, [], [op.operands[0]])
+
+
 class SplitIntoSlices(RewritePattern):
     """ListUnpack(split_with_sizes(x, sizes, d)) -> a slice of x along d per piece (and
     split.Tensor(x, size, d) likewise, its pieces `size` long but the last): exact, the same

@@ -666,3 +666,18 @@ func.func @nothing_to_swap(%x: !torch.vtensor<[4,128],f32>, %y: !torch.vtensor<[
   %s = torch.aten.cat %m, %int-1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[1,1,64],f32>
   return %r, %s : !torch.vtensor<[4,128],f32>, !torch.vtensor<[1,1,64],f32>
 }
+
+// -----
+
+// view.dtype to the dtype x has -> x (vLLM's vocabulary-parallel embedding); to another stays.
+// CHECK-LABEL: func.func @view_as_own_dtype
+// CHECK-NEXT:    %{{.*}} = torch.constant.int 5
+// CHECK-NEXT:    %[[H:.*]] = torch.aten.view.dtype %x, %{{.*}} : !torch.vtensor<[4,64],f32>, !torch.int -> !torch.vtensor<[4,128],f16>
+// CHECK-NEXT:    func.return %x, %[[H]]
+func.func @view_as_own_dtype(%x: !torch.vtensor<[4,64],f32>) -> (!torch.vtensor<[4,64],f32>, !torch.vtensor<[4,128],f16>) {
+  %int6 = torch.constant.int 6
+  %int5 = torch.constant.int 5
+  %0 = torch.aten.view.dtype %x, %int6 : !torch.vtensor<[4,64],f32>, !torch.int -> !torch.vtensor<[4,64],f32>
+  %1 = torch.aten.view.dtype %x, %int5 : !torch.vtensor<[4,64],f32>, !torch.int -> !torch.vtensor<[4,128],f16>
+  return %0, %1 : !torch.vtensor<[4,64],f32>, !torch.vtensor<[4,128],f16>
+}
