@@ -6,7 +6,10 @@ tensors is charged to the current stream at its simulated time over the card lin
 (link.py), as a `collective:<kind>` record in the profile. Spyre tensors go as their device
 values (decoded to float32 for floating point); a reduction sums in float32 and the result is
 stored back as DL16, once: the card's fp32 accumulation and DL16 store. CPU tensors pass to
-gloo as they are, uncharged (a barrier's or a control message's).
+gloo as they are, uncharged (a barrier's or a control message's), except inside
+`card_values(profile)`: there CPU tensors are a compiled program's values between its kernels
+(the host runs a program's collectives: vLLM's tensor-parallel steps), charged to that profile as
+the 16-bit values the cards exchange.
 
 Every collective of torch.distributed is here: all_reduce, all_gather (and into one tensor),
 reduce_scatter (and from one tensor), broadcast, reduce, gather, scatter, all_to_all (and
@@ -19,8 +22,9 @@ refused. A failure in gloo (a rank gone, a timeout: `init_process_group(timeout=
 
 from __future__ import annotations
 
+import contextlib
 import datetime
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -28,7 +32,8 @@ import torch.distributed as dist
 from torch.futures import Future
 
 from spyre_mlir.distributed.link import collective_seconds
-from spyre_mlir.sim.profile import KernelRecord, record_launch
+from spyre_mlir.sim.profile import KernelRecord, Profile, record_launch
+from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.torch_device import state, storage, streams
 
 NAME = "spyre"
@@ -36,6 +41,22 @@ NAME = "spyre"
 _C10D: Any = torch._C._distributed_c10d
 """(as Any: its stubs type each collective as overloads that no Python subclass can match,
 and leave out `_create_work_from_future`)"""
+
+
+_CARD_VALUES: list[tuple[Profile, DeviceConfig]] = []
+"""The profiles `card_values` charges, innermost last."""
+
+
+@contextlib.contextmanager
+def card_values(profile: Profile, config: DeviceConfig) -> Iterator[None]:
+    """Inside the block, the CPU tensors of a collective on a spyre process group are a card's
+    values in transit (a compiled program's, between its kernels): the collective is charged
+    to `profile` at its time over the card link, its floats as 16-bit device values."""
+    _CARD_VALUES.append((profile, config))
+    try:
+        yield
+    finally:
+        _CARD_VALUES.pop()
 
 
 class SpyreCollectiveError(RuntimeError):
@@ -122,10 +143,18 @@ class SpyreProcessGroup(_C10D.ProcessGroup):
         finish()
         if any(_spyre(t) for t in touched):
             config = state.config()
-            seconds = collective_seconds(kind, link_bytes, self.size(), config)
-            record = KernelRecord.timed(f"collective:{kind}", seconds, link_bytes, link_bytes, config, cores=0)
+            record = self._record(kind, link_bytes, config)
             streams.charge([record])
             record_launch(record)
+        elif _CARD_VALUES and (touched or kind == "barrier"):
+            profile, config = _CARD_VALUES[-1]
+            record = self._record(kind, link_bytes, config)
+            profile.add(record)
+            record_launch(record)
+
+    def _record(self, kind: str, link_bytes: int, config: DeviceConfig) -> KernelRecord:
+        seconds = collective_seconds(kind, link_bytes, self.size(), config)
+        return KernelRecord.timed(f"collective:{kind}", seconds, link_bytes, link_bytes, config, cores=0)
 
     @staticmethod
     def _op(op: Any) -> tuple[Any, bool]:

@@ -78,6 +78,7 @@ from spyre_mlir.dialects.torch.context import (
     torch_op_class,
 )
 from spyre_mlir.dialects.torch.names import (
+    COLLECTIVES,
     CREATION_OPS,
     DTYPE_CONVERSIONS,
     ELEMENTWISE_BINARY,
@@ -144,6 +145,7 @@ __all__ = [
     "PrimListConstructOp",
     "ValueTensorLiteralOp",
     "VALUE_OPS",
+    "COLLECTIVES",
     "CREATION_OPS",
     "DTYPE_CONVERSIONS",
     "ELEMENTWISE_UNARY",

@@ -24,6 +24,17 @@ CREATION_OPS = frozenset(
 """Ops that make constants from shapes and numbers: the host builds them (the real stack
 constant-folds them at compile time)."""
 
+COLLECTIVES = frozenset(
+    {
+        "torch.vllm.all_reduce",
+        "torch.vllm.all_gather",
+        "torch.vllm.reduce_scatter",
+    }
+)
+"""Collectives between cards in a traced graph (vLLM's custom ops of its tensor-parallel layers):
+the host runs them through the process group of the calling process, between the device's
+kernels (docs/vllm.md, "Tensor parallel")."""
+
 DTYPE_CONVERSIONS = frozenset({"torch.aten._to_copy", "torch.aten.to.dtype", "torch.prims.convert_element_type"})
 """Ops that only change a tensor's element type."""
 

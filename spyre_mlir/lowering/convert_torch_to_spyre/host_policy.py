@@ -23,6 +23,8 @@ def host_by_design(op: Operation) -> tuple[bool, str]:
     the copy is where it crosses to floats)."""
     if op.name in t.CREATION_OPS:
         return True, "a constant made from shapes and numbers (host-built)"
+    if op.name in t.COLLECTIVES:
+        return True, "a collective between cards (the host's process group, priced on the card link)"
     if HOST_CONSTANT in op.attributes:
         return True, "a constant computed from host-built ones (built once, on the host)"
     if INDEX_ARITHMETIC in op.attributes:
