@@ -156,6 +156,32 @@ def timed() -> None:
     dist.destroy_process_group()
 
 
+def card_values() -> None:
+    """Inside `card_values(profile)`, a collective on CPU tensors (a program's values between its
+    kernels) is charged to that profile as the cards' 16-bit values; outside it, to nothing."""
+    from spyre_mlir.distributed.backend import card_values
+    from spyre_mlir.distributed.link import collective_seconds
+    from spyre_mlir.sim.profile import Profile
+    from spyre_mlir.target.config import DeviceConfig
+
+    rank, world = init()
+    config, prof = DeviceConfig(), Profile()
+    t = torch.full((4, 256), float(rank + 1))
+    dist.all_reduce(t)  # a control message's: uncharged
+    with card_values(prof, config):
+        dist.all_reduce(t)
+        gathered = torch.empty(world * 4, 256)
+        dist.all_gather_into_tensor(gathered, t)
+    names = [k.name for k in prof.kernels]
+    assert names == ["collective:all_reduce", "collective:all_gather"], names
+    assert prof.kernels[0].time_s == collective_seconds("all_reduce", 4 * 256 * 2, world, config)
+    assert prof.kernels[1].ddr_read_bytes == world * 4 * 256 * 2
+    total = sum(range(1, world + 1))
+    assert torch.equal(t, torch.full((4, 256), float(world * total)))
+    emit({"rank": rank, "seconds": prof.kernels[0].time_s})
+    dist.destroy_process_group()
+
+
 def dies() -> None:
     """Rank 1 leaves without a word; the others' next collective fails within the timeout."""
     rank, world = init()
@@ -223,6 +249,11 @@ def uneven() -> None:
 if __name__ == "__main__":
     scenario, *args = sys.argv[1:]
     np.seterr(all="ignore")
-    {"collectives": collectives, "timed": timed, "dies": dies, "tensor_parallel": tensor_parallel, "uneven": uneven}[
-        scenario
-    ](*args)
+    {
+        "collectives": collectives,
+        "timed": timed,
+        "card_values": card_values,
+        "dies": dies,
+        "tensor_parallel": tensor_parallel,
+        "uneven": uneven,
+    }[scenario](*args)

@@ -33,6 +33,11 @@ def test_a_collective_is_charged_its_link_time_on_the_stream():
     assert got[0]["seconds"] > 0
 
 
+def test_a_programs_values_are_charged_to_its_profile():
+    got = ok(ranks.launch("card_values", 2, 120))
+    assert got[0]["seconds"] == got[1]["seconds"] > 0
+
+
 def test_a_rank_that_dies_makes_the_others_fail_clearly():
     results = ranks.launch("dies", 3, 120)
     assert results[1][0] == 3
