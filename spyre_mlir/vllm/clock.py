@@ -5,6 +5,7 @@ a finished request at INFO (`spyre_request`: a `RequestTime`)."""
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import logging
 from typing import Any
@@ -37,6 +38,11 @@ class StepTime:
     "index" the token ids, positions, slots, page ids and sampled rows; "argument" the
     visibility numbers (and anything else sent: the weights and the KV cache are not);
     "result" the sampled rows' logits."""
+    collectives_s: float
+    """The simulated time of the step's collectives between cards (tensor parallel: `collective:`
+    records over the card link), in `kernels_s`."""
+    link_bytes: int
+    """Bytes the step's collectives moved over the card link."""
     compiles: int
     """Graphs compiled in the step (`STATS.compiles`)."""
     cache_loads: int
@@ -44,6 +50,31 @@ class StepTime:
     @property
     def device_s(self) -> float:
         return self.kernels_s + self.transfers_s
+
+
+KEPT_STEPS = 4096
+"""The steps a worker keeps for `take_steps` (the oldest dropped past it)."""
+
+COLLECTIVE = "collective:"
+"""The name prefix of a collective's record (spyre_mlir/distributed/backend.py)."""
+
+
+@dataclasses.dataclass
+class Totals:
+    """A worker's steps summed: its card's figures over the engine's life."""
+
+    steps: int = 0
+    tokens: int = 0
+    device_s: float = 0.0
+    collectives_s: float = 0.0
+    link_bytes: int = 0
+
+    def add(self, step: StepTime) -> None:
+        self.steps += 1
+        self.tokens += step.tokens
+        self.device_s += step.device_s
+        self.collectives_s += step.collectives_s
+        self.link_bytes += step.link_bytes
 
 
 @dataclasses.dataclass
@@ -76,6 +107,11 @@ class DeviceClock:
         self._open: dict[str, int] | None = None
         self._start = (0, 0.0, 0, 0)
         self._bytes: dict[str, int] = {}
+        self.totals = Totals()
+        """The steps' figures summed over the worker's life (what `SpyreWorker.card_totals` reports)."""
+        self.kept: collections.deque[StepTime] = collections.deque(maxlen=KEPT_STEPS)
+        """The last steps, until `SpyreWorker.take_steps` takes them (a caller in another process
+        than the worker's: tensor-parallel workers)."""
 
     def begin(self, scheduler_output: Any) -> None:
         for req_id in sorted(scheduler_output.finished_req_ids):
@@ -105,6 +141,7 @@ class DeviceClock:
         first, transfers_s, compiles, loads = self._start
         kernels = self.profile.kernels[first:]
         del self.profile.kernels[first:]
+        collectives = [k for k in kernels if k.name.startswith(COLLECTIVE)]
         self.steps += 1
         step = StepTime(
             step=self.steps,
@@ -114,6 +151,8 @@ class DeviceClock:
             launches=len(kernels),
             attention_s=sum(k.time_s for k in kernels if k.name in attention),
             macs=sum(k.macs for k in kernels),
+            collectives_s=sum(k.time_s for k in collectives),
+            link_bytes=sum(k.ddr_read_bytes for k in collectives),
             transfers_s=self.profile.transfers_s - transfers_s,
             transfer_bytes={
                 k: n - self._bytes.get(k, 0)
@@ -123,6 +162,8 @@ class DeviceClock:
             compiles=STATS.compiles - compiles,
             cache_loads=STATS.cache_loads - loads,
         )
+        self.totals.add(step)
+        self.kept.append(step)
         for req_id, n in self._open.items():
             r = self.requests.setdefault(req_id, RequestTime(req_id))
             r.steps += 1
@@ -132,7 +173,7 @@ class DeviceClock:
         self._open = None
         logger.debug(
             "spyre step %d: %d requests, %d tokens: %.3f ms simulated device time (kernels %.3f ms in %d launches, "
-            "attention %.3f ms of them; host link %.3f ms)",
+            "attention %.3f ms and collectives %.3f ms of them; host link %.3f ms)",
             step.step,
             step.requests,
             step.tokens,
@@ -140,6 +181,7 @@ class DeviceClock:
             step.kernels_s * 1e3,
             step.launches,
             step.attention_s * 1e3,
+            step.collectives_s * 1e3,
             step.transfers_s * 1e3,
             extra={"spyre_step": step},
         )

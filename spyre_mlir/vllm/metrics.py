@@ -7,6 +7,12 @@
     spyre:kv_cache_ddr_bytes       gauge: the KV cache's bytes in the card's DDR, by `kind`:
                                    "allocated" (every layer's key and value caches, DL16) and
                                    "in_use" (the blocks of the requests of the last step)
+    spyre:card_link_seconds_total  counter: simulated time of the collectives between cards
+    spyre:card_link_bytes_total    counter: their bytes over the card link
+
+Each is labelled by `card`: the worker's card, numbered over the engines (data parallel rank
+x tensor parallel size + tensor parallel rank), so the cards of `--tensor-parallel-size` and
+`--data-parallel-size` each have their own series.
 
 The worker records them (worker.py); vLLM's server publishes its metrics from another process
 (the API server), so `python -m spyre_mlir.vllm` runs prometheus_client in its multiprocess mode
@@ -32,25 +38,35 @@ def _metrics() -> dict[str, Any]:
         "step": Histogram(
             "spyre:step_device_seconds",
             "Simulated device time of each engine step on the card (kernels and host-link transfers).",
+            ["card"],
             buckets=STEP_SECONDS_BUCKETS,
         ),
-        "total": Counter("spyre:device_seconds", "Simulated device time of the engine's steps on the card, summed."),
+        "total": Counter(
+            "spyre:device_seconds", "Simulated device time of the engine's steps on the card, summed.", ["card"]
+        ),
         "kv": Gauge(
             "spyre:kv_cache_ddr_bytes",
             "The KV cache's bytes in the card's DDR: allocated, and in use by the last step's requests.",
-            ["kind"],
+            ["card", "kind"],
             multiprocess_mode="mostrecent",
         ),
+        "link_s": Counter(
+            "spyre:card_link_seconds", "Simulated time of the collectives between cards, summed.", ["card"]
+        ),
+        "link_bytes": Counter("spyre:card_link_bytes", "Bytes of the collectives between cards, summed.", ["card"]),
     }
 
 
-def record_step(device_s: float) -> None:
+def record_step(card: int, device_s: float, link_s: float, link_bytes: int) -> None:
     m = _metrics()
-    m["step"].observe(device_s)
-    m["total"].inc(device_s)
+    m["step"].labels(card=str(card)).observe(device_s)
+    m["total"].labels(card=str(card)).inc(device_s)
+    if link_bytes:
+        m["link_s"].labels(card=str(card)).inc(link_s)
+        m["link_bytes"].labels(card=str(card)).inc(link_bytes)
 
 
-def record_kv_cache(allocated: int, in_use: int) -> None:
+def record_kv_cache(card: int, allocated: int, in_use: int) -> None:
     m = _metrics()
-    m["kv"].labels(kind="allocated").set(allocated)
-    m["kv"].labels(kind="in_use").set(in_use)
+    m["kv"].labels(card=str(card), kind="allocated").set(allocated)
+    m["kv"].labels(card=str(card), kind="in_use").set(in_use)

@@ -5,6 +5,7 @@ the card's memory)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import psutil
@@ -53,6 +54,27 @@ class SpyrePlatform(CpuPlatform):
         config = get_current_vllm_config_or_none()
         return config is None or not on_device(config)
 
+    dist_backend = "spyre"
+    """The tensor-parallel groups' device process group: the "spyre" c10d backend
+    (spyre_mlir/distributed), through which a step's collectives reach the other cards."""
+
+    @classmethod
+    def use_custom_op_collectives(cls) -> bool:
+        """vLLM's collectives as its custom ops (`torch.ops.vllm.all_reduce` ...), which a step's
+        trace keeps as ops of its program (CPU platform: called on the traced values, where a
+        trace would drop them)."""
+        return True
+
+    @classmethod
+    def get_device_communicator_cls(cls) -> str:
+        """Collectives charged to the card (communicator.py) when the model runs on it."""
+        from vllm.config import get_current_vllm_config_or_none
+
+        config = get_current_vllm_config_or_none()
+        if config is not None and not on_device(config):
+            return super().get_device_communicator_cls()
+        return "spyre_mlir.vllm.communicator.SpyreDeviceCommunicator"
+
     @classmethod
     def support_hybrid_kv_cache(cls) -> bool:
         """One KV-cache group: sliding-window layers keep every page and mask by their window
@@ -73,6 +95,12 @@ class SpyrePlatform(CpuPlatform):
         from vllm.v1.attention.backends.registry import AttentionBackendEnum, register_backend
 
         parallel = vllm_config.parallel_config
+        if parallel.world_size > 1 and "VLLM_CPU_OMP_THREADS_BIND" not in os.environ:
+            # vLLM's CPU workers bind their OpenMP threads one NUMA node per local rank and
+            # refuse more ranks than nodes; a rank's work here is its simulated card, whose time
+            # no host thread binding changes, so its threads are left unbound (a binding the user
+            # sets is kept)
+            os.environ["VLLM_CPU_OMP_THREADS_BIND"] = "nobind"
         if parallel.worker_cls == "auto":
             parallel.worker_cls = "spyre_mlir.vllm.worker.SpyreWorker"
         super().check_and_update_config(vllm_config)

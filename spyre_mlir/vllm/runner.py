@@ -182,7 +182,7 @@ class DeviceForward:
         ids = torch.zeros(md.tokens, dtype=self.ids_dtype)
         pos = torch.zeros(md.tokens, dtype=self.positions_dtype)
         example = self.inputs(ids, pos, md)
-        with torch.inference_mode(False), torch.no_grad():
+        with torch.inference_mode(False), torch.no_grad(), _uncompiled_helpers():
             return make_fx(
                 torch.func.functionalize(step, remove="mutations"),
                 decomposition_table=decompositions(),
@@ -236,6 +236,20 @@ class DeviceForward:
             with torch.inference_mode():
                 self.program(bucket)(*self.inputs(ids, pos, md))
         return buckets
+
+
+@contextlib.contextmanager
+def _uncompiled_helpers() -> Iterator[None]:
+    """vLLM's helpers that it wraps in `torch.compile` (make_fx cannot trace a compiled function)
+    as their plain Python while a step is traced: the vocabulary-parallel embedding's mask of the
+    rows a rank holds (tensor parallel)."""
+    from unittest import mock
+
+    from vllm.model_executor.layers import vocab_parallel_embedding as vpe
+
+    masked = vpe.get_masked_input_and_mask
+    with mock.patch.object(vpe, "get_masked_input_and_mask", getattr(masked, "_torchdynamo_orig_callable", masked)):
+        yield
 
 
 def _dtype(buffer: Any) -> torch.dtype:

@@ -20,6 +20,7 @@ the engine core): the log lines come from there, on vLLM's logger (logger name "
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 from unittest import mock
 
@@ -138,6 +139,26 @@ class SpyreWorker(CPUWorker):
         step = self.clock.end(runner.device_forward.last_attention if on_card else frozenset())
         if step is None:
             return
-        metrics.record_step(step.device_s)
+        metrics.record_step(self.card, step.device_s, step.collectives_s, step.link_bytes)
         if on_card:
-            metrics.record_kv_cache(runner.kv_cache_bytes(), runner.kv_cache_bytes_in_use())
+            metrics.record_kv_cache(self.card, runner.kv_cache_bytes(), runner.kv_cache_bytes_in_use())
+
+    @property
+    def card(self) -> int:
+        """This worker's card, numbered over the engines: data parallel rank x tensor parallel
+        size + tensor parallel rank (its metrics' `card` label)."""
+        parallel = self.vllm_config.parallel_config
+        return parallel.data_parallel_rank * parallel.tensor_parallel_size + self.rank % parallel.tensor_parallel_size
+
+    def card_totals(self) -> dict[str, Any]:
+        """This worker's card over the engine's life (`LLM.collective_rpc("card_totals")`): its
+        number, its steps, tokens, simulated device time, collectives' time and card-link bytes."""
+        return {"card": self.card, **dataclasses.asdict(self.clock.totals)}
+
+    def take_steps(self) -> list[dict[str, Any]]:
+        """The steps this worker ran since the last call, oldest first, each a `StepTime` as a
+        dict with its `device_s` (`LLM.collective_rpc("take_steps")`: each card's own records,
+        from processes other than the engine's)."""
+        steps = [{**dataclasses.asdict(s), "device_s": s.device_s} for s in self.clock.kept]
+        self.clock.kept.clear()
+        return steps

@@ -122,14 +122,17 @@ def test_serve_answers_concurrent_requests_as_eager(llama_dir, eager, tmp_path):
         # the card's figures on the server's /metrics (the worker's, beside vLLM's), moved by the requests
         after = _metrics(server.url)
     assert any(k.startswith("vllm:prefix_cache_hits_total") for k in after)  # vLLM's own are there too
-    steps_served = after["spyre:step_device_seconds_count"] - before.get("spyre:step_device_seconds_count", 0)
-    seconds = after["spyre:device_seconds_total"] - before.get("spyre:device_seconds_total", 0)
+    card = '{card="0"}'
+    count, total = f"spyre:step_device_seconds_count{card}", f"spyre:device_seconds_total{card}"
+    steps_served = after[count] - before.get(count, 0)
+    seconds = after[total] - before.get(total, 0)
     assert steps_served >= NEW_TOKENS and seconds > 0, (before, after)
-    assert after["spyre:step_device_seconds_sum"] == pytest.approx(after["spyre:device_seconds_total"])
-    allocated = after['spyre:kv_cache_ddr_bytes{kind="allocated"}']
+    assert after[f"spyre:step_device_seconds_sum{card}"] == pytest.approx(after[total])
+    assert not any(k.startswith("spyre:card_link") for k in after)  # one card: no collective
+    allocated = after['spyre:kv_cache_ddr_bytes{card="0",kind="allocated"}']
     # 2 layers x keys and values x (vLLM's 9 blocks + 1 spare) x 128 slots x 128 values in DL16
     assert allocated == 2 * 2 * 10 * 128 * 128 * 2, after
-    assert 0 < after['spyre:kv_cache_ddr_bytes{kind="in_use"}'] <= allocated
+    assert 0 < after['spyre:kv_cache_ddr_bytes{card="0",kind="in_use"}'] <= allocated
     assert server.process is not None and server.process.returncode == 0, server.log()[-3000:]
     assert not server.left_behind  # the engine and its worker exited with the server
 

@@ -1,0 +1,127 @@
+"""vLLM's engine past one card: tensor parallel workers, each rank its own simulated card, the
+step's collectives through the "spyre" c10d backend and charged to each card's time
+(spyre_mlir/vllm/communicator.py); greedy tokens as one card's (eager's, on the tiny Llama)."""
+
+from __future__ import annotations
+
+import gc
+import os
+
+import pytest
+import torch
+import transformers
+
+os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # the engine in this process; its workers not
+
+from conftest import eager_models
+
+pytestmark = pytest.mark.slow
+
+MAX_MODEL_LEN, MAX_NUM_SEQS, STEP_TOKENS = 512, 4, 64
+HIDDEN, VOCAB, LAYERS = 256, 256, 2
+
+
+@pytest.fixture(scope="module")
+def eager(llama_dir):
+    with eager_models():
+        model = transformers.LlamaForCausalLM.from_pretrained(llama_dir).eval()
+
+    def generate(prompt: list[int], n: int) -> list[int]:
+        with torch.no_grad():
+            return model.generate(torch.tensor([prompt]), max_new_tokens=n, do_sample=False)[0, len(prompt) :].tolist()
+
+    return generate
+
+
+def _prompts(lengths, seed=1):
+    gen = torch.Generator().manual_seed(seed)
+    return [torch.randint(3, 256, (n,), generator=gen).tolist() for n in lengths]
+
+
+def _generate(llm, prompts, n):
+    from vllm import SamplingParams
+    from vllm.inputs import TokensPrompt
+
+    params = SamplingParams(temperature=0, max_tokens=n, ignore_eos=True, detokenize=False)
+    outs = llm.generate([TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False)
+    return [list(o.outputs[0].token_ids) for o in outs]
+
+
+def _served(llama_dir, eager, tp: int) -> None:
+    from vllm import LLM
+
+    llm = LLM(
+        model=str(llama_dir),
+        max_model_len=MAX_MODEL_LEN,
+        max_num_seqs=MAX_NUM_SEQS,
+        max_num_batched_tokens=STEP_TOKENS,
+        tensor_parallel_size=tp,
+    )
+    try:
+        # the OpenMP binding of vLLM's CPU workers (a NUMA node per rank) left to the host: one
+        # node here, and a simulated card's time owes nothing to its host threads
+        assert os.environ["VLLM_CPU_OMP_THREADS_BIND"] == "nobind"
+        prompts = _prompts((5, 9, 13, 70))  # the 70-token prompt prefilled in two steps
+        for p, o in zip(prompts, _generate(llm, prompts, 8)):
+            assert o == eager(p, 8), (p, o)
+        cards = sorted(llm.collective_rpc("card_totals"), key=lambda c: c["card"])
+        assert [c["card"] for c in cards] == list(range(tp))
+        # every rank ran every step (the same tokens), each its collectives: per step and token,
+        # one all-reduce of the embedding and two per layer (attention's o and the MLP's down),
+        # HIDDEN values in DL16 each; and the sampled rows' logits gathered (their share of the
+        # vocabulary per rank)
+        tokens = cards[0]["tokens"]
+        assert tokens == sum(len(p) for p in prompts) + 7 * len(prompts)
+        all_reduce = (1 + 2 * LAYERS) * HIDDEN * 2
+        for c in cards:
+            assert c["steps"] == cards[0]["steps"] and c["tokens"] == tokens, cards
+            assert c["collectives_s"] > 0 and c["collectives_s"] < c["device_s"], c
+            assert c["link_bytes"] >= tokens * all_reduce, (c, tokens * all_reduce)
+        return cards
+    finally:
+        del llm
+        gc.collect()
+
+
+def test_tensor_parallel_2_gives_one_cards_tokens(llama_dir, eager):
+    _served(llama_dir, eager, 2)
+
+
+@pytest.mark.full
+def test_tensor_parallel_4_gives_one_cards_tokens(llama_dir, eager):
+    _served(llama_dir, eager, 4)
+
+
+@pytest.mark.full
+def test_serve_with_tensor_parallel_2(llama_dir, tmp_path):
+    """`vllm serve --tensor-parallel-size 2`: concurrent completions with one card's tokens, and
+    both cards' time and their collectives' bytes on /metrics."""
+    import asyncio
+
+    import openai
+    from test_serve import ARGS, NEW_TOKENS, PROMPTS, _complete_all, _metrics
+
+    from spyre_mlir.vllm.server import Server
+
+    model = str(llama_dir)
+    tok = transformers.AutoTokenizer.from_pretrained(llama_dir)
+    with eager_models():
+        reference = transformers.LlamaForCausalLM.from_pretrained(llama_dir).eval()
+    env = {"SPYRE_CACHE": "1", "SPYRE_CACHE_DIR": str(tmp_path / "cache")}
+    args = [*ARGS, "--tensor-parallel-size", "2"]
+    with Server(llama_dir, args, tmp_path / "serve.log", env=env, start_timeout=400) as server:
+        client = openai.AsyncOpenAI(base_url=f"{server.url}/v1", api_key="none", timeout=120, max_retries=0)
+        completions = asyncio.run(_complete_all(client, model))
+        after = _metrics(server.url)
+    for prompt, c in zip(PROMPTS, completions):
+        ids = tok(prompt).input_ids
+        with torch.no_grad():
+            want = reference.generate(torch.tensor([ids]), max_new_tokens=NEW_TOKENS, do_sample=False)[0, len(ids) :]
+        assert c.choices[0].token_ids == want.tolist(), prompt
+    for card in ("0", "1"):
+        label = f'{{card="{card}"}}'
+        assert after[f"spyre:step_device_seconds_count{label}"] > 0, after
+        assert 0 < after[f"spyre:card_link_seconds_total{label}"] < after[f"spyre:device_seconds_total{label}"]
+        assert after[f"spyre:card_link_bytes_total{label}"] > 0
+    assert server.process is not None and server.process.returncode == 0, server.log()[-3000:]
+    assert not server.left_behind  # the engine and both workers exited with the server
