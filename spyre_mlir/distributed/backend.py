@@ -121,6 +121,17 @@ class SpyreProcessGroup(_C10D.ProcessGroup):
     def getBackendName(self) -> str:  # (PyTorch names it so)
         return NAME
 
+    # A ProcessGroup keeps its name on its backends, and this one has none registered (it is
+    # its own backend): the name is kept here, for `destroy_process_group(group)` to find
+    _name = ""
+
+    def _set_group_name(self, name: str) -> None:
+        self._name = name
+
+    @property
+    def group_name(self) -> str:
+        return self._name
+
     def name(self) -> str:
         return NAME
 
