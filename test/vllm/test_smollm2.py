@@ -15,10 +15,8 @@ import torch
 
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
 
-from conftest import eager_models
 
 from spyre_mlir.frontend.backend import STATS
-from spyre_mlir.vllm import models
 
 SHORT = (
     "The capital of France is",
@@ -38,14 +36,6 @@ PREFIX = (
 QUESTIONS = ("Where are the maps kept?", "How long can I keep a book?")
 NEW_TOKENS = 16
 BLOCK = 128
-
-
-@pytest.fixture(scope="module")
-def smollm2(tmp_path_factory):
-    with eager_models():
-        tok, eager = models.load_gguf()
-    d = models.save_hf(tok, eager, tmp_path_factory.mktemp("smollm2") / models.NAME)
-    return tok, eager, d
 
 
 def _hits(llm) -> float:
