@@ -67,7 +67,7 @@ from spyre_mlir.lowering.convert_torch_to_spyre import host_ops
 from spyre_mlir.pipeline import KernelRefused, Optimizations, run_pipeline
 from spyre_mlir.report.capture import Capture
 from spyre_mlir.runtime.host import Executable
-from spyre_mlir.runtime.resident import SharedKey
+from spyre_mlir.runtime.resident import ResidentArguments, SharedKey
 from spyre_mlir.sim.interpreter import DeviceModel
 from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.transforms.spyre_track_origins import SpyreTrackOriginsPass
@@ -256,6 +256,33 @@ class ParamKey(SharedKey):
 
     def owner(self) -> torch.Tensor | None:
         return self.ref()
+
+
+def refresh_resident(t: torch.Tensor, config: DeviceConfig | None = None) -> int:
+    """`t` changed on the host outside any program (a KV cache's pages received from another
+    card): its device copies on the device model are written from it in place, in their
+    layouts, and keep serving under its new key, so the next program does not upload it over
+    the host link (the caller charges how the values reached the card). Returns the copies
+    written (0: the card holds none; the next program uploads it). The new key is the
+    tensor's as it is: right for a program compiled outside aot_autograd (vLLM's steps), whose
+    runtime bumps a written input's version once more before the next call (that call then
+    finds the key stale and uploads the tensor: a transfer, never a stale value)."""
+    model = get_device_model(config)
+    table = ResidentArguments.of(model)
+    host = _host_array(t)
+    written = 0
+    for slot, (key, dev) in list(table.held.items()):
+        if slot[0] != id(t) or key.owner() is not t:
+            continue
+        _, _, permutation, rows = slot
+        if rows:  # a table uploaded row by row as gathers read it: dropped, read again from the host
+            del table.held[slot]
+            model.memory.free(dev)
+            continue
+        model.memory.write(dev, host, permutation)
+        table.held[slot] = (ParamKey(t, host), dev)
+        written += 1
+    return written
 
 
 def compile_graph(

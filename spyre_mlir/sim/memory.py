@@ -339,15 +339,30 @@ class DeviceMemory:
         """Place a host array in DDR in `layout` (after an optional permutation and a
         reshape to the layout's shape), rounding every element to the device format;
         padding lanes are written as 0."""
-        src = np.asarray(host)
-        moved = src if permutation is None else src.transpose(permutation)
-        if moved.size == int(np.prod(layout.shape)):
-            moved = moved.reshape(layout.shape)
-        if moved.shape != layout.shape:
+        self._check_host(host, layout, permutation)
+        t = self.allocate(layout, name)
+        self.write(t, host, permutation)
+        return t
+
+    @staticmethod
+    def _check_host(host: np.ndarray, layout: Layout, permutation: tuple[int, ...] | None) -> None:
+        moved = np.asarray(host) if permutation is None else np.asarray(host).transpose(permutation)
+        if moved.size != int(np.prod(layout.shape)) and moved.shape != layout.shape:
             raise DeviceError(
                 f"to_device: host array of shape {moved.shape} does not match layout shape {layout.shape}"
             )
-        t = self.allocate(layout, name)
+
+    def write(self, t: DdrTensor, host: np.ndarray, permutation: tuple[int, ...] | None = None) -> None:
+        """Write a host array over the whole of DDR tensor `t` in its layout, as `to_device`
+        places it (a tensor whose host copy changed outside any program: a KV transfer
+        received from another card)."""
+        layout = t.layout
+        self._check_host(host, layout, permutation)
+        if t.frozen:
+            raise DeviceError("write: the tensor is frozen (read-only bytes: its decoded copy would go stale)")
+        src = np.asarray(host)
+        moved = src if permutation is None else src.transpose(permutation)
+        moved = moved.reshape(layout.shape)
         p = _placement(layout)
         if moved.dtype != np.float32 or not moved.flags.c_contiguous:
             # copied whole either way (a permutation, another dtype): rounding is element-wise, so
@@ -357,7 +372,7 @@ class DeviceMemory:
             bits = bits if permutation is None else bits.transpose(permutation)
             bits = np.ascontiguousarray(bits.reshape(layout.shape)).reshape(layout.host_shape)
             t.data.reshape(-1).view(np.uint16).reshape(layout.device_size)[p.select] = _device_view(bits, p)
-            return t
+            return
         view = _device_view(moved.reshape(layout.host_shape), p)
         # in slabs of the outermost device dim, so that a large tensor's fp32 staging copy and
         # its encoding never exist whole (they would set the process's peak memory)
@@ -372,7 +387,6 @@ class DeviceMemory:
             else:
                 values[p.select] = view
             flat[lo * inner : hi * inner] = self.numerics.encode(values).reshape(-1)
-        return t
 
     def from_device(self, t: DdrTensor) -> np.ndarray:
         """The logical tensor as float32 on the host (padding ignored)."""

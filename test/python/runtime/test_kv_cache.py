@@ -311,3 +311,44 @@ def test_pages_are_read_by_the_ops_that_need_them():
     gathered = 2 * len(pages) * BLOCK * 128 * 2  # both caches' picked rows, DL16
     assert n_fused == n_apart - 3, (n_fused, n_apart)
     assert bytes_apart - bytes_fused >= 5 * gathered // 2, (bytes_apart, bytes_fused, gathered)
+
+
+def test_a_cache_written_on_the_host_is_refreshed_on_the_card_without_a_transfer():
+    """Rows written into the cache outside any program (a KV transfer from another card):
+    `refresh_resident` writes them into the card's copy in place, the next call computes from
+    them and sends nothing of the cache; without it, the next call finds its copy stale and
+    sends the whole cache again. The program is compiled as vLLM's steps are (spyre_mlir/vllm/
+    runner.py: traced by make_fx, functionalised, `compile_graph` outside aot_autograd)."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from spyre_mlir.frontend.backend import BackendOptions, compile_graph, refresh_resident
+    from spyre_mlir.frontend.decompositions import decompositions
+
+    cache = torch.zeros(CACHE)
+    example = (cache, torch.tensor([0]), torch.zeros(1, 2, 1, 64))
+    functional = torch.func.functionalize(update, remove="mutations")
+    gm = make_fx(functional, decomposition_table=decompositions())(*example)
+    program = compile_graph(gm, example, get_device_model().config, BackendOptions(strict=True), set())
+    eager = cache.clone()
+    prof = get_device_model().profile
+
+    def step(p: int, k: torch.Tensor) -> int:
+        before = prof.transfers_bytes
+        program(cache, torch.tensor([p]), k)
+        update(eager, torch.tensor([p]), k)
+        np.testing.assert_array_equal(cache.numpy(), eager.numpy())
+        return prof.transfers_bytes - before
+
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        steady = [step(p, torch.from_numpy(_rounded(torch.randn(1, 2, 1, 64, generator=gen)))) for p in (0, 1)][-1]
+        for refresh in (True, False):
+            rows = torch.from_numpy(_rounded(torch.randn(1, 2, 3, 64, generator=gen)))
+            cache[:, :, 4:7] = rows  # a version bump: the card's copy is stale until refreshed
+            eager[:, :, 4:7] = rows
+            if refresh:
+                assert refresh_resident(cache) == 1
+            k = torch.from_numpy(_rounded(torch.randn(1, 2, 1, 64, generator=gen)))
+            sent = step(2, k)  # the sums read rows 4 to 6: the card computed from the new rows
+            assert sent == (steady if refresh else steady + CACHE_BYTES), (refresh, sent, steady)
+    assert refresh_resident(torch.zeros(CACHE)) == 0  # a tensor the card holds no copy of
