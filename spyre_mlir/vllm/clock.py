@@ -39,10 +39,11 @@ class StepTime:
     visibility numbers (and anything else sent: the weights and the KV cache are not);
     "result" the sampled rows' logits."""
     collectives_s: float
-    """The simulated time of the step's collectives between cards (tensor parallel: `collective:`
-    records over the card link), in `kernels_s`."""
+    """The simulated time of the step's collectives between cards (tensor parallel's, and a
+    disaggregated prefill's KV transfers, connector.py: `collective:` records over the card
+    link), in `kernels_s`."""
     link_bytes: int
-    """Bytes the step's collectives moved over the card link."""
+    """Bytes the step's collectives and KV transfers moved over the card link."""
     compiles: int
     """Graphs compiled in the step (`STATS.compiles`)."""
     cache_loads: int

@@ -8,6 +8,7 @@
                                    "allocated" (every layer's key and value caches, DL16) and
                                    "in_use" (the blocks of the requests of the last step)
     spyre:card_link_seconds_total  counter: simulated time of the collectives between cards
+                                   (tensor parallel) and of KV transfers (connector.py)
     spyre:card_link_bytes_total    counter: their bytes over the card link
 
 Each is labelled by `card`: the worker's card, numbered over the engines (data parallel rank
@@ -51,9 +52,13 @@ def _metrics() -> dict[str, Any]:
             multiprocess_mode="mostrecent",
         ),
         "link_s": Counter(
-            "spyre:card_link_seconds", "Simulated time of the collectives between cards, summed.", ["card"]
+            "spyre:card_link_seconds",
+            "Simulated time of the collectives and KV transfers between cards, summed.",
+            ["card"],
         ),
-        "link_bytes": Counter("spyre:card_link_bytes", "Bytes of the collectives between cards, summed.", ["card"]),
+        "link_bytes": Counter(
+            "spyre:card_link_bytes", "Bytes of the collectives and KV transfers between cards, summed.", ["card"]
+        ),
     }
 
 
