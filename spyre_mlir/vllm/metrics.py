@@ -11,7 +11,7 @@
                                    (tensor parallel) and of KV transfers (connector.py)
     spyre:card_link_bytes_total    counter: their bytes over the card link
 
-Each is labelled by `card`: the worker's card, numbered over the engines (data parallel rank
+Each is labelled by `card`: the worker's card, numbered over the engines (data parallel index
 x tensor parallel size + tensor parallel rank), so the cards of `--tensor-parallel-size` and
 `--data-parallel-size` each have their own series.
 

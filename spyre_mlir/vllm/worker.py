@@ -145,15 +145,19 @@ class SpyreWorker(CPUWorker):
 
     @property
     def card(self) -> int:
-        """This worker's card, numbered over the engines: data parallel rank x tensor parallel
-        size + tensor parallel rank (its metrics' `card` label)."""
+        """This worker's card, numbered over the engines: data parallel index (the engine's own:
+        vLLM resets a dense model's engines' data_parallel_rank to 0) x tensor parallel size +
+        tensor parallel rank (its metrics' `card` label)."""
         parallel = self.vllm_config.parallel_config
-        return parallel.data_parallel_rank * parallel.tensor_parallel_size + self.rank % parallel.tensor_parallel_size
+        return parallel.data_parallel_index * parallel.tensor_parallel_size + self.rank % parallel.tensor_parallel_size
 
     def card_totals(self) -> dict[str, Any]:
         """This worker's card over the engine's life (`LLM.collective_rpc("card_totals")`): its
-        number, its steps, tokens, simulated device time, collectives' time and card-link bytes."""
-        return {"card": self.card, **dataclasses.asdict(self.clock.totals)}
+        number, its KV cache's bytes on the card, its steps, tokens, simulated device time,
+        collectives' time and card-link bytes."""
+        runner = self.model_runner
+        kv = runner.kv_cache_bytes() if isinstance(runner, SpyreModelRunner) and self._compiled() else 0
+        return {"card": self.card, "kv_cache_bytes": kv, **dataclasses.asdict(self.clock.totals)}
 
     def take_steps(self) -> list[dict[str, Any]]:
         """The steps this worker ran since the last call, oldest first, each a `StepTime` as a

@@ -70,6 +70,10 @@ def _served(llama_dir, eager, tp: int) -> None:
         # one all-reduce of the embedding and two per layer (attention's o and the MLP's down),
         # HIDDEN values in DL16 each; and the sampled rows' logits gathered (their share of the
         # vocabulary per rank)
+        # each card holds its ranks' KV heads (the 2 split over 2 ranks; over 4, each rank
+        # keeps one): 2 layers x keys and values x (16 blocks + the null one + 1 spare) x 128
+        # slots x 64 values in DL16
+        assert all(c["kv_cache_bytes"] == 2 * 2 * 18 * 128 * 64 * 2 for c in cards), cards
         tokens = cards[0]["tokens"]
         assert tokens == sum(len(p) for p in prompts) + 7 * len(prompts)
         all_reduce = (1 + 2 * LAYERS) * HIDDEN * 2
