@@ -5,6 +5,7 @@ program on the card, attention and the paged KV cache included (docs/vllm.md).
     python bench/serve.py --json     # the same figures as one JSON object
     python bench/serve.py --quick    # concurrency 1 only, 8 new tokens, no server, no HF-path ITL
     python bench/serve.py --contexts # a decode step of a tiny Llama at two contexts, both model paths
+    python bench/serve.py --scale    # a Granite-shaped model at TP 1, 2, 4 and DP 2 (bench/serve_scale.py)
 
 Runs in the vLLM environment (.venv-vllm). What is measured:
 
@@ -463,8 +464,19 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only a decode step of the tests' tiny Llama at two contexts, on both model paths",
     )
+    ap.add_argument(
+        "--scale",
+        action="store_true",
+        help="only the Granite-shaped workload at TP 1, 2, 4 and DP 2 (bench/serve_scale.py)",
+    )
     ap.add_argument("--context-worker", choices=["vllm", "hw_agnostic"], help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.scale:
+        import serve_scale  # bench/serve_scale.py, beside this file
+
+        found = serve_scale.scale()
+        print(json.dumps(found, indent=1) if args.json else serve_scale.table(found))
+        return 0
     if args.context_worker:
         print(json.dumps(context_step(args.context_worker)))
         return 0
