@@ -469,12 +469,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only the Granite-shaped workload at TP 1, 2, 4 and DP 2 (bench/serve_scale.py)",
     )
+    ap.add_argument("--configs", help="with --scale: the configurations to run, comma-separated (default: all)")
     ap.add_argument("--context-worker", choices=["vllm", "hw_agnostic"], help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.scale:
         import serve_scale  # bench/serve_scale.py, beside this file
 
-        found = serve_scale.scale()
+        found = serve_scale.scale(args.configs.split(",") if args.configs else None)
         print(json.dumps(found, indent=1) if args.json else serve_scale.table(found))
         return 0
     if args.context_worker:

@@ -4,6 +4,7 @@ Granite-3.3-8B's layer shapes, in simulated time, with the host's wall time besi
 
     python bench/serve.py --scale           # a table
     python bench/serve.py --scale --json    # the same figures as one JSON object
+    python bench/serve.py --scale --configs tp1,disagg   # those configurations only
 
 The model: `GraniteForCausalLM` with Granite 3.3 8B's layer shapes (hidden 4096, 32 heads, 8 KV
 heads, FFN 12800) and random weights, `LAYERS` layers (the 40 of the
@@ -278,7 +279,8 @@ def run_config(model: Path, tp: int, dp: int) -> dict[str, Any]:
     return figures
 
 
-def scale() -> dict[str, Any]:
+def scale(only: list[str] | None = None) -> dict[str, Any]:
+    """The configurations (`only` those named) and their ratios to TP 1's (when it ran)."""
     from spyre_mlir.frontend.compile_cache import cache_dir
 
     where = cache_dir() / "models" / f"granite-8b-shaped-{LAYERS}-layers"
@@ -289,16 +291,22 @@ def scale() -> dict[str, Any]:
         "options": OPTIONS,
         "workload": {"requests": REQUESTS, "concurrency": CONCURRENCY, "new_tokens": NEW_TOKENS},
     }
+    known = [name for name, _, _ in CONFIGS]
+    if only is not None and set(only) - set(known):
+        raise SystemExit(f"--configs: unknown {sorted(set(only) - set(known))}; known: {', '.join(known)}")
+    names = [name for name in known if only is None or name in only]
     for name, tp, dp in CONFIGS:
-        figures[name] = run_disaggregated(model) if name == "disagg" else run_config(model, tp, dp)
-        print(f"{name}: {json.dumps(figures[name])}", file=sys.stderr, flush=True)  # progress
-    base = figures["tp1"]
-    for name, _, _ in CONFIGS:
+        if name in names:
+            figures[name] = run_disaggregated(model) if name == "disagg" else run_config(model, tp, dp)
+            print(f"{name}: {json.dumps(figures[name])}", file=sys.stderr, flush=True)  # progress
+    base = figures.get("tp1")
+    for name in names:
         f = figures[name]
-        f["itl_vs_tp1"] = f["itl_ms"] / base["itl_ms"]
-        f["ttft_vs_tp1"] = f["ttft_ms"] / base["ttft_ms"]
-        f["tokens_per_s_vs_tp1"] = f["tokens_per_s"] / base["tokens_per_s"]
-    figures["itl_tp4_vs_tp1"] = figures["tp4"]["itl_vs_tp1"]
+        f["itl_vs_tp1"] = f["itl_ms"] / base["itl_ms"] if base else None
+        f["ttft_vs_tp1"] = f["ttft_ms"] / base["ttft_ms"] if base else None
+        f["tokens_per_s_vs_tp1"] = f["tokens_per_s"] / base["tokens_per_s"] if base else None
+    if base and "tp4" in figures:
+        figures["itl_tp4_vs_tp1"] = figures["tp4"]["itl_vs_tp1"]
     return figures
 
 
@@ -308,13 +316,16 @@ def table(f: dict[str, Any]) -> str:
         f"{f['model']}: {w['requests']} requests, {w['concurrency']} in flight, {w['new_tokens']} new tokens each "
         f"({', '.join(f'{k} {v}' for k, v in f['options'].items())})",
         "",
-        "| config | cards | TTFT ms | ITL ms | ITL x TP1 | tokens/s | per card | coll. % | link B/token | wall s |",
+        "| config | cards | TTFT ms | ITL ms | ITL x TP1 | tokens/s | per card | card link % | card link B/new token | wall s |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, _, _ in CONFIGS:
+        if name not in f:
+            continue
         c = f[name]
+        ratio = "" if c["itl_vs_tp1"] is None else f"{c['itl_vs_tp1']:.3f}"
         rows.append(
-            f"| {name} | {c['cards']} | {c['ttft_ms']:.2f} | {c['itl_ms']:.3f} | {c['itl_vs_tp1']:.3f} | "
+            f"| {name} | {c['cards']} | {c['ttft_ms']:.2f} | {c['itl_ms']:.3f} | {ratio} | "
             f"{c['tokens_per_s']:.0f} | {c['tokens_per_s_per_card']:.0f} | {100 * c['collectives_share']:.1f} | "
             f"{c['link_bytes_per_token']:.0f} | {c['wall_s']:.0f} |"
         )
