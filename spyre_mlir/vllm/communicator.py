@@ -1,4 +1,4 @@
-"""vLLM's device communicator on the spyre platform (docs/vllm.md, "Tensor parallel").
+"""vLLM's device communicator on the spyre platform (docs/vllm-scale.md, "Tensor parallel").
 
 With `--tensor-parallel-size N` vLLM runs one worker per rank, each with its own simulated
 card (the device model of its process), and its parallel layers call the tensor-parallel

@@ -1,5 +1,5 @@
-"""Prefill/decode disaggregation on the spyre platform: vLLM's KV connector API (docs/vllm.md,
-"Past one card: disaggregated prefill").
+"""Prefill/decode disaggregation on the spyre platform: vLLM's KV connector API (docs/vllm-scale.md,
+"Disaggregated prefill").
 
 Two `vllm serve` instances, each its own card: the prefill instance (`kv_role` kv_producer)
 computes a prompt's KV cache and hands it over, the decode instance (kv_consumer) takes it

@@ -1,5 +1,5 @@
-"""The smallest router of prefill/decode disaggregation (docs/vllm.md, "Past one card:
-disaggregated prefill"), as vLLM's documentation describes its toy proxy: each completion goes
+"""The smallest router of prefill/decode disaggregation (docs/vllm-scale.md,
+"Disaggregated prefill"), as vLLM's documentation describes its toy proxy: each completion goes
 to the prefill instance with `max_tokens` 1 and `kv_transfer_params` {"do_remote_decode":
 true}, then whole to the decode instance with the `kv_transfer_params` the prefill instance
 answered with (connector.py names the transfer there). vLLM ships the proxy as an example

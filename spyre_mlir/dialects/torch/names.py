@@ -33,7 +33,7 @@ COLLECTIVES = frozenset(
 )
 """Collectives between cards in a traced graph (vLLM's custom ops of its tensor-parallel layers):
 the host runs them through the process group of the calling process, between the device's
-kernels (docs/vllm.md, "Tensor parallel")."""
+kernels (docs/vllm-scale.md, "Tensor parallel")."""
 
 DTYPE_CONVERSIONS = frozenset({"torch.aten._to_copy", "torch.aten.to.dtype", "torch.prims.convert_element_type"})
 """Ops that only change a tensor's element type."""
