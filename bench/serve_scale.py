@@ -27,11 +27,12 @@ step time and their bytes over the card link per token; the host's wall time of 
 Disaggregated ("disagg"): a prefill and a decode instance, each its own card, through the
 Spyre KV connector (spyre_mlir/vllm/connector.py). The prefill instance serves the workload
 first, one token each with `do_remote_decode`, at `CONCURRENCY` in flight; a request's KV rows
-cross the card link in its prompt's last step (on both cards' clocks). The decode instance
-then takes each request when the prefill card finished it (its clock jumps ahead when it
-has nothing in flight) and decodes from the rows; TTFT runs from the request's arrival at the
-prefill instance to the decode instance's first token; the two cards' clocks run side by
-side (the simulated time is the later one's).
+cross the card link in its prompt's last step (on both cards' clocks), and its prefill time
+is from its sending to the end of that step. The decode instance then serves the same closed
+loop, each request reaching it its prefill time after the client sent it (its clock jumps
+ahead when it has nothing to run), and decodes from the rows; TTFT runs from the sending to
+the decode instance's first token. The prefill card's clock runs beside the decode card's
+(the simulated time is the later one's).
 
 Data parallel 2: two engines, each its own card, the requests alternated between them (vLLM's
 load balancing on an even load) at half the concurrency each; each engine runs in a process of
@@ -102,37 +103,41 @@ def closed_loop(
     ids: list[list[int]],
     concurrency: int,
     new_tokens: int = NEW_TOKENS,
-    ready: list[float] | None = None,
+    delay: list[float] | None = None,
     transfer: list[dict[str, Any] | None] | None = None,
 ) -> dict[str, Any]:
-    """`ids` served with `concurrency` requests in flight; the per-request token times in
-    simulated time, and the steps' figures (module docstring). `ready`: when each request
-    can start (the clock jumps to the next one when none is in flight); `transfer`: each
-    request's `kv_transfer_params` (a disaggregated prefill's)."""
+    """`ids` served with `concurrency` requests in flight (a client sends the next as one
+    finishes); the per-request token times in simulated time, and the steps' figures (module
+    docstring). `delay`: the time from a request's sending to its reaching this engine (a
+    disaggregated prefill's, on the other card; the clock jumps ahead when the engine has
+    nothing to run); `transfer`: each request's `kv_transfer_params`."""
     from vllm import SamplingParams
     from vllm.inputs import TokensPrompt
 
     engine = llm.llm_engine
     llm.collective_rpc("take_steps")  # start-up's warm-up steps are not the workload's
     clock, collectives_s, link_bytes, steps = 0.0, 0.0, 0, 0
-    pending = sorted(range(len(ids)), key=lambda i: ready[i] if ready else 0.0)
+    pending = list(range(len(ids)))
+    sent: list[tuple[float, int]] = []  # (when it reaches the engine, request) for those not yet added
     arrival: dict[str, float] = {}
     times: dict[str, list[float]] = {}
     handed: dict[str, Any] = {}
     started = time.perf_counter()
-    while pending or engine.has_unfinished_requests():
-        in_flight = len(arrival) - len(handed)
-        if ready and pending and not in_flight:
-            clock = max(clock, ready[pending[0]])
-        while pending and in_flight < concurrency and (not ready or ready[pending[0]] <= clock):
+    while pending or sent or engine.has_unfinished_requests():
+        while pending and len(arrival) - len(handed) < concurrency:
             i = pending.pop(0)
-            extra = {"kv_transfer_params": transfer[i]} if transfer and transfer[i] else None
-            params = SamplingParams(
-                temperature=0, max_tokens=new_tokens, ignore_eos=True, detokenize=False, extra_args=extra
-            )
-            engine.add_request(f"r{i}", TokensPrompt(prompt_token_ids=ids[i]), params)
-            arrival[f"r{i}"], times[f"r{i}"] = ready[i] if ready else clock, []
-            in_flight += 1
+            arrival[f"r{i}"], times[f"r{i}"] = clock, []
+            sent.append((clock + (delay[i] if delay else 0.0), i))
+        if sent and not engine.has_unfinished_requests():
+            clock = max(clock, min(t for t, _ in sent))
+        for t, i in sorted(sent):
+            if t <= clock:
+                sent.remove((t, i))
+                extra = {"kv_transfer_params": transfer[i]} if transfer and transfer[i] else None
+                params = SamplingParams(
+                    temperature=0, max_tokens=new_tokens, ignore_eos=True, detokenize=False, extra_args=extra
+                )
+                engine.add_request(f"r{i}", TokensPrompt(prompt_token_ids=ids[i]), params)
         outs = engine.step()
         cards = llm.collective_rpc("take_steps")
         if len({len(c) for c in cards}) != 1:
@@ -223,11 +228,10 @@ def disaggregated(model: str, role: str, where: str) -> dict[str, Any]:
         run = closed_loop(llm, ids, CONCURRENCY, new_tokens=1, transfer=hand_over)
     else:
         first = json.loads((Path(where) / "prefill.json").read_text())
-        ready = [first["times"][f"r{i}"][0] for i in range(len(ids))]
-        transfer = [first["handed"][f"r{i}"] for i in range(len(ids))]
-        run = closed_loop(llm, ids, CONCURRENCY, ready=ready, transfer=transfer)
-        # a request's TTFT and arrival are the client's: from its arrival at the prefill instance
-        run["arrival"] = {k: first["arrival"][k] for k in run["arrival"]}
+        rids = [f"r{i}" for i in range(len(ids))]
+        delay = [first["times"][r][0] - first["arrival"][r] for r in rids]
+        transfer = [first["handed"][r] for r in rids]
+        run = closed_loop(llm, ids, CONCURRENCY, delay=delay, transfer=transfer)
     return {**run, "startup_s": startup_s}
 
 
