@@ -31,8 +31,8 @@ import torch
 import torch.distributed as dist
 from torch.futures import Future
 
-from spyre_mlir.distributed.link import collective_seconds
-from spyre_mlir.sim.profile import KernelRecord, Profile, record_launch
+from spyre_mlir.distributed.link import collective_record
+from spyre_mlir.sim.profile import Profile, record_launch
 from spyre_mlir.target.config import DeviceConfig
 from spyre_mlir.torch_device import state, storage, streams
 
@@ -154,18 +154,15 @@ class SpyreProcessGroup(_C10D.ProcessGroup):
         finish()
         if any(_spyre(t) for t in touched):
             config = state.config()
-            record = self._record(kind, link_bytes, config)
+            record = collective_record(kind, link_bytes, self.size(), config)
             streams.charge([record])
             record_launch(record)
         elif _CARD_VALUES and (touched or kind == "barrier"):
             profile, config = _CARD_VALUES[-1]
-            record = self._record(kind, link_bytes, config)
+            record = collective_record(kind, link_bytes, self.size(), config)
             profile.add(record)
             record_launch(record)
 
-    def _record(self, kind: str, link_bytes: int, config: DeviceConfig) -> KernelRecord:
-        seconds = collective_seconds(kind, link_bytes, self.size(), config)
-        return KernelRecord.timed(f"collective:{kind}", seconds, link_bytes, link_bytes, config, cores=0)
 
     @staticmethod
     def _op(op: Any) -> tuple[Any, bool]:

@@ -16,6 +16,7 @@ library (spyreccl) publishes no algorithm, so the ring is an assumption (docs/ha
 
 from __future__ import annotations
 
+from spyre_mlir.sim.profile import KernelRecord
 from spyre_mlir.target.config import DeviceConfig
 
 KINDS = (
@@ -49,3 +50,10 @@ def collective_seconds(kind: str, nbytes: int, world: int, config: DeviceConfig)
     if kind in ("send", "recv"):
         return nbytes / bw + lat
     return 2 * (n - 1) * lat  # barrier
+
+
+def collective_record(kind: str, nbytes: int, world: int, config: DeviceConfig) -> KernelRecord:
+    """A profile's record of one collective (`collective:<kind>`, what the step clocks count as
+    the card link's): its time by `collective_seconds`, its bytes read and written."""
+    seconds = collective_seconds(kind, nbytes, world, config)
+    return KernelRecord.timed(f"collective:{kind}", seconds, nbytes, nbytes, config, cores=0)

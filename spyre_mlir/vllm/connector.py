@@ -79,10 +79,10 @@ from vllm.distributed.kv_transfer.kv_connector.v1.base import (
     KVConnectorRole,
 )
 
-from spyre_mlir.distributed.link import collective_seconds
+from spyre_mlir.distributed.link import collective_record
 from spyre_mlir.frontend.backend import get_device_model, refresh_resident
 from spyre_mlir.sim.numerics import get_numerics
-from spyre_mlir.sim.profile import KernelRecord, record_launch
+from spyre_mlir.sim.profile import record_launch
 from spyre_mlir.vllm.clock import logger
 
 NAME = "SpyreConnector"
@@ -320,11 +320,10 @@ class SpyreConnector(KVConnectorBase_V1):
         """A `collective:<kind>` record of the transfer's bytes over the card link, on this
         card's profile (the engine step it is in takes it: clock.py)."""
         device = get_device_model()
-        seconds = collective_seconds(kind, nbytes, 2, device.config)
-        record = KernelRecord.timed(f"collective:{kind}", seconds, nbytes, nbytes, device.config, cores=0)
+        record = collective_record(kind, nbytes, 2, device.config)
         device.profile.add(record)
         record_launch(record)
-        return seconds
+        return record.time_s
 
     def wait_for_save(self) -> None:
         """The transfers of the requests whose prompt this step completed (the program has
