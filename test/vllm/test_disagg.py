@@ -24,9 +24,8 @@ from pathlib import Path
 import httpx
 import openai
 import pytest
-import torch
 import transformers
-from conftest import eager_models
+from conftest import llama_greedy
 
 from spyre_mlir.distributed.link import collective_seconds
 from spyre_mlir.target.config import DeviceConfig
@@ -58,16 +57,8 @@ START_S = 420.0
 
 @pytest.fixture(scope="module")
 def eager(llama_dir):
-    tok = transformers.AutoTokenizer.from_pretrained(llama_dir)
-    with eager_models():
-        model = transformers.LlamaForCausalLM.from_pretrained(llama_dir).eval()
-
-    def generate(ids: list[int]) -> list[int]:
-        with torch.no_grad():
-            out = model.generate(torch.tensor([ids]), max_new_tokens=NEW_TOKENS, do_sample=False)
-        return out[0, len(ids) :].tolist()
-
-    return tok, generate
+    greedy = llama_greedy(llama_dir)
+    return transformers.AutoTokenizer.from_pretrained(llama_dir), lambda ids: greedy(ids, NEW_TOKENS)
 
 
 def _row_bytes(llama_dir: Path) -> int:

@@ -11,11 +11,10 @@ import os
 
 import pytest
 import torch
-import transformers
 
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # the engine in this process: STATS is ours
 
-from conftest import eager_models, records
+from conftest import greedy_tokens, llama_greedy, random_prompts, records
 
 from spyre_mlir.frontend.backend import STATS
 
@@ -45,28 +44,7 @@ def llm(llama_dir):
 
 @pytest.fixture(scope="module")
 def eager(llama_dir):
-    with eager_models():
-        model = transformers.LlamaForCausalLM.from_pretrained(llama_dir).eval()
-
-    def generate(prompt: list[int], n: int) -> list[int]:
-        with torch.no_grad():
-            return model.generate(torch.tensor([prompt]), max_new_tokens=n, do_sample=False)[0, len(prompt) :].tolist()
-
-    return generate
-
-
-def _prompts(lengths, seed=1):
-    gen = torch.Generator().manual_seed(seed)
-    return [torch.randint(3, 256, (n,), generator=gen).tolist() for n in lengths]
-
-
-def _generate(llm, prompts, n):
-    from vllm import SamplingParams
-    from vllm.inputs import TokensPrompt
-
-    params = SamplingParams(temperature=0, max_tokens=n, ignore_eos=True, detokenize=False)
-    outs = llm.generate([TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False)
-    return [list(o.outputs[0].token_ids) for o in outs]
+    return llama_greedy(llama_dir)
 
 
 def _cache_bytes(llm) -> int:
@@ -93,8 +71,8 @@ def test_llm_generates_eagers_tokens_with_every_step_on_the_card(llm, eager):
     with records() as got:
         for lengths in batches:
             tokens += sum(lengths) + 7 * len(lengths)  # each prompt, then 7 decode steps
-            prompts = _prompts(lengths)
-            for p, o in zip(prompts, _generate(llm, prompts, 8)):
+            prompts = random_prompts(lengths)
+            for p, o in zip(prompts, greedy_tokens(llm, prompts, 8)):
                 assert o == eager(p, 8), (p, o)
     assert STATS.compiles == llm.startup_compiles  # new prompt lengths, new batch sizes: no compile
     # no float op of any graph the worker compiled runs on the CPU
@@ -123,21 +101,21 @@ def test_llm_generates_eagers_tokens_with_every_step_on_the_card(llm, eager):
 
 
 def test_a_prompt_longer_than_a_step_is_prefilled_in_chunks(llm, eager):
-    (prompt,) = _prompts([150], seed=2)
+    (prompt,) = random_prompts([150], seed=2)
     with records() as got:
-        (out,) = _generate(llm, [prompt], 6)
+        (out,) = greedy_tokens(llm, [prompt], 6)
     assert out == eager(prompt, 6)
     # 150 prompt tokens in steps of at most 64 (max_num_batched_tokens), then a token per step
     assert [s.tokens for s in got.steps] == [64, 64, 22, 1, 1, 1, 1, 1]
 
 
 def test_prompts_sharing_a_prefix_reuse_its_cached_pages(llm, eager):
-    (prefix,) = _prompts([300], seed=3)
-    tails = _prompts([4, 9], seed=4)
+    (prefix,) = random_prompts([300], seed=3)
+    tails = random_prompts([4, 9], seed=4)
     before = _metric(llm, "vllm:prefix_cache_hits")
     with records() as got:
-        first = _generate(llm, [prefix + tails[0]], 5)
-        second = _generate(llm, [prefix + tails[1]], 5)
+        first = greedy_tokens(llm, [prefix + tails[0]], 5)
+        second = greedy_tokens(llm, [prefix + tails[1]], 5)
     assert first[0] == eager(prefix + tails[0], 5)
     assert second[0] == eager(prefix + tails[1], 5)
     # the second prompt's first two blocks (256 tokens) are the first's, cached: its prefill
@@ -158,7 +136,7 @@ def test_a_decode_step_grows_with_its_context_as_attention_does(llm):
     decode = {}
     for n in (12, 404):
         with records() as got:
-            _generate(llm, _prompts([n], seed=5), 3)
+            greedy_tokens(llm, random_prompts([n], seed=5), 3)
         decode[n] = got.steps[-1]
     short, long = decode[12], decode[404]
     # scores and context, per layer: heads x head dim multiply-adds per key, 384 keys more

@@ -13,7 +13,7 @@ import transformers
 
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # the engine in this process; its workers not
 
-from conftest import eager_models
+from conftest import greedy_tokens, llama_greedy, random_prompts
 
 pytestmark = pytest.mark.slow
 
@@ -23,28 +23,7 @@ HIDDEN, VOCAB, LAYERS = 256, 256, 2
 
 @pytest.fixture(scope="module")
 def eager(llama_dir):
-    with eager_models():
-        model = transformers.LlamaForCausalLM.from_pretrained(llama_dir).eval()
-
-    def generate(prompt: list[int], n: int) -> list[int]:
-        with torch.no_grad():
-            return model.generate(torch.tensor([prompt]), max_new_tokens=n, do_sample=False)[0, len(prompt) :].tolist()
-
-    return generate
-
-
-def _prompts(lengths, seed=1):
-    gen = torch.Generator().manual_seed(seed)
-    return [torch.randint(3, 256, (n,), generator=gen).tolist() for n in lengths]
-
-
-def _generate(llm, prompts, n):
-    from vllm import SamplingParams
-    from vllm.inputs import TokensPrompt
-
-    params = SamplingParams(temperature=0, max_tokens=n, ignore_eos=True, detokenize=False)
-    outs = llm.generate([TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False)
-    return [list(o.outputs[0].token_ids) for o in outs]
+    return llama_greedy(llama_dir)
 
 
 def _served(llama_dir, eager, tp: int) -> None:
@@ -61,8 +40,8 @@ def _served(llama_dir, eager, tp: int) -> None:
         # the OpenMP binding of vLLM's CPU workers (a NUMA node per rank) left to the host: one
         # node here, and a simulated card's time owes nothing to its host threads
         assert os.environ["VLLM_CPU_OMP_THREADS_BIND"] == "nobind"
-        prompts = _prompts((5, 9, 13, 70))  # the 70-token prompt prefilled in two steps
-        for p, o in zip(prompts, _generate(llm, prompts, 8)):
+        prompts = random_prompts((5, 9, 13, 70))  # the 70-token prompt prefilled in two steps
+        for p, o in zip(prompts, greedy_tokens(llm, prompts, 8)):
             assert o == eager(p, 8), (p, o)
         cards = sorted(llm.collective_rpc("card_totals"), key=lambda c: c["card"])
         assert [c["card"] for c in cards] == list(range(tp))
@@ -97,7 +76,7 @@ def test_tensor_parallel_4_gives_one_cards_tokens(llama_dir, eager):
 
 
 @pytest.mark.full
-def test_serve_with_tensor_parallel_2(llama_dir, tmp_path):
+def test_serve_with_tensor_parallel_2(llama_dir, eager, tmp_path):
     """`vllm serve --tensor-parallel-size 2`: concurrent completions with one card's tokens, and
     both cards' time and their collectives' bytes on /metrics."""
     import asyncio
@@ -109,8 +88,6 @@ def test_serve_with_tensor_parallel_2(llama_dir, tmp_path):
 
     model = str(llama_dir)
     tok = transformers.AutoTokenizer.from_pretrained(llama_dir)
-    with eager_models():
-        reference = transformers.LlamaForCausalLM.from_pretrained(llama_dir).eval()
     env = {"SPYRE_CACHE": "1", "SPYRE_CACHE_DIR": str(tmp_path / "cache")}
     args = [*ARGS, "--tensor-parallel-size", "2"]
     with Server(llama_dir, args, tmp_path / "serve.log", env=env, start_timeout=400) as server:
@@ -118,10 +95,7 @@ def test_serve_with_tensor_parallel_2(llama_dir, tmp_path):
         completions = asyncio.run(_complete_all(client, model))
         after = _metrics(server.url)
     for prompt, c in zip(PROMPTS, completions):
-        ids = tok(prompt).input_ids
-        with torch.no_grad():
-            want = reference.generate(torch.tensor([ids]), max_new_tokens=NEW_TOKENS, do_sample=False)[0, len(ids) :]
-        assert c.choices[0].token_ids == want.tolist(), prompt
+        assert c.choices[0].token_ids == eager(tok(prompt).input_ids, NEW_TOKENS), prompt
     for card in ("0", "1"):
         label = f'{{card="{card}"}}'
         assert after[f"spyre:step_device_seconds_count{label}"] > 0, after

@@ -12,9 +12,8 @@ import re
 import httpx
 import openai
 import pytest
-import torch
 import transformers
-from conftest import eager_models
+from conftest import llama_greedy
 
 from spyre_mlir.vllm.server import Server
 
@@ -42,16 +41,8 @@ SERVING_COMPILE = re.compile(r"spyre step \d+ compiled")
 
 @pytest.fixture(scope="module")
 def eager(llama_dir):
-    tok = transformers.AutoTokenizer.from_pretrained(llama_dir)
-    with eager_models():
-        model = transformers.LlamaForCausalLM.from_pretrained(llama_dir).eval()
-
-    def generate(ids: list[int]) -> list[int]:
-        with torch.no_grad():
-            out = model.generate(torch.tensor([ids]), max_new_tokens=NEW_TOKENS, do_sample=False)
-        return out[0, len(ids) :].tolist()  # stops after the EOS, as vLLM does
-
-    return tok, generate
+    greedy = llama_greedy(llama_dir)
+    return transformers.AutoTokenizer.from_pretrained(llama_dir), lambda ids: greedy(ids, NEW_TOKENS)
 
 
 def _startup(log: str) -> tuple[int, int, int, int, list[int], int]:
