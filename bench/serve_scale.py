@@ -235,18 +235,23 @@ def disaggregated(model: str, role: str, where: str) -> dict[str, Any]:
     return {**run, "startup_s": startup_s}
 
 
+def _engine(what: str, *args: str) -> dict[str, Any]:
+    """This file run as one engine's process (its `__main__`), the engine in that process: the
+    JSON figures it prints last."""
+    env = {**os.environ, "VLLM_ENABLE_V1_MULTIPROCESSING": "0", "VLLM_LOGGING_STREAM": "ext://sys.stderr"}
+    p = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, env=env, timeout=7200)
+    if p.returncode != 0:
+        raise RuntimeError(f"{what} exited with {p.returncode}:\n{p.stderr[-3000:]}")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
 def run_disaggregated(model: Path) -> dict[str, Any]:
     """The prefill instance's run, then the decode instance's on its hand-overs (module
     docstring): TTFT, ITL and tokens are the decode instance's, the cards both."""
-    env = {**os.environ, "VLLM_ENABLE_V1_MULTIPROCESSING": "0", "VLLM_LOGGING_STREAM": "ext://sys.stderr"}
     with tempfile.TemporaryDirectory(prefix="spyre-bench-disagg-") as where:
         runs = {}
         for role in ("prefill", "decode"):
-            cmd = [sys.executable, __file__, "--disaggregated", str(model), role, where]
-            p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=7200, check=False)
-            if p.returncode != 0:
-                raise RuntimeError(f"the {role} instance exited with {p.returncode}:\n{p.stderr[-3000:]}")
-            runs[role] = json.loads(p.stdout.strip().splitlines()[-1])
+            runs[role] = _engine(f"the {role} instance", "--disaggregated", str(model), role, where)
             (Path(where) / f"{role}.json").write_text(json.dumps(runs[role]))
     prefill, decode = runs["prefill"], runs["decode"]
     figures = summary([decode])
@@ -270,14 +275,9 @@ def run_config(model: Path, tp: int, dp: int) -> dict[str, Any]:
     """A configuration's engines, each in a process of its own, one after the other (the host
     holds one engine's weights at a time; the figures are simulated, each engine's wall time
     its own loop's)."""
-    env = {**os.environ, "VLLM_ENABLE_V1_MULTIPROCESSING": "0", "VLLM_LOGGING_STREAM": "ext://sys.stderr"}
-    runs = []
-    for part in range(dp):
-        cmd = [sys.executable, __file__, "--worker", str(model), str(tp), str(part), str(dp)]
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=7200, check=False)
-        if p.returncode != 0:
-            raise RuntimeError(f"the engine of tp {tp} exited with {p.returncode}:\n{p.stderr[-3000:]}")
-        runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
+    runs = [
+        _engine(f"the engine of tp {tp}", "--worker", str(model), str(tp), str(part), str(dp)) for part in range(dp)
+    ]
     figures = summary(runs)
     figures["startup_s"] = max(r["startup_s"] for r in runs)
     return figures
