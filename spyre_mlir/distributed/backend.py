@@ -163,7 +163,6 @@ class SpyreProcessGroup(_C10D.ProcessGroup):
             profile.add(record)
             record_launch(record)
 
-
     @staticmethod
     def _op(op: Any) -> tuple[Any, bool]:
         """The op gloo runs, and whether to divide by the group's size after (AVG)."""
