@@ -52,6 +52,7 @@ from xdsl.builder import Builder
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
+    ComplexType,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     DictionaryAttr,
@@ -125,11 +126,13 @@ class ImportInfo:
     """The context that holds the module's `dense_resource` blobs."""
 
 
-_ELEMENT_TYPES: dict[torch.dtype, IntegerType | AnyFloat] = {
+_ELEMENT_TYPES: dict[torch.dtype, IntegerType | AnyFloat | ComplexType] = {
     torch.float32: f32,
     torch.float16: f16,
     torch.bfloat16: bf16,
     torch.float64: f64,
+    torch.complex64: ComplexType(f32),
+    torch.complex128: ComplexType(f64),
     torch.int64: IntegerType(64, Signedness.SIGNED),
     torch.int32: IntegerType(32, Signedness.SIGNED),
     torch.int16: IntegerType(16, Signedness.SIGNED),

@@ -33,6 +33,8 @@ SCALAR_TYPES = {
     5: torch.float16,
     6: torch.float32,
     7: torch.float64,
+    9: torch.complex64,
+    10: torch.complex128,
     11: torch.bool,
     15: torch.bfloat16,
 }
@@ -86,6 +88,8 @@ ELEMENT_DTYPES = {
     "f16": torch.float16,
     "bf16": torch.bfloat16,
     "f64": torch.float64,
+    "complex<f32>": torch.complex64,
+    "complex<f64>": torch.complex128,
     "si64": torch.int64,
     "si32": torch.int32,
     "si16": torch.int16,

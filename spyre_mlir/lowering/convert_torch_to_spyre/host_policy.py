@@ -8,7 +8,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects import torch as t
-from spyre_mlir.lowering.convert_torch_to_spyre.utils import is_int, is_vtensor
+from spyre_mlir.lowering.convert_torch_to_spyre.utils import COMPLEX_REASON, is_complex, is_int, is_vtensor
 
 
 def _is_tensor_list(v: SSAValue) -> bool:
@@ -136,8 +136,11 @@ _LINALG_PREFIXES = ("linalg_", "_linalg_", "lu_", "_lu_")
 
 def by_nature(op: Operation) -> str | None:
     """Why a float op without a lowering is the host's by its nature (sorting, a factorization
-    of a matrix, a Fourier transform: work the device has no unit for), or None."""
+    of a matrix, a Fourier transform, complex numbers: work the device has no unit or format
+    for), or None."""
     name = op.name.removeprefix("torch.aten.").split(".")[0]
+    if any(is_vtensor(v) and is_complex(v) for v in (*op.operands, *op.results)):
+        return COMPLEX_REASON
     if name in _ORDER or name.startswith(_ORDER_PREFIXES):
         return "an order of values (sorting, ranks, counts): the host's by nature"
     if name in _LINALG or name.startswith(_LINALG_PREFIXES):

@@ -7,7 +7,7 @@ from typing import TypeGuard
 
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, FloatAttr, IntegerType, TensorType, f32
+from xdsl.dialects.builtin import BFloat16Type, ComplexType, Float16Type, Float32Type, FloatAttr, IntegerType, TensorType, f32
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
@@ -18,6 +18,9 @@ from spyre_mlir.layout import Layout
 
 HOST_FLOAT_TYPES = (Float32Type, Float16Type, BFloat16Type)
 """Host element types the device path accepts (they become DL16 on the device)."""
+
+
+COMPLEX_REASON = "complex numbers (the card has no complex format): the host's by nature"
 
 
 class NotOnDevice(Exception):
@@ -31,6 +34,10 @@ class InconsistentResult(Exception):
 
 def is_vtensor(v: SSAValue) -> TypeGuard[SSAValue[t.ValueTensorType]]:
     return isinstance(v.type, t.ValueTensorType)
+
+
+def is_complex(v: SSAValue[t.ValueTensorType]) -> bool:
+    return isinstance(v.type.get_dtype(), ComplexType)
 
 
 def host_tensor_type(vt: Attribute, where: Operation) -> TensorType:
@@ -53,6 +60,8 @@ def device_reason(vt: Attribute, integers: bool = False) -> str | None:
         return f"dynamic shape {vt} (shapes must be static)"
     if any(d == 0 for d in shape):
         return f"empty tensor {vt}"
+    if isinstance(vt.get_dtype(), ComplexType):
+        return f"{COMPLEX_REASON}: {vt}"
     if not isinstance(vt.get_dtype(), HOST_FLOAT_TYPES) and not (integers and isinstance(vt.get_dtype(), IntegerType)):
         return f"dtype {vt.get_dtype()} of {vt} (f32, f16 and bf16 become DL16; integers and booleans stay on the host)"
     return None

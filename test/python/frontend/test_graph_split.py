@@ -60,3 +60,32 @@ def test_strict_mode_refuses_the_graph_instead(monkeypatch):
     torch._dynamo.reset()
     with torch.no_grad(), pytest.raises(Exception, match="computing exp: not supported yet"):
         torch.compile(_model, backend="spyre", options={"strict": True})(torch.randn(8, 64), torch.randn(64, 64))
+
+
+def _rotary(x: torch.Tensor, w: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
+    """Llama 4's rotary embedding: pairs of a projection as complex numbers, rotated by a
+    complex product (`polar`), back to floats, then a product on each side."""
+    q = (x @ w).view(8, 32, 2)
+    rotated = torch.view_as_real(torch.view_as_complex(q) * torch.polar(torch.ones_like(angles), angles))
+    return rotated.flatten(1) @ w.T
+
+
+def test_complex_ops_run_on_the_cpu_between_device_islands():
+    """The card has no complex format: each op touching a complex tensor runs on the CPU with
+    that reason, the float ops around them stay on the device, and the answer is right."""
+    x, w = torch.randn(8, 64) / 4, torch.randn(64, 64) / 8
+    angles = torch.linspace(0, 3, 32)
+    torch._dynamo.reset()
+    before = len(STATS.graphs)
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = torch.compile(_rotary, backend="spyre")(x, w, angles)
+    [report] = STATS.graphs[before:]
+    complex_ops = {"torch.aten.view_as_complex", "torch.aten.polar", "torch.aten.mul.Tensor", "torch.aten.view_as_real"}
+    assert complex_ops <= set(report.cpu_fallback)
+    for name in complex_ops:
+        assert "the card has no complex format" in report.cpu_reasons[name]
+    assert "torch.aten.mm" not in report.cpu_fallback  # both products on the device
+    assert not any("instead of the device" in str(w.message) for w in caught)
+    cmp = compare_model_outputs(got, _rotary(x, w, angles), layers=1)
+    assert cmp.passed, str(cmp)
