@@ -31,6 +31,8 @@ def host_by_design(op: Operation) -> tuple[bool, str]:
         return True, "float arithmetic on integer data whose result only integer ops read (index building, host)"
     if op.results and not any(is_vtensor(v) or _is_tensor_list(v) for v in op.results):
         return True, "computes a host scalar"
+    if outs_all_empty(op):
+        return True, "an empty result (no element to compute: the host makes its shape)"
     if op.name == "torch.aten.where.self" and all(v.type.get_shape() == () for v in op.operands[1:] if is_vtensor(v)):
         return True, "builds a mask from a boolean condition and two constants (host)"
     ins = [v for v in op.operands if is_vtensor(v)]
@@ -44,6 +46,15 @@ def host_by_design(op: Operation) -> tuple[bool, str]:
     if op.name == "torch.aten.histc" and ins and all(_float_copy_of_int(v) for v in ins):
         return True, "counts integer values held as floats (a MoE's tokens per expert: integer data lives on the host)"
     return False, ""
+
+
+def outs_all_empty(op: Operation) -> bool:
+    """Every result of op is a tensor with no element (an expert no token chose, a slice of
+    nothing): there is no work, on either side, only a shape."""
+    outs = [v for v in op.results if is_vtensor(v)]
+    return bool(outs) and len(outs) == len(op.results) and all(
+        v.type.has_sizes and 0 in v.type.get_shape() for v in outs
+    )
 
 
 def _float_copy_of_int(v: SSAValue) -> bool:

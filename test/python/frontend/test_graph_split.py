@@ -89,3 +89,29 @@ def test_complex_ops_run_on_the_cpu_between_device_islands():
     assert not any("instead of the device" in str(w.message) for w in caught)
     cmp = compare_model_outputs(got, _rotary(x, w, angles), layers=1)
     assert cmp.passed, str(cmp)
+
+
+def _expert(x: torch.Tensor, w: torch.Tensor, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """An MoE expert no token chose: its rows are none, so its product and gate are empty."""
+    h = torch.sigmoid(x[rows] @ w) + 1.0
+    return x @ w, h.mean(-1, keepdim=True)
+
+
+def test_ops_with_empty_results_compute_nothing_on_either_side():
+    """An op whose results hold no element has no work: the host makes its shape (by design,
+    not a fallback), and the graph's other ops stay on the device."""
+    x, w = torch.randn(8, 64) / 4, torch.randn(64, 64) / 8
+    rows = torch.zeros(0, dtype=torch.long)
+    torch._dynamo.reset()
+    before = len(STATS.graphs)
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        full, empty = torch.compile(_expert, backend="spyre")(x, w, rows)
+    [report] = STATS.graphs[before:]
+    assert not report.cpu_fallback, report.cpu_reasons
+    assert {"torch.aten.sigmoid", "torch.aten.mean.dim"} <= set(report.host_by_design)
+    assert report.torch_ops - sum(report.host_by_design.values()) >= 1  # x @ w on the device
+    assert not any("run on the CPU" in str(w.message) for w in caught)
+    assert empty.shape == (0, 1) and empty.dtype == torch.float32
+    cmp = compare_model_outputs(full, x @ w, layers=1)
+    assert cmp.passed, str(cmp)
