@@ -368,16 +368,21 @@ def _block_transpose(plan: KernelPlan, box: Box, src: Layout, dst: Layout) -> li
     if hs is None or hd is None or row_dim is None:
         raise err
     src_hd, src_hs, dst_hs = src.digits[hd], src.digits[hs], dst.digits[hs]
+    Xs, Xd = src.host_shape[hs], dst.host_shape[hd]
+    # the result's stick dim in several source digits: one block holding them all, each a loop
+    digits = sorted(src_hd, key=lambda d: -d.weight)
+    one_block = len(src_hd) > 1 and Xd <= TRANSPOSE_BLOCK and math.prod(d.size for d in src_hd) == Xd
     if (
-        len(src_hd) != 1
+        (len(src_hd) != 1 and not one_block)
         or len(dst_hs) != 1
         or len(src_hs) > 2
         or (len(src_hs) == 2 and src_hs[1].weight != TRANSPOSE_BLOCK)
     ):
         raise err
-    Xs, Xd = src.host_shape[hs], dst.host_shape[hd]
     st_src = src.stick_strides
-    sr_hd = st_src[src_hd[0].device_dim]
+    sr_hd = 0 if one_block else st_src[src_hd[0].device_dim]
+    rows_strides = [st_src[d.device_dim] for d in digits] if one_block else [sr_hd]
+    rows_lx = compact([d.size for d in digits]) if one_block else [1]
     sr_tile = st_src[src_hs[1].device_dim] if len(src_hs) == 2 else 0
     dims = restickify_loops(src, dst)
     tile_dim = next((d.device_dim for d in dims if d.host_dim == hd and d.weight == TRANSPOSE_BLOCK), None)
@@ -407,10 +412,10 @@ def _block_transpose(plan: KernelPlan, box: Box, src: Layout, dst: Layout) -> li
                     load(
                         plan.arg(op.input),
                         base_o_src + pa0 * sr_tile + pb0 * TRANSPOSE_BLOCK * sr_hd,
-                        [*src_other, sr_tile, TRANSPOSE_BLOCK * sr_hd, sr_hd],
+                        [*src_other, sr_tile, TRANSPOSE_BLOCK * sr_hd, *rows_strides],
                         plan.lx["src"],
-                        [*lx_blk, 1],
-                        [*blk, rows],
+                        [*lx_blk, *rows_lx],
+                        [*blk, *([d.size for d in digits] if one_block else [rows])],
                     )
                 )
                 out.append(

@@ -135,6 +135,13 @@ RAGGED_RELAYOUTS = {
         "#spyre.layout<device_size = [4, 100, 64], stride_map = [64, 200, 1]>",
         "#spyre.layout<device_size = [200, 2, 64], stride_map = [1, 12800, 200]>",
     ),
+    # block transpose whose source holds the result's stick dim in two digits (a matmul's
+    # result for a per-head reader: columns 16 x 4, head-major in the sticks' order)
+    "transpose-two-digit-source": (
+        (23, 64),
+        "#spyre.layout<device_size = [16, 1, 4, 64], stride_map = [1, 64, 16, 64]>",
+        "#spyre.layout<device_size = [1, 23, 64], stride_map = [64, 64, 1]>",
+    ),
 }
 
 
