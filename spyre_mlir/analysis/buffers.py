@@ -19,7 +19,7 @@ from spyre_mlir.dialects.spyre import (
     kernel_ops,
     pointwise_loops,
 )
-from spyre_mlir.dialects.spyre.iteration import Box, lane_gather_dim, max_chunk, transpose_row_dim
+from spyre_mlir.dialects.spyre.iteration import Box, lane_gather_dim, lane_scatter_dim, max_chunk, transpose_row_dim
 from spyre_mlir.target.constants import F16_LANES, TRANSPOSE_BLOCK
 
 MULTICAST_BUFFERS = 2
@@ -175,6 +175,8 @@ def kernel_buffers(
         units = math.prod(ext.values())
         if lane_gather_dim(src, dst) is not None:
             return {"src": TRANSPOSE_BLOCK * units, "dst": units}
+        if lane_scatter_dim(src, dst) is not None:  # a source stick per block, its 64 elements' sticks
+            return {"src": units, "dst": TRANSPOSE_BLOCK * units}
         if transpose_row_dim(src, dst) is None:
             return {"tile": units}
         return {"src": TRANSPOSE_BLOCK * units, "dst": TRANSPOSE_BLOCK * units}

@@ -48,10 +48,16 @@ class IterDim:
 
 
 def transpose_row_dim(src: Layout, dst: Layout) -> int | None:
-    """For a restickify that moves the stick to another host dim: the result's device dim
-    that steps the source's stick dim one element at a time (it advances in 64-blocks).
-    None when the sticks hold the same elements (a pure stick permutation)."""
-    if dst.is_splat or src.is_splat or operand_strides(dst, src, list(range(len(dst.host_shape)))) is not None:
+    """For a restickify that moves the stick to another host dim, or puts each element of a
+    stick in its own stick (a lane scatter: to a sparse or splat layout): the result's device
+    dim that steps the source's stick dim one element at a time (it advances in 64-blocks).
+    None when the sticks hold the same elements (a pure stick permutation), or for a source
+    with one element per stick."""
+    if (
+        src.is_splat
+        or (dst.is_splat and src.stick_dim is None)
+        or operand_strides(dst, src, list(range(len(dst.host_shape)))) is not None
+    ):
         return None
     hs = src.stick_dim
     for d in loop_dims(dst):
@@ -70,6 +76,15 @@ def lane_gather_dim(src: Layout, dst: Layout) -> int | None:
         return None
     h = dst.stick_dim
     return h if len(src.digits[h]) == 1 else None
+
+
+def lane_scatter_dim(src: Layout, dst: Layout) -> int | None:
+    """For a restickify from a layout sticked on host dim h to one element per stick (sparse,
+    or a splat: the element in every lane): h; else None. Such a relayout writes lane j of a
+    source stick to lane 0 of a stick of its own: an SFP transpose of one stick per block."""
+    if src.is_sparse or src.is_splat or not (dst.is_sparse or dst.is_splat) or src.stick_dim is None:
+        return None
+    return src.stick_dim
 
 
 def restickify_loops(src: Layout, dst: Layout) -> list[LoopDim]:

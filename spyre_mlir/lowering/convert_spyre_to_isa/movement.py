@@ -14,7 +14,14 @@ from spyre_mlir.analysis.sticks import slice_strides
 from spyre_mlir.diagnostics import Unsupported
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects.spyre import slice_loops
-from spyre_mlir.dialects.spyre.iteration import Box, chunk_boxes, lane_gather_dim, restickify_loops, transpose_row_dim
+from spyre_mlir.dialects.spyre.iteration import (
+    Box,
+    chunk_boxes,
+    lane_gather_dim,
+    lane_scatter_dim,
+    restickify_loops,
+    transpose_row_dim,
+)
 from spyre_mlir.layout import Layout, LoopDim, digit_stride, loop_dims, loop_strides, operand_strides
 from spyre_mlir.lowering.convert_spyre_to_isa.instructions import (
     Ins,
@@ -213,11 +220,14 @@ def part_of_chunk(
 
 @lowers(spyre.RestickifyOp)
 def lower_restickify(plan: KernelPlan, core: int, box: Box) -> CoreCode:
-    """A relayout by the pair of layouts: to or from a splat, a lane gather, a stick
-    permutation (both layouts' sticks hold the same elements), or block transposes."""
+    """A relayout by the pair of layouts: a lane scatter (to one element per stick, or its
+    splat), to or from a splat, a lane gather, a stick permutation (both layouts' sticks hold
+    the same elements), or block transposes."""
     op = plan.compute
     assert isinstance(op, spyre.RestickifyOp)
     src, dst = spyre.device_layout(op.input.type), spyre.device_layout(op.result.type)
+    if lane_scatter_dim(src, dst) is not None:
+        return CoreCode(_lane_scatter(plan, box, src, dst))
     if dst.is_splat or (src.is_splat and dst.is_sparse):
         return CoreCode(_splat(plan, box, src, dst))
     if lane_gather_dim(src, dst) is not None:
@@ -317,6 +327,81 @@ def _lane_gather(plan: KernelPlan, box: Box, src: Layout, dst: Layout) -> list[I
                     sum(l * d.stick_stride for l, d in zip(plo, dims)),
                     [d.stick_stride for d in dims],
                     pext,
+                )
+            )
+    return out
+
+
+def _lane_scatter(plan: KernelPlan, box: Box, src: Layout, dst: Layout) -> list[Ins]:
+    """Sticked on host dim h -> one element per stick (spyre.iteration.lane_scatter_dim), in
+    lane 0 (sparse) or in every lane (a splat: what a broadcast along the stick reads):
+
+    for each chunk, and each uniform part of h's 64-blocks (cols = 64, or what the last
+    block holds):
+        DMA the source stick of every block in                 ([block] in LX)
+        sfp_transpose blocks, rows = 1, cols                   (stick j's lane 0 <- lane j)
+        a splat: sfp_reduce_max over lane 0 of each stick      (into every lane)
+        DMA the result sticks out
+    """
+    op = plan.compute
+    assert isinstance(op, spyre.RestickifyOp)
+    hs = src.stick_dim
+    row_dim = transpose_row_dim(src, dst)
+    src_hs = src.digits[hs] if hs is not None else ()
+    err = Unsupported(
+        f"kernel {plan.name}: 'spyre.restickify' {src.shape} from device_size {list(src.device_size)}, stride_map "
+        f"{list(src.stride_map)} to {list(dst.device_size)}, {list(dst.stride_map)}: the source's sticks cannot be matched"
+    )
+    if hs is None or row_dim is None or len(src_hs) > 2 or (len(src_hs) == 2 and src_hs[1].weight != TRANSPOSE_BLOCK):
+        raise err
+    dims = restickify_loops(src, dst)
+    others = [d for d in dims if d.device_dim != row_dim]
+    src_other = _source_strides(src, others)
+    if src_other is None:
+        raise err
+    sr_tile = src.stick_strides[src_hs[1].device_dim] if len(src_hs) == 2 else 0
+    row = next(d for d in dims if d.device_dim == row_dim)
+    st_r = row.stick_stride
+    out: list[Ins] = []
+    for ch in chunk_boxes(box, plan.dims, plan.chunks):
+        o_lo = [ch[d.name][0] for d in others]
+        o_ext = [ch[d.name][1] - ch[d.name][0] for d in others]
+        a0, a1 = ch[row.name]
+        base_src = sum(lo * s for lo, s in zip(o_lo, src_other))
+        base_dst = sum(lo * d.stick_stride for lo, d in zip(o_lo, others))
+        for p0, p1, cols in _ragged_split(a0, a1, src.host_shape[hs]):
+            blk = [*o_ext, p1 - p0]
+            blocks = math.prod(blk)
+            lx_dst = [*compact(blk, cols), 1]
+            out.append(
+                load(
+                    plan.arg(op.input),
+                    base_src + p0 * sr_tile,
+                    [*src_other, sr_tile],
+                    plan.lx["src"],
+                    compact(blk),
+                    blk,
+                )
+            )
+            out.append(transpose((plan.lx["src"], [1, 1]), (plan.lx["dst"], [cols, 1]), blocks, 1, cols))
+            if dst.is_splat:
+                out.append(
+                    reduce(
+                        "max",
+                        (plan.lx["dst"], [*lx_dst, 0], False),
+                        (plan.lx["dst"], [*lx_dst, 0], False),
+                        [*blk, cols, 1],
+                        1,
+                    )
+                )
+            out.append(
+                store(
+                    plan.arg(op.result),
+                    plan.lx["dst"],
+                    lx_dst,
+                    base_dst + p0 * TRANSPOSE_BLOCK * st_r,
+                    [*[d.stick_stride for d in others], TRANSPOSE_BLOCK * st_r, st_r],
+                    [*blk, cols],
                 )
             )
     return out

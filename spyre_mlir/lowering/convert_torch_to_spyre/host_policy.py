@@ -52,8 +52,8 @@ def outs_all_empty(op: Operation) -> bool:
     """Every result of op is a tensor with no element (an expert no token chose, a slice of
     nothing): there is no work, on either side, only a shape."""
     outs = [v for v in op.results if is_vtensor(v)]
-    return bool(outs) and len(outs) == len(op.results) and all(
-        v.type.has_sizes and 0 in v.type.get_shape() for v in outs
+    return (
+        bool(outs) and len(outs) == len(op.results) and all(v.type.has_sizes and 0 in v.type.get_shape() for v in outs)
     )
 
 

@@ -7,11 +7,19 @@ from typing import TypeGuard
 
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import BFloat16Type, ComplexType, Float16Type, Float32Type, FloatAttr, IntegerType, TensorType, f32
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    ComplexType,
+    Float16Type,
+    Float32Type,
+    FloatAttr,
+    IntegerType,
+    TensorType,
+    f32,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
-from spyre_mlir.analysis.views import transfer_permutation
 from spyre_mlir.dialects import spyre
 from spyre_mlir.dialects import torch as t
 from spyre_mlir.layout import Layout
@@ -74,35 +82,10 @@ def pointwise(inputs: Sequence[SSAValue], shape: Sequence[int], body: Callable[.
     (arithmetic on reduction results stays broadcastable) or its last dim is 1 (one element
     per stick: the SFP works on whole vectors, so every lane carries it)."""
     shape = tuple(shape)
-    for v in inputs:
-        s = shape_of(v)
-        lane_broadcast = shape and shape[-1] > 1 and (not s or s[-1] == 1)
-        if lane_broadcast and not (layout_of(v).is_splat or layout_of(v).is_sparse) and transfer_permutation(v) is None:
-            # v needs each element in every lane of a stick (a splat): the host lays a transfer
-            # (or a view of one, e.g. a bias b[:, None]) out so, and the device makes one from an
-            # element in lane 0 of its own stick (restickify: an SFP broadcast), but has no
-            # relayout that moves an element from another lane to its own stick yet
-            raise NotOnDevice(
-                f"broadcasting a computed {s} tensor along the stick dim (to {shape}): its elements are not "
-                f"one per stick in lane 0, and no device relayout puts them there yet"
-            )
+    # an input that broadcasts along the stick dim, or whose elements sit along the sticks of
+    # another dim of a one-element-per-stick result, is relaid by spyre-propagate-layouts: a
+    # host transfer is laid out so, a computed value gets a lane scatter (restickify)
     one_per_stick = not shape or shape[-1] == 1  # a generic layout would hold lane 0 only
-    for v in inputs:
-        lay = layout_of(v)
-        # (a view of a host transfer is laid out by the host: its relayout folds into the transfer)
-        if (
-            one_per_stick
-            and shape_of(v) == shape
-            and not (lay.is_splat or lay.is_sparse)
-            and transfer_permutation(v) is None
-        ):
-            # the result is a splat (below); v holds its elements side by side along another dim
-            # (e.g. a permute moved an extent-1 dim last), and no device relayout puts each in
-            # its own stick yet
-            raise NotOnDevice(
-                f"a {shape} result from a tensor whose elements sit along the sticks of another dim: "
-                f"no device relayout puts them one per stick yet"
-            )
     block = Block(arg_types=[f32] * len(inputs))
     with ImplicitBuilder(block):
         result = body(*block.args)

@@ -142,6 +142,24 @@ RAGGED_RELAYOUTS = {
         "#spyre.layout<device_size = [16, 1, 4, 64], stride_map = [1, 64, 16, 64]>",
         "#spyre.layout<device_size = [1, 23, 64], stride_map = [64, 64, 1]>",
     ),
+    # lane scatter: each of a stick's 16 elements into lane 0 of its own stick (xlnet's
+    # permuted attention scores), and into every lane (a splat, for a broadcast along the stick)
+    "lane-scatter-sparse": (
+        (64, 4, 16, 1),
+        "#spyre.layout<device_size = [4, 1, 64, 64], stride_map = [16, 64, 64, 1]>",
+        "#spyre.layout<device_size = [4, 16, 1, 64, 64], stride_map = [16, 1, 64, 64, -1]>",
+    ),
+    "lane-scatter-splat": (
+        (64, 4, 16, 1),
+        "#spyre.layout<device_size = [4, 1, 64, 64], stride_map = [16, 64, 64, 1]>",
+        "#spyre.layout<device_size = [4, 16, 1, 64, 64], stride_map = [16, 1, 64, 64, 0]>",
+    ),
+    # 150 elements along the sticks of dim 1: three blocks, the last of 22, split over cores
+    "lane-scatter-ragged": (
+        (3, 150, 1),
+        "#spyre.layout<device_size = [3, 3, 1, 64], stride_map = [150, 64, 150, 1]>",
+        "#spyre.layout<device_size = [3, 150, 64], stride_map = [150, 1, 0]>",
+    ),
 }
 
 
