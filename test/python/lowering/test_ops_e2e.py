@@ -151,6 +151,29 @@ def test_per_row_bias_of_a_host_vector_broadcasts_on_the_device():
     )
 
 
+def test_a_computed_per_head_gate_broadcasts_along_the_stick_on_the_device():
+    """A gate computed per head ((23, 4): the heads side by side in a stick) times its head's
+    16 values: the device puts each gate in every lane of a stick of its own (a lane scatter,
+    then the splat), as it does with a host vector."""
+    check(
+        lambda x, w, g: (x @ w).view(23, 4, 16) * torch.sigmoid(x[:, :4] @ g).view(23, 4, 1),
+        randn(23, 64, seed=43, scale=0.25),
+        randn(64, 64, seed=44, scale=0.125),
+        randn(4, 4, seed=45),
+    )
+
+
+def test_a_result_of_one_element_per_stick_from_elements_along_a_stick_on_the_device():
+    """xLSTM's gate state: (1, 4) computed, viewed as (1, 4, 1) and clamped elementwise. The
+    result holds one element per stick (a splat); its input holds the 4 side by side in one
+    stick, and the device scatters them to sticks of their own."""
+    check(
+        lambda x, w: torch.maximum(torch.abs((x @ w)[:1, :4].view(1, 4, 1)), torch.tensor(0.5)),
+        randn(23, 64, seed=46),
+        randn(64, 64, seed=47, scale=0.25),
+    )
+
+
 def test_linear_on_3d_input():
     lin = torch.nn.Linear(100, 70)
     check(lin, randn(2, 5, 100, seed=15))
