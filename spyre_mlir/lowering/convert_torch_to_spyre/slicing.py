@@ -101,11 +101,6 @@ class LowerSlice(Lowering):
                 )
                 ops.append(sl)
                 return from_column(ops, sl.result)
-            if count == 1 and op.name == "torch.aten.slice.Tensor":
-                raise NotOnDevice(
-                    f"a slice of one element of the stick dim at {begin} of {shape}, not at a stick boundary: the "
-                    f"elements would sit one per stick, and no device relayout moves them from their lanes there yet"
-                )
             perm = swap(len(shape), partner, last)
             x = permute(ops, x, perm)
             shape, dim = shape_of(x), partner

@@ -165,74 +165,35 @@ def excused(shape: tuple[int, ...], chain: tuple[tuple, ...]) -> set[str]:
       * a slice or select along the stick (last) dim that changes the elements' lanes (a step,
         a start off a stick boundary, a select in a rank >= 2 tensor), when every other dim is
         1: the device transposes the stick dim with another dim of extent > 1 to take such
-        rows, and there is none;
-      * a pointwise op (the expand's copy too) reading a tensor whose last dim is 1 and whose
-        elements do not sit one per stick in lane 0 (`lane0` below: e.g. an extent-1 dim moved
-        last by a permute, or an unsqueeze at the end of a computed tensor): its result (or the
-        broadcast along the stick dim) is a splat, which the device makes from lane 0 of each
-        stick only; an element in another lane would need an element-to-stick relayout. A slice
-        of one element of the stick dim off a stick boundary is refused for the same reason."""
+        rows, and there is none.
+
+    A slice of one element of the stick dim off a stick boundary is excused too (below). A
+    pointwise op on a `(..., 1)` tensor whose elements sit along the sticks of another dim runs
+    on the device: the lane scatter puts each element in a stick of its own."""
     allowed: set[str] = set()
-    lane0 = True  # the value's elements sit one per stick in lane 0 (or come straight from the host)
     for v in chain:
         last = len(shape) - 1
         alone = all(n == 1 for n in shape[:-1])  # no other dim to transpose the stick dim with
-        host = False  # the view surely runs on the host: its result is sent to the device again
         if v[0] == "slice":
             _, d, start, stop, step = v
             shifts = (
                 d == last and shape[last] > 1 and ((step != 1 and len(range(start, stop, step)) > 1) or start % LANES)
             )
             if shifts and (alone or len(range(start, stop, step)) == 1):
-                # (one element off a stick boundary: it would sit alone in a stick, see below)
+                # (one element off a stick boundary: taken between two transposes, which the
+                # device has for most layouts but not yet where the new stick dim's digits
+                # cross a 64-block, e.g. a (2, 63, 2) host tensor viewed as (126, 2))
                 allowed.add("torch.aten.slice.Tensor")
-                host = True
-            if len(range(start, stop, step)) < shape[d]:  # (the whole dim: no copy, the value as it is)
-                lane0 = host or not shifts  # a box of the generic layout; a transposed one holds rows
         elif v[0] == "select":
             if v[1] == last and alone and shape[last] > 1 and (last > 0 or v[2] % LANES):
                 allowed.add("torch.aten.select.int")  # likewise (one element: lane 0 of its stick)
-                host = True
-            if shape[v[1]] == 1:  # a view dropping the dim
-                lane0 = lane0 and _after(shape, v)[-1:] == shape[-1:]
-            else:
-                lane0 = host or v[1] != last
         elif v[0] == "expand":
-            _, new, base = v
-            moves = _reshape_moves_lanes(shape, base)
-            if moves:
+            if _reshape_moves_lanes(shape, v[2]):
                 allowed |= RESHAPES
-            base_lane0 = lane0 and base[-1] == shape[-1]  # (an unsqueeze at the end moves the stick dim)
-            if base[-1] == 1 and not base_lane0:
-                allowed.add("torch.aten.expand")  # a pointwise copy: see the last class
-            lane0 = True  # materialised by a pointwise copy: generic, or a splat
-        elif v[0] == "reshape":
-            if _reshape_moves_lanes(shape, v[1]):
-                allowed |= RESHAPES
-                lane0 = False  # (it may still run on the device, e.g. (n,) -> (n, 1): a free view)
-            else:
-                lane0 = lane0 and v[1][-1] == shape[-1]
-        else:  # permute, transpose: lane 0 stays lane 0 only if the last dim stays last
-            perm = (
-                v[1]
-                if v[0] == "permute"
-                else tuple(v[2] if i == v[1] else v[1] if i == v[2] else i for i in range(len(shape)))
-            )
-            lane0 = lane0 and (perm[-1] == last or shape[perm[-1]] == 1 and shape[last] == 1)
+        elif v[0] == "reshape" and _reshape_moves_lanes(shape, v[1]):
+            allowed |= RESHAPES
         shape = _after(shape, v)
-    if shape[-1] == 1 and not lane0:
-        allowed |= POINTWISE_OPS  # its result is a splat, which needs its elements one per stick
     return allowed
-
-
-POINTWISE_OPS = {
-    "torch.aten.mul.Tensor",
-    "torch.aten.mul.Scalar",
-    "torch.aten.neg",
-    "torch.aten.relu",
-    "torch.aten.add.Tensor",
-    "torch.aten.add.Scalar",
-}
 
 
 LANES = 64

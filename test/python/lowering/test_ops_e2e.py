@@ -174,6 +174,16 @@ def test_a_result_of_one_element_per_stick_from_elements_along_a_stick_on_the_de
     )
 
 
+def test_one_element_of_the_stick_dim_off_a_stick_boundary_on_the_device():
+    """h[..., 15:16] of per-head values (a gate read from the last of a head's 16 lanes): taken
+    between two transposes, then scattered one per stick for the broadcast that reads it."""
+    check(
+        lambda x, w: (lambda h: h * torch.sigmoid(h[..., 15:16]))((x @ w).view(1, 23, 4, 16)),
+        randn(23, 64, seed=48, scale=0.25),
+        randn(64, 64, seed=49, scale=0.125),
+    )
+
+
 def test_linear_on_3d_input():
     lin = torch.nn.Linear(100, 70)
     check(lin, randn(2, 5, 100, seed=15))
