@@ -69,12 +69,17 @@ import time
 import traceback
 import warnings
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from corpus import CORPUS, LAYERS, build  # bench/corpus.py, beside this script (it imports no torch)
+
+if TYPE_CHECKING:
+    import torch
 
 os.environ.setdefault("SPYRE_CACHE", "0")  # compile times and counts are of compiles, not cache loads
 
@@ -230,16 +235,17 @@ def _measure(name: str, timeout_s: float, sweep: bool) -> Row:
                 model, inputs = build(name)
                 kwargs = {}
             stage = "eager"
+            rng = torch.get_rng_state()  # every run of the model draws what eager drew (_same_draws)
             eager = model(*inputs, **kwargs)
             stage = "compile"
             compiled_fn = torch.compile(model, backend="spyre")
             t = time.perf_counter()
-            compiled = compiled_fn(*inputs, **kwargs)
+            compiled = _same_draws(rng, compiled_fn, *inputs, **kwargs)
             row.first_call_s = time.perf_counter() - t
             stage = "profiled call"
             t = time.perf_counter()
             with spyre_mlir.profile() as prof:
-                compiled_fn(*inputs, **kwargs)
+                _same_draws(rng, compiled_fn, *inputs, **kwargs)
             row.call_s = time.perf_counter() - t
         reports = STATS.graphs[graphs_before:]
         whole = [str(w.message) for w in caught if "runs on the CPU instead of the device" in str(w.message)]
@@ -275,7 +281,7 @@ def _measure(name: str, timeout_s: float, sweep: bool) -> Row:
             stage = "aot_eager reference"
             torch._dynamo.reset()
             with _deadline(timeout_s), torch.no_grad():
-                traced = torch.compile(model, backend="aot_eager")(*inputs, **kwargs)
+                traced = _same_draws(rng, torch.compile(model, backend="aot_eager"), *inputs, **kwargs)
             drift = compare_model_outputs(traced, eager, row.layers)
             if not drift.passed:
                 row.reference = "aot_eager"
@@ -287,7 +293,7 @@ def _measure(name: str, timeout_s: float, sweep: bool) -> Row:
             judged_by = traced if row.reference == "aot_eager" else eager
             try:
                 with _deadline(timeout_s):
-                    spread = dl16_spread(lambda: model(*inputs, **kwargs), judged_by, row.layers)
+                    spread = dl16_spread(lambda: _same_draws(rng, model, *inputs, **kwargs), judged_by, row.layers)
                 row.dl16, row.beyond_dl16 = str(spread), spread.explains(cmp)
             except Exception as e:  # eager PyTorch's runs, not the compiler's: the row stays a wrong answer
                 row.dl16 = f"no DL16 runs: {type(e).__name__}: {str(e)[:200]}"
@@ -309,6 +315,17 @@ def _measure(name: str, timeout_s: float, sweep: bool) -> Row:
         torch._dynamo.reset()
     row.wall_s = time.perf_counter() - start
     return row
+
+
+def _same_draws(rng: torch.Tensor, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """fn(*args, **kwargs) from the CPU generator's state `rng`: a model that draws random
+    numbers in eval mode (vits: its durations and latents are sampled) draws the same ones in
+    every run, so its runs compute the same function and can be compared. (Unseeded, vits's
+    second draw gives 12,640 frames, a 3.2 M-sample waveform, where eager's gave 405 frames.)"""
+    import torch
+
+    torch.set_rng_state(rng)
+    return fn(*args, **kwargs)
 
 
 @contextmanager
