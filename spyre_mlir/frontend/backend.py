@@ -60,6 +60,7 @@ from spyre_mlir.frontend.compile_cache import (
     rename_graph,
 )
 from spyre_mlir.frontend.decompositions import decompositions
+from spyre_mlir.frontend.fourier import real_fourier
 from spyre_mlir.frontend.fx_importer import import_fx_graph
 from spyre_mlir.frontend.storage_views import rebase_as_strided
 from spyre_mlir.gc_pause import gc_paused
@@ -298,6 +299,7 @@ def compile_graph(
     context when None: a graph compiled later than aot_autograd's trace passes them)."""
     try:  # (in place: the rewritten graph computes what the graph did, and runs if ours does not)
         rebase_as_strided(gm)
+        real_fourier(gm)
     except Unsupported as e:
         if options.strict:
             raise SpyreCompileError(f"spyre (strict): {e}") from None

@@ -122,17 +122,17 @@ def _rebase(gm: torch.fx.GraphModule, node: torch.fx.Node, k: int) -> None:
     with gm.graph.inserting_before(node):
         src = base
         if not bval.is_contiguous() or bval.storage_offset() != 0:
-            src = _call(gm, aten.clone.default, (base,), {"memory_format": torch.contiguous_format}, mode)
-        table = _call(gm, aten.view.default, (src, [bval.numel() // r, r]), {}, mode)
+            src = fake_call(gm, aten.clone.default, (base,), {"memory_format": torch.contiguous_format}, mode)
+        table = fake_call(gm, aten.view.default, (src, [bval.numel() // r, r]), {}, mode)
         index = gm.graph.get_attr(name)
         index.meta["val"] = mode.from_tensor(rows, static_shapes=True) if mode is not None else rows
-        picked = _call(gm, aten.index_select.default, (table, 0, index), {}, mode)
-        out = _call(gm, aten.view.default, (picked, size), {}, mode)
+        picked = fake_call(gm, aten.index_select.default, (table, 0, index), {}, mode)
+        out = fake_call(gm, aten.view.default, (picked, size), {}, mode)
     node.replace_all_uses_with(out)
     gm.graph.erase_node(node)
 
 
-def _call(
+def fake_call(
     gm: torch.fx.GraphModule, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any], mode: Any
 ) -> torch.fx.Node:
     """A call_function node with its fake value (`meta["val"]`) computed from its inputs'."""
