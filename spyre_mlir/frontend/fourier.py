@@ -67,13 +67,18 @@ def _match(node: torch.fx.Node) -> tuple[torch.fx.Node, list[int], int, bool, in
     src, dims, norm, forward = fft.args
     if not isinstance(src, torch.fx.Node) or src.target is not aten._to_copy.default or not src.args:
         return None
+    if not isinstance(dims, list | tuple) or not isinstance(norm, int) or not isinstance(part, int):
+        return None
+    axes = [d for d in dims if isinstance(d, int)]
+    if not axes or len(axes) != len(dims):
+        return None
     x = src.args[0]
     if not isinstance(x, torch.fx.Node) or not src.meta["val"].is_complex():
         return None
     val = x.meta.get("val")
     if not isinstance(val, torch.Tensor) or val.dtype not in _REAL or norm not in (0, 1, 2):
         return None
-    return x, [d % val.dim() for d in dims], int(norm), bool(forward), int(part)
+    return x, [d % val.dim() for d in axes], norm, bool(forward), part
 
 
 def _rewrite(

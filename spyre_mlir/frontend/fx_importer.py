@@ -480,8 +480,11 @@ class _GraphImporter:
                 result_types=[self.tensor_type(node, tensor)],
             )
             return self.insert(convert).results[0]
+        if tensor.is_complex():  # (no dense<...> or blob spelling here; complex values are the host's)
+            raise _unsupported(node, f"constant tensor of dtype {tensor.dtype} (no literal spelling)")
         result_type = self.tensor_type(node, tensor)
         element, shape = _ELEMENT_TYPES[tensor.dtype], result_type.get_shape()
+        assert not isinstance(element, ComplexType)
         value: DenseIntOrFPElementsAttr | DenseResourceAttr
         if tensor.numel() == 1:  # dense<...>, as torch-mlir spells a one-element literal
             if isinstance(element, IntegerType):
