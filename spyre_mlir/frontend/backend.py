@@ -62,6 +62,7 @@ from spyre_mlir.frontend.compile_cache import (
 from spyre_mlir.frontend.decompositions import decompositions
 from spyre_mlir.frontend.fourier import real_fourier
 from spyre_mlir.frontend.fx_importer import import_fx_graph
+from spyre_mlir.frontend.random_layout import eager_draw_order
 from spyre_mlir.frontend.storage_views import rebase_as_strided
 from spyre_mlir.gc_pause import gc_paused
 from spyre_mlir.lowering.convert_torch_to_spyre import host_ops
@@ -300,6 +301,7 @@ def compile_graph(
     try:  # (in place: the rewritten graph computes what the graph did, and runs if ours does not)
         rebase_as_strided(gm)
         real_fourier(gm)
+        eager_draw_order(gm)
     except Unsupported as e:
         if options.strict:
             raise SpyreCompileError(f"spyre (strict): {e}") from None

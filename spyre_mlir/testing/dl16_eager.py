@@ -45,10 +45,14 @@ RUNS = 8
 
 
 def _round(x: torch.Tensor, rng: np.random.Generator | None = None) -> torch.Tensor:
+    """x rounded to DL16 (after a jitter, given `rng`), laid out as x is: an op that draws random
+    numbers fills its result in its operand's layout (`randn_like` of a transposed tensor draws
+    other numbers than of a contiguous one), so the rounding keeps eager's draws."""
     a = x.detach().contiguous().numpy()
     if rng is not None:
         a = a * (1.0 + rng.uniform(-DL16.unit_roundoff / 2, DL16.unit_roundoff / 2, a.shape)).astype(np.float32)
-    return torch.from_numpy(DL16.round(a).astype(np.float32, copy=False)).reshape(x.shape)
+    rounded = torch.from_numpy(DL16.round(a).astype(np.float32, copy=False)).reshape(x.shape)
+    return rounded if x.is_contiguous() else torch.empty_like(x).copy_(rounded)
 
 
 def _is_float32(x: Any) -> bool:

@@ -36,6 +36,21 @@ def test_an_op_that_writes_its_argument_leaves_dl16_values_there():
     assert torch.equal(x, _dl16(x))
 
 
+def test_a_random_op_draws_eagers_numbers_in_its_operands_layout():
+    """randn_like fills its result in its operand's layout: rounded, a transposed operand keeps
+    its strides, so the run draws what eager draws and leaves the generator where eager does."""
+    means = torch.randn(1, 40, 24).transpose(1, 2)
+    state = torch.get_rng_state()
+    want = torch.randn_like(means)
+    after = torch.get_rng_state()
+    torch.set_rng_state(state)
+    with DL16Eager():
+        got = torch.randn_like(means)
+    assert torch.equal(torch.get_rng_state(), after)
+    assert got.stride() == want.stride()
+    assert torch.equal(got, _dl16(want))
+
+
 def test_a_jittered_run_stays_within_one_and_a_half_roundings():
     gen = torch.Generator().manual_seed(2)
     a, b = torch.randn(32, 64, generator=gen), torch.randn(64, 64, generator=gen)
