@@ -88,7 +88,7 @@ def test_sweep_entries_that_once_crashed_the_compiler_compile():
     assert not qwen["passed"] and qwen["beyond_dl16"], qwen["reason"]
     assert (
         qwen["reason"].startswith("beyond DL16: ")
-        and "of 8 DL16 runs of the model fail the criterion too" in qwen["dl16"]
+        and "of 16 DL16 runs of the model fail the criterion too" in qwen["dl16"]
     )
     assert data["totals"]["beyond_dl16"] == 1 and data["totals"]["wrong_answers"] == 0
     assert rows["gemma3n_text"]["passed"], rows["gemma3n_text"]["reason"]
