@@ -6,7 +6,7 @@ import torch
 
 from spyre_mlir.sim.numerics import DL16
 from spyre_mlir.testing.criteria import compare_model_outputs
-from spyre_mlir.testing.dl16_eager import DL16Eager, dl16_spread
+from spyre_mlir.testing.dl16_eager import RUNS, DL16Eager, dl16_spread
 
 U = DL16.unit_roundoff
 
@@ -70,7 +70,7 @@ def test_a_well_conditioned_model_passes_in_every_dl16_run():
     with torch.no_grad():
         eager = model(x)
     spread = dl16_spread(lambda: model(x), eager, layers=1)
-    assert spread.failing == 0 and len(spread.runs) == 8, str(spread)
+    assert spread.failing == 0 and len(spread.runs) == RUNS, str(spread)
     assert spread.min_error > 0  # DL16 rounding shows in every run
     wrong = compare_model_outputs(eager * 1.05, eager, layers=1)
     assert not wrong.passed and not spread.explains(wrong)
