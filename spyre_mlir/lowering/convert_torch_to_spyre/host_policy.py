@@ -31,7 +31,7 @@ def host_by_design(op: Operation) -> tuple[bool, str]:
         return True, "float arithmetic on integer data whose result only integer ops read (index building, host)"
     if op.results and not any(is_vtensor(v) or _is_tensor_list(v) for v in op.results):
         return True, "computes a host scalar"
-    if outs_all_empty(op):
+    if _results_empty(op):
         return True, "an empty result (no element to compute: the host makes its shape)"
     if op.name == "torch.aten.where.self" and all(v.type.get_shape() == () for v in op.operands[1:] if is_vtensor(v)):
         return True, "builds a mask from a boolean condition and two constants (host)"
@@ -48,7 +48,7 @@ def host_by_design(op: Operation) -> tuple[bool, str]:
     return False, ""
 
 
-def outs_all_empty(op: Operation) -> bool:
+def _results_empty(op: Operation) -> bool:
     """Every result of op is a tensor with no element (an expert no token chose, a slice of
     nothing): there is no work, on either side, only a shape."""
     outs = [v for v in op.results if is_vtensor(v)]

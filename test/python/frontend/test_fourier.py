@@ -4,6 +4,8 @@ mixing, which would otherwise leave the card for three complex ops per layer."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
 from helpers import seeded_randn as randn
@@ -19,15 +21,21 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("case", list(CASES))
-def test_a_part_of_a_real_transform_runs_on_the_device(case):
-    fn = CASES[case]
-    x = randn(2, 23, 64, seed=60)
+def _compiled(fn: Any, x: torch.Tensor) -> tuple[Any, Any]:
+    """fn compiled for the device and called on x: its outputs and its one graph's report."""
     torch._dynamo.reset()
     before = len(STATS.graphs)
     with torch.no_grad():
         got = torch.compile(fn, backend="spyre")(x)
     [report] = STATS.graphs[before:]
+    return got, report
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_part_of_a_real_transform_runs_on_the_device(case):
+    fn = CASES[case]
+    x = randn(2, 23, 64, seed=60)
+    got, report = _compiled(fn, x)
     assert not report.cpu_fallback, report.cpu_reasons
     cmp = compare_model_outputs(got, fn(x), layers=1)
     assert cmp.passed, str(cmp)
@@ -42,11 +50,7 @@ def test_a_transform_whose_complex_value_is_read_elsewhere_keeps_it_on_the_host(
         return f.real * 2.0, f.abs()
 
     x = randn(1, 23, 64, seed=61)
-    torch._dynamo.reset()
-    before = len(STATS.graphs)
-    with torch.no_grad():
-        got = torch.compile(fn, backend="spyre")(x)
-    [report] = STATS.graphs[before:]
+    got, report = _compiled(fn, x)
     assert "torch.aten._fft_c2c" in report.cpu_fallback
     assert "torch.aten.mm" not in report.cpu_fallback
     cmp = compare_model_outputs(got, fn(x), layers=1)
