@@ -291,10 +291,7 @@ def _lane_gather(plan: KernelPlan, box: Box, src: Layout, dst: Layout) -> list[I
     tile = next((i for i, d in enumerate(dims) if d.host_dim == h and d.weight == TRANSPOSE_BLOCK), None)
     strides = _source_strides(src, dims, ragged=tile)
     if strides is None:
-        raise Unsupported(
-            f"kernel {plan.name}: 'spyre.restickify' {src.shape} from device_size {list(src.device_size)}, stride_map "
-            f"{list(src.stride_map)} to {list(dst.device_size)}, {list(dst.stride_map)}: the source's sticks cannot be matched"
-        )
+        raise _refused(plan, src, dst, ": the source's sticks cannot be matched")
     (digit,) = src.digits[h]
     step = src.stick_strides[digit.device_dim]  # sticks between consecutive elements of h
     extent = src.host_shape[h]
@@ -348,10 +345,7 @@ def _lane_scatter(plan: KernelPlan, box: Box, src: Layout, dst: Layout) -> list[
     hs = src.stick_dim
     row_dim = transpose_row_dim(src, dst)
     src_hs = src.digits[hs] if hs is not None else ()
-    err = Unsupported(
-        f"kernel {plan.name}: 'spyre.restickify' {src.shape} from device_size {list(src.device_size)}, stride_map "
-        f"{list(src.stride_map)} to {list(dst.device_size)}, {list(dst.stride_map)}: the source's sticks cannot be matched"
-    )
+    err = _refused(plan, src, dst, ": the source's sticks cannot be matched")
     if hs is None or row_dim is None or len(src_hs) > 2 or (len(src_hs) == 2 and src_hs[1].weight != TRANSPOSE_BLOCK):
         raise err
     dims = restickify_loops(src, dst)
@@ -407,6 +401,14 @@ def _lane_scatter(plan: KernelPlan, box: Box, src: Layout, dst: Layout) -> list[
     return out
 
 
+def _refused(plan: KernelPlan, src: Layout, dst: Layout, why: str) -> Unsupported:
+    """A relayout between these layouts that the lowering does not take, `why` ending the text."""
+    return Unsupported(
+        f"kernel {plan.name}: 'spyre.restickify' {src.shape} from device_size {list(src.device_size)}, stride_map "
+        f"{list(src.stride_map)} to {list(dst.device_size)}, {list(dst.stride_map)}{why}"
+    )
+
+
 def _stick_permutation(plan: KernelPlan, box: Box, src: Layout, dst: Layout) -> list[Ins]:
     """Same elements per stick: DMA each chunk in through the source's strides, out through
     the result's."""
@@ -415,10 +417,7 @@ def _stick_permutation(plan: KernelPlan, box: Box, src: Layout, dst: Layout) -> 
     dims = restickify_loops(src, dst)
     s = operand_strides(dst, src, list(range(len(dst.host_shape))), dims)
     if s is None:
-        raise Unsupported(
-            f"kernel {plan.name}: 'spyre.restickify' {src.shape} from device_size {list(src.device_size)}, stride_map "
-            f"{list(src.stride_map)} to {list(dst.device_size)}, {list(dst.stride_map)}: the sticks cannot be matched"
-        )
+        raise _refused(plan, src, dst, ": the sticks cannot be matched")
     out: list[Ins] = []
     for ch in chunk_boxes(box, plan.dims, plan.chunks):
         lo = [ch[d.name][0] for d in dims]
@@ -446,10 +445,7 @@ def _block_transpose(plan: KernelPlan, box: Box, src: Layout, dst: Layout) -> li
     assert isinstance(op, spyre.RestickifyOp)
     hs, hd = src.stick_dim, dst.stick_dim
     row_dim = transpose_row_dim(src, dst)
-    err = Unsupported(
-        f"kernel {plan.name}: 'spyre.restickify' {src.shape} from device_size {list(src.device_size)}, stride_map "
-        f"{list(src.stride_map)} to {list(dst.device_size)}, {list(dst.stride_map)} is not supported yet"
-    )
+    err = _refused(plan, src, dst, " is not supported yet")
     if hs is None or hd is None or row_dim is None:
         raise err
     src_hd, src_hs, dst_hs = src.digits[hd], src.digits[hs], dst.digits[hs]
